@@ -1,0 +1,52 @@
+// Byte-level BPE tokenizer as RoBERTa/GPT-2 use it, giving the ids Hugging Face's
+// `tokenizers` gives. Loaded from a folder with tokenizer.json, or vocab.json + merges.txt
+// (+ tokenizer_config.json / special_tokens_map.json when present).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rc {
+
+// A right-padded batch: ids and attention_mask are (batch, max_len) row-major.
+struct EncodedBatch {
+  int64_t batch = 0, max_len = 0;
+  std::vector<int32_t> ids;             // (batch, max_len), padded with pad_id
+  std::vector<int32_t> attention_mask;  // (batch, max_len), 1 for real tokens
+  std::vector<int32_t> lengths;         // (batch) real tokens per row
+};
+
+class Tokenizer {
+ public:
+  // Throws rc::Error (not_found / format) naming the file when the folder has neither
+  // tokenizer.json nor vocab.json + merges.txt, or when a file is malformed.
+  static std::unique_ptr<Tokenizer> from_dir(const std::filesystem::path& dir);
+  static std::unique_ptr<Tokenizer> from_files(const std::filesystem::path& vocab_json,
+                                               const std::filesystem::path& merges_txt);
+  virtual ~Tokenizer() = default;
+
+  // Ids with <s> ... </s> when add_special_tokens. max_length > 0 truncates so that the
+  // result (specials included) has at most max_length ids, keeping </s> (HF's
+  // truncation=True, longest_first). Invalid UTF-8 bytes are replaced by U+FFFD, as
+  // Python's errors="replace" decoding does, before tokenizing.
+  virtual std::vector<int32_t> encode(std::string_view text, bool add_special_tokens = true,
+                                      int max_length = 0) const = 0;
+  // encode() of each text, right-padded to the longest row.
+  virtual EncodedBatch encode_batch(std::span<const std::string> texts, int max_length = 0) const = 0;
+  virtual std::string decode(std::span<const int32_t> ids, bool skip_special_tokens = false) const = 0;
+
+  virtual int32_t token_to_id(std::string_view token) const = 0;  // -1 when unknown
+  virtual int64_t vocab_size() const = 0;  // including added tokens
+  virtual int32_t bos_id() const = 0;      // <s>
+  virtual int32_t eos_id() const = 0;      // </s>
+  virtual int32_t pad_id() const = 0;      // <pad>
+  virtual int32_t unk_id() const = 0;      // <unk>
+  virtual int32_t mask_id() const = 0;     // <mask>
+};
+
+}  // namespace rc

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs everything roberta.cpp needs to build, test and benchmark, from Debian 12 only.
+# Run as root (or with sudo) on a fresh machine; safe to run again.
+set -euo pipefail
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: run as root (e.g. sudo $0)" >&2
+  exit 2
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+# ocl-icd-opencl-dev: Debian's dnnl-config.cmake looks for OpenCL (its GPU runtime is OpenCL).
+apt-get install -y -q --no-install-recommends \
+  build-essential cmake ninja-build pkg-config git ca-certificates \
+  libdnnl-dev ocl-icd-opencl-dev opencl-headers \
+  nlohmann-json3-dev libcli11-dev \
+  libgtest-dev libgmock-dev libbenchmark-dev \
+  libutf8proc-dev libzip-dev libarchive-dev \
+  libboost1.74-dev libssl-dev \
+  wrk curl \
+  python3 python3-torch python3-numpy
+
+# Reference tools (tools/*.py) run on Debian's own Python, where python3-torch lives.
+/usr/bin/python3 -c 'import torch; print("install-deps: torch", torch.__version__)'

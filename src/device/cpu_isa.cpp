@@ -1,0 +1,116 @@
+#include "device/cpu_isa.h"
+
+#include <cpuid.h>
+#include <omp.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "roberta/log.h"
+
+namespace rc {
+namespace {
+
+CpuFeatures detect() {
+  CpuFeatures f;
+#if defined(__x86_64__)
+  unsigned a, b, c, d;
+  if (__get_cpuid_count(1, 0, &a, &b, &c, &d)) f.fma = c & (1u << 12);
+  if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
+    f.avx2 = b & (1u << 5);
+    f.avx512f = b & (1u << 16);
+    f.avx512bw = b & (1u << 30);
+    f.avx512vl = b & (1u << 31);
+    f.avx512_vnni = c & (1u << 11);
+    f.amx_bf16 = d & (1u << 22);
+    f.amx_int8 = d & (1u << 25);
+  }
+  if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) f.avx512_bf16 = a & (1u << 5);
+#endif
+  return f;
+}
+
+CpuIsa detected_isa(const CpuFeatures& f) {
+  if (f.amx_bf16 && f.avx512_bf16) return CpuIsa::amx;
+  if (f.avx512_bf16 && f.avx512bw && f.avx512vl) return CpuIsa::avx512_bf16;
+  if (f.avx512f && f.avx512bw && f.avx512vl) return CpuIsa::avx512;
+  if (f.avx2 && f.fma) return CpuIsa::avx2;
+  return CpuIsa::generic;
+}
+
+CpuIsa resolve_isa() {
+  const CpuIsa detected = detected_isa(cpu_features());
+  const char* env = std::getenv("RC_CPU_ISA");
+  if (!env || !*env) return detected;
+  const std::string want = env;
+  CpuIsa forced = detected;
+  if (want == "generic") forced = CpuIsa::generic;
+  else if (want == "avx2") forced = CpuIsa::avx2;
+  else if (want == "avx512") forced = CpuIsa::avx512;
+  else if (want == "avx512_bf16") forced = CpuIsa::avx512_bf16;
+  else if (want == "amx") forced = CpuIsa::amx;
+  else
+    log::warn("device", "RC_CPU_ISA='", want, "' is not one of generic|avx2|avx512|avx512_bf16|amx; using ",
+              cpu_isa_name(detected));
+  if (static_cast<int>(forced) > static_cast<int>(detected)) {
+    log::warn("device", "RC_CPU_ISA=", want, " is not supported by this CPU; using ", cpu_isa_name(detected));
+    return detected;
+  }
+  return forced;
+}
+
+int count_physical_cores() {
+  // Distinct (physical id, core id) pairs among the CPUs this process may run on.
+  std::ifstream in("/proc/cpuinfo");
+  std::set<std::pair<int, int>> cores;
+  std::string line;
+  int phys = 0;
+  while (std::getline(in, line)) {
+    if (line.rfind("physical id", 0) == 0) phys = std::atoi(line.substr(line.find(':') + 1).c_str());
+    if (line.rfind("core id", 0) == 0) cores.insert({phys, std::atoi(line.substr(line.find(':') + 1).c_str())});
+  }
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  int n = cores.empty() ? int(online) : int(cores.size());
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) n = std::min(n, CPU_COUNT(&set));
+  return n > 0 ? n : 1;
+}
+
+}  // namespace
+
+const CpuFeatures& cpu_features() noexcept {
+  static const CpuFeatures f = detect();
+  return f;
+}
+
+CpuIsa cpu_isa() noexcept {
+  static const CpuIsa isa = resolve_isa();
+  return isa;
+}
+
+std::string_view cpu_isa_name(CpuIsa isa) noexcept {
+  switch (isa) {
+    case CpuIsa::generic: return "generic";
+    case CpuIsa::avx2: return "avx2";
+    case CpuIsa::avx512: return "avx512";
+    case CpuIsa::avx512_bf16: return "avx512_bf16";
+    case CpuIsa::amx: return "amx";
+  }
+  return "?";
+}
+
+bool cpu_has_bf16() noexcept { return cpu_isa() >= CpuIsa::avx512_bf16; }
+
+int physical_cores() noexcept {
+  static const int n = count_physical_cores();
+  return n;
+}
+
+void set_num_threads(int n) { omp_set_num_threads(n > 0 ? n : physical_cores()); }
+int num_threads() noexcept { return omp_get_max_threads(); }
+
+}  // namespace rc

@@ -1,0 +1,33 @@
+// Atomic whole-file writes: write to "<path>.tmp.<pid>" in the same folder, fsync it,
+// rename over the target, fsync the folder. A crash or a full disk leaves either the old
+// file or the new one, never a torn one.
+#pragma once
+
+#include <filesystem>
+#include <string_view>
+
+namespace rc::io {
+
+void write_file_atomic(const std::filesystem::path& path, std::string_view bytes);
+std::string read_file(const std::filesystem::path& path);  // throws not_found / io
+
+// For writers that stream: open(), write() any number of times, commit() renames;
+// the destructor removes the temp file if commit() was never reached.
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::filesystem::path path);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  void write(const void* data, size_t n);
+  void commit();
+
+ private:
+  std::filesystem::path path_, tmp_;
+  int fd_ = -1;
+};
+
+// fsync a directory so a rename inside it is durable.
+void fsync_dir(const std::filesystem::path& dir);
+
+}  // namespace rc::io

@@ -1,0 +1,31 @@
+// Elementwise activations.  RoBERTa's "gelu" is the exact erf form (not tanh): mixing them
+// up shows as ~1e-3 drift (STYLE.md 7.5).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/exec_ctx.h"
+
+namespace rc::kernels {
+
+// y = x · Φ(x) = 0.5·x·(1 + erf(x/√2)).  OVERWRITES y (y may alias x).
+void gelu_erf_forward(const ExecCtx& ctx, float* y, const float* x, int64_t n);
+// dx = dy · (Φ(x) + x·φ(x)).  OVERWRITES dx (dx may alias dy).
+void gelu_erf_backward(const ExecCtx& ctx, float* dx, const float* dy, const float* x, int64_t n);
+
+// y = tanh(x).  OVERWRITES y.
+void tanh_forward(const ExecCtx& ctx, float* y, const float* x, int64_t n);
+// dx = dy · (1 - y²), from the forward OUTPUT y.  OVERWRITES dx (dx may alias dy).
+void tanh_backward(const ExecCtx& ctx, float* dx, const float* dy, const float* y, int64_t n);
+
+// y = a + b.  OVERWRITES y (may alias a or b).
+void add(const ExecCtx& ctx, float* y, const float* a, const float* b, int64_t n);
+
+namespace ref {
+void gelu_erf_forward(float* y, const float* x, int64_t n);
+void gelu_erf_backward(float* dx, const float* dy, const float* x, int64_t n);
+void tanh_forward(float* y, const float* x, int64_t n);
+void tanh_backward(float* dx, const float* dy, const float* y, int64_t n);
+}  // namespace ref
+
+}  // namespace rc::kernels
