@@ -3,7 +3,9 @@
 // file or the new one, never a torn one.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
+#include <string>
 #include <string_view>
 
 namespace rc::io {
@@ -29,5 +31,11 @@ class AtomicFile {
 
 // fsync a directory so a rename inside it is durable.
 void fsync_dir(const std::filesystem::path& dir);
+
+namespace detail {
+// write(2) until all n bytes are out (partial writes, EINTR); throws rc::Error(io) naming
+// `what` with strerror (ENOSPC gets a hint). Exposed so tests can aim it at /dev/full.
+void write_all(int fd, const void* data, size_t n, const std::filesystem::path& what);
+}  // namespace detail
 
 }  // namespace rc::io
