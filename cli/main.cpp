@@ -1,4 +1,73 @@
 // roberta: the command-line entry point. The only place (with the server's handlers)
-// that catches rc::Error: it prints one line plus a hint and maps errc to an exit code.
+// that catches rc::Error: one line on stderr (plus a hint when there is one) and an exit
+// code from the error's kind.
 #include <cstdio>
-int main() { std::puts("roberta: under construction"); return 0; }
+#include <exception>
+#include <new>
+
+#include "commands.h"
+#include "roberta/runtime.h"
+#include "roberta/error.h"
+#include "roberta/version.h"
+
+namespace rc::cli {
+
+void add_threads_option(CLI::App& cmd, int& threads) {
+  cmd.add_option("--threads", threads,
+                 "Compute threads (one OpenMP pool for everything). Default: the physical cores; more "
+                 "than that only adds contention.")
+      ->check(CLI::NonNegativeNumber);
+}
+
+void apply_threads(int threads) { rc::set_num_threads(threads); }
+
+}  // namespace rc::cli
+
+namespace {
+
+int exit_code_for(rc::Errc errc) {
+  switch (errc) {
+    case rc::Errc::invalid_argument: return 2;
+    case rc::Errc::not_found:
+    case rc::Errc::io:
+    case rc::Errc::format:
+    case rc::Errc::unsupported: return 3;
+    case rc::Errc::device: return 4;
+    default: return 1;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"roberta.cpp: fine-tune and serve RoBERTa text classifiers (Hugging Face checkpoints)"};
+  app.set_version_flag("--version", std::string("roberta ") + rc::version_string);
+  app.require_subcommand(1);
+  rc::cli::add_predict_command(app);
+  rc::cli::add_tokenize_command(app);
+  rc::cli::add_inspect_command(app);
+  rc::cli::add_init_command(app);
+  rc::cli::add_train_command(app);
+  rc::cli::add_eval_command(app);
+  rc::cli::add_package_command(app);
+  rc::cli::add_serve_command(app);
+  rc::cli::add_invoke_command(app);
+  rc::cli::add_bench_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);  // prints help or the usage error
+    return code == 0 ? 0 : 2;
+  } catch (const rc::Error& e) {
+    std::fprintf(stderr, "roberta: error: %s\n", e.what());
+    if (!e.hint().empty()) std::fprintf(stderr, "hint: %s\n", e.hint().c_str());
+    return exit_code_for(e.errc());
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "roberta: error: out of memory\nhint: use a smaller --batch-size or --max-length\n");
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "roberta: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

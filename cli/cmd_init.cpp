@@ -1,0 +1,10 @@
+// roberta init — placeholder until its issue lands; says so instead of pretending.
+#include "commands.h"
+#include "core/check.h"
+
+namespace rc::cli {
+void add_init_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("init", "(not available yet in this build)");
+  cmd->callback([] { RC_THROW(Errc::unsupported, "'roberta init' is not implemented yet"); });
+}
+}  // namespace rc::cli

@@ -1,0 +1,10 @@
+// roberta train — placeholder until its issue lands; says so instead of pretending.
+#include "commands.h"
+#include "core/check.h"
+
+namespace rc::cli {
+void add_train_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("train", "(not available yet in this build)");
+  cmd->callback([] { RC_THROW(Errc::unsupported, "'roberta train' is not implemented yet"); });
+}
+}  // namespace rc::cli

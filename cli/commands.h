@@ -1,0 +1,25 @@
+// Each `roberta <command>` lives in cli/cmd_<command>.cpp and registers itself on the
+// CLI11 app here. A command's callback throws rc::Error on failure; main() maps it to an
+// exit code (0 ok, 2 usage, 3 input/format/io, 4 device, 1 anything else).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace rc::cli {
+
+void add_predict_command(CLI::App& app);
+void add_tokenize_command(CLI::App& app);
+void add_inspect_command(CLI::App& app);
+void add_train_command(CLI::App& app);
+void add_eval_command(CLI::App& app);
+void add_init_command(CLI::App& app);
+void add_package_command(CLI::App& app);
+void add_serve_command(CLI::App& app);
+void add_invoke_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
+
+// --threads N for any command: sets the one OpenMP pool (0 = physical cores).
+void add_threads_option(CLI::App& cmd, int& threads);
+void apply_threads(int threads);
+
+}  // namespace rc::cli

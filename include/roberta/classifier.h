@@ -1,0 +1,72 @@
+// A RoBERTa sequence classifier loaded from a Hugging Face checkpoint folder
+// (config.json + model.safetensors or pytorch_model.bin + tokenizer files), ready to
+// predict on CPU. This is the API the CLI and the server use; it hides every device and
+// library detail.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "roberta/tokenizer.h"
+
+namespace rc {
+
+enum class Precision { fp32, bf16, int8 };
+const char* precision_name(Precision p) noexcept;
+// "fp32" | "bf16" | "int8"; throws rc::Error(invalid_argument) otherwise.
+Precision parse_precision(std::string_view name);
+// bf16 where the CPU runs it fast (AVX512-BF16 / AMX), fp32 otherwise.
+Precision default_precision() noexcept;
+
+struct LoadOptions {
+  Precision precision = Precision::fp32;
+  // A body-only checkpoint (RobertaModel / RobertaForMaskedLM) gets a freshly initialised
+  // classification head, as HF does with a warning. Without this flag it is an error.
+  bool init_head = false;
+  std::vector<std::string> labels;  // with init_head: label names (default LABEL_0, LABEL_1)
+  uint64_t seed = 42;               // for init_head
+  int max_length = 0;               // tokens incl. <s> </s>; 0: the model's limit
+};
+
+struct ModelInfo {
+  std::string model_type, architecture, weights_file, weights_dtype;
+  int64_t num_parameters = 0, vocab_size = 0, hidden_size = 0, num_layers = 0, num_heads = 0,
+          intermediate_size = 0, max_length = 0;
+  std::vector<std::string> labels;
+  std::vector<std::string> missing_keys, unexpected_keys, ignored_keys;
+  Precision precision = Precision::fp32;
+};
+
+struct Prediction {
+  int label_id = -1;
+  std::string label;
+  float score = 0;             // scores[label_id]
+  std::vector<float> scores;   // softmax over labels, in id order
+  std::vector<float> logits;   // raw logits, in id order
+};
+
+class Classifier {
+ public:
+  // Throws rc::Error naming the file (and tensor) on any problem with the folder.
+  static std::unique_ptr<Classifier> load(const std::filesystem::path& dir, const LoadOptions& options = {});
+  virtual ~Classifier() = default;
+
+  // Thread-safe. Texts are tokenized, truncated to max_length(), batched batch_size at a
+  // time (each batch padded only to its own longest row); results in input order.
+  virtual std::vector<Prediction> predict(std::span<const std::string> texts, int batch_size = 32) const = 0;
+  // Thread-safe. Pre-tokenized rows (with <s> </s>), each at most max_length() ids, run as ONE
+  // batch: the server's dynamic batcher calls this.
+  virtual std::vector<Prediction> predict_ids(std::span<const std::vector<int32_t>> rows) const = 0;
+
+  virtual const Tokenizer& tokenizer() const = 0;
+  virtual const ModelInfo& info() const = 0;
+  virtual const std::vector<std::string>& labels() const = 0;
+  virtual int max_length() const = 0;
+};
+
+}  // namespace rc

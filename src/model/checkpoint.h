@@ -1,0 +1,43 @@
+// Hugging Face checkpoint folders <-> RobertaModel. Names are HF's, so loading is a
+// lookup: every tensor checked by name, shape and dtype; missing and unexpected keys
+// reported by name; the "roberta." prefix handled as HF does (a body-only checkpoint
+// saved from RobertaModel has no prefix); position_ids / token_type_ids buffers ignored.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/roberta_model.h"
+
+namespace rc::model {
+
+struct LoadReport {
+  std::filesystem::path weights_file;
+  std::string weights_dtype;  // e.g. "F32", "BF16", "F32+BF16"
+  std::vector<std::string> missing_keys, unexpected_keys, ignored_keys;
+  bool head_initialised = false;
+};
+
+struct CheckpointLoadOptions {
+  bool init_head = false;            // allow a body-only checkpoint; head gets HF init
+  std::vector<std::string> labels;   // with init_head on a config without id2label
+  uint64_t seed = 42;
+};
+
+// Reads DIR/config.json and DIR/model.safetensors (preferred) or DIR/pytorch_model.bin.
+std::unique_ptr<RobertaModel> load_checkpoint(const std::filesystem::path& dir, const CheckpointLoadOptions& options,
+                                              LoadReport* report = nullptr);
+
+// Writes config.json and model.safetensors (F32, HF names, __metadata__ {"format":"pt"}),
+// each atomically. Tokenizer files are the caller's business (copy_tokenizer_files).
+void save_checkpoint(const std::filesystem::path& dir, const RobertaModel& model,
+                     const std::map<std::string, std::string>& metadata = {});
+
+// Copies vocab.json, merges.txt, tokenizer.json, tokenizer_config.json,
+// special_tokens_map.json (those present) from one folder to another, atomically each.
+void copy_tokenizer_files(const std::filesystem::path& from, const std::filesystem::path& to);
+
+}  // namespace rc::model

@@ -1,0 +1,53 @@
+// The flat parameter table (STYLE.md 7.1.3): every parameter of
+// RobertaForSequenceClassification lives in ONE fp32 buffer, described by
+// {HF name, shape, offset}. The same table drives loading, saving, AdamW (decay mask),
+// gradient buffers and all-reduce.
+//
+// Order matters in one place: within each layer the query, key and value weights are
+// adjacent, then their biases, so W_qkv (3C, C) and b_qkv (3C) are contiguous views and
+// Q/K/V run as one GEMM with no copy (split again for free at save).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/roberta_config.h"
+
+namespace rc::model {
+
+struct ParamEntry {
+  std::string name;  // Hugging Face name, e.g. roberta.encoder.layer.3.attention.self.query.weight
+  std::vector<int64_t> shape;
+  int64_t offset = 0;  // in floats, into the flat buffer
+  int64_t numel = 0;
+  bool decay = true;   // HF Trainer: no weight decay for biases and LayerNorm weights
+  bool is_head = false;  // classifier.* (re-initialised by --init-head)
+};
+
+class ParamLayout {
+ public:
+  static ParamLayout build(const RobertaConfig& config);
+  const std::vector<ParamEntry>& entries() const { return entries_; }
+  int64_t total() const { return total_; }
+  const ParamEntry* find(std::string_view name) const;  // nullptr when absent
+
+ private:
+  std::vector<ParamEntry> entries_;
+  int64_t total_ = 0;
+};
+
+// Offsets (floats) of one encoder layer's tensors in the flat buffer.
+struct LayerOffsets {
+  int64_t qkv_w, qkv_b, attn_out_w, attn_out_b, ln_attn_gamma, ln_attn_beta;
+  int64_t ffn_in_w, ffn_in_b, ffn_out_w, ffn_out_b, ln_ffn_gamma, ln_ffn_beta;
+};
+struct ModelOffsets {
+  int64_t wte, wpe, tte, ln_emb_gamma, ln_emb_beta;
+  std::vector<LayerOffsets> layers;
+  int64_t head_dense_w, head_dense_b, head_out_w, head_out_b;
+};
+ModelOffsets model_offsets(const ParamLayout& layout, const RobertaConfig& config);
+
+}  // namespace rc::model
