@@ -1,0 +1,445 @@
+"""Trusted reference: a pure-PyTorch RobertaForSequenceClassification with Hugging Face semantics.
+
+This file re-implements transformers' modeling_roberta.py (v4.30, the version our checkpoints
+claim) without depending on transformers, which Debian does not package. Module names, and so
+state_dict keys, are identical to HF's, e.g. `roberta.encoder.layer.0.attention.self.query.weight`
+and `classifier.out_proj.bias`; there is no pooler (HF builds RobertaModel(add_pooling_layer=False)
+for sequence classification).
+
+The details that decide bit-level agreement with HF, each reproduced below:
+  - position ids = cumsum(input_ids != pad) * mask + pad_token_id
+    (create_position_ids_from_input_ids): the first real token gets pad+1 = 2, pads get pad = 1.
+  - nn.Embedding(padding_idx=pad) on the word AND the position embeddings (their pad rows are
+    zeroed at init and receive no gradient); token_type_ids default to zeros.
+  - extended attention mask: (1 - mask) * torch.finfo(param dtype).min ADDED to the scores
+    (a large finite number, not -inf), scores = q k^T / sqrt(head_dim), softmax, dropout.
+  - erf GELU for hidden_act "gelu"; post-LN residual blocks; hidden dropout after the embedding
+    LayerNorm, after the attention output dense and after the FFN output dense.
+  - head on token 0 (<s>): dropout -> dense -> tanh -> dropout -> out_proj, where the dropout is
+    classifier_dropout, or hidden_dropout_prob when classifier_dropout is null.
+  - loss: CrossEntropyLoss (mean) for single_label_classification; MSE for 1 label (regression);
+    BCEWithLogits for multi_label_classification, chosen as HF's problem_type logic does.
+  - init (_init_weights): Linear/Embedding weights ~ N(0, initializer_range), biases 0,
+    LayerNorm weight 1 / bias 0, padding_idx rows 0.
+
+Usage:
+    from roberta_ref import RobertaConfig, RobertaForSequenceClassification, load_pretrained
+    model, config = load_pretrained("path/to/hf_dir")      # eval mode
+    logits = model(input_ids, attention_mask)[1]              # (loss, logits); loss None w/o labels
+"""
+from __future__ import annotations
+
+import copy
+import math
+import os
+import sys
+from typing import Dict, Optional, Tuple
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hf_io  # noqa: E402
+
+
+# ----------------------------------------------------------------------------- config
+
+class RobertaConfig:
+    """transformers.RobertaConfig with its defaults (note the BERT-like ones: max_position 512,
+    type_vocab_size 2, layer_norm_eps 1e-12; real roberta-base overrides them to 514, 1, 1e-5)."""
+
+    DEFAULTS = dict(
+        vocab_size=50265,
+        hidden_size=768,
+        num_hidden_layers=12,
+        num_attention_heads=12,
+        intermediate_size=3072,
+        hidden_act="gelu",
+        hidden_dropout_prob=0.1,
+        attention_probs_dropout_prob=0.1,
+        max_position_embeddings=512,
+        type_vocab_size=2,
+        initializer_range=0.02,
+        layer_norm_eps=1e-12,
+        pad_token_id=1,
+        bos_token_id=0,
+        eos_token_id=2,
+        position_embedding_type="absolute",
+        use_cache=True,
+        classifier_dropout=None,
+        problem_type=None,
+    )
+
+    def __init__(self, **kw):
+        for k, v in self.DEFAULTS.items():
+            setattr(self, k, kw.pop(k, v))
+        id2label = kw.pop("id2label", None)
+        label2id = kw.pop("label2id", None)
+        num_labels = kw.pop("num_labels", None)
+        if id2label is not None:
+            # config.json keys are strings; PretrainedConfig converts them to int.
+            self.id2label = {int(k): v for k, v in id2label.items()}
+        else:
+            n = 2 if num_labels is None else int(num_labels)  # PretrainedConfig's default
+            self.id2label = {i: f"LABEL_{i}" for i in range(n)}
+        if num_labels is not None and int(num_labels) != len(self.id2label):
+            raise ValueError(f"num_labels={num_labels} but id2label has {len(self.id2label)} entries")
+        self.label2id = ({k: int(v) for k, v in label2id.items()} if label2id is not None
+                         else {v: k for k, v in self.id2label.items()})
+        self.extra = kw  # architectures, model_type, torch_dtype, ... kept for round trips
+        if self.hidden_size % self.num_attention_heads != 0:
+            raise ValueError(f"hidden_size {self.hidden_size} is not a multiple of "
+                             f"num_attention_heads {self.num_attention_heads}")
+        if self.position_embedding_type != "absolute":
+            raise NotImplementedError(f"position_embedding_type={self.position_embedding_type!r}")
+
+    @property
+    def num_labels(self) -> int:
+        return len(self.id2label)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "RobertaConfig":
+        d = dict(d)
+        mt = d.get("model_type", "roberta")
+        if mt not in ("roberta", "xlm-roberta", "camembert"):
+            raise ValueError(f"model_type {mt!r} is not a RoBERTa-family model")
+        return cls(**d)
+
+    @classmethod
+    def from_pretrained(cls, model_dir: str) -> "RobertaConfig":
+        return cls.from_dict(hf_io.read_config_json(model_dir))
+
+    def to_dict(self, transformers_version: str = "4.30.0") -> dict:
+        """config.json content as transformers 4.30 save_pretrained writes it for
+        RobertaForSequenceClassification."""
+        d = {k: getattr(self, k) for k in self.DEFAULTS}
+        d.update(self.extra)
+        d["id2label"] = {str(k): v for k, v in sorted(self.id2label.items())}
+        d["label2id"] = {k: v for k, v in sorted(self.label2id.items(), key=lambda kv: kv[1])}
+        d.setdefault("architectures", ["RobertaForSequenceClassification"])
+        d["model_type"] = "roberta"
+        d.setdefault("torch_dtype", "float32")
+        d["transformers_version"] = transformers_version
+        if d.get("problem_type") is None:
+            d.pop("problem_type")
+        return d
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def create_position_ids_from_input_ids(input_ids: torch.Tensor, padding_idx: int,
+                                       past_key_values_length: int = 0) -> torch.Tensor:
+    """HF: positions start at padding_idx + 1; padding tokens get padding_idx."""
+    mask = input_ids.ne(padding_idx).int()
+    incremental_indices = (torch.cumsum(mask, dim=1).type_as(mask) + past_key_values_length) * mask
+    return incremental_indices.long() + padding_idx
+
+
+def _activation(name: str):
+    # transformers.activations.ACT2FN, the entries RoBERTa checkpoints use.
+    if name == "gelu":
+        return lambda x: F.gelu(x)  # exact erf GELU
+    if name in ("gelu_new", "gelu_pytorch_tanh"):
+        return lambda x: 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+    if name == "relu":
+        return F.relu
+    if name in ("silu", "swish"):
+        return F.silu
+    if name == "tanh":
+        return torch.tanh
+    raise ValueError(f"hidden_act {name!r} is not supported by the reference")
+
+
+# ----------------------------------------------------------------------------- modules
+
+class RobertaEmbeddings(nn.Module):
+    def __init__(self, config: RobertaConfig):
+        super().__init__()
+        self.padding_idx = config.pad_token_id
+        self.word_embeddings = nn.Embedding(config.vocab_size, config.hidden_size, padding_idx=config.pad_token_id)
+        self.position_embeddings = nn.Embedding(config.max_position_embeddings, config.hidden_size,
+                                                padding_idx=config.pad_token_id)
+        self.token_type_embeddings = nn.Embedding(config.type_vocab_size, config.hidden_size)
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+        # HF <= 4.30 saved this buffer in checkpoints; it is not used for RoBERTa's positions.
+        self.register_buffer("position_ids", torch.arange(config.max_position_embeddings).expand((1, -1)),
+                             persistent=False)
+
+    def forward(self, input_ids: torch.Tensor, token_type_ids: Optional[torch.Tensor] = None,
+                position_ids: Optional[torch.Tensor] = None) -> torch.Tensor:
+        if position_ids is None:
+            position_ids = create_position_ids_from_input_ids(input_ids, self.padding_idx)
+        if token_type_ids is None:
+            token_type_ids = torch.zeros_like(input_ids)
+        inputs_embeds = self.word_embeddings(input_ids)
+        token_type_embeddings = self.token_type_embeddings(token_type_ids)
+        embeddings = inputs_embeds + token_type_embeddings
+        embeddings = embeddings + self.position_embeddings(position_ids)
+        embeddings = self.LayerNorm(embeddings)
+        embeddings = self.dropout(embeddings)
+        return embeddings
+
+
+class RobertaSelfAttention(nn.Module):
+    def __init__(self, config: RobertaConfig):
+        super().__init__()
+        self.num_attention_heads = config.num_attention_heads
+        self.attention_head_size = config.hidden_size // config.num_attention_heads
+        self.all_head_size = self.num_attention_heads * self.attention_head_size
+        self.query = nn.Linear(config.hidden_size, self.all_head_size)
+        self.key = nn.Linear(config.hidden_size, self.all_head_size)
+        self.value = nn.Linear(config.hidden_size, self.all_head_size)
+        self.dropout = nn.Dropout(config.attention_probs_dropout_prob)
+
+    def transpose_for_scores(self, x: torch.Tensor) -> torch.Tensor:
+        new_x_shape = x.size()[:-1] + (self.num_attention_heads, self.attention_head_size)
+        return x.view(new_x_shape).permute(0, 2, 1, 3)
+
+    def forward(self, hidden_states: torch.Tensor, attention_mask: Optional[torch.Tensor]) -> torch.Tensor:
+        mixed_query_layer = self.query(hidden_states)
+        key_layer = self.transpose_for_scores(self.key(hidden_states))
+        value_layer = self.transpose_for_scores(self.value(hidden_states))
+        query_layer = self.transpose_for_scores(mixed_query_layer)
+        attention_scores = torch.matmul(query_layer, key_layer.transpose(-1, -2))
+        attention_scores = attention_scores / math.sqrt(self.attention_head_size)
+        if attention_mask is not None:
+            attention_scores = attention_scores + attention_mask
+        attention_probs = F.softmax(attention_scores, dim=-1)
+        attention_probs = self.dropout(attention_probs)
+        context_layer = torch.matmul(attention_probs, value_layer)
+        context_layer = context_layer.permute(0, 2, 1, 3).contiguous()
+        new_context_layer_shape = context_layer.size()[:-2] + (self.all_head_size,)
+        return context_layer.view(new_context_layer_shape)
+
+
+class RobertaSelfOutput(nn.Module):
+    def __init__(self, config: RobertaConfig):
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+
+    def forward(self, hidden_states: torch.Tensor, input_tensor: torch.Tensor) -> torch.Tensor:
+        hidden_states = self.dense(hidden_states)
+        hidden_states = self.dropout(hidden_states)
+        return self.LayerNorm(hidden_states + input_tensor)
+
+
+class RobertaAttention(nn.Module):
+    def __init__(self, config: RobertaConfig):
+        super().__init__()
+        self.self = RobertaSelfAttention(config)
+        self.output = RobertaSelfOutput(config)
+
+    def forward(self, hidden_states, attention_mask):
+        return self.output(self.self(hidden_states, attention_mask), hidden_states)
+
+
+class RobertaIntermediate(nn.Module):
+    def __init__(self, config: RobertaConfig):
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.intermediate_size)
+        self.intermediate_act_fn = _activation(config.hidden_act)
+
+    def forward(self, hidden_states):
+        return self.intermediate_act_fn(self.dense(hidden_states))
+
+
+class RobertaOutput(nn.Module):
+    def __init__(self, config: RobertaConfig):
+        super().__init__()
+        self.dense = nn.Linear(config.intermediate_size, config.hidden_size)
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+
+    def forward(self, hidden_states, input_tensor):
+        hidden_states = self.dense(hidden_states)
+        hidden_states = self.dropout(hidden_states)
+        return self.LayerNorm(hidden_states + input_tensor)
+
+
+class RobertaLayer(nn.Module):
+    def __init__(self, config: RobertaConfig):
+        super().__init__()
+        self.attention = RobertaAttention(config)
+        self.intermediate = RobertaIntermediate(config)
+        self.output = RobertaOutput(config)
+
+    def forward(self, hidden_states, attention_mask):
+        attention_output = self.attention(hidden_states, attention_mask)
+        return self.output(self.intermediate(attention_output), attention_output)
+
+
+class RobertaEncoder(nn.Module):
+    def __init__(self, config: RobertaConfig):
+        super().__init__()
+        self.layer = nn.ModuleList([RobertaLayer(config) for _ in range(config.num_hidden_layers)])
+
+    def forward(self, hidden_states, attention_mask):
+        for layer_module in self.layer:
+            hidden_states = layer_module(hidden_states, attention_mask)
+        return hidden_states
+
+
+class RobertaModel(nn.Module):
+    """RobertaModel(add_pooling_layer=False)."""
+
+    def __init__(self, config: RobertaConfig):
+        super().__init__()
+        self.config = config
+        self.embeddings = RobertaEmbeddings(config)
+        self.encoder = RobertaEncoder(config)
+
+    def get_extended_attention_mask(self, attention_mask: torch.Tensor) -> torch.Tensor:
+        # ModuleUtilsMixin.get_extended_attention_mask for an encoder with a [B, T] mask; dtype
+        # is the parameters' dtype (fp32 even under autocast), as HF's self.dtype is.
+        dtype = self.embeddings.word_embeddings.weight.dtype
+        ext = attention_mask[:, None, None, :].to(dtype=dtype)
+        return (1.0 - ext) * torch.finfo(dtype).min
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: Optional[torch.Tensor] = None,
+                token_type_ids: Optional[torch.Tensor] = None,
+                position_ids: Optional[torch.Tensor] = None) -> torch.Tensor:
+        if attention_mask is None:
+            attention_mask = torch.ones_like(input_ids)
+        ext = self.get_extended_attention_mask(attention_mask)
+        h = self.embeddings(input_ids, token_type_ids=token_type_ids, position_ids=position_ids)
+        return self.encoder(h, ext)
+
+
+class RobertaClassificationHead(nn.Module):
+    def __init__(self, config: RobertaConfig):
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
+        p = config.classifier_dropout if config.classifier_dropout is not None else config.hidden_dropout_prob
+        self.dropout = nn.Dropout(p)
+        self.out_proj = nn.Linear(config.hidden_size, config.num_labels)
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        x = features[:, 0, :]  # <s>
+        x = self.dropout(x)
+        x = self.dense(x)
+        x = torch.tanh(x)
+        x = self.dropout(x)
+        return self.out_proj(x)
+
+
+class RobertaForSequenceClassification(nn.Module):
+    def __init__(self, config: RobertaConfig, init: bool = True):
+        super().__init__()
+        self.config = config
+        self.num_labels = config.num_labels
+        self.roberta = RobertaModel(config)
+        self.classifier = RobertaClassificationHead(config)
+        if init:
+            init_weights_hf(self, config.initializer_range)
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: Optional[torch.Tensor] = None,
+                token_type_ids: Optional[torch.Tensor] = None, position_ids: Optional[torch.Tensor] = None,
+                labels: Optional[torch.Tensor] = None) -> Tuple[Optional[torch.Tensor], torch.Tensor]:
+        sequence_output = self.roberta(input_ids, attention_mask, token_type_ids, position_ids)
+        logits = self.classifier(sequence_output)
+        loss = None
+        if labels is not None:
+            problem_type = self.config.problem_type
+            if problem_type is None:
+                if self.num_labels == 1:
+                    problem_type = "regression"
+                elif labels.dtype in (torch.long, torch.int):
+                    problem_type = "single_label_classification"
+                else:
+                    problem_type = "multi_label_classification"
+            if problem_type == "regression":
+                loss = F.mse_loss(logits.squeeze(), labels.squeeze()) if self.num_labels == 1 \
+                    else F.mse_loss(logits, labels)
+            elif problem_type == "single_label_classification":
+                loss = F.cross_entropy(logits.view(-1, self.num_labels), labels.view(-1))
+            else:
+                loss = F.binary_cross_entropy_with_logits(logits, labels)
+        return loss, logits
+
+
+# ----------------------------------------------------------------------------- init / load
+
+def init_weights_hf(model: nn.Module, std: float) -> None:
+    """RobertaPreTrainedModel._init_weights applied to every submodule."""
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, nn.Linear):
+                m.weight.normal_(mean=0.0, std=std)
+                if m.bias is not None:
+                    m.bias.zero_()
+            elif isinstance(m, nn.Embedding):
+                m.weight.normal_(mean=0.0, std=std)
+                if m.padding_idx is not None:
+                    m.weight[m.padding_idx].zero_()
+            elif isinstance(m, nn.LayerNorm):
+                m.bias.zero_()
+                m.weight.fill_(1.0)
+
+
+# Keys that HF ignores when loading a sequence classifier (buffers of older versions, the
+# pooler and the MLM head of base checkpoints).
+_IGNORED_PREFIXES = ("roberta.pooler.", "lm_head.")
+_IGNORED_KEYS = ("roberta.embeddings.position_ids", "roberta.embeddings.token_type_ids")
+
+
+def normalize_hf_keys(sd: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
+    """The key renames HF's from_pretrained applies: gamma/beta -> weight/bias, and the
+    'roberta.' prefix for checkpoints saved from a bare RobertaModel."""
+    out = {}
+    bare = not any(k.startswith("roberta.") for k in sd) and any(k.startswith("embeddings.") for k in sd)
+    for k, v in sd.items():
+        nk = k
+        if nk.endswith(".gamma"):
+            nk = nk[: -len(".gamma")] + ".weight"
+        elif nk.endswith(".beta"):
+            nk = nk[: -len(".beta")] + ".bias"
+        if bare and (nk.startswith("embeddings.") or nk.startswith("encoder.") or nk.startswith("pooler.")):
+            nk = "roberta." + nk
+        out[nk] = v
+    return out
+
+
+def load_pretrained(model_dir: str, dtype: torch.dtype = torch.float32, allow_missing_head: bool = False):
+    """Loads an HF folder (config.json + model.safetensors or pytorch_model.bin) in eval mode.
+    Missing classifier weights are an error unless allow_missing_head (HF would init them)."""
+    config = RobertaConfig.from_pretrained(model_dir)
+    model = RobertaForSequenceClassification(config, init=True)
+    sd = normalize_hf_keys(hf_io.load_state_dict(model_dir))
+    sd = {k: v for k, v in sd.items() if k not in _IGNORED_KEYS and not k.startswith(_IGNORED_PREFIXES)}
+    own = model.state_dict()
+    unexpected = sorted(set(sd) - set(own))
+    missing = sorted(set(own) - set(sd))
+    if unexpected:
+        raise KeyError(f"{model_dir}: unexpected tensors {unexpected[:5]} (+{max(0, len(unexpected) - 5)} more)")
+    if missing and not (allow_missing_head and all(k.startswith("classifier.") for k in missing)):
+        raise KeyError(f"{model_dir}: missing tensors {missing[:5]} (+{max(0, len(missing) - 5)} more)")
+    for k, v in sd.items():
+        if tuple(v.shape) != tuple(own[k].shape):
+            raise ValueError(f"{model_dir}: {k} has shape {tuple(v.shape)}, config implies {tuple(own[k].shape)}")
+    model.load_state_dict({k: v.to(torch.float32) if v.is_floating_point() else v for k, v in sd.items()},
+                          strict=False)
+    model = model.to(dtype)
+    model.eval()
+    return model, config
+
+
+def hf_state_dict(model: nn.Module) -> Dict[str, torch.Tensor]:
+    """Parameters only, HF names (what model.safetensors holds)."""
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def no_dropout(model: nn.Module) -> nn.Module:
+    """Sets p=0 on every Dropout, keeping the module in whatever mode it is (train mode with
+    p=0 is numerically identical to eval mode for these layers)."""
+    for m in model.modules():
+        if isinstance(m, nn.Dropout):
+            m.p = 0.0
+    return model
+
+
+def clone_model(model: nn.Module) -> nn.Module:
+    return copy.deepcopy(model)
