@@ -1,0 +1,46 @@
+// CPU elementwise activations, split over the OpenMP pool in contiguous chunks.
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/cpu/cpu_kernels.h"
+
+namespace rc::kernels::cpu {
+
+namespace {
+constexpr float kInvSqrt2 = 0.70710678118654752440f;
+constexpr float kInvSqrt2Pi = 0.39894228040143267794f;
+// Below this many elements a parallel region costs more than it saves.
+constexpr int64_t kParallelMin = 1 << 14;
+}  // namespace
+
+void gelu_erf_forward(float* y, const float* x, int64_t n) noexcept {
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+  for (int64_t i = 0; i < n; ++i) y[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * kInvSqrt2));
+}
+
+void gelu_erf_backward(float* dx, const float* dy, const float* x, int64_t n) noexcept {
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    const float cdf = 0.5f * (1.0f + std::erf(v * kInvSqrt2));
+    const float pdf = kInvSqrt2Pi * std::exp(-0.5f * v * v);
+    dx[i] = dy[i] * (cdf + v * pdf);
+  }
+}
+
+void tanh_forward(float* y, const float* x, int64_t n) noexcept {
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+  for (int64_t i = 0; i < n; ++i) y[i] = std::tanh(x[i]);
+}
+
+void tanh_backward(float* dx, const float* dy, const float* y, int64_t n) noexcept {
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+  for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * (1.0f - y[i] * y[i]);
+}
+
+void add(float* y, const float* a, const float* b, int64_t n) noexcept {
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+  for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
+}
+
+}  // namespace rc::kernels::cpu

@@ -1,0 +1,70 @@
+// CPU implementations behind the dispatch layer (kernels/<op>.cpp).  Raw pointers and sizes,
+// noexcept, parallel over the one OpenMP pool (never their own threads).  The dispatch layer
+// has already checked the arguments.  Each function picks its ISA path once per call from
+// rc::cpu_isa() (RC_CPU_ISA=generic forces the portable one).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/exec_ctx.h"
+#include "kernels/optimizer.h"
+
+namespace rc::kernels::cpu {
+
+// matmul.h.  Through oneDNN when built with it (onednn_matmul.cpp), else a blocked OpenMP loop.
+// The oneDNN path caches one primitive per (shape, transposes, precision, accumulate, bias);
+// that cache and oneDNN's scratchpad are the only allocations on this path.
+void matmul_nt(float* y, const float* x, const float* w, const float* bias, int64_t M, int64_t N, int64_t K,
+               MatmulPrecision prec) noexcept;
+void matmul_nn(float* y, const float* x, const float* w, int64_t M, int64_t N, int64_t K, bool accumulate,
+               MatmulPrecision prec) noexcept;
+void matmul_tn(float* y, const float* a, const float* b, int64_t M, int64_t N, int64_t K, bool accumulate,
+               MatmulPrecision prec) noexcept;
+void bias_backward(float* db, const float* dy, int64_t M, int64_t N) noexcept;
+
+// layernorm.h
+void layernorm_forward(float* y, float* mean, float* rstd, const float* x, const float* gamma, const float* beta,
+                       int64_t N, int64_t C, float eps) noexcept;
+void add_layernorm_forward(float* y, float* sum, float* mean, float* rstd, const float* x, const float* residual,
+                           const float* gamma, const float* beta, int64_t N, int64_t C, float eps) noexcept;
+void layernorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x,
+                        const float* gamma, const float* mean, const float* rstd, int64_t N, int64_t C) noexcept;
+
+// activation.h
+void gelu_erf_forward(float* y, const float* x, int64_t n) noexcept;
+void gelu_erf_backward(float* dx, const float* dy, const float* x, int64_t n) noexcept;
+void tanh_forward(float* y, const float* x, int64_t n) noexcept;
+void tanh_backward(float* dx, const float* dy, const float* y, int64_t n) noexcept;
+void add(float* y, const float* a, const float* b, int64_t n) noexcept;
+
+// dropout.h (backward is forward applied to dy)
+void dropout_forward(float* y, const float* x, int64_t n, float p, uint64_t seed) noexcept;
+
+// attention.h
+void attention_forward(float* out, float* probs, const float* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
+                       int64_t H, int64_t D, float dropout_p, uint64_t seed) noexcept;
+void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs,
+                        const int32_t* seq_lens, int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p,
+                        uint64_t seed) noexcept;
+
+// embedding.h
+void embedding_forward(float* out, const int32_t* ids, const int32_t* positions, const int32_t* token_types,
+                       const float* wte, const float* wpe, const float* tte, int64_t BT, int64_t C) noexcept;
+void embedding_backward(float* dwte, float* dwpe, float* dtte, const float* dout, const int32_t* ids,
+                        const int32_t* positions, const int32_t* token_types, int64_t BT, int64_t C,
+                        int32_t pad_id) noexcept;
+
+// loss.h
+void softmax_forward(float* probs, const float* logits, int64_t B, int64_t K) noexcept;
+void cross_entropy_forward(float* losses, float* probs, const float* logits, const int32_t* labels, int64_t B,
+                           int64_t K) noexcept;
+void cross_entropy_backward(float* dlogits, const float* probs, const int32_t* labels, int64_t B, int64_t K,
+                            float scale) noexcept;
+
+// optimizer.h
+void adamw_step(float* params, const float* grads, float* m, float* v, const AdamWSegment* segments,
+                int64_t num_segments, const AdamWHyper& hyper) noexcept;
+double sum_squares(const float* x, int64_t n) noexcept;
+void zero(float* x, int64_t n) noexcept;
+
+}  // namespace rc::kernels::cpu

@@ -1,0 +1,165 @@
+// oneDNN matmul with a primitive cache: the only file that includes dnnl.hpp.
+//
+// Cache: one primitive per (M, N, K, strides, precision, accumulate, bias), created on first use
+// under a mutex (the server runs forwards from several threads; creation is rare), executed
+// outside it (oneDNN primitives may run concurrently).  Scratchpads are user-managed and
+// thread_local (the library-managed one is shared per primitive), grown on demand.  Those, the
+// bf16 staging buffers and oneDNN's small memory handles are the only allocations here.
+//
+// bf16: the inputs are rounded to bf16 (round-to-nearest-even) into thread_local staging
+// buffers and multiplied as bf16 × bf16 → fp32 (AMX on Sapphire Rapids).  The alternative,
+// oneDNN's fpmath_mode::bf16 on fp32 memory, is selected with RC_ONEDNN_BF16=fpmath for
+// comparison (see bench/kernels/bench_matmul.cpp).
+#if defined(RC_WITH_ONEDNN) && RC_WITH_ONEDNN
+
+#include "kernels/cpu/onednn_matmul.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "kernels/cpu/bf16_convert.h"
+
+namespace rc::kernels::cpu::onednn {
+
+namespace {
+
+struct Key {
+  int64_t M, N, K, sa_r, sa_c, sb_r, sb_c;
+  int flags;  // bit 0 bf16, bit 1 accumulate, bit 2 bias, bit 3 fpmath
+  bool operator==(const Key&) const = default;
+};
+
+struct KeyHash {
+  size_t operator()(const Key& k) const noexcept {
+    size_t h = 1469598103934665603ull;
+    for (int64_t v : {k.M, k.N, k.K, k.sa_r, k.sa_c, k.sb_r, k.sb_c, int64_t(k.flags)})
+      h = (h ^ size_t(v)) * 1099511628211ull;
+    return h;
+  }
+};
+
+struct Entry {
+  dnnl::matmul prim;
+  dnnl::memory::desc a_md, b_md, c_md, bias_md, scratch_md;
+};
+
+// Bounded so that a long run with ever-changing M (dynamic padding) cannot grow it forever.
+constexpr size_t kMaxEntries = 1024;
+
+dnnl::engine& engine() {
+  static dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  return eng;
+}
+
+bool use_fpmath() {
+  static const bool v = [] {
+    const char* e = std::getenv("RC_ONEDNN_BF16");
+    return e && std::strcmp(e, "fpmath") == 0;
+  }();
+  return v;
+}
+
+std::mutex g_mutex;
+std::unordered_map<Key, Entry, KeyHash>& cache() {
+  static std::unordered_map<Key, Entry, KeyHash> c;
+  return c;
+}
+
+Entry make_entry(const Key& k) {
+  using dt = dnnl::memory::data_type;
+  const bool bf16 = k.flags & 1, acc = k.flags & 2, bias = k.flags & 4, fpmath = k.flags & 8;
+  const dt in_dt = bf16 && !fpmath ? dt::bf16 : dt::f32;
+  Entry e;
+  e.a_md = dnnl::memory::desc({k.M, k.K}, in_dt, {k.sa_r, k.sa_c});
+  e.b_md = dnnl::memory::desc({k.K, k.N}, in_dt, {k.sb_r, k.sb_c});
+  e.c_md = dnnl::memory::desc({k.M, k.N}, dt::f32, {k.N, 1});
+  if (bias) e.bias_md = dnnl::memory::desc({1, k.N}, dt::f32, {k.N, 1});
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (bf16 && fpmath) attr.set_fpmath_mode(dnnl::fpmath_mode::bf16);
+  if (acc) {
+    dnnl::post_ops po;
+    po.append_sum(1.0f);
+    attr.set_post_ops(po);
+  }
+  const auto d = bias ? dnnl::matmul::desc(e.a_md, e.b_md, e.bias_md, e.c_md)
+                      : dnnl::matmul::desc(e.a_md, e.b_md, e.c_md);
+  const dnnl::matmul::primitive_desc pd(d, attr, engine());
+  e.prim = dnnl::matmul(pd);
+  e.scratch_md = pd.scratchpad_desc();
+  return e;
+}
+
+const Entry* lookup(const Key& k) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  auto& c = cache();
+  auto it = c.find(k);
+  if (it != c.end()) return &it->second;
+  // Entries are never erased and unordered_map never moves its nodes, so the pointer stays
+  // valid without the lock.  Past the bound, new shapes run uncached instead of evicting.
+  if (c.size() >= kMaxEntries) return nullptr;
+  return &c.emplace(k, make_entry(k)).first->second;
+}
+
+// Rounds a dense operand (all our cases: one stride is 1, the other spans a full row or column)
+// to bf16 in the same layout.
+uint16_t* to_bf16(std::vector<uint16_t>& buf, const float* src, int64_t n) {
+  if (int64_t(buf.size()) < n) buf.resize(size_t(n));
+  convert_f32_to_bf16(buf.data(), src, n);
+  return buf.data();
+}
+
+}  // namespace
+
+bool matmul(float* y, Strided a, Strided b, const float* bias, int64_t M, int64_t N, int64_t K, bool accumulate,
+            MatmulPrecision prec) noexcept {
+  try {
+    const bool bf16 = prec == MatmulPrecision::bf16;
+    const bool fpmath = bf16 && use_fpmath();
+    const Key key{M,
+                  N,
+                  K,
+                  a.stride_row,
+                  a.stride_col,
+                  b.stride_row,
+                  b.stride_col,
+                  (bf16 ? 1 : 0) | (accumulate ? 2 : 0) | (bias ? 4 : 0) | (fpmath ? 8 : 0)};
+    const Entry* e = lookup(key);
+    Entry uncached;
+    if (!e) {
+      uncached = make_entry(key);
+      e = &uncached;
+    }
+    thread_local dnnl::stream strm(engine());
+    thread_local std::vector<uint8_t> scratch;
+    thread_local std::vector<uint16_t> a16, b16;
+    if (scratch.size() < e->scratch_md.get_size()) scratch.resize(e->scratch_md.get_size());
+
+    void* a_ptr = const_cast<float*>(a.data);
+    void* b_ptr = const_cast<float*>(b.data);
+    if (bf16 && !fpmath) {
+      // The operands are dense (M·K and K·N elements in some order), so the conversion is flat.
+      a_ptr = to_bf16(a16, a.data, M * K);
+      b_ptr = to_bf16(b16, b.data, K * N);
+    }
+    dnnl::memory a_mem(e->a_md, engine(), a_ptr), b_mem(e->b_md, engine(), b_ptr), c_mem(e->c_md, engine(), y);
+    dnnl::memory s_mem(e->scratch_md, engine(), scratch.data());
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, a_mem}, {DNNL_ARG_WEIGHTS, b_mem}, {DNNL_ARG_DST, c_mem}, {DNNL_ARG_SCRATCHPAD, s_mem}};
+    if (bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(e->bias_md, engine(), const_cast<float*>(bias)));
+    e->prim.execute(strm, args);
+    strm.wait();
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+}  // namespace rc::kernels::cpu::onednn
+
+#endif  // RC_WITH_ONEDNN

@@ -1,0 +1,30 @@
+// Checks + dispatch for embedding.h.  Ids are trusted (the model range-checks them).
+#include "kernels/embedding.h"
+
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/dispatch.h"
+
+namespace rc::kernels {
+
+void embedding_forward(const ExecCtx& ctx, float* out, const int32_t* ids, const int32_t* positions,
+                       const int32_t* token_types, const float* wte, const float* wpe, const float* tte, int64_t BT,
+                       int64_t C) {
+  RC_ASSERT(BT >= 0 && C > 0 && (BT == 0 || (out && ids && positions && wte && wpe)));
+  switch (ctx.device) {
+    case Device::cpu: return cpu::embedding_forward(out, ids, positions, token_types, wte, wpe, tte, BT, C);
+    case Device::cuda: detail::no_cuda("embedding_forward");
+  }
+}
+
+void embedding_backward(const ExecCtx& ctx, float* dwte, float* dwpe, float* dtte, const float* dout,
+                        const int32_t* ids, const int32_t* positions, const int32_t* token_types, int64_t BT,
+                        int64_t C, int32_t pad_id) {
+  RC_ASSERT(BT >= 0 && C > 0 && (BT == 0 || (dout && ids && positions)));
+  switch (ctx.device) {
+    case Device::cpu:
+      return cpu::embedding_backward(dwte, dwpe, dtte, dout, ids, positions, token_types, BT, C, pad_id);
+    case Device::cuda: detail::no_cuda("embedding_backward");
+  }
+}
+
+}  // namespace rc::kernels

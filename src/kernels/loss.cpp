@@ -1,0 +1,38 @@
+// Checks + dispatch for loss.h.  Labels are trusted (the trainer checks them); an out-of-range
+// one here is a bug.
+#include "kernels/loss.h"
+
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/dispatch.h"
+
+namespace rc::kernels {
+
+void softmax_forward(const ExecCtx& ctx, float* probs, const float* logits, int64_t B, int64_t K) {
+  RC_ASSERT(B >= 0 && K > 0 && (B == 0 || (probs && logits)));
+  switch (ctx.device) {
+    case Device::cpu: return cpu::softmax_forward(probs, logits, B, K);
+    case Device::cuda: detail::no_cuda("softmax_forward");
+  }
+}
+
+void cross_entropy_forward(const ExecCtx& ctx, float* losses, float* probs, const float* logits,
+                           const int32_t* labels, int64_t B, int64_t K) {
+  RC_ASSERT(B >= 0 && K > 0 && (B == 0 || (losses && probs && logits && labels)));
+  for (int64_t b = 0; b < B; ++b) RC_ASSERT(labels[b] >= 0 && labels[b] < K);
+  switch (ctx.device) {
+    case Device::cpu: return cpu::cross_entropy_forward(losses, probs, logits, labels, B, K);
+    case Device::cuda: detail::no_cuda("cross_entropy_forward");
+  }
+}
+
+void cross_entropy_backward(const ExecCtx& ctx, float* dlogits, const float* probs, const int32_t* labels, int64_t B,
+                            int64_t K, float scale) {
+  RC_ASSERT(B >= 0 && K > 0 && (B == 0 || (dlogits && probs && labels)));
+  for (int64_t b = 0; b < B; ++b) RC_ASSERT(labels[b] >= 0 && labels[b] < K);
+  switch (ctx.device) {
+    case Device::cpu: return cpu::cross_entropy_backward(dlogits, probs, labels, B, K, scale);
+    case Device::cuda: detail::no_cuda("cross_entropy_backward");
+  }
+}
+
+}  // namespace rc::kernels

@@ -1,0 +1,48 @@
+// Checks + dispatch for matmul.h.  Arguments come from the model, not from users, so a bad
+// one is a bug: RC_ASSERT.
+#include "kernels/matmul.h"
+
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/dispatch.h"
+
+namespace rc::kernels {
+
+void matmul_nt(const ExecCtx& ctx, float* y, const float* x, const float* w, const float* bias, int64_t M,
+               int64_t N, int64_t K) {
+  RC_ASSERT(M >= 0 && N >= 0 && K >= 0);
+  RC_ASSERT(M * N == 0 || (y && x && w));
+  switch (ctx.device) {
+    case Device::cpu: return cpu::matmul_nt(y, x, w, bias, M, N, K, ctx.matmul_precision);
+    case Device::cuda: detail::no_cuda("matmul_nt");
+  }
+}
+
+void matmul_nn(const ExecCtx& ctx, float* y, const float* x, const float* w, int64_t M, int64_t N, int64_t K,
+               bool accumulate) {
+  RC_ASSERT(M >= 0 && N >= 0 && K >= 0);
+  RC_ASSERT(M * N == 0 || (y && x && w));
+  switch (ctx.device) {
+    case Device::cpu: return cpu::matmul_nn(y, x, w, M, N, K, accumulate, ctx.matmul_precision);
+    case Device::cuda: detail::no_cuda("matmul_nn");
+  }
+}
+
+void matmul_tn(const ExecCtx& ctx, float* y, const float* a, const float* b, int64_t M, int64_t N, int64_t K,
+               bool accumulate) {
+  RC_ASSERT(M >= 0 && N >= 0 && K >= 0);
+  RC_ASSERT(M * N == 0 || (y && a && b));
+  switch (ctx.device) {
+    case Device::cpu: return cpu::matmul_tn(y, a, b, M, N, K, accumulate, ctx.matmul_precision);
+    case Device::cuda: detail::no_cuda("matmul_tn");
+  }
+}
+
+void bias_backward(const ExecCtx& ctx, float* db, const float* dy, int64_t M, int64_t N) {
+  RC_ASSERT(M >= 0 && N >= 0 && (M * N == 0 || (db && dy)));
+  switch (ctx.device) {
+    case Device::cpu: return cpu::bias_backward(db, dy, M, N);
+    case Device::cuda: detail::no_cuda("bias_backward");
+  }
+}
+
+}  // namespace rc::kernels

@@ -1,0 +1,37 @@
+// Checks + dispatch for optimizer.h.
+#include "kernels/optimizer.h"
+
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/dispatch.h"
+
+namespace rc::kernels {
+
+void adamw_step(const ExecCtx& ctx, float* params, const float* grads, float* m, float* v,
+                const AdamWSegment* segments, int64_t num_segments, const AdamWHyper& hyper) {
+  RC_ASSERT(num_segments >= 0 && (num_segments == 0 || (segments && params && grads && m && v)));
+  RC_ASSERT(hyper.step >= 1);
+  for (int64_t s = 0; s < num_segments; ++s) RC_ASSERT(segments[s].offset >= 0 && segments[s].n >= 0);
+  switch (ctx.device) {
+    case Device::cpu: return cpu::adamw_step(params, grads, m, v, segments, num_segments, hyper);
+    case Device::cuda: detail::no_cuda("adamw_step");
+  }
+}
+
+double sum_squares(const ExecCtx& ctx, const float* x, int64_t n) {
+  RC_ASSERT(n >= 0 && (n == 0 || x));
+  switch (ctx.device) {
+    case Device::cpu: return cpu::sum_squares(x, n);
+    case Device::cuda: detail::no_cuda("sum_squares");
+  }
+  return 0.0;
+}
+
+void zero(const ExecCtx& ctx, float* x, int64_t n) {
+  RC_ASSERT(n >= 0 && (n == 0 || x));
+  switch (ctx.device) {
+    case Device::cpu: return cpu::zero(x, n);
+    case Device::cuda: detail::no_cuda("zero");
+  }
+}
+
+}  // namespace rc::kernels

@@ -1,0 +1,41 @@
+// Scalar fp32 oracles for the activations (activation.h), computed in double.
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/activation.h"
+
+namespace rc::kernels::ref {
+
+namespace {
+constexpr double kInvSqrt2 = 0.70710678118654752440;
+constexpr double kInvSqrt2Pi = 0.39894228040143267794;
+}  // namespace
+
+void gelu_erf_forward(float* y, const float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = x[i];
+    y[i] = float(0.5 * v * (1.0 + std::erf(v * kInvSqrt2)));
+  }
+}
+
+void gelu_erf_backward(float* dx, const float* dy, const float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = x[i];
+    const double cdf = 0.5 * (1.0 + std::erf(v * kInvSqrt2));
+    const double pdf = kInvSqrt2Pi * std::exp(-0.5 * v * v);
+    dx[i] = float(double(dy[i]) * (cdf + v * pdf));
+  }
+}
+
+void tanh_forward(float* y, const float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = float(std::tanh(double(x[i])));
+}
+
+void tanh_backward(float* dx, const float* dy, const float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const double t = y[i];
+    dx[i] = float(double(dy[i]) * (1.0 - t * t));
+  }
+}
+
+}  // namespace rc::kernels::ref

@@ -1,0 +1,40 @@
+// Scalar oracles for softmax and cross-entropy (loss.h), in double.
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/loss.h"
+
+namespace rc::kernels::ref {
+
+namespace {
+// Writes softmax(row) into probs and returns log Σ exp(row).
+double softmax_row(float* probs, const float* logits, int64_t K) {
+  double mx = logits[0];
+  for (int64_t k = 1; k < K; ++k) mx = logits[k] > mx ? logits[k] : mx;
+  double sum = 0;
+  for (int64_t k = 0; k < K; ++k) sum += std::exp(double(logits[k]) - mx);
+  for (int64_t k = 0; k < K; ++k) probs[k] = float(std::exp(double(logits[k]) - mx) / sum);
+  return mx + std::log(sum);
+}
+}  // namespace
+
+void softmax_forward(float* probs, const float* logits, int64_t B, int64_t K) {
+  for (int64_t b = 0; b < B; ++b) softmax_row(probs + b * K, logits + b * K, K);
+}
+
+void cross_entropy_forward(float* losses, float* probs, const float* logits, const int32_t* labels, int64_t B,
+                           int64_t K) {
+  for (int64_t b = 0; b < B; ++b) {
+    const double lse = softmax_row(probs + b * K, logits + b * K, K);
+    losses[b] = float(lse - double(logits[b * K + labels[b]]));
+  }
+}
+
+void cross_entropy_backward(float* dlogits, const float* probs, const int32_t* labels, int64_t B, int64_t K,
+                            float scale) {
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t k = 0; k < K; ++k)
+      dlogits[b * K + k] = float(double(scale) * (double(probs[b * K + k]) - (k == labels[b] ? 1.0 : 0.0)));
+}
+
+}  // namespace rc::kernels::ref
