@@ -26,21 +26,30 @@ class Tokenizer {
   // Throws rc::Error (not_found / format) naming the file when the folder has neither
   // tokenizer.json nor vocab.json + merges.txt, or when a file is malformed.
   static std::unique_ptr<Tokenizer> from_dir(const std::filesystem::path& dir);
+  // vocab.json + merges.txt alone, with RoBERTa's special tokens (<s> </s> <unk> <pad>,
+  // <mask> with lstrip); from_dir also reads tokenizer_config.json / special_tokens_map.json.
   static std::unique_ptr<Tokenizer> from_files(const std::filesystem::path& vocab_json,
                                                const std::filesystem::path& merges_txt);
   virtual ~Tokenizer() = default;
 
-  // Ids with <s> ... </s> when add_special_tokens. max_length > 0 truncates so that the
-  // result (specials included) has at most max_length ids, keeping </s> (HF's
+  // Ids with <s> ... </s> when add_special_tokens (special/added tokens written literally in
+  // the text, like "a <mask>", are recognised as HF does, honouring their lstrip/rstrip).
+  // max_length > 0 truncates so that the result (specials included) has at most max_length ids, keeping </s> (HF's
   // truncation=True, longest_first). Invalid UTF-8 bytes are replaced by U+FFFD, as
-  // Python's errors="replace" decoding does, before tokenizing.
+  // Python's errors="replace" decoding does, before tokenizing: one U+FFFD per maximal
+  // ill-formed subpart ("\xE2\x82" -> 1, "\xC0\xAF" -> 2, "\xED\xA0\x80" -> 3).
+  // Thread-safe: may be called from several threads at once. Throws invalid_argument when
+  // max_length < 0 or leaves no room for the special tokens.
   virtual std::vector<int32_t> encode(std::string_view text, bool add_special_tokens = true,
                                       int max_length = 0) const = 0;
   // encode() of each text, right-padded to the longest row.
   virtual EncodedBatch encode_batch(std::span<const std::string> texts, int max_length = 0) const = 0;
+  // HF tokenizers' decode with the ByteLevel decoder (no clean_up_tokenization_spaces):
+  // unknown ids are dropped, invalid UTF-8 in the result becomes U+FFFD.
   virtual std::string decode(std::span<const int32_t> ids, bool skip_special_tokens = false) const = 0;
 
   virtual int32_t token_to_id(std::string_view token) const = 0;  // -1 when unknown
+  virtual std::string id_to_token(int32_t id) const = 0;  // "" when unknown; byte-level form ("Ġthe")
   virtual int64_t vocab_size() const = 0;  // including added tokens
   virtual int32_t bos_id() const = 0;      // <s>
   virtual int32_t eos_id() const = 0;      // </s>

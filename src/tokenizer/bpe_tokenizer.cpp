@@ -1,0 +1,269 @@
+// rc::Tokenizer for byte-level BPE (RoBERTa / GPT-2): the pipeline HF tokenizers runs for
+// roberta-base, step by step:
+//   1. repair invalid UTF-8 (U+FFFD per maximal subpart, as Python's errors="replace");
+//   2. split out added/special tokens (AddedVocab, lstrip/rstrip/single_word);
+//   3. GPT-2 pre-tokenization of the other pieces (gpt2_split), ByteLevel add_prefix_space;
+//   4. BPE of each word on its raw bytes (BpeModel, cached);
+//   5. post-processing <s> ... </s> (ids from the post_processor), truncation keeping </s>.
+// decode() is the ByteLevel decoder: token strings back to bytes, invalid UTF-8 replaced.
+#include <algorithm>
+#include <climits>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/check.h"
+#include "roberta/tokenizer.h"
+#include "tokenizer/added_tokens.h"
+#include "tokenizer/bpe.h"
+#include "tokenizer/byte_level.h"
+#include "tokenizer/pretokenize.h"
+#include "tokenizer/tokenizer_files.h"
+#include "tokenizer/utf8.h"
+
+namespace rc {
+namespace {
+
+namespace tk = rc::tokenizer;
+
+std::array<int32_t, 256> byte_ids_of(const std::unordered_map<std::string, int32_t>& vocab) {
+  std::array<int32_t, 256> ids{};
+  for (int b = 0; b < 256; ++b) {
+    auto it = vocab.find(tk::byte_to_token_string(uint8_t(b)));
+    ids[size_t(b)] = it != vocab.end() ? it->second : -1;
+  }
+  return ids;
+}
+
+std::vector<tk::MergeRule> resolve_merges(const tk::TokenizerSpec& spec) {
+  std::vector<tk::MergeRule> rules;
+  rules.reserve(spec.merges.size());
+  for (size_t i = 0; i < spec.merges.size(); ++i) {
+    const auto& [a, b] = spec.merges[i];
+    auto find = [&](const std::string& token) {
+      auto it = spec.vocab.find(token);
+      RC_CHECK(it != spec.vocab.end(), Errc::format, "merges in '", spec.merges_source, "' ",
+               spec.merges_source.ends_with("(model.merges)") ? "index " : "line ",
+               spec.merge_lines[i], ": merge '", a, " ", b, "' needs token '", token,
+               "', which is not in the vocabulary",
+               "\nHINT: the vocabulary and the merges come from different tokenizers; use the "
+               "vocab.json and merges.txt of the same model");
+      return it->second;
+    };
+    rules.push_back({find(a), find(b), find(a + b)});
+  }
+  return rules;
+}
+
+// ByteLevel decoder for one token string: each character back to its byte; a token with a
+// character outside the byte map is kept as its UTF-8 (HF decode_chain does the same).
+std::string token_bytes(const std::string& token) {
+  std::string out;
+  const auto* s = reinterpret_cast<const unsigned char*>(token.data());
+  for (size_t i = 0; i < token.size();) {
+    int consumed;
+    const int len = tk::utf8_sequence_length(s + i, token.size() - i, &consumed);
+    const int b = len > 0 ? tk::codepoint_to_byte(tk::utf8_decode(s + i, len)) : -1;
+    if (b < 0) return token;
+    out.push_back(char(b));
+    i += size_t(len);
+  }
+  return out;
+}
+
+class BpeTokenizer final : public Tokenizer {
+ public:
+  explicit BpeTokenizer(const tk::TokenizerSpec& spec)
+      : model_(byte_ids_of(spec.vocab), resolve_merges(spec)),
+        added_(spec.added),
+        prefix_(spec.prefix_ids),
+        suffix_(spec.suffix_ids),
+        add_prefix_space_(spec.add_prefix_space) {
+    int64_t size = 0;
+    for (const auto& [t, id] : spec.vocab) size = std::max<int64_t>(size, int64_t(id) + 1);
+    for (const auto& a : spec.added) size = std::max<int64_t>(size, int64_t(a.id) + 1);
+    tokens_.assign(size_t(size), {});
+    for (const auto& [t, id] : spec.vocab) {
+      tokens_[size_t(id)] = {t, token_bytes(t), true, false};
+      to_id_.emplace(t, id);
+    }
+    for (const auto& a : spec.added) {  // an added token shadows the model's (HF id_to_token)
+      tokens_[size_t(a.id)] = {a.content, token_bytes(a.content), true, false};
+      to_id_[a.content] = a.id;
+    }
+    for (const auto& a : spec.added)  // HF: special if the token string is a special token
+      if (a.special)
+        for (auto& t : tokens_)
+          if (t.present && t.text == a.content) t.special = true;
+    for (int32_t id : prefix_) check_special_id(id, "post-processor");
+    for (int32_t id : suffix_) check_special_id(id, "post-processor");
+    bos_ = prefix_.empty() ? token_to_id(spec.bos) : prefix_.front();
+    eos_ = suffix_.empty() ? token_to_id(spec.eos) : suffix_.back();
+    pad_ = spec.pad_id.value_or(token_to_id(spec.pad));
+    unk_ = token_to_id(spec.unk);
+    mask_ = token_to_id(spec.mask);
+    for (const auto& a : spec.added)
+      if (!a.content.empty()) added_first_bytes_[static_cast<unsigned char>(a.content[0])] = true;
+  }
+
+  std::vector<int32_t> encode(std::string_view text, bool add_special_tokens,
+                              int max_length) const override {
+    RC_CHECK(max_length >= 0, Errc::invalid_argument, "max_length must be >= 0 (0: no limit), got ",
+             max_length);
+    const size_t n_special = add_special_tokens ? prefix_.size() + suffix_.size() : 0;
+    size_t budget = SIZE_MAX;
+    if (max_length > 0) {
+      RC_CHECK(size_t(max_length) >= n_special, Errc::invalid_argument, "max_length ", max_length,
+               " leaves no room for the ", n_special, " special tokens",
+               "\nHINT: use max_length >= ", n_special, ", or 0 for no limit");
+      budget = size_t(max_length) - n_special;
+    }
+    std::string repaired;
+    std::string_view t = text;
+    if (!tk::is_valid_utf8(text)) {
+      repaired = tk::repair_utf8(text);
+      t = repaired;
+    }
+    std::vector<int32_t> out;
+    out.reserve(std::min(t.size() / 2 + 4, budget) + n_special + 1);
+    if (add_special_tokens) out = prefix_;
+    const size_t limit = budget == SIZE_MAX ? SIZE_MAX : out.size() + budget;
+    encode_text(t, out, limit);
+    if (out.size() > limit) out.resize(limit);
+    if (add_special_tokens) out.insert(out.end(), suffix_.begin(), suffix_.end());
+    return out;
+  }
+
+  EncodedBatch encode_batch(std::span<const std::string> texts, int max_length) const override {
+    std::vector<std::vector<int32_t>> rows;
+    rows.reserve(texts.size());
+    EncodedBatch b;
+    b.batch = int64_t(texts.size());
+    for (const std::string& text : texts) {
+      rows.push_back(encode(text, true, max_length));
+      b.max_len = std::max<int64_t>(b.max_len, int64_t(rows.back().size()));
+    }
+    b.ids.assign(size_t(b.batch * b.max_len), pad_);
+    b.attention_mask.assign(size_t(b.batch * b.max_len), 0);
+    b.lengths.resize(size_t(b.batch));
+    for (size_t r = 0; r < rows.size(); ++r) {
+      std::copy(rows[r].begin(), rows[r].end(), b.ids.begin() + int64_t(r) * b.max_len);
+      std::fill_n(b.attention_mask.begin() + int64_t(r) * b.max_len, rows[r].size(), 1);
+      b.lengths[r] = int32_t(rows[r].size());
+    }
+    return b;
+  }
+
+  std::string decode(std::span<const int32_t> ids, bool skip_special_tokens) const override {
+    std::string bytes;
+    for (int32_t id : ids) {
+      if (id < 0 || size_t(id) >= tokens_.size()) continue;  // HF drops unknown ids
+      const Entry& e = tokens_[size_t(id)];
+      if (!e.present || (skip_special_tokens && e.special)) continue;
+      bytes += e.bytes;
+    }
+    return tk::is_valid_utf8(bytes) ? bytes : tk::repair_utf8(bytes);
+  }
+
+  int32_t token_to_id(std::string_view token) const override {
+    auto it = to_id_.find(std::string(token));
+    return it != to_id_.end() ? it->second : -1;
+  }
+  std::string id_to_token(int32_t id) const override {
+    if (id < 0 || size_t(id) >= tokens_.size()) return {};
+    return tokens_[size_t(id)].text;
+  }
+  int64_t vocab_size() const override { return int64_t(tokens_.size()); }
+  int32_t bos_id() const override { return bos_; }
+  int32_t eos_id() const override { return eos_; }
+  int32_t pad_id() const override { return pad_; }
+  int32_t unk_id() const override { return unk_; }
+  int32_t mask_id() const override { return mask_; }
+
+ private:
+  struct Entry {
+    std::string text;   // token string (byte-level characters, or an added token's content)
+    std::string bytes;  // what decode() emits for it
+    bool present = false, special = false;
+  };
+
+  void check_special_id(int32_t id, const char* where) const {
+    RC_CHECK(id >= 0 && size_t(id) < tokens_.size() && tokens_[size_t(id)].present, Errc::format,
+             "tokenizer ", where, " uses id ", id, ", which is not in the vocabulary",
+             "\nHINT: the tokenizer files are inconsistent; re-export them with transformers");
+  }
+
+  // Appends the ids of text (valid UTF-8, no specials) to out; stops once out holds
+  // `limit` ids (the pieces before a cut do not depend on the text after it).
+  void encode_text(std::string_view text, std::vector<int32_t>& out, size_t limit) const {
+    bool maybe_added = false;
+    for (unsigned char c : text)
+      if (added_first_bytes_[c]) {
+        maybe_added = true;
+        break;
+      }
+    if (!maybe_added) {
+      encode_plain(text, out, limit);
+      return;
+    }
+    thread_local std::vector<tk::Segment> segments;
+    segments.clear();
+    added_.split(text, segments);
+    for (const tk::Segment& s : segments) {
+      if (out.size() >= limit) return;
+      if (s.id >= 0) out.push_back(s.id);
+      else encode_plain(text.substr(s.begin, s.end - s.begin), out, limit);
+    }
+  }
+
+  void encode_plain(std::string_view text, std::vector<int32_t>& out, size_t limit) const {
+    if (text.empty()) return;
+    std::string prefixed;
+    if (add_prefix_space_ && text.front() != ' ') {
+      prefixed.reserve(text.size() + 1);
+      prefixed.push_back(' ');
+      prefixed.append(text);
+      text = prefixed;
+    }
+    tk::gpt2_split(text, [&](size_t b, size_t e) {
+      if (out.size() >= limit) return;  // truncated: skip the rest cheaply
+      model_.encode_word(text.substr(b, e - b), out);
+    });
+  }
+
+  tk::BpeModel model_;
+  tk::AddedVocab added_;
+  std::vector<int32_t> prefix_, suffix_;
+  bool add_prefix_space_;
+  std::vector<Entry> tokens_;  // by id
+  std::unordered_map<std::string, int32_t> to_id_;
+  std::array<bool, 256> added_first_bytes_{};
+  int32_t bos_ = -1, eos_ = -1, pad_ = -1, unk_ = -1, mask_ = -1;
+};
+
+}  // namespace
+
+std::unique_ptr<Tokenizer> Tokenizer::from_dir(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  RC_CHECK(fs::is_directory(dir, ec), Errc::not_found, "tokenizer folder '", dir.string(),
+           "' does not exist",
+           "\nHINT: pass the folder of a Hugging Face tokenizer (tokenizer.json, or vocab.json + "
+           "merges.txt), e.g. assets/tokenizer/roberta-base");
+  if (fs::exists(dir / "tokenizer.json", ec))
+    return std::make_unique<BpeTokenizer>(tk::read_tokenizer_json(dir / "tokenizer.json"));
+  const bool has_vocab = fs::exists(dir / "vocab.json", ec), has_merges = fs::exists(dir / "merges.txt", ec);
+  RC_CHECK(has_vocab && has_merges, Errc::not_found, "tokenizer folder '", dir.string(),
+           "' has no tokenizer.json and no vocab.json + merges.txt",
+           (has_vocab ? " (merges.txt is missing)" : has_merges ? " (vocab.json is missing)" : ""),
+           "\nHINT: copy the tokenizer files of the model (tokenizer.json, or vocab.json and "
+           "merges.txt) into this folder");
+  return std::make_unique<BpeTokenizer>(
+      tk::read_vocab_merges(dir / "vocab.json", dir / "merges.txt", dir));
+}
+
+std::unique_ptr<Tokenizer> Tokenizer::from_files(const std::filesystem::path& vocab_json,
+                                                 const std::filesystem::path& merges_txt) {
+  return std::make_unique<BpeTokenizer>(tk::read_vocab_merges(vocab_json, merges_txt, {}));
+}
+
+}  // namespace rc

@@ -1,0 +1,365 @@
+// Parsing tokenizer.json / vocab.json + merges.txt (+ configs) into a TokenizerSpec.
+#include "tokenizer/tokenizer_files.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/check.h"
+
+namespace rc::tokenizer {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kFileHint =
+    "\nHINT: point at a Hugging Face tokenizer folder (tokenizer.json, or vocab.json + "
+    "merges.txt), e.g. assets/tokenizer/roberta-base";
+
+std::string read_file(const fs::path& file) {
+  std::error_code ec;
+  RC_CHECK(fs::is_regular_file(file, ec), Errc::not_found, "tokenizer file '", file.string(),
+           "' does not exist or is not a regular file", kFileHint);
+  std::ifstream in(file, std::ios::binary);
+  RC_CHECK(in.good(), Errc::io, "cannot open tokenizer file '", file.string(), "'",
+           "\nHINT: check the file's permissions");
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  RC_CHECK(!in.bad(), Errc::io, "reading tokenizer file '", file.string(), "' failed");
+  return std::move(buf).str();
+}
+
+json parse_json(const fs::path& file) {
+  const std::string text = read_file(file);
+  try {
+    return json::parse(text);
+  } catch (const json::exception& e) {
+    RC_THROW(Errc::format, "tokenizer file '", file.string(), "' is not valid JSON: ", e.what(),
+             "\nHINT: the file is truncated or corrupt; download it again from the model repository");
+  }
+}
+
+// The vocab object {"token": id, ...} of `file`.
+std::unordered_map<std::string, int32_t> parse_vocab(const json& v, const fs::path& file,
+                                                     const char* where) {
+  RC_CHECK(v.is_object(), Errc::format, "tokenizer file '", file.string(), "': ", where,
+           " must be a JSON object {\"token\": id}, found ", v.type_name(), kFileHint);
+  std::unordered_map<std::string, int32_t> vocab;
+  vocab.reserve(v.size() * 2);
+  for (const auto& [token, id] : v.items()) {
+    RC_CHECK(id.is_number_integer() && id.get<int64_t>() >= 0 && id.get<int64_t>() < INT32_MAX,
+             Errc::format, "tokenizer file '", file.string(), "': ", where, " entry '", token,
+             "' must map to a non-negative integer id, found ", id.dump(), kFileHint);
+    vocab.emplace(token, int32_t(id.get<int64_t>()));
+  }
+  return vocab;
+}
+
+// One "a b" merge line; false when it is not exactly two tokens separated by one space.
+bool split_merge(std::string_view line, std::pair<std::string, std::string>& out) {
+  const size_t sp = line.find(' ');
+  if (sp == std::string_view::npos || sp == 0 || sp + 1 >= line.size()) return false;
+  if (line.find(' ', sp + 1) != std::string_view::npos) return false;
+  out = {std::string(line.substr(0, sp)), std::string(line.substr(sp + 1))};
+  return true;
+}
+
+bool get_bool(const json& obj, const char* key, bool fallback) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_boolean() ? it->get<bool>() : fallback;
+}
+
+AddedToken parse_added_token(const json& t, const fs::path& file) {
+  RC_CHECK(t.is_object() && t.contains("content") && t["content"].is_string(), Errc::format,
+           "tokenizer file '", file.string(), "': an added token must be an object with a "
+           "string \"content\", found ", t.dump().substr(0, 200), kFileHint);
+  AddedToken a;
+  a.content = t["content"].get<std::string>();
+  if (auto it = t.find("id"); it != t.end()) {
+    RC_CHECK(it->is_number_integer() && it->get<int64_t>() >= 0 && it->get<int64_t>() < INT32_MAX,
+             Errc::format, "tokenizer file '", file.string(), "': added token '", a.content,
+             "' has a bad id ", it->dump(), kFileHint);
+    a.id = int32_t(it->get<int64_t>());
+  }
+  a.special = get_bool(t, "special", false);
+  a.lstrip = get_bool(t, "lstrip", false);
+  a.rstrip = get_bool(t, "rstrip", false);
+  a.single_word = get_bool(t, "single_word", false);
+  a.normalized = get_bool(t, "normalized", !a.special);
+  return a;
+}
+
+void unsupported(const fs::path& file, const std::string& what) {
+  RC_THROW(Errc::unsupported, "tokenizer file '", file.string(), "': ", what,
+           " is not supported (only byte-level BPE as GPT-2/RoBERTa use it)",
+           "\nHINT: this tokenizer is for RoBERTa-family models; other tokenizers need another "
+           "implementation");
+}
+
+void read_pre_tokenizer(const json& p, const fs::path& file, TokenizerSpec& spec) {
+  RC_CHECK(p.is_object(), Errc::format, "tokenizer file '", file.string(),
+           "': pre_tokenizer must be an object, found ", p.type_name(), kFileHint);
+  const std::string type = p.value("type", "");
+  if (type == "Sequence") {
+    const json& list = p.value("pretokenizers", json::array());
+    if (list.size() != 1) unsupported(file, "a pre_tokenizer Sequence of " + std::to_string(list.size()) + " steps");
+    read_pre_tokenizer(list[0], file, spec);
+    return;
+  }
+  if (type != "ByteLevel") unsupported(file, "pre_tokenizer '" + type + "'");
+  if (!get_bool(p, "use_regex", true)) unsupported(file, "ByteLevel with use_regex=false");
+  spec.add_prefix_space = get_bool(p, "add_prefix_space", false);
+}
+
+int32_t special_id(const json& pair, const fs::path& file, const char* what) {
+  // ["<s>", 0]
+  RC_CHECK(pair.is_array() && pair.size() == 2 && pair[0].is_string() && pair[1].is_number_integer(),
+           Errc::format, "tokenizer file '", file.string(), "': post_processor.", what,
+           " must be [token, id], found ", pair.dump(), kFileHint);
+  return int32_t(pair[1].get<int64_t>());
+}
+
+void read_post_processor(const json& p, const fs::path& file, TokenizerSpec& spec) {
+  if (p.is_null()) return;
+  RC_CHECK(p.is_object(), Errc::format, "tokenizer file '", file.string(),
+           "': post_processor must be an object or null, found ", p.type_name(), kFileHint);
+  const std::string type = p.value("type", "");
+  if (type == "RobertaProcessing" || type == "BertProcessing") {
+    spec.prefix_ids = {special_id(p.value("cls", json()), file, "cls")};
+    spec.suffix_ids = {special_id(p.value("sep", json()), file, "sep")};
+    spec.bos = p["cls"][0].get<std::string>();
+    spec.eos = p["sep"][0].get<std::string>();
+  } else if (type == "TemplateProcessing") {
+    // single: [{"SpecialToken": {"id": "<s>"}}, {"Sequence": {"id": "A"}}, ...]
+    const json& single = p.value("single", json::array());
+    const json& specials = p.value("special_tokens", json::object());
+    bool seen_sequence = false;
+    for (const json& piece : single) {
+      if (piece.contains("Sequence")) {
+        seen_sequence = true;
+        continue;
+      }
+      const std::string name = piece.value("SpecialToken", json::object()).value("id", "");
+      RC_CHECK(specials.contains(name) && specials[name].contains("ids"), Errc::format,
+               "tokenizer file '", file.string(), "': TemplateProcessing names special token '",
+               name, "' that special_tokens does not define", kFileHint);
+      auto& target = seen_sequence ? spec.suffix_ids : spec.prefix_ids;
+      for (const json& id : specials[name]["ids"]) target.push_back(id.get<int32_t>());
+      (seen_sequence ? spec.eos : spec.bos) = name;
+    }
+  } else if (type == "Sequence") {
+    for (const json& q : p.value("processors", json::array())) read_post_processor(q, file, spec);
+  } else if (type != "ByteLevel") {
+    unsupported(file, "post_processor '" + type + "'");
+  }
+}
+
+}  // namespace
+
+TokenizerSpec read_tokenizer_json(const fs::path& file) {
+  const json j = parse_json(file);
+  TokenizerSpec spec;
+  try {
+    RC_CHECK(j.is_object() && j.contains("model") && j["model"].is_object(), Errc::format,
+             "tokenizer file '", file.string(), "' has no \"model\" object", kFileHint);
+    const json& model = j["model"];
+    if (const std::string type = model.value("type", "BPE"); type != "BPE")
+      unsupported(file, "model type '" + type + "'");
+    for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"})
+      if (auto it = model.find(key); it != model.end() && it->is_string() && !it->get<std::string>().empty())
+        unsupported(file, std::string("BPE with a ") + key);
+    if (auto it = model.find("dropout"); it != model.end() && it->is_number() && it->get<double>() > 0)
+      unsupported(file, "BPE dropout");
+    if (get_bool(model, "ignore_merges", false)) unsupported(file, "BPE with ignore_merges=true");
+    RC_CHECK(model.contains("vocab"), Errc::format, "tokenizer file '", file.string(),
+             "': model has no \"vocab\"", kFileHint);
+    spec.vocab = parse_vocab(model["vocab"], file, "model.vocab");
+    const json& merges = model.value("merges", json::array());
+    RC_CHECK(merges.is_array(), Errc::format, "tokenizer file '", file.string(),
+             "': model.merges must be an array, found ", merges.type_name(), kFileHint);
+    spec.merges.reserve(merges.size());
+    spec.merge_lines.reserve(merges.size());
+    for (size_t i = 0; i < merges.size(); ++i) {
+      const json& m = merges[i];
+      std::pair<std::string, std::string> pair;
+      bool ok = false;
+      if (m.is_string()) {
+        ok = split_merge(m.get_ref<const std::string&>(), pair);
+      } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
+        pair = {m[0].get<std::string>(), m[1].get<std::string>()};
+        ok = true;
+      }
+      RC_CHECK(ok, Errc::format, "tokenizer file '", file.string(), "': model.merges[", i,
+               "] must be \"a b\" or [\"a\", \"b\"], found ", m.dump().substr(0, 200), kFileHint);
+      spec.merges.push_back(std::move(pair));
+      spec.merge_lines.push_back(int(i));
+    }
+    spec.merges_source = file.string() + " (model.merges)";
+    if (auto it = model.find("unk_token"); it != model.end() && it->is_string())
+      spec.unk = it->get<std::string>();
+
+    if (auto it = j.find("normalizer"); it != j.end() && !it->is_null())
+      unsupported(file, "normalizer '" + it->value("type", std::string("?")) + "'");
+    if (auto it = j.find("pre_tokenizer"); it != j.end() && !it->is_null())
+      read_pre_tokenizer(*it, file, spec);
+    else
+      unsupported(file, "a BPE model without the ByteLevel pre_tokenizer");
+    if (auto it = j.find("post_processor"); it != j.end()) read_post_processor(*it, file, spec);
+
+    if (auto it = j.find("added_tokens"); it != j.end() && !it->is_null()) {
+      RC_CHECK(it->is_array(), Errc::format, "tokenizer file '", file.string(),
+               "': added_tokens must be an array, found ", it->type_name(), kFileHint);
+      for (const json& t : *it) {
+        AddedToken a = parse_added_token(t, file);
+        RC_CHECK(a.id >= 0, Errc::format, "tokenizer file '", file.string(), "': added token '",
+                 a.content, "' has no id", kFileHint);
+        spec.added.push_back(std::move(a));
+      }
+    }
+    if (auto it = j.find("padding"); it != j.end() && it->is_object()) {
+      if (auto id = it->find("pad_id"); id != it->end() && id->is_number_integer())
+        spec.pad_id = id->get<int32_t>();
+      spec.pad = it->value("pad_token", "");
+    }
+  } catch (const json::exception& e) {  // a field of the wrong JSON type
+    RC_THROW(Errc::format, "tokenizer file '", file.string(), "' has an unexpected layout: ", e.what(),
+             kFileHint);
+  }
+  if (spec.pad.empty()) spec.pad = "<pad>";
+  if (spec.unk.empty()) spec.unk = "<unk>";
+  if (spec.bos.empty()) spec.bos = "<s>";
+  if (spec.eos.empty()) spec.eos = "</s>";
+  spec.mask = "<mask>";
+  return spec;
+}
+
+namespace {
+
+struct RoleToken {
+  std::string content;
+  std::optional<AddedToken> flags;  // from an object form
+};
+
+// "<s>" or {"content": "<s>", "lstrip": ...} (also transformers' {"__type": "AddedToken", ...}).
+std::optional<RoleToken> role_token(const json& v, const fs::path& file) {
+  if (v.is_string()) return RoleToken{v.get<std::string>(), std::nullopt};
+  if (v.is_object() && v.contains("content")) {
+    AddedToken a = parse_added_token(v, file);
+    a.special = true;
+    return RoleToken{a.content, a};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+TokenizerSpec read_vocab_merges(const fs::path& vocab_json, const fs::path& merges_txt,
+                                const fs::path& config_dir) {
+  TokenizerSpec spec;
+  spec.vocab = parse_vocab(parse_json(vocab_json), vocab_json, "the vocabulary");
+
+  const std::string text = read_file(merges_txt);
+  spec.merges_source = merges_txt.string();
+  size_t pos = 0;
+  int line_no = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) nl = text.size();
+    std::string_view line(text.data() + pos, nl - pos);
+    pos = nl + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty() || line.starts_with("#version")) continue;
+    std::pair<std::string, std::string> pair;
+    RC_CHECK(split_merge(line, pair), Errc::format, "merges file '", merges_txt.string(), "' line ",
+             line_no, ": expected two tokens separated by one space, found '",
+             std::string(line.substr(0, 200)), "'", kFileHint);
+    spec.merges.push_back(std::move(pair));
+    spec.merge_lines.push_back(line_no);
+  }
+
+  // Roles: RoBERTa's defaults, then tokenizer_config.json, then special_tokens_map.json
+  // (transformers lets the map override the config).
+  std::vector<std::pair<std::string, RoleToken>> roles = {
+      {"bos_token", {"<s>", {}}},   {"eos_token", {"</s>", {}}}, {"unk_token", {"<unk>", {}}},
+      {"sep_token", {"</s>", {}}},  {"cls_token", {"<s>", {}}},  {"pad_token", {"<pad>", {}}},
+      {"mask_token", {"<mask>", {}}}};
+  std::vector<AddedToken> declared;  // added_tokens_decoder + additional_special_tokens
+  for (const char* name : {"tokenizer_config.json", "special_tokens_map.json"}) {
+    if (config_dir.empty()) break;
+    const fs::path file = config_dir / name;
+    std::error_code ec;
+    if (!fs::is_regular_file(file, ec)) continue;
+    const json j = parse_json(file);
+    if (!j.is_object()) continue;
+    try {
+      for (auto& [role, token] : roles)
+        if (auto it = j.find(role); it != j.end())
+          if (auto t = role_token(*it, file)) token = *t;
+      if (auto it = j.find("added_tokens_decoder"); it != j.end() && it->is_object()) {
+        for (const auto& [id, t] : it->items()) {
+          AddedToken a = parse_added_token(t, file);
+          a.id = std::stoi(id);
+          declared.push_back(std::move(a));
+        }
+      }
+      if (auto it = j.find("additional_special_tokens"); it != j.end() && it->is_array())
+        for (const json& t : *it)
+          if (auto r = role_token(t, file)) {
+            AddedToken a = r->flags.value_or(AddedToken{});
+            a.content = r->content;
+            a.special = true;
+            declared.push_back(std::move(a));
+          }
+      spec.add_prefix_space = get_bool(j, "add_prefix_space", spec.add_prefix_space);
+    } catch (const std::exception& e) {
+      RC_THROW(Errc::format, "tokenizer file '", file.string(), "' has an unexpected layout: ",
+               e.what(), kFileHint);
+    }
+  }
+  int32_t next_id = 0;
+  for (const auto& [t, id] : spec.vocab) next_id = std::max(next_id, id + 1);
+  for (const AddedToken& a : declared) next_id = std::max(next_id, a.id + 1);
+  auto add = [&](AddedToken a) {
+    for (const AddedToken& b : spec.added)
+      if (b.content == a.content) return;
+    if (a.id < 0) {
+      auto it = spec.vocab.find(a.content);
+      a.id = it != spec.vocab.end() ? it->second : next_id++;
+    }
+    spec.added.push_back(std::move(a));
+  };
+  for (AddedToken& a : declared) add(a);
+  for (const auto& [role, token] : roles) {
+    AddedToken a;
+    if (token.flags) a = *token.flags;
+    a.content = token.content;
+    a.special = true;
+    // transformers' RobertaTokenizer turns a plain-string mask token into
+    // AddedToken(lstrip=True): "a <mask>" keeps the space with the mask.
+    if (role == "mask_token" && !token.flags) a.lstrip = true;
+    a.normalized = false;
+    add(a);
+  }
+  auto content_of = [&](const char* role) {
+    for (const auto& [r, t] : roles)
+      if (r == role) return t.content;
+    return std::string();
+  };
+  auto id_of = [&](const std::string& content) {
+    for (const AddedToken& a : spec.added)
+      if (a.content == content) return a.id;
+    return int32_t(-1);
+  };
+  spec.bos = content_of("bos_token");
+  spec.eos = content_of("eos_token");
+  spec.unk = content_of("unk_token");
+  spec.pad = content_of("pad_token");
+  spec.mask = content_of("mask_token");
+  spec.prefix_ids = {id_of(content_of("cls_token"))};
+  spec.suffix_ids = {id_of(content_of("sep_token"))};
+  return spec;
+}
+
+}  // namespace rc::tokenizer

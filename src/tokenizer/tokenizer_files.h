@@ -1,0 +1,44 @@
+// Reading Hugging Face tokenizer files into one plain description (TokenizerSpec), which
+// bpe_tokenizer.cpp turns into a working tokenizer. Two layouts are read:
+//  - tokenizer.json (the `tokenizers` serialization): model BPE with vocab + merges (merges
+//    as "a b" strings or [a, b] pairs), added_tokens with their flags, pre_tokenizer
+//    ByteLevel (possibly inside a Sequence), post_processor RobertaProcessing /
+//    BertProcessing / TemplateProcessing / ByteLevel / null, normalizer null;
+//  - vocab.json + merges.txt, plus tokenizer_config.json and special_tokens_map.json when
+//    present (transformers' RobertaTokenizer layout; without them RoBERTa's defaults:
+//    <s> </s> <unk> <pad> and <mask> with lstrip=true).
+// Errors name the file, say what was expected and found, and carry a HINT.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "tokenizer/added_tokens.h"
+
+namespace rc::tokenizer {
+
+struct TokenizerSpec {
+  std::unordered_map<std::string, int32_t> vocab;  // model vocabulary (byte-level strings)
+  std::vector<std::pair<std::string, std::string>> merges;  // in rank order
+  std::vector<int> merge_lines;     // source line (merges.txt) or index (tokenizer.json)
+  std::string merges_source;        // file the merges came from, for error messages
+  std::vector<AddedToken> added;    // added/special tokens
+  bool add_prefix_space = false;
+  // Post-processing of a single sequence: ids around the text.
+  std::vector<int32_t> prefix_ids, suffix_ids;
+  // Roles (token contents); empty when unknown.
+  std::string bos, eos, pad, unk, mask;
+  std::optional<int32_t> pad_id;  // tokenizer.json "padding" when present
+};
+
+TokenizerSpec read_tokenizer_json(const std::filesystem::path& file);
+TokenizerSpec read_vocab_merges(const std::filesystem::path& vocab_json,
+                                const std::filesystem::path& merges_txt,
+                                const std::filesystem::path& config_dir);  // empty: none
+
+}  // namespace rc::tokenizer
