@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstdint>
 #include <functional>
 #include <random>
@@ -16,6 +18,8 @@
 #include "support/allclose.h"
 
 namespace rc::test {
+
+inline void note(const char* what, double value, int line);
 
 inline std::vector<float> randn(int64_t n, uint64_t seed, float scale = 1.0f, float shift = 0.0f) {
   std::mt19937_64 gen(seed);
@@ -41,6 +45,12 @@ inline double nmse(const std::vector<float>& got, const std::vector<float>& want
     ref += double(want[i]) * double(want[i]);
   }
   return ref > 0 ? err / ref : err;
+}
+
+inline double nmse_impl(const std::vector<float>& got, const std::vector<float>& want, int line) {
+  const double e = nmse(got, want);
+  note("nmse", e, line);
+  return e;
 }
 
 inline double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
@@ -73,13 +83,32 @@ inline std::vector<double> numeric_grad(std::vector<float>& x, const std::functi
 }
 
 // ggml's mean-abs-asymmetric error: mean |a-n| / mean(|a|+|n|)/2 -- robust to tiny entries.
-inline double grad_error(const std::vector<float>& analytic, const std::vector<double>& numeric) {
+inline bool verbose() {
+  static const bool v = std::getenv("RC_TEST_VERBOSE") != nullptr;
+  return v;
+}
+
+// RC_TEST_VERBOSE=1 prints every measured error, to keep the "measured" notes beside the
+// tolerances honest.
+inline void note(const char* what, double value, int line) {
+  if (verbose()) std::printf("    measured %s = %.3g (line %d)\n", what, value, line);
+}
+
+inline double grad_error_impl(const std::vector<float>& analytic, const std::vector<double>& numeric, int line) {
   double num = 0, den = 0;
   for (size_t i = 0; i < numeric.size(); ++i) {
     num += std::fabs(double(analytic[i]) - numeric[i]);
     den += 0.5 * (std::fabs(double(analytic[i])) + std::fabs(numeric[i]));
   }
-  return den > 0 ? num / den : num;
+  const double e = den > 0 ? num / den : num;
+  note("grad_error", e, line);
+  return e;
+}
+
+inline ::testing::AssertionResult close_impl(const float* got, const float* want, int64_t n, Tol tol, int line) {
+  const CloseReport r = compare(got, want, n, tol);
+  note("max|d|", r.max_abs, line);
+  return all_close(got, want, n, tol);
 }
 
 // Runs fn() once per available CPU path of the kernels, setting the path name for messages.
@@ -88,3 +117,7 @@ inline double grad_error(const std::vector<float>& analytic, const std::vector<d
 inline std::string isa_label() { return std::string(cpu_isa_name(cpu_isa())); }
 
 }  // namespace rc::test
+
+#define RC_GRAD_ERROR(a, n) ::rc::test::grad_error_impl((a), (n), __LINE__)
+#define RC_NMSE(got, want) ::rc::test::nmse_impl((got), (want), __LINE__)
+#define RC_EXPECT_CLOSE(got, want, n, tol) EXPECT_TRUE(::rc::test::close_impl((got), (want), (n), (tol), __LINE__))

@@ -59,9 +59,9 @@ TEST_P(Matmul, Fp32MatchesRef) {
     run(ctx, op, got.data(), a.data(), b.data(), bp, M, N, K, false);
     run_ref(op, want.data(), a.data(), b.data(), bp, M, N, K, false);
     // K up to 3072 fp32 sums: atol 2e-4 on |y| ~ √K ≈ 55 (measured max |Δ| 2.3e-5 at K=3072).
-    EXPECT_ALLCLOSE(got.data(), want.data(), M * N, (test::Tol{2e-4, 1e-5}))
+    RC_EXPECT_CLOSE(got.data(), want.data(), M * N, (test::Tol{2e-4, 1e-5}))
         << op_name(op) << " M=" << M << " N=" << N << " K=" << K;
-    worst_nmse = std::max(worst_nmse, test::nmse(got, want));
+    worst_nmse = std::max(worst_nmse, RC_NMSE(got, want));
   }
   EXPECT_LE(worst_nmse, 1e-12) << op_name(op);  // measured ~3e-15
 }
@@ -76,12 +76,12 @@ TEST_P(Matmul, Bf16ByNmse) {
     run(ctx, op, got.data(), a.data(), b.data(), bp, M, N, K, false);
     run_ref(op, want.data(), a.data(), b.data(), bp, M, N, K, false);
     // Against the exact fp32 product: the bf16 rounding of inputs (≈2^-9 relative each).
-    const double e = test::nmse(got, want);
+    const double e = RC_NMSE(got, want);
     EXPECT_LE(e, 1e-4) << op_name(op) << " M=" << M << " N=" << N << " K=" << K;  // measured ~1.5e-5 (bf16 inputs)
     // Against the reference on bf16-rounded inputs: only fp32 accumulation order is left.
     auto ar = round_bf16(a), br = round_bf16(b);
     run_ref(op, want_rounded.data(), ar.data(), br.data(), bp, M, N, K, false);
-    EXPECT_LE(test::nmse(got, want_rounded), 1e-10)
+    EXPECT_LE(RC_NMSE(got, want_rounded), 1e-10)
         << op_name(op) << " M=" << M << " N=" << N << " K=" << K;  // measured ~1e-14
   }
 }
@@ -98,7 +98,7 @@ TEST_P(Matmul, AccumulateAddsToExisting) {
     run(ctx, op, twice.data(), a.data(), b.data(), nullptr, M, N, K, true);
     run(ctx, op, twice.data(), a.data(), b.data(), nullptr, M, N, K, true);
     for (auto& x : once) x *= 2.0f;
-    EXPECT_ALLCLOSE(twice.data(), once.data(), M * N, (test::Tol{1e-5, 1e-6})) << op_name(op);
+    RC_EXPECT_CLOSE(twice.data(), once.data(), M * N, (test::Tol{1e-5, 1e-6})) << op_name(op);
   }
 }
 
@@ -112,7 +112,7 @@ TEST(Matmul, BiasBackwardMatchesRefAndAccumulates) {
     auto got = randn(N, 10), want = got;
     bias_backward(ctx, got.data(), dy.data(), M, N);
     ref::bias_backward(want.data(), dy.data(), M, N);
-    EXPECT_ALLCLOSE(got.data(), want.data(), N, (test::Tol{1e-5, 1e-5}));  // measured 1.9e-6 at M=129
+    RC_EXPECT_CLOSE(got.data(), want.data(), N, (test::Tol{1e-5, 1e-5}));  // measured 1.9e-6 at M=129
   }
 }
 
@@ -130,9 +130,9 @@ TEST(MatmulRef, BackwardMatchesFiniteDifferences) {
   ref::matmul_nn(dx.data(), w.data(), W.data(), M, K, N, false);
   ref::matmul_tn(dW.data(), w.data(), x.data(), N, K, M, false);
   ref::bias_backward(db.data(), w.data(), M, N);
-  EXPECT_LE(test::grad_error(dx, test::numeric_grad(x, loss, 1e-2f)), 1e-5);  // measured ~1e-7
-  EXPECT_LE(test::grad_error(dW, test::numeric_grad(W, loss, 1e-2f)), 1e-5);
-  EXPECT_LE(test::grad_error(db, test::numeric_grad(b, loss, 1e-2f)), 1e-5);
+  EXPECT_LE(RC_GRAD_ERROR(dx, test::numeric_grad(x, loss, 1e-2f)), 1e-5);  // measured ~1e-7
+  EXPECT_LE(RC_GRAD_ERROR(dW, test::numeric_grad(W, loss, 1e-2f)), 1e-5);
+  EXPECT_LE(RC_GRAD_ERROR(db, test::numeric_grad(b, loss, 1e-2f)), 1e-5);
 }
 
 }  // namespace

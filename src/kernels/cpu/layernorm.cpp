@@ -49,13 +49,21 @@ void layernorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy,
   // Parameter gradients first (dx may alias dy); columns are split between threads.
 #pragma omp parallel for schedule(static)
   for (int64_t c0 = 0; c0 < C; c0 += 64) {
-    const int64_t c1 = c0 + 64 < C ? c0 + 64 : C;
+    const int64_t w = c0 + 64 < C ? 64 : C - c0;
+    // Summed locally and added once, so the result is "old + this call's sum" exactly.
+    float sg[64] = {}, sb[64] = {};
     for (int64_t i = 0; i < N; ++i) {
       const float mu = mean[i], rs = rstd[i];
-      for (int64_t c = c0; c < c1; ++c) {
-        dgamma[c] += dy[i * C + c] * (x[i * C + c] - mu) * rs;
-        dbeta[c] += dy[i * C + c];
+      const float* dyi = dy + i * C + c0;
+      const float* xi = x + i * C + c0;
+      for (int64_t c = 0; c < w; ++c) {
+        sg[c] += dyi[c] * (xi[c] - mu) * rs;
+        sb[c] += dyi[c];
       }
+    }
+    for (int64_t c = 0; c < w; ++c) {
+      dgamma[c0 + c] += sg[c];
+      dbeta[c0 + c] += sb[c];
     }
   }
 #pragma omp parallel for schedule(static)

@@ -91,9 +91,11 @@ void bias_backward(float* db, const float* dy, int64_t M, int64_t N) noexcept {
   constexpr int64_t kCols = 64;
 #pragma omp parallel for schedule(static)
   for (int64_t n0 = 0; n0 < N; n0 += kCols) {
-    const int64_t n1 = n0 + kCols < N ? n0 + kCols : N;
+    const int64_t w = n0 + kCols < N ? kCols : N - n0;
+    float acc[kCols] = {};  // summed locally, added once: db = old + this call's sum
     for (int64_t m = 0; m < M; ++m)
-      for (int64_t n = n0; n < n1; ++n) db[n] += dy[m * N + n];
+      for (int64_t n = 0; n < w; ++n) acc[n] += dy[m * N + n0 + n];
+    for (int64_t n = 0; n < w; ++n) db[n0 + n] += acc[n];
   }
 }
 
