@@ -1,0 +1,65 @@
+#include "text_input.h"
+
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "core/check.h"
+
+namespace rc::cli {
+namespace {
+
+void strip_newline(std::string& line) {
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+}
+
+std::vector<std::string> read_lines(std::istream& in) {
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) {
+    strip_newline(line);
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
+bool has_suffix(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+std::vector<std::string> read_stdin_lines() { return read_lines(std::cin); }
+
+std::vector<std::string> read_texts_file(const std::string& path) {
+  if (path == "-") return read_stdin_lines();
+  std::ifstream in(path, std::ios::binary);
+  RC_CHECK(in.good(), Errc::not_found, path, ": cannot open");
+  std::vector<std::string> lines = read_lines(in);
+  if (!has_suffix(path, ".jsonl") && !has_suffix(path, ".json")) return lines;
+  std::vector<std::string> texts;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].find_first_not_of(" \t") == std::string::npos) continue;
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(lines[i]);
+    } catch (const nlohmann::json::exception&) {
+      RC_THROW(Errc::format, path, ":", i + 1, ": not valid JSON\nHINT: .jsonl input needs one {\"text\": ...} per line");
+    }
+    RC_CHECK(j.is_object() && j.contains("text") && j["text"].is_string(), Errc::format, path, ":", i + 1,
+             ": expected an object with a string \"text\"");
+    texts.push_back(j["text"].get<std::string>());
+  }
+  return texts;
+}
+
+std::vector<std::string> gather_texts(const std::vector<std::string>& args, const std::string& input_path) {
+  RC_CHECK(args.empty() || input_path.empty(), Errc::invalid_argument,
+           "give texts as arguments or with --input, not both");
+  if (!args.empty()) return args;
+  if (!input_path.empty()) return read_texts_file(input_path);
+  return read_stdin_lines();
+}
+
+
+}  // namespace rc::cli

@@ -1,0 +1,175 @@
+// Loading and saving Hugging Face checkpoint folders. The name mapping mirrors
+// transformers' from_pretrained for RobertaForSequenceClassification:
+//   - keys without the "roberta." prefix (saved from RobertaModel) get it added;
+//   - legacy LayerNorm "gamma"/"beta" names mean "weight"/"bias";
+//   - buffers (position_ids, token_type_ids) are ignored;
+//   - anything else unknown (lm_head.*, pooler.*) is reported as unexpected, as HF warns.
+#include "model/checkpoint.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "core/check.h"
+#include "io/atomic_file.h"
+#include "io/tensor_source.h"
+#include "roberta/log.h"
+
+namespace rc::model {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string shape_str(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+bool is_float_dtype(DType d) { return d == DType::f32 || d == DType::f16 || d == DType::bf16 || d == DType::f64; }
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool ends_with(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+}
+
+// The model name a checkpoint key stands for, or "" for buffers that carry no weights.
+std::string canonical_name(std::string name) {
+  if (ends_with(name, "LayerNorm.gamma")) name = name.substr(0, name.size() - 5) + "weight";
+  if (ends_with(name, "LayerNorm.beta")) name = name.substr(0, name.size() - 4) + "bias";
+  if (ends_with(name, "embeddings.position_ids") || ends_with(name, "embeddings.token_type_ids")) return "";
+  if (!starts_with(name, "roberta.") && !starts_with(name, "classifier.") && !starts_with(name, "lm_head.") &&
+      (starts_with(name, "embeddings.") || starts_with(name, "encoder.") || starts_with(name, "pooler.")))
+    name = "roberta." + name;
+  return name;
+}
+
+std::unique_ptr<io::TensorSource> open_weights(const fs::path& dir) {
+  const fs::path st = dir / "model.safetensors", bin = dir / "pytorch_model.bin";
+  if (fs::exists(st)) return io::open_safetensors(st);  // preferred, as transformers does
+  if (fs::exists(bin)) return io::open_pytorch_bin(bin);
+  RC_CHECK(!fs::exists(dir / "model.safetensors.index.json") && !fs::exists(dir / "pytorch_model.bin.index.json"),
+           Errc::unsupported, dir.string(), ": sharded checkpoints are not supported yet",
+           "\nHINT: re-save with save_pretrained(max_shard_size=\"10GB\") to get one weights file");
+  RC_THROW(Errc::not_found, dir.string(), ": no model.safetensors or pytorch_model.bin",
+           "\nHINT: pass a Hugging Face checkpoint folder (config.json + weights + tokenizer files)");
+}
+
+std::string join_some(const std::vector<std::string>& names, size_t max = 8) {
+  std::string s;
+  for (size_t i = 0; i < names.size() && i < max; ++i) s += (i ? ", " : "") + names[i];
+  if (names.size() > max) s += ", ... (" + std::to_string(names.size()) + " in all)";
+  return s;
+}
+
+}  // namespace
+
+std::unique_ptr<RobertaModel> load_checkpoint(const fs::path& dir, const CheckpointLoadOptions& options,
+                                              LoadReport* report) {
+  RC_CHECK(fs::is_directory(dir), Errc::not_found, dir.string(), ": not a folder",
+           "\nHINT: pass the checkpoint folder (with config.json), not a file");
+  RobertaConfig config = RobertaConfig::from_file(dir / "config.json");
+  auto source = open_weights(dir);
+  const std::string file = source->path().filename().string();
+
+  // Map checkpoint keys to model names first: a head-less checkpoint must be known
+  // before the label count (and so the layout) is fixed.
+  std::map<std::string, const io::TensorInfo*> by_name;
+  LoadReport rep;
+  rep.weights_file = source->path();
+  std::set<std::string> dtypes;
+  for (const io::TensorInfo& t : source->tensors()) {
+    const std::string name = canonical_name(t.name);
+    if (name.empty()) {
+      rep.ignored_keys.push_back(t.name);
+      continue;
+    }
+    RC_CHECK(!by_name.count(name), Errc::format, file, ": tensors '", by_name[name]->name, "' and '", t.name,
+             "' both stand for '", name, "'");
+    by_name[name] = &t;
+  }
+  const bool has_head = by_name.count("classifier.out_proj.weight") > 0;
+  if (!has_head) {
+    RC_CHECK(options.init_head, Errc::format, file, ": no classification head (classifier.*): this is a body-only ",
+             "checkpoint (RobertaModel / RobertaForMaskedLM)",
+             "\nHINT: pass --init-head to start a freshly initialised head, as Hugging Face does");
+    if (!options.labels.empty()) config.id2label = options.labels;
+  } else {
+    // The head's size wins over a config that disagrees with it only by raising an error.
+    const io::TensorInfo* out = by_name["classifier.out_proj.weight"];
+    RC_CHECK(out->shape.size() == 2 && out->shape[0] == config.num_labels(), Errc::format, file,
+             ": tensor 'classifier.out_proj.weight': got ", shape_str(out->shape), ", expected [",
+             config.num_labels(), ", ", config.hidden_size, "] (config.json has ", config.num_labels(), " labels)");
+  }
+
+  auto model = std::make_unique<RobertaModel>(config);
+  std::vector<bool> loaded(model->layout().entries().size(), false);
+  std::set<std::string> used;
+  for (size_t i = 0; i < model->layout().entries().size(); ++i) {
+    const ParamEntry& e = model->layout().entries()[i];
+    auto it = by_name.find(e.name);
+    if (it == by_name.end()) continue;
+    const io::TensorInfo& t = *it->second;
+    RC_CHECK(t.shape == e.shape, Errc::format, file, ": tensor '", t.name, "': got ", shape_str(t.shape),
+             ", expected ", shape_str(e.shape));
+    RC_CHECK(is_float_dtype(t.dtype), Errc::format, file, ": tensor '", t.name, "': dtype ", dtype_name(t.dtype),
+             " is not a floating type");
+    io::convert_to_f32(t.dtype, source->data(t.name), model->params() + e.offset, e.numel);
+    dtypes.insert(std::string(dtype_name(t.dtype)));
+    loaded[i] = true;
+    used.insert(e.name);
+  }
+  for (size_t i = 0; i < loaded.size(); ++i) {
+    const ParamEntry& e = model->layout().entries()[i];
+    if (!loaded[i]) rep.missing_keys.push_back(e.name);
+  }
+  for (const auto& [name, info] : by_name)
+    if (!used.count(name)) rep.unexpected_keys.push_back(info->name);
+
+  std::vector<std::string> missing_body;
+  for (const std::string& n : rep.missing_keys)
+    if (!starts_with(n, "classifier.")) missing_body.push_back(n);
+  RC_CHECK(missing_body.empty(), Errc::format, file, ": missing tensors: ", join_some(missing_body),
+           "\nHINT: the weights do not match config.json (num_hidden_layers, model type?)");
+  if (!rep.missing_keys.empty()) {
+    model->init_weights(options.seed, /*head_only=*/true);
+    rep.head_initialised = true;
+    log::warn("model", "Some weights of RobertaForSequenceClassification were not initialized from the model ",
+              "checkpoint at ", dir.string(), " and are newly initialized: ", join_some(rep.missing_keys),
+              ". You should probably TRAIN this model on a down-stream task to be able to use it for predictions ",
+              "and inference.");
+  }
+  if (!rep.unexpected_keys.empty())
+    log::info("model", "unused weights in ", file, " (not part of a sequence classifier): ",
+              join_some(rep.unexpected_keys));
+  for (const std::string& d : dtypes) rep.weights_dtype += (rep.weights_dtype.empty() ? "" : "+") + d;
+  if (report) *report = std::move(rep);
+  return model;
+}
+
+void save_checkpoint(const fs::path& dir, const RobertaModel& model,
+                     const std::map<std::string, std::string>& metadata) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  RC_CHECK(!ec, Errc::io, dir.string(), ": cannot create folder (", ec.message(), ")");
+  std::vector<io::TensorToWrite> tensors;
+  for (const ParamEntry& e : model.layout().entries())
+    tensors.push_back({e.name, DType::f32, e.shape, model.params() + e.offset});
+  std::map<std::string, std::string> meta = metadata;
+  meta["format"] = "pt";  // what transformers' save_pretrained writes
+  io::write_safetensors(dir / "model.safetensors", tensors, meta);
+  RobertaConfig config = model.config();
+  if (config.problem_type.empty()) config.problem_type = "single_label_classification";
+  io::write_file_atomic(dir / "config.json", config.to_json());
+}
+
+void copy_tokenizer_files(const fs::path& from, const fs::path& to) {
+  if (fs::exists(from) && fs::exists(to) && fs::equivalent(from, to)) return;
+  for (const char* name : {"vocab.json", "merges.txt", "tokenizer.json", "tokenizer_config.json",
+                           "special_tokens_map.json", "added_tokens.json"}) {
+    const fs::path src = from / name;
+    if (fs::exists(src)) io::write_file_atomic(to / name, io::read_file(src));
+  }
+}
+
+}  // namespace rc::model

@@ -1,0 +1,197 @@
+// rc::Classifier (include/roberta/classifier.h) on RobertaModel: tokenizer + checkpoint +
+// a pool of inference workspaces so concurrent callers never share scratch memory.
+#include "roberta/classifier.h"
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+#include <numeric>
+
+#include "core/check.h"
+#include "device/cpu_isa.h"
+#include "model/checkpoint.h"
+#include "model/roberta_model.h"
+#include "roberta/log.h"
+
+namespace rc {
+
+const char* precision_name(Precision p) noexcept {
+  switch (p) {
+    case Precision::fp32: return "fp32";
+    case Precision::bf16: return "bf16";
+    case Precision::int8: return "int8";
+  }
+  return "?";
+}
+
+Precision parse_precision(std::string_view name) {
+  if (name == "fp32") return Precision::fp32;
+  if (name == "bf16") return Precision::bf16;
+  if (name == "int8") return Precision::int8;
+  RC_THROW(Errc::invalid_argument, "unknown precision '", name, "'\nHINT: use fp32, bf16 or int8");
+}
+
+Precision default_precision() noexcept { return Precision::fp32; }
+
+namespace {
+
+class RobertaClassifier final : public Classifier {
+ public:
+  RobertaClassifier(const std::filesystem::path& dir, const LoadOptions& options) {
+    tokenizer_ = Tokenizer::from_dir(dir);
+    model::CheckpointLoadOptions load_options;
+    load_options.init_head = options.init_head;
+    load_options.labels = options.labels;
+    load_options.seed = options.seed;
+    model::LoadReport report;
+    model_ = model::load_checkpoint(dir, load_options, &report);
+    const model::RobertaConfig& c = model_->config();
+
+    max_length_ = int(c.max_tokens());
+    if (options.max_length > 0) {
+      RC_CHECK(options.max_length <= c.max_tokens() && options.max_length >= 2, Errc::invalid_argument,
+               "--max-length ", options.max_length, " is outside [2, ", c.max_tokens(), "], the model's limit");
+      max_length_ = options.max_length;
+    }
+    precision_ = options.precision;
+    switch (precision_) {
+      case Precision::fp32: break;
+      case Precision::bf16:
+        if (!cpu_has_bf16()) {
+          log::warn("model", "this CPU has no fast bf16 (AVX512-BF16/AMX); running fp32 instead");
+          precision_ = Precision::fp32;
+        } else {
+          ctx_.matmul_precision = kernels::MatmulPrecision::bf16;
+        }
+        break;
+      case Precision::int8:
+        RC_THROW(Errc::unsupported, "int8 inference is not available yet\nHINT: use --precision fp32 or bf16");
+    }
+
+    labels_ = c.id2label;
+    info_.model_type = c.model_type;
+    info_.architecture = c.architectures.empty() ? "RobertaForSequenceClassification" : c.architectures[0];
+    info_.weights_file = report.weights_file.string();
+    info_.weights_dtype = report.weights_dtype;
+    info_.num_parameters = model_->num_params();
+    info_.vocab_size = c.vocab_size;
+    info_.hidden_size = c.hidden_size;
+    info_.num_layers = c.num_hidden_layers;
+    info_.num_heads = c.num_attention_heads;
+    info_.intermediate_size = c.intermediate_size;
+    info_.max_length = max_length_;
+    info_.labels = labels_;
+    info_.missing_keys = report.missing_keys;
+    info_.unexpected_keys = report.unexpected_keys;
+    info_.ignored_keys = report.ignored_keys;
+    info_.precision = precision_;
+  }
+
+  std::vector<Prediction> predict(std::span<const std::string> texts, int batch_size) const override {
+    RC_CHECK(batch_size > 0, Errc::invalid_argument, "--batch-size must be positive, got ", batch_size);
+    std::vector<std::vector<int32_t>> rows(texts.size());
+    for (size_t i = 0; i < texts.size(); ++i) rows[i] = tokenizer_->encode(texts[i], true, max_length_);
+    // Sorting by length keeps rows of similar length together: a batch pads only to its
+    // own longest row, so short texts do not pay for long ones.
+    std::vector<size_t> order(rows.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rows[a].size() < rows[b].size(); });
+    std::vector<Prediction> out(rows.size());
+    std::vector<std::vector<int32_t>> chunk;
+    for (size_t start = 0; start < order.size(); start += size_t(batch_size)) {
+      const size_t end = std::min(order.size(), start + size_t(batch_size));
+      chunk.clear();
+      for (size_t i = start; i < end; ++i) chunk.push_back(std::move(rows[order[i]]));
+      std::vector<Prediction> got = predict_ids(chunk);
+      for (size_t i = start; i < end; ++i) out[order[i]] = std::move(got[i - start]);
+    }
+    return out;
+  }
+
+  std::vector<Prediction> predict_ids(std::span<const std::vector<int32_t>> rows) const override {
+    if (rows.empty()) return {};
+    const model::RobertaConfig& c = model_->config();
+    const int64_t B = int64_t(rows.size());
+    int64_t T = 0;
+    for (const auto& r : rows) {
+      RC_CHECK(!r.empty() && int64_t(r.size()) <= max_length_, Errc::invalid_argument, "a row has ", r.size(),
+               " tokens; expected 1..", max_length_);
+      T = std::max<int64_t>(T, int64_t(r.size()));
+    }
+    std::vector<int32_t> ids(static_cast<size_t>(B * T), c.pad_token_id), lens(static_cast<size_t>(B));
+    for (int64_t b = 0; b < B; ++b) {
+      std::copy(rows[b].begin(), rows[b].end(), ids.begin() + b * T);
+      lens[b] = int32_t(rows[b].size());
+    }
+    model::Batch batch{B, T, ids.data(), lens.data(), nullptr};
+    const int64_t K = c.num_labels();
+    std::vector<float> logits(size_t(B * K));
+    {
+      auto ws = acquire_workspace(B, T);
+      model::forward_logits(ctx_, *model_, batch, *ws, logits.data());
+      release_workspace(std::move(ws));
+    }
+    std::vector<Prediction> out(static_cast<size_t>(B));
+    for (int64_t b = 0; b < B; ++b) {
+      Prediction& p = out[b];
+      p.logits.assign(logits.begin() + b * K, logits.begin() + (b + 1) * K);
+      const float mx = *std::max_element(p.logits.begin(), p.logits.end());
+      double sum = 0;
+      p.scores.resize(size_t(K));
+      for (int64_t k = 0; k < K; ++k) sum += std::exp(double(p.logits[k]) - mx);
+      for (int64_t k = 0; k < K; ++k) p.scores[k] = float(std::exp(double(p.logits[k]) - mx) / sum);
+      p.label_id = int(std::max_element(p.logits.begin(), p.logits.end()) - p.logits.begin());
+      p.label = labels_[p.label_id];
+      p.score = p.scores[p.label_id];
+    }
+    return out;
+  }
+
+  const Tokenizer& tokenizer() const override { return *tokenizer_; }
+  const ModelInfo& info() const override { return info_; }
+  const std::vector<std::string>& labels() const override { return labels_; }
+  int max_length() const override { return max_length_; }
+
+ private:
+  using Workspace = std::unique_ptr<model::InferenceWorkspace>;
+
+  // An idle workspace big enough, else a new one sized for this call (grown to at least
+  // 32 rows and 128 tokens so that small calls do not keep reallocating).
+  Workspace acquire_workspace(int64_t B, int64_t T) const {
+    {
+      std::lock_guard lock(pool_mutex_);
+      for (auto it = pool_.begin(); it != pool_.end(); ++it) {
+        if ((*it)->max_B() >= B && (*it)->max_T() >= T) {
+          Workspace ws = std::move(*it);
+          pool_.erase(it);
+          return ws;
+        }
+      }
+      if (!pool_.empty()) pool_.pop_back();  // too small: let it go rather than hoard memory
+    }
+    return std::make_unique<model::InferenceWorkspace>(model_->config(), std::max<int64_t>(B, 32),
+                                                       std::min<int64_t>(std::max<int64_t>(T, 128), max_length_));
+  }
+  void release_workspace(Workspace ws) const {
+    std::lock_guard lock(pool_mutex_);
+    pool_.push_back(std::move(ws));
+  }
+
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::unique_ptr<model::RobertaModel> model_;
+  std::vector<std::string> labels_;
+  ModelInfo info_;
+  int max_length_ = 0;
+  Precision precision_ = Precision::fp32;
+  kernels::ExecCtx ctx_;
+  mutable std::mutex pool_mutex_;
+  mutable std::vector<Workspace> pool_;
+};
+
+}  // namespace
+
+std::unique_ptr<Classifier> Classifier::load(const std::filesystem::path& dir, const LoadOptions& options) {
+  return std::make_unique<RobertaClassifier>(dir, options);
+}
+
+}  // namespace rc

@@ -1,0 +1,178 @@
+#include "model/roberta_config.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/check.h"
+#include "io/atomic_file.h"
+
+namespace rc::model {
+namespace {
+
+using nlohmann::json;
+
+template <class T>
+void read_key(const json& j, const char* key, T& out, std::string_view source) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return;  // keep transformers' default
+  try {
+    out = it->get<T>();
+  } catch (const json::exception&) {
+    RC_THROW(Errc::format, source, ": key '", key, "' has the wrong type (", it->type_name(), ")");
+  }
+}
+
+void check_positive(int64_t v, const char* key, std::string_view source) {
+  RC_CHECK(v > 0, Errc::format, source, ": '", key, "' must be positive, got ", v);
+}
+
+}  // namespace
+
+RobertaConfig RobertaConfig::from_json(std::string_view text, std::string_view source) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    RC_THROW(Errc::format, source, ": not valid JSON (", e.what(), ")");
+  }
+  RC_CHECK(j.is_object(), Errc::format, source, ": expected a JSON object, got ", j.type_name());
+
+  RobertaConfig c;
+  c.original_json = std::string(text);
+  read_key(j, "model_type", c.model_type, source);
+  RC_CHECK(c.model_type == "roberta", Errc::unsupported, source, ": model_type '", c.model_type,
+           "' is not supported (only 'roberta')\nHINT: roberta.cpp runs RobertaForSequenceClassification checkpoints");
+  read_key(j, "vocab_size", c.vocab_size, source);
+  read_key(j, "hidden_size", c.hidden_size, source);
+  read_key(j, "num_hidden_layers", c.num_hidden_layers, source);
+  read_key(j, "num_attention_heads", c.num_attention_heads, source);
+  read_key(j, "intermediate_size", c.intermediate_size, source);
+  read_key(j, "max_position_embeddings", c.max_position_embeddings, source);
+  read_key(j, "type_vocab_size", c.type_vocab_size, source);
+  read_key(j, "hidden_act", c.hidden_act, source);
+  read_key(j, "hidden_dropout_prob", c.hidden_dropout_prob, source);
+  read_key(j, "attention_probs_dropout_prob", c.attention_probs_dropout_prob, source);
+  if (auto it = j.find("classifier_dropout"); it != j.end() && !it->is_null()) {
+    RC_CHECK(it->is_number(), Errc::format, source, ": 'classifier_dropout' must be a number or null");
+    c.classifier_dropout = it->get<float>();
+  }
+  read_key(j, "layer_norm_eps", c.layer_norm_eps, source);
+  read_key(j, "initializer_range", c.initializer_range, source);
+  read_key(j, "pad_token_id", c.pad_token_id, source);
+  read_key(j, "bos_token_id", c.bos_token_id, source);
+  read_key(j, "eos_token_id", c.eos_token_id, source);
+  read_key(j, "architectures", c.architectures, source);
+  read_key(j, "problem_type", c.problem_type, source);
+
+  check_positive(c.vocab_size, "vocab_size", source);
+  check_positive(c.hidden_size, "hidden_size", source);
+  check_positive(c.num_hidden_layers, "num_hidden_layers", source);
+  check_positive(c.num_attention_heads, "num_attention_heads", source);
+  check_positive(c.intermediate_size, "intermediate_size", source);
+  check_positive(c.type_vocab_size, "type_vocab_size", source);
+  RC_CHECK(c.hidden_size % c.num_attention_heads == 0, Errc::format, source, ": hidden_size ", c.hidden_size,
+           " is not a multiple of num_attention_heads ", c.num_attention_heads);
+  RC_CHECK(c.hidden_act == "gelu", Errc::unsupported, source, ": hidden_act '", c.hidden_act,
+           "' is not supported (RoBERTa uses 'gelu', the erf form)");
+  RC_CHECK(c.pad_token_id >= 0 && c.pad_token_id < c.vocab_size, Errc::format, source, ": pad_token_id ",
+           c.pad_token_id, " outside the vocabulary of ", c.vocab_size);
+  RC_CHECK(c.max_tokens() >= 3, Errc::format, source, ": max_position_embeddings ", c.max_position_embeddings,
+           " leaves no room for a sequence (need > pad_token_id + 3)");
+  RC_CHECK(c.layer_norm_eps > 0, Errc::format, source, ": layer_norm_eps must be positive");
+  for (float p : {c.hidden_dropout_prob, c.attention_probs_dropout_prob, c.classifier_dropout_prob()})
+    RC_CHECK(p >= 0 && p < 1, Errc::format, source, ": dropout probabilities must be in [0, 1), got ", p);
+
+  // Labels as PretrainedConfig does: id2label (string keys) wins; else num_labels (default 2).
+  if (auto it = j.find("id2label"); it != j.end() && it->is_object() && !it->empty()) {
+    c.id2label.assign(it->size(), std::string());
+    std::vector<bool> seen(it->size(), false);
+    for (auto& [key, value] : it->items()) {
+      size_t used = 0;
+      long id = -1;
+      try {
+        id = std::stol(key, &used);
+      } catch (...) {
+      }
+      RC_CHECK(used == key.size() && id >= 0 && size_t(id) < c.id2label.size() && !seen[id], Errc::format, source,
+               ": id2label key '", key, "' is not one of the ids 0..", c.id2label.size() - 1);
+      RC_CHECK(value.is_string(), Errc::format, source, ": id2label[", key, "] must be a string");
+      seen[id] = true;
+      c.id2label[id] = value.get<std::string>();
+    }
+  } else {
+    int64_t n = 2;
+    read_key(j, "num_labels", n, source);
+    check_positive(n, "num_labels", source);
+    for (int64_t i = 0; i < n; ++i) c.id2label.push_back("LABEL_" + std::to_string(i));
+  }
+  return c;
+}
+
+RobertaConfig RobertaConfig::from_file(const std::filesystem::path& path) {
+  RC_CHECK(std::filesystem::exists(path), Errc::not_found, path.string(),
+           ": not found\nHINT: a Hugging Face checkpoint folder has config.json next to its weights");
+  return from_json(io::read_file(path), path.string());
+}
+
+std::string RobertaConfig::to_json() const {
+  json j = json::object();
+  if (!original_json.empty()) {
+    try {
+      j = json::parse(original_json);
+    } catch (const json::exception&) {
+      j = json::object();
+    }
+  }
+  j["model_type"] = model_type;
+  j["vocab_size"] = vocab_size;
+  j["hidden_size"] = hidden_size;
+  j["num_hidden_layers"] = num_hidden_layers;
+  j["num_attention_heads"] = num_attention_heads;
+  j["intermediate_size"] = intermediate_size;
+  j["max_position_embeddings"] = max_position_embeddings;
+  j["type_vocab_size"] = type_vocab_size;
+  j["hidden_act"] = hidden_act;
+  j["hidden_dropout_prob"] = hidden_dropout_prob;
+  j["attention_probs_dropout_prob"] = attention_probs_dropout_prob;
+  j["classifier_dropout"] = classifier_dropout ? json(*classifier_dropout) : json(nullptr);
+  j["layer_norm_eps"] = layer_norm_eps;
+  j["initializer_range"] = initializer_range;
+  j["pad_token_id"] = pad_token_id;
+  j["bos_token_id"] = bos_token_id;
+  j["eos_token_id"] = eos_token_id;
+  j["architectures"] = architectures.empty() ? std::vector<std::string>{"RobertaForSequenceClassification"}
+                                             : architectures;
+  json id2label_json = json::object(), label2id_json = json::object();
+  for (size_t i = 0; i < id2label.size(); ++i) {
+    id2label_json[std::to_string(i)] = id2label[i];
+    label2id_json[id2label[i]] = i;
+  }
+  j["id2label"] = id2label_json;
+  j["label2id"] = label2id_json;
+  j.erase("num_labels");  // derived from id2label, as transformers writes it
+  if (!problem_type.empty()) j["problem_type"] = problem_type;
+  if (!j.contains("torch_dtype")) j["torch_dtype"] = "float32";
+  if (!j.contains("position_embedding_type")) j["position_embedding_type"] = "absolute";
+  if (!j.contains("use_cache")) j["use_cache"] = true;
+  return j.dump(2) + "\n";
+}
+
+RobertaConfig preset_config(std::string_view name) {
+  RobertaConfig c;
+  c.max_position_embeddings = 514;
+  c.type_vocab_size = 1;
+  c.layer_norm_eps = 1e-5f;
+  c.architectures = {"RobertaForSequenceClassification"};
+  if (name == "tiny") {
+    c.hidden_size = 128, c.num_hidden_layers = 2, c.num_attention_heads = 2, c.intermediate_size = 512;
+  } else if (name == "small") {
+    c.hidden_size = 256, c.num_hidden_layers = 4, c.num_attention_heads = 4, c.intermediate_size = 1024;
+  } else if (name == "base") {
+    // roberta-base's own config.json values.
+  } else {
+    RC_THROW(Errc::invalid_argument, "unknown config preset '", name,
+             "'\nHINT: use tiny, small, base, or a config.json path");
+  }
+  return c;
+}
+
+}  // namespace rc::model
