@@ -1,0 +1,99 @@
+// CUDA runtime services behind a CUDA-free header: device count and selection, stream and
+// event RAII, device buffers and copies. Callers outside device/cuda and kernels/cuda (the
+// model, the trainer, the GPU tests) use this header, never cuda_runtime.h (STYLE.md 7.3).
+// Implemented in runtime.cpp; only linked when built with RC_WITH_CUDA.
+// Every function throws rc::Error(Errc::device) with the CUDA error string on failure.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+
+namespace rc::cuda {
+
+// Number of visible CUDA devices; 0 when there is no driver, no device, or the call fails
+// (GPU tests GTEST_SKIP on 0 instead of failing).
+int device_count() noexcept;
+void set_device(int index);
+int current_device();
+// "NVIDIA H200 (sm_90, 139 GiB, 132 SMs)", for the startup log.
+std::string device_description(int index);
+// Compute capability major*10+minor, e.g. 90.
+int compute_capability(int index);
+void device_synchronize();
+
+// cudaStream_t owned by RAII. handle() is the cudaStream_t as void* (ExecCtx::stream).
+class Stream {
+ public:
+  Stream();  // non-blocking stream on the current device
+  ~Stream();
+  Stream(Stream&& o) noexcept : handle_(std::exchange(o.handle_, nullptr)) {}
+  Stream& operator=(Stream&& o) noexcept;
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  void* handle() const noexcept { return handle_; }
+  void synchronize() const;
+
+ private:
+  void* handle_ = nullptr;
+};
+
+// cudaEvent_t owned by RAII; timing enabled only when asked (it costs on every record).
+class Event {
+ public:
+  explicit Event(bool timing = false);
+  ~Event();
+  Event(Event&& o) noexcept : handle_(std::exchange(o.handle_, nullptr)) {}
+  Event& operator=(Event&& o) noexcept;
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  void record(void* stream);
+  void wait_in(void* stream) const;  // cudaStreamWaitEvent: stream waits for this event
+  void synchronize() const;
+  float elapsed_ms_since(const Event& start) const;
+  void* handle() const noexcept { return handle_; }
+
+ private:
+  void* handle_ = nullptr;
+};
+
+// Raw device memory (cudaMalloc / cudaFree). Throws Errc::resource_exhausted on OOM.
+void* device_malloc(size_t bytes);
+void device_free(void* p) noexcept;
+void copy_to_device(void* dst, const void* src, size_t bytes, void* stream = nullptr);
+void copy_to_host(void* dst, const void* src, size_t bytes, void* stream = nullptr);  // synchronous
+void copy_device(void* dst, const void* src, size_t bytes, void* stream = nullptr);
+void memset_device(void* dst, int value, size_t bytes, void* stream = nullptr);
+void stream_synchronize(void* stream);
+
+// An owned device array of n elements of T (tests, benchmarks, the trainer's flat buffers).
+template <class T>
+class DeviceArray {
+ public:
+  DeviceArray() = default;
+  explicit DeviceArray(size_t n) : n_(n), p_(static_cast<T*>(n ? device_malloc(n * sizeof(T)) : nullptr)) {}
+  DeviceArray(const T* host, size_t n) : DeviceArray(n) { upload(host, n); }
+  ~DeviceArray() { device_free(p_); }
+  DeviceArray(DeviceArray&& o) noexcept : n_(std::exchange(o.n_, 0)), p_(std::exchange(o.p_, nullptr)) {}
+  DeviceArray& operator=(DeviceArray&& o) noexcept {
+    std::swap(n_, o.n_);
+    std::swap(p_, o.p_);
+    return *this;
+  }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+
+  T* data() noexcept { return p_; }
+  const T* data() const noexcept { return p_; }
+  size_t size() const noexcept { return n_; }
+  void upload(const T* host, size_t n) { copy_to_device(p_, host, n * sizeof(T)); }
+  void download(T* host, size_t n) const { copy_to_host(host, p_, n * sizeof(T)); }
+  void zero() { memset_device(p_, 0, n_ * sizeof(T)); }
+
+ private:
+  size_t n_ = 0;
+  T* p_ = nullptr;
+};
+
+}  // namespace rc::cuda
