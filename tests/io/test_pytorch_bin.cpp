@@ -1,0 +1,249 @@
+// pytorch_model.bin: loads real torch.save() archives (plain dict, OrderedDict with
+// Parameters, shared strided views, odd folder name) and compares every tensor with the
+// values torch itself wrote next to them (*.expected.safetensors, tools/make_io_fixtures.py);
+// refuses each hostile archive and pickle with a clear error, executing nothing.
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+#include "io/tensor_source.h"
+#include "io/torch_pickle.h"
+#include "io_test_util.h"
+
+namespace fs = std::filesystem;
+using rc::DType;
+using rc::Errc;
+using rc::io::open_pytorch_bin;
+using rc::io::open_safetensors;
+using rc::test::expect_error;
+using rc::test::io_data;
+
+namespace {
+
+std::string bytes_of(std::span<const std::byte> s) { return std::string(reinterpret_cast<const char*>(s.data()), s.size()); }
+
+// Every expected tensor is in the checkpoint with the same dtype, shape and bytes, and
+// the checkpoint holds nothing else.
+void expect_matches(const std::string& bin, const std::string& expected) {
+  auto got = open_pytorch_bin(io_data(bin));
+  auto want = open_safetensors(io_data(expected));
+  EXPECT_EQ(got->tensors().size(), want->tensors().size()) << bin;
+  EXPECT_TRUE(got->metadata().empty());
+  for (const auto& w : want->tensors()) {
+    const rc::io::TensorInfo* g = got->find(w.name);
+    ASSERT_NE(g, nullptr) << bin << ": missing " << w.name;
+    EXPECT_EQ(g->dtype, w.dtype) << w.name;
+    EXPECT_EQ(g->shape, w.shape) << w.name;
+    EXPECT_EQ(bytes_of(got->data(w.name)), bytes_of(want->data(w.name))) << bin << ": " << w.name;
+  }
+}
+
+std::vector<std::string> names(const rc::io::TensorSource& s) {
+  std::vector<std::string> out;
+  for (const auto& t : s.tensors()) out.push_back(t.name);
+  return out;
+}
+
+// ---- a tiny pickle assembler, the same opcodes as tools/make_io_fixtures.py ------------
+std::string u32(uint32_t v) { return std::string{char(v), char(v >> 8), char(v >> 16), char(v >> 24)}; }
+std::string p_str(const std::string& s) { return "X" + u32(uint32_t(s.size())) + s; }
+std::string p_int(int32_t v) { return "J" + u32(uint32_t(v)); }
+std::string p_global(const std::string& m, const std::string& n) { return "c" + m + "\n" + n + "\n"; }
+std::string p_tuple(std::initializer_list<std::string> items) {
+  std::string s = "(";
+  for (const auto& i : items) s += i;
+  return s + "t";
+}
+std::string p_tensor(const std::string& key, int numel, int offset, std::initializer_list<std::string> size,
+                     std::initializer_list<std::string> stride) {
+  const std::string pid = p_tuple({p_str("storage"), p_global("torch", "FloatStorage"), p_str(key), p_str("cpu"), p_int(numel)});
+  return p_global("torch._utils", "_rebuild_tensor_v2") +
+         p_tuple({pid + "Q", p_int(offset), p_tuple(size), p_tuple(stride), "\x89",
+                  p_global("collections", "OrderedDict") + ")R"}) +
+         "R";
+}
+const std::string kProto = std::string("\x80\x02", 2);
+
+rc::io::pickle::StateDict parse(const std::string& pkl) { return rc::io::pickle::parse_state_dict(pkl, "test.pkl"); }
+
+}  // namespace
+
+TEST(PytorchBin, PlainDictEveryDtype) {
+  expect_matches("plain_dict.bin", "plain_dict.expected.safetensors");
+  auto src = open_pytorch_bin(io_data("plain_dict.bin"));
+  EXPECT_EQ(names(*src).front(), "dense.weight") << "tensors keep the dict's order";
+  EXPECT_EQ(src->find("scalar")->shape, std::vector<int64_t>{});
+  EXPECT_EQ(src->data("empty").size(), 0u);
+}
+
+TEST(PytorchBin, OrderedDictWithParametersAndMetadata) {
+  expect_matches("ordered_dict.bin", "ordered_dict.expected.safetensors");
+  auto src = open_pytorch_bin(io_data("ordered_dict.bin"));
+  EXPECT_EQ(names(*src), (std::vector<std::string>{"0.weight", "0.bias", "1.weight", "1.bias", "params.kept"}));
+}
+
+TEST(PytorchBin, SharedStridedViewsAreMadeContiguous) {
+  expect_matches("shared_views.bin", "shared_views.expected.safetensors");
+}
+
+TEST(PytorchBin, FolderNameIsFoundNotAssumed) {
+  expect_matches("odd_folder.bin", "shared_views.expected.safetensors");
+  expect_matches("handmade.bin", "handmade.expected.safetensors");
+}
+
+TEST(PytorchBin, ConvertsLoadedHalfToFloat) {
+  auto src = open_pytorch_bin(io_data("plain_dict.bin"));
+  const auto* h = src->find("half");
+  ASSERT_NE(h, nullptr);
+  EXPECT_EQ(h->dtype, DType::f16);
+  std::vector<float> out(size_t(h->numel()));
+  rc::io::convert_to_f32(h->dtype, src->data("half"), out.data(), h->numel());
+  for (float v : out) EXPECT_TRUE(std::isfinite(v) && v != 0.0f);
+}
+
+// ---- hostile archives (fixtures) -------------------------------------------------------
+
+TEST(PytorchBinHostile, OsSystemIsRefusedByName) {
+  fs::remove("/tmp/rc_pwned");
+  expect_error(Errc::format, {"evil_os_system.bin", "'os.system'", "refusing to load"},
+               [] { open_pytorch_bin(io_data("evil_os_system.bin")); });
+  EXPECT_FALSE(fs::exists("/tmp/rc_pwned"));
+}
+
+TEST(PytorchBinHostile, BuiltinsEvalViaStackGlobalIsRefused) {
+  expect_error(Errc::format, {"'builtins.eval'", "refusing"}, [] { open_pytorch_bin(io_data("evil_eval.bin")); });
+  EXPECT_FALSE(fs::exists("/tmp/rc_pwned"));
+}
+
+TEST(PytorchBinHostile, TorchNamespaceIsNoFreePass) {
+  expect_error(Errc::format, {"'torch.load'", "refusing"}, [] { open_pytorch_bin(io_data("evil_torch_load.bin")); });
+}
+
+TEST(PytorchBinHostile, ViewPastStorageEnd) {
+  for (const char* f : {"oob_view.bin", "oob_offset.bin", "oob_stride.bin"})
+    expect_error(Errc::format, {f, "tensor 'w'", "which has 4 elements"}, [&] { open_pytorch_bin(io_data(f)); });
+}
+
+TEST(PytorchBinHostile, StorageMemberTooShort) {
+  expect_error(Errc::format, {"data/0", "holds 8 bytes, expected 16"}, [] { open_pytorch_bin(io_data("short_storage.bin")); });
+}
+
+TEST(PytorchBinHostile, StorageMemberMissing) {
+  expect_error(Errc::format, {"archive/data/0", "missing"}, [] { open_pytorch_bin(io_data("missing_storage.bin")); });
+}
+
+TEST(PytorchBinHostile, StrideZeroBomb) {
+  expect_error(Errc::format, {"tensor 'w'", "would need more than"}, [] { open_pytorch_bin(io_data("stride0_bomb.bin")); });
+}
+
+TEST(PytorchBinHostile, ComplexStorageUnsupported) {
+  expect_error(Errc::unsupported, {"ComplexFloatStorage"}, [] { open_pytorch_bin(io_data("complex_storage.bin")); });
+}
+
+TEST(PytorchBinHostile, TopLevelNotADict) {
+  expect_error(Errc::format, {"list", "expected a dict"}, [] { open_pytorch_bin(io_data("not_a_dict.bin")); });
+}
+
+TEST(PytorchBinHostile, TruncatedPickle) {
+  expect_error(Errc::format, {"truncated_pickle.bin"}, [] { open_pytorch_bin(io_data("truncated_pickle.bin")); });
+}
+
+TEST(PytorchBinHostile, TwoPicklesAmbiguous) {
+  expect_error(Errc::format, {"found 2"}, [] { open_pytorch_bin(io_data("two_pickles.bin")); });
+}
+
+TEST(PytorchBinHostile, LegacyFormatUnsupportedWithHint) {
+  try {
+    open_pytorch_bin(io_data("legacy.bin"));
+    ADD_FAILURE() << "legacy file loaded";
+  } catch (const rc::Error& e) {
+    EXPECT_EQ(e.errc(), Errc::unsupported) << e.what();
+    EXPECT_NE(std::string(e.what()).find("legacy"), std::string::npos) << e.what();
+    EXPECT_NE(e.hint().find("torch>=1.6"), std::string::npos) << e.hint();
+    EXPECT_NE(e.hint().find("safetensors"), std::string::npos) << e.hint();
+  }
+}
+
+TEST(PytorchBinHostile, NotAZipAndMissing) {
+  expect_error(Errc::format, {"no zip signature"}, [] { open_pytorch_bin(io_data("README.md")); });
+  expect_error(Errc::not_found, {"nope.bin"}, [] { open_pytorch_bin(io_data("nope.bin")); });
+}
+
+// ---- hostile pickles, fed straight to the unpickler ----------------------------------
+
+TEST(TorchPickle, AssemblerMatchesLoader) {
+  const auto sd = parse(kProto + "}(" + p_str("a") + p_tensor("0", 6, 1, {p_int(2), p_int(2)}, {p_int(1), p_int(3)}) + "u.");
+  ASSERT_EQ(sd.tensors.size(), 1u);
+  EXPECT_EQ(sd.tensors[0].name, "a");
+  EXPECT_EQ(sd.tensors[0].offset, 1u);
+  EXPECT_EQ(sd.tensors[0].shape, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(sd.tensors[0].stride, (std::vector<int64_t>{1, 3}));
+  ASSERT_EQ(sd.storages.size(), 1u);
+  EXPECT_EQ(sd.storages[0].key, "0");
+  EXPECT_EQ(sd.storages[0].numel, 6u);
+}
+
+TEST(TorchPickle, RepeatedKeyKeepsLastValueAsPython) {
+  const auto sd = parse(kProto + "}(" + p_str("w") + p_tensor("0", 4, 0, {p_int(1)}, {p_int(1)}) + p_str("v") +
+                        p_tensor("0", 4, 1, {p_int(1)}, {p_int(1)}) + p_str("w") +
+                        p_tensor("0", 4, 3, {p_int(1)}, {p_int(1)}) + "u.");
+  ASSERT_EQ(sd.tensors.size(), 2u);
+  EXPECT_EQ(sd.tensors[0].name, "w");
+  EXPECT_EQ(sd.tensors[0].offset, 3u);
+}
+
+TEST(TorchPickle, UnknownGlobalsRefusedWhereverTheyAppear) {
+  expect_error(Errc::format, {"'posix.system'", "refusing"}, [] { parse(kProto + p_global("posix", "system") + "."); });
+  expect_error(Errc::format, {"'subprocess.Popen'"}, [] {
+    parse(kProto + "}(" + p_str("w") + p_global("subprocess", "Popen") + p_tuple({p_str("sh")}) + "Ru.");
+  });
+  // Inside a storage type position.
+  expect_error(Errc::format, {"'numpy.core.multiarray._reconstruct'"},
+               [] { parse(kProto + p_global("numpy.core.multiarray", "_reconstruct") + "."); });
+}
+
+TEST(TorchPickle, MalformedStreams) {
+  expect_error(Errc::format, {"stack underflow"}, [] { parse(kProto + "R."); });
+  expect_error(Errc::format, {"memo entry 7"}, [] { parse(kProto + "h\x07."); });
+  expect_error(Errc::format, {"opcode 0x69"}, [] { parse(kProto + "i" + "os\nsystem\n."); });  // INST
+  expect_error(Errc::format, {"opcode 0x50"}, [] { parse(kProto + "P" + "0\n."); });           // PERSID (text)
+  expect_error(Errc::format, {"truncated string"}, [] { parse(kProto + "X" + u32(1u << 30) + "abc."); });
+  expect_error(Errc::format, {"LONG1 of 9 bytes"}, [] { parse(kProto + "\x8a\x09" + std::string(9, '\x01') + "."); });
+  expect_error(Errc::format, {"protocol 9"}, [] { parse("\x80\x09}."); });
+  expect_error(Errc::format, {"truncated"}, [] { parse(kProto + "}"); });
+  expect_error(Errc::format, {"truncated"}, [] { parse(""); });
+  expect_error(Errc::format, {"left on the stack"}, [] { parse(kProto + "}}."); });
+  expect_error(Errc::format, {"SETITEM"}, [] { parse(kProto + "]" + p_str("k") + p_str("v") + "s."); });
+  expect_error(Errc::format, {"REDUCE calls a str"}, [] { parse(kProto + p_str("x") + ")R."); });
+}
+
+TEST(TorchPickle, BadTensorArguments) {
+  // Negative stride (LONG1 -1): torch never writes one; refused, not wrapped.
+  const std::string neg = "\x8a\x01\xff";
+  expect_error(Errc::format, {"negative"},
+               [&] { parse(kProto + "}(" + p_str("w") + p_tensor("0", 4, 0, {p_int(2)}, {neg}) + "u."); });
+  expect_error(Errc::format, {"differ in length"}, [&] {
+    parse(kProto + "}(" + p_str("w") + p_tensor("0", 4, 0, {p_int(2)}, {p_int(1), p_int(1)}) + "u.");
+  });
+  expect_error(Errc::format, {"persistent id"}, [] { parse(kProto + p_str("storage") + "Q."); });
+  expect_error(Errc::format, {"expected a tensor"}, [] { parse(kProto + "}(" + p_str("w") + p_int(3) + "u."); });
+  expect_error(Errc::format, {"key is a int"}, [] {
+    parse(kProto + "}(" + p_int(1) + p_tensor("0", 4, 0, {p_int(1)}, {p_int(1)}) + "u.");
+  });
+}
+
+TEST(TorchPickle, ResourceCapsHoldAgainstBombs) {
+  // 70k nested MARKs: over the mark cap, refused before memory grows.
+  expect_error(Errc::format, {"nested MARKs"}, [] { parse(kProto + std::string(70000, '(') + "."); });
+  // 2M empty tuples pushed: over the stack cap.
+  expect_error(Errc::format, {"stack deeper"}, [] { parse(kProto + std::string(2'000'000, ')') + "."); });
+}
+
+TEST(TorchPickle, DeepNestingAndCyclesNeitherCrashNorRecurse) {
+  // 500k lists nested inside each other, then a list containing itself: destruction of
+  // either must not recurse (arena-owned objects). The top is not a dict: clean error.
+  const size_t n = 500000;
+  expect_error(Errc::format, {"expected a dict"},
+               [&] { parse(kProto + std::string(n, ']') + std::string(n - 1, 'a') + "."); });
+  expect_error(Errc::format, {"expected a dict"}, [] { parse(kProto + std::string("]q\x00h\x00" "a.", 7)); });
+}
