@@ -1,0 +1,277 @@
+// Loading Hugging Face checkpoint folders: config defaults, name mapping, and one test per
+// bad-input case (each a one-line rc::Error naming the file and tensor, never a crash).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "io/atomic_file.h"
+#include "io/tensor_source.h"
+#include "model/checkpoint.h"
+#include "roberta/classifier.h"
+#include "roberta/error.h"
+#include "support/golden.h"
+#include "tensor/bf16.h"
+
+namespace rc {
+namespace {
+namespace fs = std::filesystem;
+
+// A scratch copy of tests/data/tiny that a test may break.
+class TinyCopy : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("rc_ckpt_" + std::to_string(::getpid()) + "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    for (const char* f : {"config.json", "model.safetensors", "vocab.json", "merges.txt"})
+      fs::copy_file(fs::path(test::tiny_dir()) / f, dir_ / f);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  nlohmann::json config() const { return nlohmann::json::parse(io::read_file(dir_ / "config.json")); }
+  void write_config(const nlohmann::json& j) { io::write_file_atomic(dir_ / "config.json", j.dump(2)); }
+
+  // Rewrites model.safetensors through `edit`, which may rename, drop or reshape tensors.
+  template <class Edit>
+  void rewrite_weights(Edit edit) {
+    auto src = io::open_safetensors(fs::path(test::tiny_dir()) / "model.safetensors");
+    std::vector<std::vector<float>> storage;
+    std::vector<io::TensorToWrite> out;
+    for (const io::TensorInfo& t : src->tensors()) {
+      io::TensorToWrite w{t.name, t.dtype, t.shape, nullptr};
+      std::vector<float> data(size_t(t.numel()));
+      io::convert_to_f32(t.dtype, src->data(t.name), data.data(), t.numel());
+      if (!edit(w, data)) continue;
+      storage.push_back(std::move(data));
+      out.push_back(w);
+    }
+    for (size_t i = 0; i < out.size(); ++i) out[i].data = storage[i].data();
+    io::write_safetensors(dir_ / "model.safetensors", out);
+  }
+
+  template <class F>
+  std::string error_of(F f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return std::string(e.what()) + " | hint: " + e.hint();
+    }
+    return "(no error)";
+  }
+
+  fs::path dir_;
+};
+
+TEST(RobertaConfig, MissingKeysTakeTransformersDefaults) {
+  // BERT-style defaults, not roberta-base's checkpoint values.
+  auto c = model::RobertaConfig::from_json(R"({"model_type": "roberta", "num_labels": 3})", "config.json");
+  EXPECT_EQ(c.vocab_size, 50265);
+  EXPECT_EQ(c.hidden_size, 768);
+  EXPECT_EQ(c.num_hidden_layers, 12);
+  EXPECT_EQ(c.max_position_embeddings, 512);
+  EXPECT_EQ(c.type_vocab_size, 2);
+  EXPECT_FLOAT_EQ(c.layer_norm_eps, 1e-12f);
+  EXPECT_EQ(c.pad_token_id, 1);
+  EXPECT_EQ(c.num_labels(), 3);
+  EXPECT_EQ(c.id2label[2], "LABEL_2");
+  EXPECT_EQ(c.max_tokens(), 510);  // max_position_embeddings - pad - 1
+  EXPECT_FLOAT_EQ(c.classifier_dropout_prob(), 0.1f);
+}
+
+TEST(RobertaConfig, Id2LabelKeysAreStringsAndDecideNumLabels) {
+  auto c = model::RobertaConfig::from_json(
+      R"({"id2label": {"1": "b", "0": "a"}, "num_labels": 7, "max_position_embeddings": 514})", "config.json");
+  ASSERT_EQ(c.num_labels(), 2);
+  EXPECT_EQ(c.id2label[0], "a");
+  EXPECT_EQ(c.id2label[1], "b");
+  EXPECT_EQ(c.max_tokens(), 512);
+  EXPECT_THROW(model::RobertaConfig::from_json(R"({"id2label": {"0": "a", "2": "b"}})", "c"), Error);
+  EXPECT_THROW(model::RobertaConfig::from_json(R"({"id2label": {"x": "a"}})", "c"), Error);
+}
+
+TEST(RobertaConfig, RejectsMalformedOrUnsupported) {
+  EXPECT_THROW(model::RobertaConfig::from_json("{not json", "c"), Error);
+  EXPECT_THROW(model::RobertaConfig::from_json("[1]", "c"), Error);
+  EXPECT_THROW(model::RobertaConfig::from_json(R"({"hidden_size": 100, "num_attention_heads": 12})", "c"), Error);
+  EXPECT_THROW(model::RobertaConfig::from_json(R"({"hidden_act": "relu"})", "c"), Error);
+  EXPECT_THROW(model::RobertaConfig::from_json(R"({"model_type": "bert"})", "c"), Error);
+  EXPECT_THROW(model::RobertaConfig::from_json(R"({"vocab_size": "many"})", "c"), Error);
+  EXPECT_THROW(model::RobertaConfig::from_json(R"({"hidden_dropout_prob": 1.5})", "c"), Error);
+}
+
+TEST(RobertaConfig, RoundTripsThroughJsonKeepingUnknownKeys) {
+  auto c = model::RobertaConfig::from_json(
+      R"({"id2label": {"0": "neg", "1": "pos"}, "layer_norm_eps": 1e-5, "my_key": 42, "max_position_embeddings": 514})",
+      "c");
+  auto j = nlohmann::json::parse(c.to_json());
+  EXPECT_EQ(j["my_key"], 42);
+  EXPECT_EQ(j["label2id"]["pos"], 1);
+  EXPECT_EQ(j["id2label"]["0"], "neg");
+  auto back = model::RobertaConfig::from_json(c.to_json(), "c2");
+  EXPECT_EQ(back.id2label, c.id2label);
+  EXPECT_FLOAT_EQ(back.layer_norm_eps, 1e-5f);
+}
+
+TEST_F(TinyCopy, HugeConfigIsRefusedBeforeAllocating) {
+  auto j = config();
+  j["vocab_size"] = int64_t(1) << 40;
+  write_config(j);
+  const std::string err = error_of([&] { model::load_checkpoint(dir_, {}); });
+  EXPECT_NE(err.find("parameters"), std::string::npos) << err;
+}
+
+TEST_F(TinyCopy, MissingConfigNamesTheFile) {
+  fs::remove(dir_ / "config.json");
+  const std::string err = error_of([&] { model::load_checkpoint(dir_, {}); });
+  EXPECT_NE(err.find("config.json"), std::string::npos) << err;
+}
+
+TEST_F(TinyCopy, NoWeightsFileIsAnError) {
+  fs::remove(dir_ / "model.safetensors");
+  const std::string err = error_of([&] { model::load_checkpoint(dir_, {}); });
+  EXPECT_NE(err.find("no model.safetensors or pytorch_model.bin"), std::string::npos) << err;
+}
+
+TEST_F(TinyCopy, WrongShapeNamesTensorAndShapes) {
+  rewrite_weights([](io::TensorToWrite& w, std::vector<float>& data) {
+    if (w.name == "classifier.dense.weight") {
+      w.shape = {32, 16};
+      data.resize(32 * 16);
+    }
+    return true;
+  });
+  const std::string err = error_of([&] { model::load_checkpoint(dir_, {}); });
+  EXPECT_NE(err.find("classifier.dense.weight"), std::string::npos) << err;
+  EXPECT_NE(err.find("got [32, 16], expected [32, 32]"), std::string::npos) << err;
+}
+
+TEST_F(TinyCopy, MissingBodyTensorIsReportedByName) {
+  rewrite_weights([](io::TensorToWrite& w, std::vector<float>&) {
+    return w.name != "roberta.encoder.layer.1.output.dense.bias";
+  });
+  const std::string err = error_of([&] { model::load_checkpoint(dir_, {}); });
+  EXPECT_NE(err.find("roberta.encoder.layer.1.output.dense.bias"), std::string::npos) << err;
+}
+
+TEST_F(TinyCopy, UnexpectedKeysAreReportedNotFatal) {
+  rewrite_weights([](io::TensorToWrite&, std::vector<float>&) { return true; });
+  // Add an lm_head tensor as a RobertaForMaskedLM checkpoint would have.
+  auto src = io::open_safetensors(dir_ / "model.safetensors");
+  std::vector<std::vector<float>> storage;
+  std::vector<io::TensorToWrite> out;
+  for (const auto& t : src->tensors()) {
+    storage.emplace_back(size_t(t.numel()));
+    io::convert_to_f32(t.dtype, src->data(t.name), storage.back().data(), t.numel());
+  }
+  for (size_t i = 0; i < src->tensors().size(); ++i) {
+    const auto& t = src->tensors()[i];
+    out.push_back({t.name, DType::f32, t.shape, storage[i].data()});
+  }
+  std::vector<float> extra(32, 0.5f);
+  out.push_back({"lm_head.bias", DType::f32, {32}, extra.data()});
+  src.reset();
+  io::write_safetensors(dir_ / "model.safetensors", out);
+  model::LoadReport rep;
+  auto m = model::load_checkpoint(dir_, {}, &rep);
+  ASSERT_EQ(rep.unexpected_keys.size(), 1u);
+  EXPECT_EQ(rep.unexpected_keys[0], "lm_head.bias");
+}
+
+TEST_F(TinyCopy, BodyOnlyCheckpointNeedsInitHead) {
+  // As saved from RobertaModel: no "roberta." prefix and no classifier.
+  rewrite_weights([](io::TensorToWrite& w, std::vector<float>&) {
+    if (w.name.rfind("classifier.", 0) == 0) return false;
+    w.name = w.name.substr(std::string("roberta.").size());
+    return true;
+  });
+  const std::string err = error_of([&] { model::load_checkpoint(dir_, {}); });
+  EXPECT_NE(err.find("--init-head"), std::string::npos) << err;
+  EXPECT_NE(err.find("no classification head"), std::string::npos) << err;
+
+  model::CheckpointLoadOptions opts;
+  opts.init_head = true;
+  model::LoadReport rep;
+  auto m = model::load_checkpoint(dir_, opts, &rep);
+  EXPECT_TRUE(rep.head_initialised);
+  EXPECT_EQ(rep.missing_keys.size(), 4u);
+  // Body weights loaded under the prefixed names: identical to the original.
+  auto orig = model::load_checkpoint(test::tiny_dir(), {});
+  auto a = m->param("roberta.encoder.layer.0.attention.self.query.weight");
+  auto b = orig->param("roberta.encoder.layer.0.attention.self.query.weight");
+  EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin()));
+  // HF init for the new head: zero bias, weights ~ N(0, initializer_range).
+  for (float v : m->param("classifier.out_proj.bias")) EXPECT_EQ(v, 0.0f);
+  double sq = 0;
+  auto w = m->param("classifier.dense.weight");
+  for (float v : w) sq += double(v) * v;
+  EXPECT_NEAR(std::sqrt(sq / w.size()), 0.02, 0.004);
+}
+
+TEST_F(TinyCopy, LegacyGammaBetaNamesLoad) {
+  rewrite_weights([](io::TensorToWrite& w, std::vector<float>&) {
+    auto pos = w.name.find("LayerNorm.weight");
+    if (pos != std::string::npos) w.name = w.name.substr(0, pos) + "LayerNorm.gamma";
+    pos = w.name.find("LayerNorm.bias");
+    if (pos != std::string::npos) w.name = w.name.substr(0, pos) + "LayerNorm.beta";
+    return true;
+  });
+  model::LoadReport rep;
+  auto m = model::load_checkpoint(dir_, {}, &rep);
+  EXPECT_TRUE(rep.missing_keys.empty());
+  EXPECT_TRUE(rep.unexpected_keys.empty());
+}
+
+TEST_F(TinyCopy, Bf16WeightsLoadAndConvert) {
+  // A checkpoint saved in bf16 (torch_dtype bfloat16) loads into fp32 parameters.
+  auto src = io::open_safetensors(fs::path(test::tiny_dir()) / "model.safetensors");
+  std::vector<std::vector<uint16_t>> storage;
+  std::vector<io::TensorToWrite> out;
+  for (const auto& t : src->tensors()) {
+    std::vector<float> f(size_t(t.numel()));
+    io::convert_to_f32(t.dtype, src->data(t.name), f.data(), t.numel());
+    std::vector<uint16_t> h(f.size());
+    for (size_t i = 0; i < f.size(); ++i) h[i] = f32_to_bf16(f[i]);
+    storage.push_back(std::move(h));
+  }
+  for (size_t i = 0; i < src->tensors().size(); ++i)
+    out.push_back({src->tensors()[i].name, DType::bf16, src->tensors()[i].shape, storage[i].data()});
+  io::write_safetensors(dir_ / "model.safetensors", out);
+  model::LoadReport rep;
+  auto m = model::load_checkpoint(dir_, {}, &rep);
+  EXPECT_EQ(rep.weights_dtype, "BF16");
+  auto w = m->param("classifier.out_proj.weight");
+  // Every loaded value is exactly the bf16 value widened.
+  auto orig = io::open_safetensors(dir_ / "model.safetensors");
+  const auto* info = orig->find("classifier.out_proj.weight");
+  const auto* raw = reinterpret_cast<const uint16_t*>(orig->data(info->name).data());
+  for (size_t i = 0; i < w.size(); ++i) EXPECT_EQ(w[i], bf16_to_f32(raw[i]));
+}
+
+TEST_F(TinyCopy, MissingTokenizerFilesNameThem) {
+  fs::remove(dir_ / "vocab.json");
+  fs::remove(dir_ / "merges.txt");
+  const std::string err = error_of([&] { Classifier::load(dir_); });
+  EXPECT_TRUE(err.find("tokenizer.json") != std::string::npos || err.find("vocab.json") != std::string::npos) << err;
+}
+
+TEST_F(TinyCopy, SaveThenLoadRoundTripsBitExactly) {
+  auto m = model::load_checkpoint(dir_, {});
+  const fs::path out = dir_ / "saved";
+  model::save_checkpoint(out, *m);
+  model::copy_tokenizer_files(dir_, out);
+  auto back = model::load_checkpoint(out, {});
+  ASSERT_EQ(back->num_params(), m->num_params());
+  EXPECT_TRUE(std::equal(m->params(), m->params() + m->num_params(), back->params()));
+  EXPECT_EQ(back->config().id2label, m->config().id2label);
+  auto j = nlohmann::json::parse(io::read_file(out / "config.json"));
+  EXPECT_EQ(j["problem_type"], "single_label_classification");
+  EXPECT_EQ(j["architectures"][0], "RobertaForSequenceClassification");
+  EXPECT_TRUE(fs::exists(out / "vocab.json"));
+}
+
+}  // namespace
+}  // namespace rc
