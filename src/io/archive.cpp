@@ -222,6 +222,10 @@ void extract_tar_gz(const std::filesystem::path& archive_path, const std::filesy
              " members (archive bomb?)");
     bool ok = false;
     const std::string rel = safe_relative(name, ok);
+    // "./" is what `tar -C dir -czf x.tgz .` puts first: the target itself, nothing to do.
+    if (!ok && archive_entry_filetype(ent) == AE_IFDIR && !name.empty() && name.front() != '/' &&
+        name.find("..") == std::string::npos)
+      continue;
     RC_CHECK(ok, Errc::format, where, " is absolute, empty or contains '..'; refusing to extract");
     RC_CHECK(archive_entry_hardlink(ent) == nullptr && archive_entry_symlink(ent) == nullptr, Errc::format, where,
              " is a link; links are refused");

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -170,6 +171,17 @@ TEST(ArchiveExtract, GoodFixture) {
   const std::string d = read_file(dir.path() / "out" / "b" / "c" / "d.bin");
   ASSERT_EQ(d.size(), 256u);
   for (size_t i = 0; i < d.size(); ++i) ASSERT_EQ(uint8_t(d[i]), i);  // the generator writes bytes(range(256))
+}
+
+// What GNU tar writes for `tar -C dir -czf x.tgz .`: "./" first, then "./name" members.
+TEST(ArchiveExtract, DotSlashNamesFromGnuTar) {
+  TempDir dir;
+  fs::create_directories(dir.path() / "src" / "sub");
+  write_file_atomic(dir.path() / "src" / "sub" / "f.txt", "content");
+  const std::string cmd = "tar -C '" + (dir.path() / "src").string() + "' -czf '" + (dir.path() / "x.tgz").string() + "' .";
+  if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "no tar binary";
+  extract_tar_gz(dir.path() / "x.tgz", dir.path() / "out");
+  EXPECT_EQ(read_file(dir.path() / "out" / "sub" / "f.txt"), "content");
 }
 
 TEST(ArchiveExtract, IntoExistingEmptyFolderButNotNonEmpty) {
