@@ -96,7 +96,7 @@ void dropout_forward(Bf16* y, const Bf16* x, int64_t n, float p, uint64_t seed, 
 
 // ---- attention.h (attention.cu) ---------------------------------------------------------
 // Scale + mask + softmax + dropout + ·V over the real lengths only; probs fp32 (B,H,T,T)
-// (may be null in forward). seq_lens is a DEVICE array. Requires D <= 256.
+// (may be null in forward). seq_lens is a DEVICE array. T up to ~1400 (shared memory).
 void attention_forward(float* out, float* probs, const float* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
                        int64_t H, int64_t D, float dropout_p, uint64_t seed, void* stream);
 void attention_forward(Bf16* out, float* probs, const Bf16* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
