@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "roberta/error.h"
 #include "roberta/tokenizer.h"
 
 namespace rc {

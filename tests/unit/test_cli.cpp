@@ -1,0 +1,170 @@
+// The roberta command as a user runs it: output format, input modes, exit codes.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "support/golden.h"
+
+namespace rc {
+namespace {
+namespace fs = std::filesystem;
+
+struct Run {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string roberta() { return std::string(RC_BINARY_DIR) + "/cli/roberta"; }
+
+// Runs a shell command line, capturing stdout and stderr (stderr via a temp file).
+Run run(const std::string& args, const std::string& stdin_text = "") {
+  const fs::path err_file = fs::temp_directory_path() / ("rc_cli_err_" + std::to_string(::getpid()));
+  const fs::path in_file = fs::temp_directory_path() / ("rc_cli_in_" + std::to_string(::getpid()));
+  std::ofstream(in_file, std::ios::binary) << stdin_text;
+  const std::string cmd = roberta() + " " + args + " <" + in_file.string() + " 2>" + err_file.string();
+  Run r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream e(err_file);
+  std::stringstream ss;
+  ss << e.rdbuf();
+  r.err = ss.str();
+  fs::remove(err_file);
+  fs::remove(in_file);
+  return r;
+}
+
+std::vector<nlohmann::json> json_lines(const std::string& out) {
+  std::vector<nlohmann::json> lines;
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line))
+    if (!line.empty()) lines.push_back(nlohmann::json::parse(line));
+  return lines;
+}
+
+std::string quote(const std::string& s) { return "'" + s + "'"; }
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(roberta())) GTEST_SKIP() << "roberta binary not built";
+  }
+};
+
+TEST_F(Cli, PredictPrintsLabelAndScoresMatchingTheReference) {
+  test::Golden g;
+  const auto texts = nlohmann::json::parse(g.meta("texts")).get<std::vector<std::string>>();
+  ASSERT_EQ(texts[0], "Covid cases are increasing fast!");
+  Run r = run("predict --model " + test::tiny_dir() + " --logits " + quote(texts[0]));
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto lines = json_lines(r.out);
+  ASSERT_EQ(lines.size(), 1u);
+  const auto& j = lines[0];
+  const std::vector<float> want = g.f32("text_logits");
+  const std::vector<std::string> labels = {"negative", "neutral", "positive"};
+  const int argmax = int(std::max_element(want.begin(), want.begin() + 3) - want.begin());
+  EXPECT_EQ(j["label"], labels[argmax]);
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(j["logits"][k].get<float>(), want[k], 1e-4);
+  float sum = 0;
+  for (const auto& l : labels) sum += j["scores"][l].get<float>();
+  EXPECT_NEAR(sum, 1.0f, 1e-5);
+  EXPECT_EQ(j["score"], j["scores"][labels[argmax]]);
+}
+
+TEST_F(Cli, InputModesAgree) {
+  const fs::path dir = fs::temp_directory_path() / ("rc_cli_inputs_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  // TweetEval-style lines keep their trailing space: it changes the ids.
+  std::ofstream(dir / "in.txt") << "good day \nbad day\n";
+  std::ofstream(dir / "in.jsonl") << "{\"text\": \"good day \"}\n\n{\"text\": \"bad day\"}\n";
+  Run args = run("predict --model " + test::tiny_dir() + " 'good day ' 'bad day'");
+  Run txt = run("predict --model " + test::tiny_dir() + " --input " + (dir / "in.txt").string());
+  Run jsonl = run("predict --model " + test::tiny_dir() + " --input " + (dir / "in.jsonl").string());
+  Run stdin_run = run("predict --model " + test::tiny_dir(), "good day \nbad day\n");
+  for (const Run* r : {&args, &txt, &jsonl, &stdin_run}) ASSERT_EQ(r->code, 0) << r->err;
+  EXPECT_EQ(txt.out, args.out);
+  EXPECT_EQ(jsonl.out, args.out);
+  EXPECT_EQ(stdin_run.out, args.out);
+  EXPECT_EQ(json_lines(args.out).size(), 2u);
+
+  Run ids = run("tokenize --tokenizer " + test::tiny_dir() + " --input " + (dir / "in.txt").string());
+  ASSERT_EQ(ids.code, 0) << ids.err;
+  auto lines = json_lines(ids.out);
+  ASSERT_EQ(lines.size(), 2u);
+  // "good day " ends with Ġ (1437) before </s>, as HF gives for TweetEval lines.
+  const auto first = lines[0]["ids"].get<std::vector<int>>();
+  ASSERT_GE(first.size(), 3u);
+  EXPECT_EQ(first.front(), 0);
+  EXPECT_EQ(first[first.size() - 2], 1437);
+  EXPECT_EQ(first.back(), 2);
+  fs::remove_all(dir);
+}
+
+TEST_F(Cli, TokenizeMatchesGoldenIds) {
+  std::ifstream in(std::string(RC_TEST_DATA_DIR) + "/tokenizer/roberta-base.jsonl");
+  std::string line;
+  int checked = 0;
+  std::string stdin_text;
+  std::vector<std::vector<int>> want;
+  while (checked < 50 && std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line);
+    const std::string text = j["text"];
+    if (text.find('\n') != std::string::npos || text.find('\r') != std::string::npos) continue;
+    stdin_text += text + "\n";
+    want.push_back(j["ids"].get<std::vector<int>>());
+    ++checked;
+  }
+  Run r = run("tokenize --tokenizer " + test::tiny_dir(), stdin_text);
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto lines = json_lines(r.out);
+  ASSERT_EQ(lines.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(lines[i]["ids"].get<std::vector<int>>(), want[i]) << i;
+}
+
+TEST_F(Cli, InspectReportsTheCheckpoint) {
+  Run r = run("inspect --model " + test::tiny_dir());
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["num_hidden_layers"], 2);
+  EXPECT_EQ(j["hidden_size"], 32);
+  EXPECT_EQ(j["labels"].size(), 3u);
+  EXPECT_EQ(j["weights_dtype"], "F32");
+  // 50265·32 + 130·32 + 32 + 64 + 2·(3·32·32 + 96 + 32·32 + 32 + 64 + 64·32 + 64 + 32·64 + 32 + 64) + 32·32 + 32 + 3·32 + 3
+  EXPECT_EQ(j["num_parameters"], 1637635 + 32 * 0);
+}
+
+TEST_F(Cli, ExitCodesAndOneLineErrors) {
+  Run usage = run("predict 'x'");
+  EXPECT_EQ(usage.code, 2) << usage.err;
+  Run missing = run("predict --model /nonexistent/folder 'x'");
+  EXPECT_EQ(missing.code, 3);
+  EXPECT_NE(missing.err.find("roberta: error:"), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("/nonexistent/folder"), std::string::npos) << missing.err;
+  const fs::path bad = fs::temp_directory_path() / ("rc_cli_bad_" + std::to_string(::getpid()) + ".jsonl");
+  std::ofstream(bad) << "{\"text\": \"ok\"}\n{\"nottext\": 1}\n";
+  Run malformed = run("predict --model " + test::tiny_dir() + " --input " + bad.string());
+  EXPECT_EQ(malformed.code, 3);
+  EXPECT_NE(malformed.err.find(":2:"), std::string::npos) << malformed.err;  // names the line
+  fs::remove(bad);
+  Run help = run("predict --help");
+  EXPECT_EQ(help.code, 0);
+  EXPECT_NE(help.out.find("--batch-size"), std::string::npos);
+  Run precision = run("predict --model " + test::tiny_dir() + " --precision fp8 x");
+  EXPECT_EQ(precision.code, 2) << precision.err;
+}
+
+}  // namespace
+}  // namespace rc
