@@ -1,0 +1,50 @@
+// What the trainer feeds the model, and in which order.
+//   - TokenizedSplit: every example tokenized once (truncated to max_length, <s> </s> kept),
+//     ids packed back to back.
+//   - epoch_order: the example order of one epoch, a pure function of (seed, epoch) — so a
+//     resumed run recomputes exactly the order an uninterrupted run used. Shuffling is our
+//     own Fisher–Yates on splitmix64 (std::shuffle's algorithm is implementation-defined).
+//     --group-by-length: megabatches of 50 batches (HF's LengthGroupedSampler) sorted by
+//     length, cut into batches, and the batches shuffled within each megabatch.
+//   - PaddedBatch: dynamic padding to the longest row of each batch; its buffers are sized
+//     once for the largest batch, so filling one never allocates.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "roberta/tokenizer.h"
+
+namespace rc::train {
+
+struct TokenizedSplit {
+  std::vector<int32_t> ids;       // all examples back to back
+  std::vector<int64_t> offsets;   // (N + 1)
+  std::vector<int32_t> lengths;   // (N)
+  std::vector<int32_t> labels;    // (N)
+  int64_t size() const { return int64_t(lengths.size()); }
+  int32_t max_length() const;
+};
+
+// Tokenizes texts in parallel (OpenMP); the result does not depend on the thread count.
+TokenizedSplit tokenize_split(const Tokenizer& tok, std::span<const std::string> texts, std::span<const int32_t> labels,
+                              int max_length);
+
+// splitmix64 finaliser of a combination of values: the seed of every derived stream.
+uint64_t mix_seed(uint64_t a, uint64_t b, uint64_t c = 0);
+
+std::vector<int64_t> epoch_order(int64_t n, uint64_t seed, int64_t epoch, bool shuffle, bool group_by_length,
+                                 std::span<const int32_t> lengths, int64_t batch_size);
+
+struct PaddedBatch {
+  int64_t B = 0, T = 0, tokens = 0;  // tokens: real (unpadded) tokens
+  std::vector<int32_t> ids, seq_lens, labels;
+  void reserve(int64_t max_B, int64_t max_T);
+};
+
+// Rows `idx` of `split`, right-padded with pad_id to the longest of them.
+void fill_batch(const TokenizedSplit& split, std::span<const int64_t> idx, int32_t pad_id, PaddedBatch& out);
+
+}  // namespace rc::train

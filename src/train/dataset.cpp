@@ -1,0 +1,323 @@
+// Dataset loaders: TweetEval folders, CSV/TSV with a header, JSON Lines (see dataset.h).
+#include "train/dataset.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/check.h"
+#include "io/atomic_file.h"
+
+namespace rc::train {
+namespace fs = std::filesystem;
+
+const TextSplit* Dataset::find(const std::string& split) const {
+  auto it = splits.find(split);
+  if (it == splits.end() && (split == "validation" || split == "dev" || split == "eval")) it = splits.find("val");
+  return it == splits.end() ? nullptr : &it->second;
+}
+
+namespace {
+
+// Lines without their '\n'; a final '\n' does not start another line. '\r' is kept: the
+// reference pipeline splits on '\n' only.
+std::vector<std::string> split_lines(const std::string& bytes) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < bytes.size()) {
+    size_t end = bytes.find('\n', start);
+    if (end == std::string::npos) end = bytes.size();
+    lines.emplace_back(bytes, start, end - start);
+    start = end + 1;
+  }
+  return lines;
+}
+
+std::string trim(std::string_view s) {
+  size_t a = 0, b = s.size();
+  while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
+  while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
+  return std::string(s.substr(a, b - a));
+}
+
+std::optional<int64_t> parse_int(std::string_view s) {
+  const std::string t = trim(s);
+  if (t.empty()) return std::nullopt;
+  size_t i = (t[0] == '-' || t[0] == '+') ? 1 : 0;
+  if (i == t.size() || t.size() > 18) return std::nullopt;
+  for (size_t k = i; k < t.size(); ++k)
+    if (!std::isdigit(static_cast<unsigned char>(t[k]))) return std::nullopt;
+  return std::stoll(t);
+}
+
+RawLabel label_from_text(std::string_view s) {
+  RawLabel l;
+  l.id = parse_int(s);
+  if (!l.id) l.name = trim(s);
+  return l;
+}
+
+void check_not_empty(const TextSplit& split) {
+  RC_CHECK(!split.texts.empty(), Errc::invalid_argument, "dataset split '", split.name, "' (", split.source.string(),
+           ") has no examples\nHINT: check the file and the --data path");
+}
+
+// mapping.txt: "0\tnegative" per line (TweetEval). Ids must be 0..K-1 in any order.
+std::vector<std::string> read_mapping(const fs::path& path) {
+  std::vector<std::pair<int64_t, std::string>> rows;
+  int line_no = 0;
+  for (const std::string& raw : split_lines(io::read_file(path))) {
+    ++line_no;
+    const std::string line = trim(raw);
+    if (line.empty()) continue;
+    size_t sep = line.find_first_of("\t ");
+    RC_CHECK(sep != std::string::npos, Errc::format, path.string(), ":", line_no, ": expected 'id<TAB>name', found '",
+             line, "'");
+    auto id = parse_int(line.substr(0, sep));
+    RC_CHECK(id && *id >= 0, Errc::format, path.string(), ":", line_no, ": expected an integer id, found '",
+             line.substr(0, sep), "'");
+    rows.emplace_back(*id, trim(line.substr(sep + 1)));
+  }
+  std::vector<std::string> names(rows.size());
+  for (auto& [id, name] : rows) {
+    RC_CHECK(id < int64_t(rows.size()) && names[size_t(id)].empty(), Errc::format, path.string(),
+             ": label ids must be 0..", rows.size() - 1, " each once; found id ", id);
+    names[size_t(id)] = name;
+  }
+  return names;
+}
+
+TextSplit load_tweeteval_split(const fs::path& dir, const std::string& split) {
+  TextSplit out;
+  out.name = split;
+  out.source = dir / (split + "_text.txt");
+  const fs::path labels_path = dir / (split + "_labels.txt");
+  RC_CHECK(fs::exists(labels_path), Errc::not_found, "labels file ", labels_path.string(), " is missing (",
+           out.source.string(), " exists)\nHINT: TweetEval folders need <split>_text.txt and <split>_labels.txt");
+  out.texts = split_lines(io::read_file(out.source));
+  std::vector<std::string> label_lines = split_lines(io::read_file(labels_path));
+  // A stray blank last line in a labels file is common; a blank line inside is not.
+  while (!label_lines.empty() && trim(label_lines.back()).empty() && label_lines.size() > out.texts.size())
+    label_lines.pop_back();
+  RC_CHECK(label_lines.size() == out.texts.size(), Errc::format, out.source.string(), " has ", out.texts.size(),
+           " lines but ", labels_path.string(), " has ", label_lines.size(),
+           "\nHINT: every text line needs exactly one label line");
+  out.labels.reserve(label_lines.size());
+  for (size_t i = 0; i < label_lines.size(); ++i) {
+    RawLabel l = label_from_text(label_lines[i]);
+    RC_CHECK(l.id || !l.name.empty(), Errc::format, labels_path.string(), ":", i + 1, ": empty label");
+    out.labels.push_back(std::move(l));
+  }
+  check_not_empty(out);
+  return out;
+}
+
+// RFC 4180 records. Returns rows of fields; quoted fields may hold delimiters and newlines.
+std::vector<std::vector<std::string>> parse_records(const std::string& s, char delim, const fs::path& source) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> row;
+  std::string field;
+  size_t i = 0;
+  const size_t n = s.size();
+  size_t line = 1;
+  bool any = false;  // anything in the current row
+  while (i < n) {
+    char c = s[i];
+    if (c == '"' && field.empty()) {
+      // quoted field
+      const size_t start_line = line;
+      ++i;
+      for (;;) {
+        RC_CHECK(i < n, Errc::format, source.string(), ":", start_line, ": unterminated quoted field");
+        if (s[i] == '"') {
+          if (i + 1 < n && s[i + 1] == '"') {
+            field += '"';
+            i += 2;
+            continue;
+          }
+          ++i;
+          break;
+        }
+        if (s[i] == '\n') ++line;
+        field += s[i++];
+      }
+      any = true;
+      continue;
+    }
+    if (c == delim) {
+      row.push_back(std::move(field));
+      field.clear();
+      any = true;
+      ++i;
+      continue;
+    }
+    if (c == '\n' || c == '\r') {
+      if (c == '\r' && i + 1 < n && s[i + 1] == '\n') ++i;
+      ++i;
+      ++line;
+      if (any || !field.empty()) {
+        row.push_back(std::move(field));
+        rows.push_back(std::move(row));
+      }
+      row.clear();
+      field.clear();
+      any = false;
+      continue;
+    }
+    field += c;
+    any = true;
+    ++i;
+  }
+  if (any || !field.empty()) {
+    row.push_back(std::move(field));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace
+
+TextSplit parse_delimited(const std::string& bytes, char delimiter, const DataColumns& columns, const fs::path& source) {
+  TextSplit out;
+  out.name = source.stem().string();
+  out.source = source;
+  std::string text = bytes;
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);  // UTF-8 BOM (Excel)
+  auto rows = parse_records(text, delimiter, source);
+  RC_CHECK(!rows.empty(), Errc::invalid_argument, "dataset file ", source.string(),
+           " is empty\nHINT: a CSV/TSV needs a header row and at least one example");
+  const auto& header = rows[0];
+  auto col = [&](const std::string& name, const char* flag) {
+    for (size_t k = 0; k < header.size(); ++k)
+      if (trim(header[k]) == name) return k;
+    std::string have;
+    for (auto& h : header) have += (have.empty() ? "" : ", ") + h;
+    RC_THROW(Errc::invalid_argument, source.string(), ": no column '", name, "' in the header (", have, ")\nHINT: pass ",
+             flag, " NAME");
+  };
+  const size_t tc = col(columns.text, "--text-column"), lc = col(columns.label, "--label-column");
+  for (size_t r = 1; r < rows.size(); ++r) {
+    const auto& row = rows[r];
+    RC_CHECK(row.size() == header.size(), Errc::format, source.string(), ": record ", r + 1, " has ", row.size(),
+             " fields, the header has ", header.size());
+    RawLabel l = label_from_text(row[lc]);
+    RC_CHECK(l.id || !l.name.empty(), Errc::format, source.string(), ": record ", r + 1, ": empty label");
+    out.texts.push_back(row[tc]);
+    out.labels.push_back(std::move(l));
+  }
+  check_not_empty(out);
+  return out;
+}
+
+TextSplit parse_jsonl(const std::string& bytes, const DataColumns& columns, const fs::path& source) {
+  TextSplit out;
+  out.name = source.stem().string();
+  out.source = source;
+  int64_t line_no = 0;
+  for (const std::string& raw : split_lines(bytes)) {
+    ++line_no;
+    if (trim(raw).empty()) continue;
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(raw);
+    } catch (const nlohmann::json::exception& e) {
+      RC_THROW(Errc::format, source.string(), ":", line_no, ": not JSON (", e.what(), ")");
+    }
+    RC_CHECK(j.is_object(), Errc::format, source.string(), ":", line_no, ": expected a JSON object");
+    auto t = j.find(columns.text);
+    RC_CHECK(t != j.end() && t->is_string(), Errc::format, source.string(), ":", line_no, ": expected a string field '",
+             columns.text, "'\nHINT: pass --text-column NAME");
+    auto l = j.find(columns.label);
+    RC_CHECK(l != j.end(), Errc::format, source.string(), ":", line_no, ": no field '", columns.label,
+             "'\nHINT: pass --label-column NAME");
+    RawLabel label;
+    if (l->is_number_integer()) {
+      label.id = l->get<int64_t>();
+    } else if (l->is_string()) {
+      label.name = l->get<std::string>();
+      RC_CHECK(!label.name.empty(), Errc::format, source.string(), ":", line_no, ": empty label");
+    } else {
+      RC_THROW(Errc::format, source.string(), ":", line_no, ": label must be an integer or a string, found ",
+               l->dump());
+    }
+    out.texts.push_back(t->get<std::string>());
+    out.labels.push_back(std::move(label));
+  }
+  check_not_empty(out);
+  return out;
+}
+
+namespace {
+
+TextSplit load_file(const fs::path& path, const DataColumns& columns, std::string* layout) {
+  std::string ext = path.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  const std::string bytes = io::read_file(path);
+  if (ext == ".csv") {
+    *layout = "csv";
+    return parse_delimited(bytes, ',', columns, path);
+  }
+  if (ext == ".tsv" || ext == ".tab") {
+    *layout = "tsv";
+    return parse_delimited(bytes, '\t', columns, path);
+  }
+  if (ext == ".jsonl" || ext == ".ndjson" || ext == ".json") {
+    *layout = "jsonl";
+    return parse_jsonl(bytes, columns, path);
+  }
+  RC_THROW(Errc::unsupported, "dataset file ", path.string(), ": unknown extension '", ext,
+           "'\nHINT: use .csv, .tsv or .jsonl, or a TweetEval folder");
+}
+
+std::string canonical_split(std::string stem) {
+  if (stem == "validation" || stem == "dev" || stem == "eval" || stem == "valid") return "val";
+  return stem;
+}
+
+}  // namespace
+
+Dataset load_dataset(const fs::path& path, const DataColumns& columns) {
+  Dataset ds;
+  RC_CHECK(fs::exists(path), Errc::not_found, "dataset ", path.string(), " does not exist");
+  if (fs::is_regular_file(path)) {
+    TextSplit s = load_file(path, columns, &ds.layout);
+    s.name = canonical_split(s.name);
+    if (s.name != "val" && s.name != "test") s.name = "train";
+    ds.splits.emplace(s.name, std::move(s));
+    return ds;
+  }
+  RC_CHECK(fs::is_directory(path), Errc::invalid_argument, "dataset ", path.string(), " is neither a file nor a folder");
+  const bool tweeteval = fs::exists(path / "train_text.txt") || fs::exists(path / "val_text.txt") ||
+                         fs::exists(path / "test_text.txt");
+  if (tweeteval) {
+    ds.layout = "tweeteval";
+    for (const char* split : {"train", "val", "test"})
+      if (fs::exists(path / (std::string(split) + "_text.txt"))) ds.splits.emplace(split, load_tweeteval_split(path, split));
+    for (const char* split : {"train", "val", "test"})
+      RC_CHECK(fs::exists(path / (std::string(split) + "_text.txt")) ||
+                   !fs::exists(path / (std::string(split) + "_labels.txt")),
+               Errc::not_found, "text file ", (path / (std::string(split) + "_text.txt")).string(), " is missing (",
+               split, "_labels.txt exists)");
+    if (fs::exists(path / "mapping.txt")) ds.label_names = read_mapping(path / "mapping.txt");
+  } else {
+    for (const char* stem : {"train", "val", "validation", "dev", "test"}) {
+      for (const char* ext : {".csv", ".tsv", ".jsonl"}) {
+        const fs::path f = path / (std::string(stem) + ext);
+        if (!fs::exists(f)) continue;
+        const std::string name = canonical_split(stem);
+        RC_CHECK(!ds.splits.count(name), Errc::invalid_argument, "dataset folder ", path.string(),
+                 " has two files for split '", name, "'");
+        TextSplit s = load_file(f, columns, &ds.layout);
+        s.name = name;
+        ds.splits.emplace(name, std::move(s));
+      }
+    }
+  }
+  RC_CHECK(!ds.splits.empty(), Errc::not_found, "dataset folder ", path.string(),
+           " has no splits\nHINT: expected train_text.txt + train_labels.txt (TweetEval) or train.csv / train.tsv / "
+           "train.jsonl");
+  return ds;
+}
+
+}  // namespace rc::train

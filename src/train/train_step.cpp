@@ -1,0 +1,72 @@
+// The optimizer step (see train_step.h).
+#include "train/train_step.h"
+
+#include <cmath>
+
+#include "core/check.h"
+#include "train/data_order.h"
+
+namespace rc::train {
+
+std::vector<kernels::AdamWSegment> adamw_segments(const model::ParamLayout& layout, bool weight_decay) {
+  std::vector<kernels::AdamWSegment> segs;
+  for (const auto& e : layout.entries()) {
+    const bool decay = weight_decay && e.decay;
+    if (!segs.empty() && segs.back().decay == decay && segs.back().offset + segs.back().n == e.offset) {
+      segs.back().n += e.numel;
+    } else {
+      segs.push_back({e.offset, e.numel, decay});
+    }
+  }
+  return segs;
+}
+
+TrainEngine::TrainEngine(model::RobertaModel& model, const OptimConfig& optim, const kernels::ExecCtx& ctx,
+                         const model::DropoutConfig& dropout, uint64_t seed, int64_t max_B, int64_t max_T)
+    : model_(model),
+      optim_(optim),
+      ctx_(ctx),
+      dropout_(dropout),
+      seed_(seed),
+      grads_(model.num_params()),
+      m_(model.num_params()),
+      v_(model.num_params()),
+      segments_(adamw_segments(model.layout(), optim.weight_decay > 0)),
+      ws_(model.config(), max_B, max_T) {}
+
+StepResult TrainEngine::step(std::span<const model::Batch> micro, std::span<const int32_t* const> labels) {
+  RC_ASSERT(micro.size() == labels.size() && !micro.empty());
+  const int64_t n = model_.num_params();
+  kernels::zero(ctx_, grads_.data(), n);
+  const float scale = 1.0f / float(micro.size());
+  double loss = 0;
+  for (size_t i = 0; i < micro.size(); ++i) {
+    const uint64_t dropout_seed = mix_seed(seed_, uint64_t(step_), uint64_t(i));
+    loss += double(model::forward_backward(ctx_, model_, micro[i], labels[i], dropout_, dropout_seed, scale,
+                                           grads_.data(), ws_, nullptr));
+  }
+  StepResult r;
+  r.loss = loss / double(micro.size());
+  r.grad_norm = std::sqrt(kernels::sum_squares(ctx_, grads_.data(), n));
+  float clip = 1.0f;
+  if (optim_.max_grad_norm > 0) {
+    // torch: clip_coef = max_norm / (total_norm + 1e-6), applied only when < 1 (fp32).
+    const float coef = float(optim_.max_grad_norm) / (float(r.grad_norm) + 1e-6f);
+    if (coef < 1.0f) clip = coef;
+  }
+  r.lr = optim_.schedule.lr(step_);
+  kernels::AdamWHyper h;
+  h.lr = float(r.lr);
+  h.beta1 = float(optim_.beta1);
+  h.beta2 = float(optim_.beta2);
+  h.eps = float(optim_.eps);
+  h.weight_decay = float(optim_.weight_decay);
+  h.step = step_ + 1;
+  h.grad_scale = clip;
+  kernels::adamw_step(ctx_, model_.params(), grads_.data(), m_.data(), v_.data(), segments_.data(),
+                      int64_t(segments_.size()), h);
+  ++step_;
+  return r;
+}
+
+}  // namespace rc::train

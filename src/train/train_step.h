@@ -1,0 +1,65 @@
+// One optimizer step, exactly as HF Trainer + torch.optim.AdamW take it:
+//   grads ← 0; for each micro-batch: grads += ∂(loss / n_micro)/∂θ  (dropout seed from
+//   (seed, step, micro)); norm ← ‖grads‖₂ (before clipping, as HF logs it); clip by
+//   max_norm / (norm + 1e-6) when that is < 1 (torch.nn.utils.clip_grad_norm_);
+//   AdamW with lr = schedule(step) in ONE fused pass (the clip factor rides in grad_scale);
+//   step ← step + 1.
+// All buffers (grads, m, v, activations) are allocated once here; a step allocates nothing.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "kernels/exec_ctx.h"
+#include "kernels/optimizer.h"
+#include "model/roberta_model.h"
+#include "train/lr_schedule.h"
+
+namespace rc::train {
+
+struct OptimConfig {
+  double weight_decay = 0.0, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  double max_grad_norm = 1.0;  // <= 0: no clipping
+  LrSchedule schedule;
+};
+
+// AdamW segments from the layout's decay flags, adjacent runs merged. With weight_decay 0
+// every segment is decay = false (HF puts all parameters in the no-decay group then, too).
+std::vector<kernels::AdamWSegment> adamw_segments(const model::ParamLayout& layout, bool weight_decay);
+
+struct StepResult {
+  double loss = 0, grad_norm = 0, lr = 0;
+};
+
+class TrainEngine {
+ public:
+  TrainEngine(model::RobertaModel& model, const OptimConfig& optim, const kernels::ExecCtx& ctx,
+              const model::DropoutConfig& dropout, uint64_t seed, int64_t max_B, int64_t max_T);
+
+  // One optimizer step over `micro` batches (labels[i] belongs to micro[i]).
+  StepResult step(std::span<const model::Batch> micro, std::span<const int32_t* const> labels);
+
+  int64_t global_step() const { return step_; }
+  void set_global_step(int64_t s) { step_ = s; }
+  float* exp_avg() { return m_.data(); }
+  float* exp_avg_sq() { return v_.data(); }
+  const float* exp_avg() const { return m_.data(); }
+  const float* exp_avg_sq() const { return v_.data(); }
+  const float* grads() const { return grads_.data(); }
+  model::RobertaModel& model() { return model_; }
+  const OptimConfig& optim() const { return optim_; }
+
+ private:
+  model::RobertaModel& model_;
+  OptimConfig optim_;
+  kernels::ExecCtx ctx_;
+  model::DropoutConfig dropout_;
+  uint64_t seed_;
+  int64_t step_ = 0;
+  model::FloatBuffer grads_, m_, v_;
+  std::vector<kernels::AdamWSegment> segments_;
+  model::TrainWorkspace ws_;
+};
+
+}  // namespace rc::train
