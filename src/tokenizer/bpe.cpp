@@ -164,9 +164,10 @@ namespace {
 constexpr int kSmallWord = 256;  // up to this many symbols: O(n^2) scan on the stack
 }
 
-void BpeModel::encode_word_uncached(std::string_view word, std::vector<int32_t>& out) const {
+void BpeModel::encode_word_uncached(std::string_view word, std::vector<int32_t>& out,
+                                    bool force_heap) const {
   const auto* s = reinterpret_cast<const unsigned char*>(word.data());
-  if (word.size() <= size_t(kSmallWord)) {
+  if (word.size() <= size_t(kSmallWord) && !force_heap) {
     int32_t ids[kSmallWord];
     int n = 0;
     for (size_t i = 0; i < word.size(); ++i)

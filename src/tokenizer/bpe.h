@@ -90,8 +90,10 @@ class BpeModel {
 
   // Appends the ids of one word (raw bytes, non-empty) to out.
   void encode_word(std::string_view word, std::vector<int32_t>& out) const;
-  // The same without the cache (tests, benchmarks of the merge loop).
-  void encode_word_uncached(std::string_view word, std::vector<int32_t>& out) const;
+  // The same without the cache (tests, benchmarks of the merge loop). force_heap takes the
+  // long-word path for any length, so tests can check both paths agree.
+  void encode_word_uncached(std::string_view word, std::vector<int32_t>& out,
+                            bool force_heap = false) const;
   size_t cache_size() const { return cache_.size(); }
 
  private:

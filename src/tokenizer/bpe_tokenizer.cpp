@@ -25,35 +25,6 @@ namespace {
 
 namespace tk = rc::tokenizer;
 
-std::array<int32_t, 256> byte_ids_of(const std::unordered_map<std::string, int32_t>& vocab) {
-  std::array<int32_t, 256> ids{};
-  for (int b = 0; b < 256; ++b) {
-    auto it = vocab.find(tk::byte_to_token_string(uint8_t(b)));
-    ids[size_t(b)] = it != vocab.end() ? it->second : -1;
-  }
-  return ids;
-}
-
-std::vector<tk::MergeRule> resolve_merges(const tk::TokenizerSpec& spec) {
-  std::vector<tk::MergeRule> rules;
-  rules.reserve(spec.merges.size());
-  for (size_t i = 0; i < spec.merges.size(); ++i) {
-    const auto& [a, b] = spec.merges[i];
-    auto find = [&](const std::string& token) {
-      auto it = spec.vocab.find(token);
-      RC_CHECK(it != spec.vocab.end(), Errc::format, "merges in '", spec.merges_source, "' ",
-               spec.merges_source.ends_with("(model.merges)") ? "index " : "line ",
-               spec.merge_lines[i], ": merge '", a, " ", b, "' needs token '", token,
-               "', which is not in the vocabulary",
-               "\nHINT: the vocabulary and the merges come from different tokenizers; use the "
-               "vocab.json and merges.txt of the same model");
-      return it->second;
-    };
-    rules.push_back({find(a), find(b), find(a + b)});
-  }
-  return rules;
-}
-
 // ByteLevel decoder for one token string: each character back to its byte; a token with a
 // character outside the byte map is kept as its UTF-8 (HF decode_chain does the same).
 std::string token_bytes(const std::string& token) {
@@ -73,7 +44,7 @@ std::string token_bytes(const std::string& token) {
 class BpeTokenizer final : public Tokenizer {
  public:
   explicit BpeTokenizer(const tk::TokenizerSpec& spec)
-      : model_(byte_ids_of(spec.vocab), resolve_merges(spec)),
+      : model_(tk::byte_ids_of(spec.vocab), tk::resolve_merges(spec)),
         added_(spec.added),
         prefix_(spec.prefix_ids),
         suffix_(spec.suffix_ids),

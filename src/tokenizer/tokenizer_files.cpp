@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/check.h"
+#include "tokenizer/byte_level.h"
 
 namespace rc::tokenizer {
 namespace fs = std::filesystem;
@@ -360,6 +361,35 @@ TokenizerSpec read_vocab_merges(const fs::path& vocab_json, const fs::path& merg
   spec.prefix_ids = {id_of(content_of("cls_token"))};
   spec.suffix_ids = {id_of(content_of("sep_token"))};
   return spec;
+}
+
+std::array<int32_t, 256> byte_ids_of(const std::unordered_map<std::string, int32_t>& vocab) {
+  std::array<int32_t, 256> ids{};
+  for (int b = 0; b < 256; ++b) {
+    auto it = vocab.find(byte_to_token_string(uint8_t(b)));
+    ids[size_t(b)] = it != vocab.end() ? it->second : -1;
+  }
+  return ids;
+}
+
+std::vector<MergeRule> resolve_merges(const TokenizerSpec& spec) {
+  std::vector<MergeRule> rules;
+  rules.reserve(spec.merges.size());
+  for (size_t i = 0; i < spec.merges.size(); ++i) {
+    const auto& [a, b] = spec.merges[i];
+    auto find = [&](const std::string& token) {
+      auto it = spec.vocab.find(token);
+      RC_CHECK(it != spec.vocab.end(), Errc::format, "merges in '", spec.merges_source, "' ",
+               spec.merges_source.ends_with("(model.merges)") ? "index " : "line ",
+               spec.merge_lines[i], ": merge '", a, " ", b, "' needs token '", token,
+               "', which is not in the vocabulary",
+               "\nHINT: the vocabulary and the merges come from different tokenizers; use the "
+               "vocab.json and merges.txt of the same model");
+      return it->second;
+    };
+    rules.push_back(MergeRule{find(a), find(b), find(a + b)});
+  }
+  return rules;
 }
 
 }  // namespace rc::tokenizer

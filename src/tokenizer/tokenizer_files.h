@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "tokenizer/added_tokens.h"
+#include "tokenizer/bpe.h"
 
 namespace rc::tokenizer {
 
@@ -40,5 +41,11 @@ TokenizerSpec read_tokenizer_json(const std::filesystem::path& file);
 TokenizerSpec read_vocab_merges(const std::filesystem::path& vocab_json,
                                 const std::filesystem::path& merges_txt,
                                 const std::filesystem::path& config_dir);  // empty: none
+
+// Ids of the 256 single-byte tokens (-1 where the vocabulary lacks one).
+std::array<int32_t, 256> byte_ids_of(const std::unordered_map<std::string, int32_t>& vocab);
+// spec.merges as ids; throws rc::Error (format) naming the merges' file and line when a
+// merge needs a token that is not in the vocabulary.
+std::vector<MergeRule> resolve_merges(const TokenizerSpec& spec);
 
 }  // namespace rc::tokenizer

@@ -49,7 +49,8 @@ void utf8_append(std::string& out, uint32_t cp);
 // Character classes of GPT-2's regex. whitespace is Oniguruma's \s, which for UTF-8 is
 // the Unicode White_Space property (U+0009-000D, 0020, 0085, 00A0, 1680, 2000-200A, 2028,
 // 2029, 202F, 205F, 3000; verified against HF tokenizers: U+001C-001F and U+180E are not
-// \s). letter is \p{L} (general category L*), number is \p{N} (N*), other is the rest.
+// \s). letter is \p{L} (general category L*), number is \p{N} (N*), other is the rest;
+// categories come from utf8proc plus the Unicode 16.0 additions HF's Oniguruma knows.
 enum class CharClass : uint8_t { whitespace, letter, number, other };
 
 bool is_unicode_whitespace(uint32_t cp) noexcept;  // White_Space (= Rust char::is_whitespace)

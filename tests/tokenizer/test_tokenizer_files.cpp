@@ -1,0 +1,151 @@
+// Loading tokenizer folders: every bad file is one rc::Error naming the file, with a hint;
+// tokenizer_config.json / special_tokens_map.json flags are honoured.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include <unistd.h>
+
+#include "golden_cases.h"
+#include "roberta/error.h"
+#include "roberta/tokenizer.h"
+
+namespace rc::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A scratch folder removed at the end of the test.
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& name)
+      : path(fs::temp_directory_path() / ("rc_tok_" + name + "_" + std::to_string(::getpid()))) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  void write(const std::string& file, const std::string& text) const {
+    std::ofstream(path / file, std::ios::binary) << text;
+  }
+  void copy(const std::string& file) const {
+    fs::copy_file(roberta_tokenizer_dir() / file, path / file, fs::copy_options::overwrite_existing);
+  }
+};
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// Runs f, expects an rc::Error of kind errc whose message contains every needle.
+void expect_error(const std::function<void()>& f, Errc errc, std::vector<std::string> needles) {
+  try {
+    f();
+    ADD_FAILURE() << "no error thrown";
+  } catch (const rc::Error& e) {
+    EXPECT_EQ(e.errc(), errc) << e.what();
+    for (const auto& n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << "'" << n << "' not in: " << e.what();
+    EXPECT_FALSE(e.hint().empty()) << "no hint for: " << e.what();
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "not one line: " << e.what();
+  }
+}
+
+TEST(TokenizerFiles, MissingFolder) {
+  expect_error([] { Tokenizer::from_dir("/nonexistent/rc_tok_dir"); }, Errc::not_found,
+               {"/nonexistent/rc_tok_dir"});
+}
+
+TEST(TokenizerFiles, FolderWithoutTokenizerFiles) {
+  TempDir d("empty");
+  expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::not_found, {d.path.string(), "tokenizer.json"});
+}
+
+TEST(TokenizerFiles, MissingMergesTxt) {
+  TempDir d("nomerges");
+  d.copy("vocab.json");
+  expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::not_found, {"merges.txt is missing"});
+  expect_error([&] { Tokenizer::from_files(d.path / "vocab.json", d.path / "merges.txt"); },
+               Errc::not_found, {(d.path / "merges.txt").string()});
+}
+
+TEST(TokenizerFiles, MalformedTokenizerJson) {
+  TempDir d("badjson");
+  const std::string full = read_text(roberta_tokenizer_dir() / "tokenizer.json");
+  d.write("tokenizer.json", full.substr(0, full.size() / 2));  // truncated download
+  expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::format,
+               {(d.path / "tokenizer.json").string(), "not valid JSON"});
+}
+
+TEST(TokenizerFiles, MalformedVocabJson) {
+  TempDir d("badvocab");
+  d.write("vocab.json", "{\"a\": 0, \"b\": ");
+  d.copy("merges.txt");
+  expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::format, {"vocab.json", "not valid JSON"});
+  d.write("vocab.json", "{\"a\": \"zero\"}");
+  expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::format, {"vocab.json", "'a'"});
+}
+
+TEST(TokenizerFiles, MergesReferencingUnknownTokens) {
+  TempDir d("unkmerge");
+  d.copy("vocab.json");
+  d.write("merges.txt", "#version: 0.2\nĠ t\nzzq qqz\n");
+  expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::format,
+               {"merges.txt", "line 3", "'zzq'", "not in the vocabulary"});
+  d.write("merges.txt", "#version: 0.2\nĠ t x\n");
+  expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::format, {"merges.txt", "line 2"});
+}
+
+TEST(TokenizerFiles, TokenizerJsonMergesReferencingUnknownTokens) {
+  TempDir d("unkmergejson");
+  auto j = nlohmann::json::parse(read_text(roberta_tokenizer_dir() / "tokenizer.json"));
+  j["model"]["merges"][7] = "Ġ nosuchtoken";
+  d.write("tokenizer.json", j.dump());
+  expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::format,
+               {"tokenizer.json", "index 7", "'nosuchtoken'"});
+}
+
+TEST(TokenizerFiles, UnsupportedModel) {
+  TempDir d("wordpiece");
+  d.write("tokenizer.json", R"({"model": {"type": "WordPiece", "vocab": {}}})");
+  expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::unsupported, {"tokenizer.json", "WordPiece"});
+}
+
+TEST(TokenizerFiles, PairMergesFormatInTokenizerJson) {
+  // tokenizers >= 0.20 may write merges as ["a", "b"] pairs.
+  TempDir d("pairmerges");
+  auto j = nlohmann::json::parse(read_text(roberta_tokenizer_dir() / "tokenizer.json"));
+  nlohmann::json pairs = nlohmann::json::array();
+  for (const auto& m : j["model"]["merges"]) {
+    const std::string s = m;
+    pairs.push_back({s.substr(0, s.find(' ')), s.substr(s.find(' ') + 1)});
+  }
+  j["model"]["merges"] = pairs;
+  d.write("tokenizer.json", j.dump());
+  auto tok = Tokenizer::from_dir(d.path);
+  auto ref = Tokenizer::from_dir(roberta_tokenizer_dir());
+  for (const auto& c : read_jsonl(tokenizer_data_dir() / "roberta-base.jsonl"))
+    ASSERT_EQ(tok->encode(c["text"].get<std::string>()), c["ids"].get<std::vector<int32_t>>());
+}
+
+TEST(TokenizerFiles, ConfigFlagsAreHonoured) {
+  TempDir d("config");
+  d.copy("vocab.json");
+  d.copy("merges.txt");
+  auto plain = Tokenizer::from_dir(d.path);
+  const int32_t a = plain->token_to_id("a"), sp = plain->token_to_id("Ġ"), mask = plain->mask_id();
+  // Default (RoBERTa): <mask> has lstrip.
+  EXPECT_EQ(plain->encode("a <mask>", false), (std::vector<int32_t>{a, mask}));
+  // special_tokens_map.json turns lstrip off: the space stays a token of its own.
+  d.write("special_tokens_map.json",
+          R"({"mask_token": {"content": "<mask>", "lstrip": false, "rstrip": false, "single_word": false, "normalized": false}})");
+  auto no_lstrip = Tokenizer::from_dir(d.path);
+  EXPECT_EQ(no_lstrip->encode("a <mask>", false), (std::vector<int32_t>{a, sp, mask}));
+  // A malformed config is an error naming it.
+  d.write("tokenizer_config.json", "{not json");
+  expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::format, {"tokenizer_config.json"});
+}
+
+}  // namespace
+}  // namespace rc::test
