@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/cpu/avx512/avx512_kernels.h"
 #include "kernels/cpu/cpu_kernels.h"
 
 namespace rc::kernels::cpu {
@@ -12,6 +13,8 @@ constexpr float kInvSqrt2Pi = 0.39894228040143267794f;
 // Below this many elements a parallel region costs more than it saves.
 constexpr int64_t kParallelMin = 1 << 14;
 }  // namespace
+
+namespace generic {
 
 void gelu_erf_forward(float* y, const float* x, int64_t n) noexcept {
 #pragma omp parallel for schedule(static) if (n >= kParallelMin)
@@ -26,6 +29,22 @@ void gelu_erf_backward(float* dx, const float* dy, const float* x, int64_t n) no
     const float pdf = kInvSqrt2Pi * std::exp(-0.5f * v * v);
     dx[i] = dy[i] * (cdf + v * pdf);
   }
+}
+
+}  // namespace generic
+
+void gelu_erf_forward(float* y, const float* x, int64_t n) noexcept {
+#if defined(__x86_64__)
+  if (avx512::enabled()) return avx512::gelu_erf_forward(y, x, n);
+#endif
+  generic::gelu_erf_forward(y, x, n);
+}
+
+void gelu_erf_backward(float* dx, const float* dy, const float* x, int64_t n) noexcept {
+#if defined(__x86_64__)
+  if (avx512::enabled()) return avx512::gelu_erf_backward(dx, dy, x, n);
+#endif
+  generic::gelu_erf_backward(dx, dy, x, n);
 }
 
 void tanh_forward(float* y, const float* x, int64_t n) noexcept {

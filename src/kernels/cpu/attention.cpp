@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/cpu/avx512/avx512_kernels.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/dropout.h"
 
@@ -112,6 +113,8 @@ void backward_head(float* dqkv, const float* dout, const float* qkv, const float
 
 }  // namespace
 
+namespace generic {
+
 void attention_forward(float* out, float* probs, const float* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
                        int64_t H, int64_t D, float dropout_p, uint64_t seed) noexcept {
 #pragma omp parallel for collapse(2) schedule(dynamic, 1)
@@ -126,6 +129,25 @@ void attention_backward(float* dqkv, const float* dout, const float* qkv, const 
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h)
       backward_head(dqkv, dout, qkv, probs, b, h, seq_lens[b], T, H, D, dropout_p, seed);
+}
+
+}  // namespace generic
+
+void attention_forward(float* out, float* probs, const float* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
+                       int64_t H, int64_t D, float dropout_p, uint64_t seed) noexcept {
+#if defined(__x86_64__)
+  if (avx512::enabled()) return avx512::attention_forward(out, probs, qkv, seq_lens, B, T, H, D, dropout_p, seed);
+#endif
+  generic::attention_forward(out, probs, qkv, seq_lens, B, T, H, D, dropout_p, seed);
+}
+
+void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs,
+                        const int32_t* seq_lens, int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p,
+                        uint64_t seed) noexcept {
+#if defined(__x86_64__)
+  if (avx512::enabled()) return avx512::attention_backward(dqkv, dout, qkv, probs, seq_lens, B, T, H, D, dropout_p, seed);
+#endif
+  generic::attention_backward(dqkv, dout, qkv, probs, seq_lens, B, T, H, D, dropout_p, seed);
 }
 
 }  // namespace rc::kernels::cpu

@@ -67,4 +67,24 @@ void adamw_step(float* params, const float* grads, float* m, float* v, const Ada
 double sum_squares(const float* x, int64_t n) noexcept;
 void zero(float* x, int64_t n) noexcept;
 
+// The portable versions behind the ISA choice, callable directly so that one test binary can
+// check both paths (the AVX-512 ones are in avx512/avx512_kernels.h).
+namespace generic {
+void layernorm_forward(float* y, float* mean, float* rstd, const float* x, const float* gamma, const float* beta,
+                       int64_t N, int64_t C, float eps) noexcept;
+void add_layernorm_forward(float* y, float* sum, float* mean, float* rstd, const float* x, const float* residual,
+                           const float* gamma, const float* beta, int64_t N, int64_t C, float eps) noexcept;
+void layernorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x,
+                        const float* gamma, const float* mean, const float* rstd, int64_t N, int64_t C) noexcept;
+void gelu_erf_forward(float* y, const float* x, int64_t n) noexcept;
+void gelu_erf_backward(float* dx, const float* dy, const float* x, int64_t n) noexcept;
+void adamw_step(float* params, const float* grads, float* m, float* v, const AdamWSegment* segments,
+                int64_t num_segments, const AdamWHyper& hyper) noexcept;
+void attention_forward(float* out, float* probs, const float* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
+                       int64_t H, int64_t D, float dropout_p, uint64_t seed) noexcept;
+void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs,
+                        const int32_t* seq_lens, int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p,
+                        uint64_t seed) noexcept;
+}  // namespace generic
+
 }  // namespace rc::kernels::cpu

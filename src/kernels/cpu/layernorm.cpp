@@ -4,9 +4,12 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/cpu/avx512/avx512_kernels.h"
 #include "kernels/cpu/cpu_kernels.h"
 
 namespace rc::kernels::cpu {
+
+namespace generic {
 
 namespace {
 
@@ -82,6 +85,32 @@ void layernorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy,
     float* dxi = dx + i * C;
     for (int64_t c = 0; c < C; ++c) dxi[c] = rs * (dyi[c] * gamma[c] - g_mean - (xi[c] - mu) * rs * gx_mean);
   }
+}
+
+}  // namespace generic
+
+void layernorm_forward(float* y, float* mean, float* rstd, const float* x, const float* gamma, const float* beta,
+                       int64_t N, int64_t C, float eps) noexcept {
+#if defined(__x86_64__)
+  if (avx512::enabled()) return avx512::layernorm_forward(y, mean, rstd, x, gamma, beta, N, C, eps);
+#endif
+  generic::layernorm_forward(y, mean, rstd, x, gamma, beta, N, C, eps);
+}
+
+void add_layernorm_forward(float* y, float* sum, float* mean, float* rstd, const float* x, const float* residual,
+                           const float* gamma, const float* beta, int64_t N, int64_t C, float eps) noexcept {
+#if defined(__x86_64__)
+  if (avx512::enabled()) return avx512::add_layernorm_forward(y, sum, mean, rstd, x, residual, gamma, beta, N, C, eps);
+#endif
+  generic::add_layernorm_forward(y, sum, mean, rstd, x, residual, gamma, beta, N, C, eps);
+}
+
+void layernorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x,
+                        const float* gamma, const float* mean, const float* rstd, int64_t N, int64_t C) noexcept {
+#if defined(__x86_64__)
+  if (avx512::enabled()) return avx512::layernorm_backward(dx, dgamma, dbeta, dy, x, gamma, mean, rstd, N, C);
+#endif
+  generic::layernorm_backward(dx, dgamma, dbeta, dy, x, gamma, mean, rstd, N, C);
 }
 
 }  // namespace rc::kernels::cpu

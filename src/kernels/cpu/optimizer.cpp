@@ -3,9 +3,12 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/cpu/avx512/avx512_kernels.h"
 #include "kernels/cpu/cpu_kernels.h"
 
 namespace rc::kernels::cpu {
+
+namespace generic {
 
 void adamw_step(float* params, const float* grads, float* m, float* v, const AdamWSegment* segments,
                 int64_t num_segments, const AdamWHyper& h) noexcept {
@@ -33,6 +36,16 @@ void adamw_step(float* params, const float* grads, float* m, float* v, const Ada
       p[i] = p[i] * decay - step_size * (mi / (std::sqrt(vi) / bc2_sqrt + eps));
     }
   }
+}
+
+}  // namespace generic
+
+void adamw_step(float* params, const float* grads, float* m, float* v, const AdamWSegment* segments,
+                int64_t num_segments, const AdamWHyper& hyper) noexcept {
+#if defined(__x86_64__)
+  if (avx512::enabled()) return avx512::adamw_step(params, grads, m, v, segments, num_segments, hyper);
+#endif
+  generic::adamw_step(params, grads, m, v, segments, num_segments, hyper);
 }
 
 double sum_squares(const float* x, int64_t n) noexcept {

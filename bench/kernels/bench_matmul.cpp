@@ -1,0 +1,72 @@
+// matmul_nt / nn / tn at roberta-base shapes, fp32 and bf16 (ANCHORS.md: oneDNN fp32
+// ~330-400 GFLOP/s, bf16 ~2000 at 2 threads with pre-packed weights).
+//   Args: {M, N, K, precision (0 fp32, 1 bf16)}
+#include "bench_common.h"
+#include "kernels/matmul.h"
+
+namespace rc::kernels {
+namespace {
+
+MatmulPrecision prec_of(int64_t v) { return v ? MatmulPrecision::bf16 : MatmulPrecision::fp32; }
+
+void BM_matmul_nt(benchmark::State& state) {
+  const int64_t M = state.range(0), N = state.range(1), K = state.range(2);
+  const ExecCtx ctx{Device::cpu, prec_of(state.range(3))};
+  auto x = bench::randn(M * K, 1), w = bench::randn(N * K, 2), b = bench::randn(N, 3);
+  std::vector<float> y(static_cast<size_t>(M * N));
+  for (auto _ : state) {
+    matmul_nt(ctx, y.data(), x.data(), w.data(), b.data(), M, N, K);
+    benchmark::DoNotOptimize(y.data());
+  }
+  bench::set_rates(state, 2.0 * M * N * K, 4.0 * (M * K + N * K + M * N));
+}
+
+void BM_matmul_nn(benchmark::State& state) {  // dx = dy · W: (M, K_in) = (M, N_out) · (N_out, K_in)
+  const int64_t M = state.range(0), N = state.range(1), K = state.range(2);
+  const ExecCtx ctx{Device::cpu, prec_of(state.range(3))};
+  auto x = bench::randn(M * K, 1), w = bench::randn(K * N, 2);
+  std::vector<float> y(static_cast<size_t>(M * N));
+  for (auto _ : state) {
+    matmul_nn(ctx, y.data(), x.data(), w.data(), M, N, K, false);
+    benchmark::DoNotOptimize(y.data());
+  }
+  bench::set_rates(state, 2.0 * M * N * K, 4.0 * (M * K + N * K + M * N));
+}
+
+void BM_matmul_tn(benchmark::State& state) {  // dW += dyᵀ · x, accumulating
+  const int64_t M = state.range(0), N = state.range(1), K = state.range(2);
+  const ExecCtx ctx{Device::cpu, prec_of(state.range(3))};
+  auto a = bench::randn(K * M, 1), b = bench::randn(K * N, 2);
+  std::vector<float> y(static_cast<size_t>(M * N));
+  for (auto _ : state) {
+    matmul_tn(ctx, y.data(), a.data(), b.data(), M, N, K, true);
+    benchmark::DoNotOptimize(y.data());
+  }
+  bench::set_rates(state, 2.0 * M * N * K, 4.0 * (M * K + N * K + 2 * M * N));
+}
+
+void forward_shapes(benchmark::internal::Benchmark* b) {
+  for (int64_t prec : {0, 1})
+    for (int64_t M : {32, 2048})
+      for (auto [N, K] : {std::pair<int64_t, int64_t>{768, 768}, {2304, 768}, {3072, 768}, {768, 3072}})
+        b->Args({M, N, K, prec});
+}
+void backward_shapes(benchmark::internal::Benchmark* b) {
+  for (int64_t prec : {0, 1})
+    for (auto [N, K] : {std::pair<int64_t, int64_t>{768, 768}, {768, 2304}, {768, 3072}, {3072, 768}})
+      b->Args({2048, N, K, prec});
+}
+void weight_grad_shapes(benchmark::internal::Benchmark* b) {
+  for (int64_t prec : {0, 1})
+    for (auto [M, N] : {std::pair<int64_t, int64_t>{768, 768}, {2304, 768}, {3072, 768}, {768, 3072}})
+      b->Args({M, N, 2048, prec});
+}
+
+BENCHMARK(BM_matmul_nt)->Apply(forward_shapes)->ArgNames({"M", "N", "K", "bf16"})->UseRealTime();
+BENCHMARK(BM_matmul_nn)->Apply(backward_shapes)->ArgNames({"M", "N", "K", "bf16"})->UseRealTime();
+BENCHMARK(BM_matmul_tn)->Apply(weight_grad_shapes)->ArgNames({"M", "N", "K", "bf16"})->UseRealTime();
+
+}  // namespace
+}  // namespace rc::kernels
+
+RC_BENCH_MAIN()

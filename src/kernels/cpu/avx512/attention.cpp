@@ -1,0 +1,232 @@
+// AVX-512 attention core: one task per (b, h) over the real length L only, as the generic
+// version (kernels/cpu/attention.cpp), but every product is one register-blocked micro-GEMM
+// (4 rows × 64 columns, 16 zmm accumulators):
+//   forward:  S = scale·Q·Kᵀ (K packed transposed), softmax rows, out = dropout(P)·V,
+//             16 query rows at a time so the scores stay in L1 when probs is null;
+//   backward: dP' = dOut·Vᵀ, dS = P ⊙ (dP - rowsum(P ⊙ dP))·scale, dQ = dS·K, dK = dSᵀ·Q,
+//             dV = P'ᵀ·dOut.
+// Scratch: thread_local buffers (Kᵀ or Vᵀ: D×L; score blocks; in backward dS and P': L×L),
+// grown on first use of a larger L: the only allocation here.
+#if defined(__x86_64__)
+
+// GCC 12 flags the _mm512_undefined_ps() inside its own masked intrinsics (a known false positive).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/cpu/avx512/avx512_kernels.h"
+#include "kernels/cpu/avx512/vec_math.h"
+#include "kernels/dropout.h"
+
+namespace rc::kernels::cpu::avx512 {
+
+namespace {
+
+// C(M×N) = alpha · A(M×K)·B(K×N), or C += that when kAcc.  A(m, k) = a[m·ars + k·acs];
+// B and C row-major with leading dims ldb, ldc.
+template <int MR>
+inline void micro(float* c, int64_t ldc, const float* a, int64_t ars, int64_t acs, const float* b, int64_t ldb,
+                  int64_t N, int64_t K, float alpha, bool acc_into) {
+  for (int64_t n0 = 0; n0 < N; n0 += 64) {
+    __mmask16 nm[4];
+    for (int u = 0; u < 4; ++u) nm[u] = n0 + 16 * u < N ? tail_mask(N - n0 - 16 * u) : __mmask16(0);
+    __m512 acc[MR][4];
+    for (int r = 0; r < MR; ++r)
+      for (int u = 0; u < 4; ++u) acc[r][u] = _mm512_setzero_ps();
+    const float* bp = b + n0;
+    for (int64_t k = 0; k < K; ++k) {
+      __m512 bv[4];
+      for (int u = 0; u < 4; ++u) bv[u] = _mm512_maskz_loadu_ps(nm[u], bp + k * ldb + 16 * u);
+      for (int r = 0; r < MR; ++r) {
+        const __m512 av = _mm512_set1_ps(a[r * ars + k * acs]);
+        for (int u = 0; u < 4; ++u) acc[r][u] = _mm512_fmadd_ps(av, bv[u], acc[r][u]);
+      }
+    }
+    const __m512 va = _mm512_set1_ps(alpha);
+    for (int r = 0; r < MR; ++r)
+      for (int u = 0; u < 4; ++u) {
+        if (!nm[u]) continue;
+        float* cp = c + r * ldc + n0 + 16 * u;
+        __m512 v = _mm512_mul_ps(acc[r][u], va);
+        if (acc_into) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(nm[u], cp));
+        _mm512_mask_storeu_ps(cp, nm[u], v);
+      }
+  }
+}
+
+void gemm(float* c, int64_t ldc, const float* a, int64_t ars, int64_t acs, const float* b, int64_t ldb, int64_t M,
+          int64_t N, int64_t K, float alpha, bool acc_into) {
+  int64_t m = 0;
+  for (; m + 4 <= M; m += 4) micro<4>(c + m * ldc, ldc, a + m * ars, ars, acs, b, ldb, N, K, alpha, acc_into);
+  switch (M - m) {
+    case 3: micro<3>(c + m * ldc, ldc, a + m * ars, ars, acs, b, ldb, N, K, alpha, acc_into); break;
+    case 2: micro<2>(c + m * ldc, ldc, a + m * ars, ars, acs, b, ldb, N, K, alpha, acc_into); break;
+    case 1: micro<1>(c + m * ldc, ldc, a + m * ars, ars, acs, b, ldb, N, K, alpha, acc_into); break;
+    default: break;
+  }
+}
+
+float* grow(std::vector<float>& v, int64_t n) {
+  if (int64_t(v.size()) < n) v.resize(size_t(n));
+  return v.data();
+}
+
+// dst(D × L) = src rowsᵀ, src row j at src + j·ld.
+void pack_transposed(float* dst, const float* src, int64_t ld, int64_t L, int64_t D) {
+  for (int64_t j = 0; j < L; ++j)
+    for (int64_t d = 0; d < D; ++d) dst[d * L + j] = src[j * ld + d];
+}
+
+// Row softmax in place over n entries.
+void softmax_row(float* row, int64_t n) {
+  __m512 mx = _mm512_set1_ps(-INFINITY);
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 m = tail_mask(n - j);
+    mx = _mm512_mask_max_ps(mx, m, mx, _mm512_maskz_loadu_ps(m, row + j));
+  }
+  const __m512 vmax = _mm512_set1_ps(_mm512_reduce_max_ps(mx));
+  __m512 sum = _mm512_setzero_ps();
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 m = tail_mask(n - j);
+    const __m512 e = exp_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, row + j), vmax));
+    _mm512_mask_storeu_ps(row + j, m, e);
+    sum = _mm512_add_ps(sum, _mm512_maskz_mov_ps(m, e));
+  }
+  const __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sum));
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 m = tail_mask(n - j);
+    _mm512_mask_storeu_ps(row + j, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, row + j), inv));
+  }
+}
+
+void zero(float* p, int64_t n) {
+  for (int64_t i = 0; i < n; i += 16) _mm512_mask_storeu_ps(p + i, tail_mask(n - i), _mm512_setzero_ps());
+}
+
+// dst[j] = src[j] · (kept(j) ? 1/(1-p) : 0) for the attention-dropout element (row base + j).
+void apply_dropout(float* dst, const float* src, int64_t n, float p, uint64_t seed, uint64_t base) {
+  const float inv_keep = 1.0f / (1.0f - p);
+  for (int64_t j = 0; j < n; ++j) dst[j] = dropout_uniform(seed, base + uint64_t(j)) >= p ? src[j] * inv_keep : 0.0f;
+}
+
+constexpr int64_t kQueryBlock = 16;
+
+void forward_head(float* out, float* probs, const float* qkv, int64_t b, int64_t h, int64_t L, int64_t T,
+                  int64_t H, int64_t D, float p, uint64_t seed) {
+  const int64_t C = H * D, C3 = 3 * C;
+  const float scale = 1.0f / std::sqrt(float(D));
+  const float* q = qkv + b * T * C3 + h * D;
+  const float* v = q + 2 * C;
+  thread_local std::vector<float> kt_buf, s_buf, d_buf;
+  float* kt = grow(kt_buf, D * L);
+  pack_transposed(kt, q + C, C3, L, D);
+  float* sbuf = probs ? nullptr : grow(s_buf, kQueryBlock * L);
+  float* dbuf = p > 0.0f ? grow(d_buf, kQueryBlock * L) : nullptr;
+  for (int64_t i0 = 0; i0 < L; i0 += kQueryBlock) {
+    const int64_t mb = i0 + kQueryBlock <= L ? kQueryBlock : L - i0;
+    float* s = probs ? probs + ((b * H + h) * T + i0) * T : sbuf;
+    const int64_t lds = probs ? T : L;
+    gemm(s, lds, q + i0 * C3, C3, 1, kt, L, mb, L, D, scale, false);
+    for (int64_t r = 0; r < mb; ++r) {
+      softmax_row(s + r * lds, L);
+      if (probs) zero(s + r * lds + L, T - L);
+      if (dbuf) apply_dropout(dbuf + r * L, s + r * lds, L, p, seed, uint64_t(((b * H + h) * T + i0 + r) * T));
+    }
+    const float* pa = dbuf ? dbuf : s;
+    const int64_t lda = dbuf ? L : lds;
+    gemm(out + (b * T + i0) * C + h * D, C, pa, lda, 1, v, C3, mb, D, L, 1.0f, false);
+  }
+  for (int64_t i = L; i < T; ++i) {
+    zero(out + (b * T + i) * C + h * D, D);
+    if (probs) zero(probs + ((b * H + h) * T + i) * T, T);
+  }
+}
+
+void backward_head(float* dqkv, const float* dout, const float* qkv, const float* probs, int64_t b, int64_t h,
+                   int64_t L, int64_t T, int64_t H, int64_t D, float p, uint64_t seed) {
+  const int64_t C = H * D, C3 = 3 * C;
+  const float scale = 1.0f / std::sqrt(float(D));
+  const float* q = qkv + b * T * C3 + h * D;
+  const float* k = q + C;
+  const float* v = q + 2 * C;
+  const float* go = dout + b * T * C + h * D;
+  const float* P = probs + (b * H + h) * T * T;  // row i at P + i·T
+  float* dq = dqkv + b * T * C3 + h * D;
+  float* dk = dq + C;
+  float* dv = dq + 2 * C;
+  for (int64_t t = L; t < T; ++t) {
+    zero(dq + t * C3, D);
+    zero(dk + t * C3, D);
+    zero(dv + t * C3, D);
+  }
+  if (L == 0) return;
+  thread_local std::vector<float> vt_buf, ds_buf, pd_buf, f_buf;
+  float* vt = grow(vt_buf, D * L);
+  float* ds = grow(ds_buf, L * L);
+  float* pd = p > 0.0f ? grow(pd_buf, L * L) : nullptr;  // P' = dropout(P)
+  float* f = p > 0.0f ? grow(f_buf, L) : nullptr;
+  pack_transposed(vt, v, C3, L, D);
+  gemm(ds, L, go, C, 1, vt, L, L, L, D, 1.0f, false);  // dP' = dOut·Vᵀ
+  const __m512 vscale = _mm512_set1_ps(scale);
+  for (int64_t i = 0; i < L; ++i) {
+    float* dsr = ds + i * L;
+    const float* pr = P + i * T;
+    if (p > 0.0f) {
+      const float inv_keep = 1.0f / (1.0f - p);
+      const uint64_t base = uint64_t(((b * H + h) * T + i) * T);
+      for (int64_t j = 0; j < L; ++j) f[j] = dropout_uniform(seed, base + uint64_t(j)) >= p ? inv_keep : 0.0f;
+    }
+    __m512 dot = _mm512_setzero_ps();
+    for (int64_t j = 0; j < L; j += 16) {
+      const __mmask16 m = tail_mask(L - j);
+      __m512 dp = _mm512_maskz_loadu_ps(m, dsr + j);
+      const __m512 pv = _mm512_maskz_loadu_ps(m, pr + j);
+      if (f) {
+        const __m512 fv = _mm512_maskz_loadu_ps(m, f + j);
+        dp = _mm512_mul_ps(dp, fv);
+        _mm512_mask_storeu_ps(pd + i * L + j, m, _mm512_mul_ps(pv, fv));
+      }
+      _mm512_mask_storeu_ps(dsr + j, m, dp);
+      dot = _mm512_fmadd_ps(pv, dp, dot);
+    }
+    const __m512 vdot = _mm512_set1_ps(_mm512_reduce_add_ps(dot));
+    for (int64_t j = 0; j < L; j += 16) {
+      const __mmask16 m = tail_mask(L - j);
+      const __m512 r = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, pr + j),
+                                     _mm512_sub_ps(_mm512_maskz_loadu_ps(m, dsr + j), vdot));
+      _mm512_mask_storeu_ps(dsr + j, m, _mm512_mul_ps(r, vscale));
+    }
+  }
+  gemm(dq, C3, ds, L, 1, k, C3, L, D, L, 1.0f, false);  // dQ = dS·K
+  gemm(dk, C3, ds, 1, L, q, C3, L, D, L, 1.0f, false);  // dK = dSᵀ·Q
+  if (pd)
+    gemm(dv, C3, pd, 1, L, go, C, L, D, L, 1.0f, false);  // dV = P'ᵀ·dOut
+  else
+    gemm(dv, C3, P, 1, T, go, C, L, D, L, 1.0f, false);
+}
+
+}  // namespace
+
+void attention_forward(float* out, float* probs, const float* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
+                       int64_t H, int64_t D, float dropout_p, uint64_t seed) noexcept {
+#pragma omp parallel for collapse(2) schedule(dynamic, 1)
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h) forward_head(out, probs, qkv, b, h, seq_lens[b], T, H, D, dropout_p, seed);
+}
+
+void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs,
+                        const int32_t* seq_lens, int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p,
+                        uint64_t seed) noexcept {
+#pragma omp parallel for collapse(2) schedule(dynamic, 1)
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      backward_head(dqkv, dout, qkv, probs, b, h, seq_lens[b], T, H, D, dropout_p, seed);
+}
+
+}  // namespace rc::kernels::cpu::avx512
+
+#endif  // __x86_64__

@@ -1,0 +1,59 @@
+// AVX-512 math helpers for the avx512/ translation units only (they are compiled with
+// -mavx512f...; including this anywhere else would break the generic build).  Everything is
+// `static inline` inside namespace avx512 so no AVX-512 code can leak into a generic TU by ODR.
+#pragma once
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+namespace rc::kernels::cpu::avx512 {
+
+// e^x, relative error ≤ 2 ulp on [-87, 88]: x = n·ln2 + r with |r| ≤ ln2/2 (ln2 split in a
+// high and a low part for an exact reduction), e^r by a degree-6 Taylor/minimax polynomial,
+// then scaled by 2^n.  Below -87.3 the result flushes to 0, above 88.7 to +inf.
+static inline __m512 exp_ps(__m512 x) {
+  const __m512 lo = _mm512_set1_ps(-87.33654f), hi = _mm512_set1_ps(88.72283f);
+  x = _mm512_max_ps(_mm512_min_ps(x, hi), _mm512_set1_ps(-104.0f));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.0f / 720.0f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  __m512 y = _mm512_scalef_ps(p, n);
+  y = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ), y, _mm512_setzero_ps());
+  return y;
+}
+
+// Φ(x) = ½(1 + erf(x/√2)) and φ(x) = e^{-x²/2}/√(2π) sharing one exp.  erf by Abramowitz &
+// Stegun 7.1.26 (|error| ≤ 1.5e-7), the same formula PyTorch's vectorised CPU erf uses.
+static inline void normal_cdf_pdf(__m512 x, __m512* cdf, __m512* pdf) {
+  const __m512 z = _mm512_mul_ps(x, _mm512_set1_ps(0.70710678118654752f));
+  const __m512 az = _mm512_abs_ps(z);
+  const __m512 t = _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_fmadd_ps(az, _mm512_set1_ps(0.3275911f), _mm512_set1_ps(1.0f)));
+  __m512 poly = _mm512_set1_ps(1.061405429f);
+  poly = _mm512_fmadd_ps(poly, t, _mm512_set1_ps(-1.453152027f));
+  poly = _mm512_fmadd_ps(poly, t, _mm512_set1_ps(1.421413741f));
+  poly = _mm512_fmadd_ps(poly, t, _mm512_set1_ps(-0.284496736f));
+  poly = _mm512_fmadd_ps(poly, t, _mm512_set1_ps(0.254829592f));
+  poly = _mm512_mul_ps(poly, t);
+  const __m512 e = exp_ps(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(z, z)));  // e^{-x²/2}
+  // erf(|z|) = 1 - poly·e;  Φ = ½(1 ± erf(|z|)).  For z < 0 use ½·poly·e directly (no cancellation).
+  const __m512 half_tail = _mm512_mul_ps(_mm512_set1_ps(0.5f), _mm512_mul_ps(poly, e));
+  const __mmask16 neg = _mm512_cmp_ps_mask(z, _mm512_setzero_ps(), _CMP_LT_OQ);
+  *cdf = _mm512_mask_blend_ps(neg, _mm512_sub_ps(_mm512_set1_ps(1.0f), half_tail), half_tail);
+  if (pdf) *pdf = _mm512_mul_ps(e, _mm512_set1_ps(0.39894228040143267794f));
+}
+
+static inline float hsum(__m512 v) { return _mm512_reduce_add_ps(v); }
+
+static inline __mmask16 tail_mask(int64_t n) { return n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1u); }
+
+}  // namespace rc::kernels::cpu::avx512
+
+#endif  // __x86_64__
