@@ -46,8 +46,9 @@ std::vector<std::string> names(const rc::io::TensorSource& s) {
 
 // ---- a tiny pickle assembler, the same opcodes as tools/make_io_fixtures.py ------------
 std::string u32(uint32_t v) { return std::string{char(v), char(v >> 8), char(v >> 16), char(v >> 24)}; }
-std::string p_str(const std::string& s) { return "X" + u32(uint32_t(s.size())) + s; }
-std::string p_int(int32_t v) { return "J" + u32(uint32_t(v)); }
+// std::string(...) first: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string&&.
+std::string p_str(const std::string& s) { return std::string("X") + u32(uint32_t(s.size())) + s; }
+std::string p_int(int32_t v) { return std::string("J") + u32(uint32_t(v)); }
 std::string p_global(const std::string& m, const std::string& n) { return "c" + m + "\n" + n + "\n"; }
 std::string p_tuple(std::initializer_list<std::string> items) {
   std::string s = "(";

@@ -58,7 +58,9 @@ TEST(Safetensors, RoundTripEveryDtypeAndMetadata) {
     std::string b(size_t(shape[0] * shape[1]) * rc::dtype_size(dt), '\0');
     for (size_t i = 0; i < b.size(); ++i) b[i] = char(dt == DType::boolean ? (i + k) % 2 : i * 13 + size_t(k));
     blobs.push_back(std::move(b));
-    ts.push_back({"t" + std::to_string(k) + "." + std::string(rc::dtype_name(dt)), dt, shape, nullptr});
+    std::string name = "t";  // appended: GCC 12 warns falsely (-Wrestrict) on "t" + std::string&&
+    name.append(std::to_string(k)).append(".").append(rc::dtype_name(dt));
+    ts.push_back({name, dt, shape, nullptr});
     ++k;
   }
   for (size_t i = 0; i < ts.size(); ++i) ts[i].data = blobs[i].data();
