@@ -2,6 +2,7 @@
 // ~330-400 GFLOP/s, bf16 ~2000 at 2 threads with pre-packed weights).
 //   Args: {M, N, K, precision (0 fp32, 1 bf16)}
 #include "bench_common.h"
+#include "kernels/linear.h"
 #include "kernels/matmul.h"
 
 namespace rc::kernels {
@@ -45,6 +46,21 @@ void BM_matmul_tn(benchmark::State& state) {  // dW += dyᵀ · x, accumulating
   bench::set_rates(state, 2.0 * M * N * K, 4.0 * (M * K + N * K + 2 * M * N));
 }
 
+// Inference with weights packed once (kernels/linear.h).  Args: {M, N, K, bf16, gelu}
+void BM_linear_forward(benchmark::State& state) {
+  const int64_t M = state.range(0), N = state.range(1), K = state.range(2);
+  const ExecCtx ctx{};
+  auto x = bench::randn(M * K, 1), w = bench::randn(N * K, 2), b = bench::randn(N, 3);
+  const PackedLinear packed = PackedLinear::pack(w.data(), N, K, state.range(3) ? PackedType::bf16 : PackedType::f32);
+  const Epilogue ep = state.range(4) ? Epilogue::gelu_erf : Epilogue::none;
+  std::vector<float> y(static_cast<size_t>(M * N));
+  for (auto _ : state) {
+    linear_forward(ctx, y.data(), x.data(), packed, b.data(), M, ep);
+    benchmark::DoNotOptimize(y.data());
+  }
+  bench::set_rates(state, 2.0 * M * N * K, double(packed.packed_bytes()) + 4.0 * (M * K + M * N));
+}
+
 void forward_shapes(benchmark::internal::Benchmark* b) {
   for (int64_t prec : {0, 1})
     for (int64_t M : {32, 2048})
@@ -63,6 +79,10 @@ void weight_grad_shapes(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_matmul_nt)->Apply(forward_shapes)->ArgNames({"M", "N", "K", "bf16"})->UseRealTime();
+BENCHMARK(BM_linear_forward)
+    ->Args({32, 768, 768, 0, 0})->Args({32, 768, 768, 1, 0})->Args({32, 3072, 768, 1, 1})->Args({32, 768, 3072, 1, 0})
+    ->Args({2048, 768, 768, 1, 0})->Args({2048, 3072, 768, 1, 1})
+    ->ArgNames({"M", "N", "K", "bf16", "gelu"})->UseRealTime();
 BENCHMARK(BM_matmul_nn)->Apply(backward_shapes)->ArgNames({"M", "N", "K", "bf16"})->UseRealTime();
 BENCHMARK(BM_matmul_tn)->Apply(weight_grad_shapes)->ArgNames({"M", "N", "K", "bf16"})->UseRealTime();
 
