@@ -1,0 +1,56 @@
+// The model as the server sees it: tokenize a text, run pre-tokenized rows as one batch,
+// name the labels. The server depends on this small interface, not on rc::Classifier
+// directly, so its tests can run on a fake model and the batcher never cares how the
+// forward pass is done. ClassifierBackend (classifier_backend.cpp) is the real one.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "roberta/classifier.h"
+
+namespace rc::serve {
+
+class InferenceBackend {
+ public:
+  virtual ~InferenceBackend() = default;
+
+  // Ids with <s> ... </s>. max_length > 0 truncates (keeping </s>); 0 keeps every token.
+  // Thread-safe: HTTP threads tokenize while the inference thread runs batches.
+  virtual std::vector<int32_t> tokenize(std::string_view text, int max_length) const = 0;
+  // One batch; rows already carry the special tokens and are at most max_length() ids.
+  // Results in row order. Called only from inference threads.
+  virtual std::vector<Prediction> run(std::span<const std::vector<int32_t>> rows) const = 0;
+
+  // For TEI's /tokenize: the token's text and whether it is a special token.
+  virtual std::string token_text(int32_t id) const = 0;
+  virtual bool is_special(int32_t id) const = 0;
+
+  virtual const std::vector<std::string>& labels() const = 0;
+  virtual int max_length() const = 0;  // tokens incl. <s> </s>
+  virtual std::string describe() const = 0;  // one line for logs and GET /models/{name}
+};
+
+// Everything a loader may take from the serving settings of a package (code/serving.json)
+// or from the command line.
+struct BackendOptions {
+  std::string precision;  // "" = the library default
+  int max_length = 0;     // 0 = the model's limit
+};
+
+// Turns a checkpoint folder into a backend. The server is given one, so tests can load
+// fakes; the CLI passes make_classifier_backend.
+using BackendLoader =
+    std::function<std::shared_ptr<InferenceBackend>(const std::filesystem::path& dir, const BackendOptions&)>;
+
+// rc::Classifier::load(dir) behind the interface.
+std::shared_ptr<InferenceBackend> make_classifier_backend(const std::filesystem::path& dir,
+                                                          const BackendOptions& options);
+
+}  // namespace rc::serve

@@ -1,0 +1,61 @@
+// InferenceBackend on rc::Classifier (the public engine API). Kept in its own file: a
+// binary that never loads a real model (the server's fake-model tests) does not pull the
+// engine in.
+#include <sstream>
+
+#include "roberta/classifier.h"
+#include "serve/backend.h"
+
+namespace rc::serve {
+namespace {
+
+class ClassifierBackend final : public InferenceBackend {
+ public:
+  explicit ClassifierBackend(std::unique_ptr<Classifier> model) : model_(std::move(model)) {
+    const Tokenizer& tok = model_->tokenizer();
+    specials_ = {tok.bos_id(), tok.eos_id(), tok.pad_id(), tok.unk_id(), tok.mask_id()};
+  }
+
+  std::vector<int32_t> tokenize(std::string_view text, int max_length) const override {
+    return model_->tokenizer().encode(text, /*add_special_tokens=*/true, max_length);
+  }
+  std::vector<Prediction> run(std::span<const std::vector<int32_t>> rows) const override {
+    return model_->predict_ids(rows);
+  }
+  std::string token_text(int32_t id) const override {
+    const int32_t one[1] = {id};
+    return model_->tokenizer().decode(one, /*skip_special_tokens=*/false);
+  }
+  bool is_special(int32_t id) const override {
+    for (int32_t s : specials_)
+      if (s == id) return true;
+    return false;
+  }
+  const std::vector<std::string>& labels() const override { return model_->labels(); }
+  int max_length() const override { return model_->max_length(); }
+  std::string describe() const override {
+    const ModelInfo& info = model_->info();
+    std::ostringstream out;
+    out << info.architecture << " layers=" << info.num_layers << " hidden=" << info.hidden_size
+        << " params=" << info.num_parameters << " precision=" << precision_name(info.precision)
+        << " max_length=" << model_->max_length();
+    return out.str();
+  }
+
+ private:
+  std::unique_ptr<Classifier> model_;
+  std::vector<int32_t> specials_;
+};
+
+}  // namespace
+
+std::shared_ptr<InferenceBackend> make_classifier_backend(const std::filesystem::path& dir,
+                                                          const BackendOptions& options) {
+  LoadOptions load;
+  if (!options.precision.empty()) load.precision = parse_precision(options.precision);
+  else load.precision = default_precision();
+  load.max_length = options.max_length;
+  return std::make_shared<ClassifierBackend>(Classifier::load(dir, load));
+}
+
+}  // namespace rc::serve

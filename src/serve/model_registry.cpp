@@ -1,0 +1,293 @@
+// Model registry: loading, versions, defaults, unloading, model-store URL resolution.
+#include "serve/model_registry.h"
+
+#include <atomic>
+#include <future>
+#include <unistd.h>
+
+#include "core/check.h"
+#include "roberta/log.h"
+#include "serve/http_error.h"
+#include "serve/package.h"
+
+namespace fs = std::filesystem;
+
+namespace rc::serve {
+
+LoadedModel::~LoadedModel() {
+  if (!extracted.empty()) {
+    std::error_code ec;
+    fs::remove_all(extracted, ec);
+  }
+}
+
+bool is_valid_model_name(const std::string& name) {
+  if (name.empty() || name.size() > 128 || name[0] == '.') return false;
+  for (char c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) return false;
+  return true;
+}
+
+ModelRegistry::ModelRegistry(Scheduler& scheduler, Metrics& metrics, BackendLoader loader, RegistryDefaults defaults)
+    : scheduler_(scheduler), metrics_(metrics), loader_(std::move(loader)), defaults_(std::move(defaults)) {
+  if (defaults_.work_dir.empty()) defaults_.work_dir = fs::temp_directory_path();
+  loader_thread_ = std::thread([this] { loader_main(); });
+}
+
+ModelRegistry::~ModelRegistry() { stop(); }
+
+void ModelRegistry::stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (loader_thread_.joinable()) loader_thread_.join();
+}
+
+void ModelRegistry::loader_main() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
+    if (tasks_.empty()) return;  // stopping
+    auto task = std::move(tasks_.front());
+    tasks_.pop_front();
+    lock.unlock();
+    task();  // never throws: load_async's wrapper catches
+    lock.lock();
+  }
+}
+
+fs::path ModelRegistry::resolve_url(const std::string& url) const {
+  if (url.empty()) throw HttpError(400, "BadRequest", "model url is empty");
+  std::string path = url;
+  if (auto scheme = url.find("://"); scheme != std::string::npos) {
+    const std::string s = url.substr(0, scheme);
+    if (s == "s3")
+      throw HttpError(400, "BadRequest",
+                      "s3:// model URLs are not enabled in this server; copy the model into the model store "
+                      "and register it by its path there",
+                      Errc::unsupported);
+    if (s != "file")
+      throw HttpError(400, "BadRequest",
+                      "model url scheme '" + s + "' is refused: only paths inside the model store are accepted",
+                      Errc::unsupported);
+    path = url.substr(scheme + 3);
+  }
+  if (defaults_.model_store.empty())
+    throw HttpError(403, "Forbidden", "registering models by URL needs the server to run with --model-store DIR",
+                    Errc::invalid_argument);
+  std::error_code ec;
+  const fs::path store = fs::canonical(defaults_.model_store, ec);
+  if (ec) throw HttpError(500, "InternalServerError", "model store '" + defaults_.model_store.string() + "' is unreadable");
+  fs::path p = fs::path(path);
+  if (p.is_relative()) p = store / p;
+  // canonical() resolves "..", "." and every symlink, so the prefix test below sees where
+  // the path really leads.
+  const fs::path real = fs::canonical(p, ec);
+  if (ec) throw HttpError(404, "ModelNotFound", "model url '" + url + "' does not exist in the model store", Errc::not_found);
+  auto [s_end, r_it] = std::mismatch(store.begin(), store.end(), real.begin(), real.end());
+  if (s_end != store.end() || real == store)
+    throw HttpError(403, "Forbidden", "model url '" + url + "' is outside the model store", Errc::invalid_argument);
+  return real;
+}
+
+std::shared_ptr<LoadedModel> ModelRegistry::do_load(const ModelSpec& spec) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto model = std::make_shared<LoadedModel>();
+  model->name = spec.name;
+  model->url = spec.url.empty() ? spec.path.string() : spec.url;
+  fs::path dir = spec.path;
+  std::error_code ec;
+  if (fs::is_regular_file(dir, ec)) {
+    RC_CHECK(is_tar_gz(dir), Errc::format, "'", dir.string(),
+             "' is neither a checkpoint folder nor a model.tar.gz\nHINT: make one with `roberta package`");
+    static std::atomic<uint64_t> counter{0};
+    const fs::path dest = defaults_.work_dir / ("rc-serve-" + std::to_string(::getpid()) + "-" + spec.name + "-" +
+                                                std::to_string(counter.fetch_add(1)));
+    fs::remove_all(dest, ec);
+    model->extracted = dest;  // removed with the model, also when loading fails below
+    extract_package(dir, dest);
+    dir = dest;
+  } else {
+    RC_CHECK(fs::is_directory(dir, ec), Errc::not_found, "model path '", spec.path.string(), "' does not exist");
+  }
+  const ServingSettings settings = read_settings(dir);
+  model->version = !spec.version.empty() ? spec.version : !settings.version.empty() ? settings.version : "1.0";
+  BackendOptions options = defaults_.backend;
+  if (options.precision.empty()) options.precision = settings.precision;
+  if (options.max_length == 0) options.max_length = settings.max_length;
+  model->backend = loader_(dir, options);
+  RC_CHECK(model->backend != nullptr, Errc::internal, "loader returned no model for '", dir.string(), "'");
+  model->limits = defaults_.limits;
+  if (settings.max_batch_size > 0) model->limits.max_batch_size = settings.max_batch_size;
+  if (settings.max_batch_delay_ms >= 0) model->limits.max_batch_delay_ms = settings.max_batch_delay_ms;
+  if (spec.max_batch_size > 0) model->limits.max_batch_size = spec.max_batch_size;
+  if (spec.max_batch_delay_ms >= 0) model->limits.max_batch_delay_ms = spec.max_batch_delay_ms;
+  model->max_length = model->backend->max_length();
+  model->load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return model;
+}
+
+void ModelRegistry::load_async(ModelSpec spec, LoadDone done) {
+  if (!is_valid_model_name(spec.name))
+    throw HttpError(400, "BadRequest", "model name '" + spec.name + "' is invalid: use 1-128 of [A-Za-z0-9_.-]");
+  if (!spec.version.empty() && !is_valid_model_name(spec.version))
+    throw HttpError(400, "BadRequest", "model version '" + spec.version + "' is invalid: use 1-128 of [A-Za-z0-9_.-]");
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) throw HttpError(503, "ServiceUnavailable", "the server is shutting down");
+    auto it = models_.find(spec.name);
+    // Without a version the package's own is only known after loading; that case is
+    // checked again when the load finishes.
+    const bool exists = it != models_.end() && !spec.version.empty() && it->second.by_version.count(spec.version) > 0;
+    if (exists || in_progress_.count(spec.name))
+      throw HttpError(409, "Conflict",
+                      "model '" + spec.name + "'" + (spec.version.empty() ? "" : " version " + spec.version) +
+                          " is already registered or being loaded; unregister it first or use another version",
+                      Errc::invalid_argument);
+    ++in_progress_[spec.name];
+    ++loading_;
+    tasks_.push_back([this, spec = std::move(spec), done = std::move(done)] {
+      std::shared_ptr<LoadedModel> model;
+      std::exception_ptr error;
+      try {
+        model = do_load(spec);
+        log::info("serve", "loaded model '", model->name, "' version ", model->version, " in ", model->load_seconds,
+                  " s: ", model->backend->describe());
+      } catch (...) {
+        error = std::current_exception();
+      }
+      {
+        std::lock_guard lock(mu_);
+        if (--in_progress_[spec.name] == 0) in_progress_.erase(spec.name);
+        --loading_;
+        if (model) {
+          Versions& v = models_[model->name];
+          if (v.by_version.count(model->version)) {
+            error = std::make_exception_ptr(HttpError(409, "Conflict",
+                                                      "model '" + model->name + "' version " + model->version +
+                                                          " is already registered",
+                                                      Errc::invalid_argument));
+            model.reset();
+            if (v.by_version.empty()) models_.erase(spec.name);
+          } else {
+            model->queue = scheduler_.add_model(model->name + ":" + model->version, model->backend, model->limits);
+            v.by_version[model->version] = model;
+            if (v.default_version.empty()) v.default_version = model->version;
+            if (std::find(order_.begin(), order_.end(), model->name) == order_.end()) order_.push_back(model->name);
+          }
+        }
+      }
+      if (model) metrics_.set_model_load_seconds(model->name + ":" + model->version, model->load_seconds);
+      try {
+        done(model, error);
+      } catch (const std::exception& e) {
+        log::error("serve", "load callback failed: ", e.what());
+      }
+    });
+  }
+  cv_.notify_one();
+}
+
+std::shared_ptr<LoadedModel> ModelRegistry::load(ModelSpec spec) {
+  std::promise<std::shared_ptr<LoadedModel>> promise;
+  auto future = promise.get_future();
+  load_async(std::move(spec), [&promise](std::shared_ptr<LoadedModel> model, std::exception_ptr error) {
+    if (error) promise.set_exception(error);
+    else promise.set_value(std::move(model));
+  });
+  return future.get();
+}
+
+std::shared_ptr<LoadedModel> ModelRegistry::find(const std::string& name, const std::string& version) const {
+  std::lock_guard lock(mu_);
+  auto it = models_.find(name);
+  if (it == models_.end()) return nullptr;
+  const std::string& v = version.empty() ? it->second.default_version : version;
+  auto vit = it->second.by_version.find(v);
+  return vit == it->second.by_version.end() ? nullptr : vit->second;
+}
+
+std::shared_ptr<LoadedModel> ModelRegistry::primary() const {
+  std::string name;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& n : order_)
+      if (models_.count(n)) {
+        name = n;
+        break;
+      }
+  }
+  return name.empty() ? nullptr : find(name);
+}
+
+void ModelRegistry::unload(const std::string& name, const std::string& version) {
+  std::vector<std::shared_ptr<LoadedModel>> removed;
+  {
+    std::lock_guard lock(mu_);
+    auto it = models_.find(name);
+    if (it == models_.end() || (!version.empty() && !it->second.by_version.count(version)))
+      throw HttpError(404, "ModelNotFound",
+                      "model '" + name + "'" + (version.empty() ? "" : " version " + version) + " is not registered",
+                      Errc::not_found);
+    Versions& v = it->second;
+    if (version.empty()) {
+      for (auto& [ver, m] : v.by_version) removed.push_back(m);
+      models_.erase(it);
+    } else {
+      removed.push_back(v.by_version[version]);
+      v.by_version.erase(version);
+      if (v.by_version.empty()) models_.erase(it);
+      else if (v.default_version == version) v.default_version = v.by_version.rbegin()->first;
+    }
+    if (!models_.count(name)) std::erase(order_, name);
+  }
+  for (auto& m : removed) {
+    scheduler_.remove_model(m->queue);
+    metrics_.forget_model(m->name + ":" + m->version);
+    log::info("serve", "unloaded model '", m->name, "' version ", m->version);
+  }
+}
+
+void ModelRegistry::set_default(const std::string& name, const std::string& version) {
+  std::lock_guard lock(mu_);
+  auto it = models_.find(name);
+  if (it == models_.end() || !it->second.by_version.count(version))
+    throw HttpError(404, "ModelNotFound", "model '" + name + "' version " + version + " is not registered",
+                    Errc::not_found);
+  it->second.default_version = version;
+}
+
+void ModelRegistry::scale(const std::string& name, const std::string& version, int workers) {
+  if (workers < 0 || workers > 64) throw HttpError(400, "BadRequest", "workers must be in 0..64");
+  std::lock_guard lock(mu_);
+  auto it = models_.find(name);
+  if (it == models_.end()) throw HttpError(404, "ModelNotFound", "model '" + name + "' is not registered", Errc::not_found);
+  for (auto& [ver, m] : it->second.by_version)
+    if (version.empty() || ver == version) m->workers = workers;
+}
+
+std::vector<ModelRegistry::Entry> ModelRegistry::list() const {
+  std::lock_guard lock(mu_);
+  std::vector<Entry> out;
+  for (const auto& [name, v] : models_)
+    for (const auto& [ver, m] : v.by_version) out.push_back({m, ver == v.default_version});
+  return out;
+}
+
+std::vector<ModelRegistry::Entry> ModelRegistry::versions(const std::string& name) const {
+  std::lock_guard lock(mu_);
+  std::vector<Entry> out;
+  auto it = models_.find(name);
+  if (it == models_.end()) return out;
+  for (const auto& [ver, m] : it->second.by_version) out.push_back({m, ver == it->second.default_version});
+  return out;
+}
+
+int ModelRegistry::loading() const {
+  std::lock_guard lock(mu_);
+  return loading_;
+}
+
+}  // namespace rc::serve

@@ -1,0 +1,117 @@
+// The models being served: name -> versions -> a loaded backend and its batch queue, plus
+// which version is the default. Loading runs on a dedicated loader thread (a checkpoint can
+// take seconds), never on an HTTP thread. Unloading closes the model's queue: requests
+// already accepted still finish on the old backend, which is freed after the last of them.
+// Registering by URL only accepts paths inside the configured model store (no "..", no
+// symlink escapes: both are resolved before the check) — TorchServe's CVE-2023-43654 was a
+// management API that fetched any URL.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "serve/backend.h"
+#include "serve/batcher.h"
+#include "serve/metrics.h"
+
+namespace rc::serve {
+
+struct LoadedModel {
+  std::string name, version, url;
+  std::shared_ptr<const InferenceBackend> backend;
+  std::shared_ptr<ModelQueue> queue;
+  BatchLimits limits;
+  int max_length = 0;   // what requests are truncated to
+  double load_seconds = 0;
+  int workers = 1;      // TorchServe's scale-workers, recorded (see docs/serving.md)
+  std::filesystem::path extracted;  // a package's unpacked copy, removed with the model
+  ~LoadedModel();
+};
+
+struct ModelSpec {
+  std::string name, version;  // version "" -> the package's, else "1.0"
+  std::filesystem::path path; // checkpoint folder or model.tar.gz
+  std::string url;            // as the user gave it (for listings)
+  int max_batch_size = 0;     // 0/-1: the package's settings, else the server defaults
+  int max_batch_delay_ms = -1;
+};
+
+struct RegistryDefaults {
+  BatchLimits limits;
+  BackendOptions backend;
+  std::filesystem::path model_store;  // empty: registering by URL is refused
+  std::filesystem::path work_dir;     // where packages are unpacked
+};
+
+class ModelRegistry {
+ public:
+  ModelRegistry(Scheduler& scheduler, Metrics& metrics, BackendLoader loader, RegistryDefaults defaults);
+  ~ModelRegistry();
+
+  // Loads on the loader thread; done(model, error) runs there when finished. Throws
+  // HttpError 409 at once when that name/version is already loaded or loading.
+  using LoadDone = std::function<void(std::shared_ptr<LoadedModel>, std::exception_ptr)>;
+  void load_async(ModelSpec spec, LoadDone done);
+  std::shared_ptr<LoadedModel> load(ModelSpec spec);  // blocking (startup, tests)
+
+  // Finds name[/version] (version "" = the default). nullptr when absent.
+  std::shared_ptr<LoadedModel> find(const std::string& name, const std::string& version = "") const;
+  // The model /invocations serves: the first one loaded that is still there.
+  std::shared_ptr<LoadedModel> primary() const;
+  // Throws HttpError 404 when absent. version "" removes every version.
+  void unload(const std::string& name, const std::string& version = "");
+  void set_default(const std::string& name, const std::string& version);
+  void scale(const std::string& name, const std::string& version, int workers);
+
+  struct Entry {
+    std::shared_ptr<LoadedModel> model;
+    bool is_default = false;
+  };
+  std::vector<Entry> list() const;                              // every version, by name
+  std::vector<Entry> versions(const std::string& name) const;   // empty when unknown
+  int loading() const;  // loads in progress
+
+  // url -> a path inside the model store; HttpError 400/403/404 otherwise.
+  std::filesystem::path resolve_url(const std::string& url) const;
+  const RegistryDefaults& defaults() const { return defaults_; }
+  void stop();  // joins the loader thread (pending loads are abandoned with an error)
+
+ private:
+  std::shared_ptr<LoadedModel> do_load(const ModelSpec& spec);
+  void loader_main();
+
+  Scheduler& scheduler_;
+  Metrics& metrics_;
+  BackendLoader loader_;
+  RegistryDefaults defaults_;
+
+  mutable std::mutex mu_;
+  struct Versions {
+    std::map<std::string, std::shared_ptr<LoadedModel>> by_version;
+    std::string default_version;
+  };
+  std::map<std::string, Versions> models_;
+  std::vector<std::string> order_;           // names in load order (for primary())
+  std::map<std::string, int> in_progress_;   // "name/version" being loaded
+  int loading_ = 0;
+
+  std::deque<std::function<void()>> tasks_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::thread loader_thread_;
+};
+
+// Valid model names/versions: 1-128 of [A-Za-z0-9_.-], not starting with '.'.
+bool is_valid_model_name(const std::string& name);
+
+}  // namespace rc::serve

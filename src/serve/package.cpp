@@ -1,0 +1,171 @@
+// Writing and reading model.tar.gz packages (see package.h). The tar/gzip work itself is
+// the io layer's (libarchive, with extraction limits); this file decides what goes in.
+#include "serve/package.h"
+
+#include <algorithm>
+#include <unistd.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/check.h"
+#include "io/atomic_file.h"
+#include "roberta/log.h"
+
+#include "io/archive.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace rc::serve {
+
+std::string settings_to_json(const ServingSettings& s) {
+  json j = json::object();
+  j["format_version"] = settings_format_version;
+  if (!s.name.empty()) j["name"] = s.name;
+  if (!s.version.empty()) j["version"] = s.version;
+  if (s.max_length > 0) j["max_length"] = s.max_length;
+  if (s.max_batch_size > 0) j["max_batch_size"] = s.max_batch_size;
+  if (s.max_batch_delay_ms >= 0) j["max_batch_delay_ms"] = s.max_batch_delay_ms;
+  if (!s.labels.empty()) j["labels"] = s.labels;
+  if (!s.precision.empty()) j["precision"] = s.precision;
+  return j.dump(2) + "\n";
+}
+
+ServingSettings settings_from_json(std::string_view text, const std::string& what) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  RC_CHECK(j.is_object(), Errc::format, what, ": expected a JSON object with the serving settings");
+  ServingSettings s;
+  try {
+    const int version = j.value("format_version", 1);
+    RC_CHECK(version <= settings_format_version, Errc::format, what, ": format_version ", version,
+             " is newer than this build reads (", settings_format_version,
+             ")\nHINT: re-package the model with this version of `roberta package`, or upgrade roberta");
+    s.name = j.value("name", std::string());
+    s.version = j.value("version", std::string());
+    s.max_length = j.value("max_length", 0);
+    s.max_batch_size = j.value("max_batch_size", 0);
+    s.max_batch_delay_ms = j.value("max_batch_delay_ms", -1);
+    s.labels = j.value("labels", std::vector<std::string>());
+    s.precision = j.value("precision", std::string());
+  } catch (const json::exception& e) {
+    RC_THROW(Errc::format, what, ": ", e.what());
+  }
+  RC_CHECK(s.max_length >= 0 && s.max_batch_size >= 0 && s.max_batch_delay_ms >= -1, Errc::format, what,
+           ": max_length, max_batch_size and max_batch_delay_ms must not be negative");
+  return s;
+}
+
+ServingSettings read_settings(const fs::path& model_dir) {
+  const fs::path p = model_dir / settings_path;
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec)) return {};
+  return settings_from_json(io::read_file(p), p.string());
+}
+
+namespace {
+
+// Training-only state a Trainer checkpoint folder may hold; a serving package has no use
+// for it (optimizer.pt alone is twice the model).
+bool is_training_state(const std::string& name) {
+  static const char* const exact[] = {"optimizer.pt", "optimizer.bin", "scheduler.pt", "trainer_state.json",
+                                      "training_args.bin", "train_state.json", "scaler.pt"};
+  for (const char* e : exact)
+    if (name == e) return true;
+  return name.rfind("rng_state", 0) == 0 || name.rfind("optimizer", 0) == 0 || name.rfind("train_state", 0) == 0;
+}
+
+std::vector<std::string> labels_from_config(const fs::path& dir) {
+  const fs::path p = dir / "config.json";
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec)) return {};
+  json j = json::parse(io::read_file(p), nullptr, false);
+  RC_CHECK(!j.is_discarded(), Errc::format, p.string(), ": not valid JSON");
+  std::vector<std::string> labels;
+  if (auto it = j.find("id2label"); it != j.end() && it->is_object()) {
+    labels.resize(it->size());
+    for (auto& [k, v] : it->items()) {
+      size_t id = 0;
+      try {
+        id = std::stoul(k);
+      } catch (...) {
+        RC_THROW(Errc::format, p.string(), ": id2label key '", k, "' is not a number");
+      }
+      RC_CHECK(id < labels.size() && v.is_string(), Errc::format, p.string(), ": id2label must map 0..",
+               labels.size() - 1, " to strings");
+      labels[id] = v.get<std::string>();
+    }
+  }
+  return labels;
+}
+
+}  // namespace
+
+std::vector<std::string> write_package(const fs::path& model_dir, const fs::path& output,
+                                       const PackageOptions& options) {
+  std::error_code ec;
+  RC_CHECK(fs::is_directory(model_dir, ec), Errc::not_found, "model folder '", model_dir.string(),
+           "' does not exist or is not a folder");
+  RC_CHECK(fs::is_regular_file(model_dir / "config.json", ec), Errc::not_found, "'", model_dir.string(),
+           "' has no config.json\nHINT: --model takes a Hugging Face checkpoint folder");
+  // Sorted names: the archive's order must not depend on the directory's.
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(model_dir)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_regular_file()) {  // follows symlinks: a linked weights file is packed as a file
+      if (entry.is_directory() && name != "code")
+        log::info("package", "skipping folder '", name, "' (only top-level files are packed)");
+      continue;
+    }
+    if (is_training_state(name)) {
+      log::info("package", "skipping training state '", name, "'");
+      continue;
+    }
+    names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+
+  ServingSettings s;
+  s.name = options.name.empty() ? fs::absolute(model_dir).lexically_normal().filename().string() : options.name;
+  if (s.name.empty()) s.name = "model";
+  s.version = options.version.empty() ? "1.0" : options.version;
+  s.max_length = options.max_length;
+  s.max_batch_size = options.max_batch_size;
+  s.max_batch_delay_ms = options.max_batch_delay_ms;
+  s.precision = options.precision;
+  s.labels = labels_from_config(model_dir);
+  const std::string settings = settings_to_json(s);
+
+  // The io writer packs files only: stage the settings beside the output, removed after.
+  const fs::path staging = fs::absolute(output).parent_path() /
+                           (".rc-package-" + std::to_string(::getpid()) + "-" + output.filename().string());
+  fs::remove_all(staging, ec);
+  fs::create_directories(staging / "code");
+  struct Cleanup {
+    fs::path p;
+    ~Cleanup() {
+      std::error_code e;
+      fs::remove_all(p, e);
+    }
+  } cleanup{staging};
+  io::write_file_atomic(staging / settings_path, settings);
+  std::vector<io::ArchiveEntry> entries;
+  for (const auto& n : names) entries.push_back({n, model_dir / n});
+  entries.push_back({settings_path, staging / settings_path});
+  io::create_tar_gz(output, entries);
+  names.push_back(settings_path);
+  return names;
+}
+
+bool is_tar_gz(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  unsigned char magic[2] = {0, 0};
+  in.read(reinterpret_cast<char*>(magic), 2);
+  return in.gcount() == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+}
+
+void extract_package(const fs::path& archive, const fs::path& dest) {
+  io::extract_tar_gz(archive, dest);
+}
+
+}  // namespace rc::serve

@@ -1,0 +1,317 @@
+// Parsing request bodies and rendering answers (see request.h).
+#include "serve/request.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "serve/http_error.h"
+
+using nlohmann::json;
+
+namespace rc::serve {
+namespace {
+
+HttpError bad_request(const std::string& message) { return HttpError(400, "BadRequest", message, Errc::format); }
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// "application/json; charset=utf-8" -> "application/json"
+std::string media_type(std::string_view content_type) {
+  std::string t = lower(content_type.substr(0, content_type.find(';')));
+  while (!t.empty() && t.back() == ' ') t.pop_back();
+  while (!t.empty() && t.front() == ' ') t.erase(t.begin());
+  return t;
+}
+
+json parse_json(std::string_view body) {
+  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  // nlohmann rejects ill-formed UTF-8 inside strings as a parse error, so invalid UTF-8
+  // lands here too.
+  if (j.is_discarded()) {
+    if (!is_valid_utf8(body)) throw bad_request("request body is not valid UTF-8");
+    throw bad_request("request body is not valid JSON");
+  }
+  return j;
+}
+
+std::vector<std::string> texts_of(const json& inputs, bool& single) {
+  if (inputs.is_string()) {
+    single = true;
+    return {inputs.get<std::string>()};
+  }
+  if (!inputs.is_array())
+    throw bad_request(std::string("\"inputs\" must be a string or a list of strings, got ") + inputs.type_name());
+  if (inputs.empty()) throw bad_request("\"inputs\" is an empty list");
+  std::vector<std::string> texts;
+  texts.reserve(inputs.size());
+  for (const auto& item : inputs) {
+    if (!item.is_string()) {
+      if (item.is_array())
+        throw HttpError(400, "BadRequest", "text pairs are not supported: this server classifies single texts",
+                        Errc::unsupported);
+      throw bad_request(std::string("every input must be a string, got ") + item.type_name());
+    }
+    texts.push_back(item.get<std::string>());
+  }
+  return texts;
+}
+
+bool bool_param(const json& obj, const char* key, bool fallback) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return fallback;
+  if (!it->is_boolean()) throw bad_request(std::string("\"") + key + "\" must be true or false");
+  return it->get<bool>();
+}
+
+void read_params(const json& obj, ParsedInputs& out) {
+  if (!obj.is_object()) return;
+  out.all_scores = bool_param(obj, "return_all_scores", out.all_scores);
+  out.raw_scores = bool_param(obj, "raw_scores", out.raw_scores);
+  if (auto it = obj.find("truncate"); it != obj.end() && !it->is_null()) out.truncate = bool_param(obj, "truncate", true);
+  out.add_special_tokens = bool_param(obj, "add_special_tokens", out.add_special_tokens);
+  if (auto it = obj.find("top_k"); it != obj.end()) {
+    if (it->is_null()) out.all_scores = true;  // HF pipelines: top_k=None means every label
+    else if (it->is_number_integer() && it->get<int64_t>() >= 1 && it->get<int64_t>() <= 100000)
+      out.top_k = int(it->get<int64_t>());
+    else throw bad_request("\"top_k\" must be null or a positive integer");
+  }
+}
+
+}  // namespace
+
+bool is_valid_utf8(std::string_view text) noexcept {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  size_t i = 0;
+  while (i < n) {
+    const unsigned char c = s[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    int len;
+    unsigned char lo = 0x80, hi = 0xBF;  // Unicode Table 3-7: the second byte's range
+    if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c == 0xE0) len = 3, lo = 0xA0;
+    else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) len = 3;
+    else if (c == 0xED) len = 3, hi = 0x9F;  // no surrogates
+    else if (c == 0xF0) len = 4, lo = 0x90;
+    else if (c >= 0xF1 && c <= 0xF3) len = 4;
+    else if (c == 0xF4) len = 4, hi = 0x8F;  // <= U+10FFFF
+    else return false;
+    if (i + size_t(len) > n) return false;
+    if (s[i + 1] < lo || s[i + 1] > hi) return false;
+    for (int k = 2; k < len; ++k)
+      if (s[i + k] < 0x80 || s[i + k] > 0xBF) return false;
+    i += size_t(len);
+  }
+  return true;
+}
+
+std::vector<std::string> parse_csv_texts(std::string_view body) {
+  std::vector<std::string> texts;
+  size_t i = 0;
+  const size_t n = body.size();
+  while (i < n) {
+    std::string field;
+    int fields = 1;
+    bool any = false;
+    // One record.
+    for (;;) {
+      if (i < n && body[i] == '"') {
+        any = true;
+        ++i;
+        for (;;) {
+          if (i >= n) throw bad_request("malformed CSV: a quoted field is not closed");
+          if (body[i] == '"') {
+            if (i + 1 < n && body[i + 1] == '"') {
+              field += '"';
+              i += 2;
+              continue;
+            }
+            ++i;
+            break;
+          }
+          field += body[i++];
+        }
+        if (i < n && body[i] != ',' && body[i] != '\n' && body[i] != '\r')
+          throw bad_request("malformed CSV: text after a closing quote");
+      } else {
+        while (i < n && body[i] != ',' && body[i] != '\n' && body[i] != '\r') {
+          if (body[i] == '"') throw bad_request("malformed CSV: a quote inside an unquoted field");
+          field += body[i++];
+          any = true;
+        }
+      }
+      if (i < n && body[i] == ',') {
+        ++fields;
+        ++i;
+        continue;
+      }
+      break;
+    }
+    if (i < n && body[i] == '\r') ++i;
+    if (i < n && body[i] == '\n') ++i;
+    if (fields > 1)
+      throw bad_request("text/csv takes one text per row, got a row with " + std::to_string(fields) +
+                        " fields; quote texts that contain commas");
+    if (any || !field.empty()) texts.push_back(std::move(field));
+  }
+  if (texts.empty()) throw bad_request("the CSV body holds no rows");
+  return texts;
+}
+
+ParsedInputs parse_invocation(std::string_view body, std::string_view content_type) {
+  const std::string type = media_type(content_type);
+  ParsedInputs out;
+  if (type.empty() || type == "application/json" || type == "application/jsonlines" || type == "application/x-json") {
+    const json j = parse_json(body);
+    if (j.is_object()) {
+      auto it = j.find("inputs");
+      if (it == j.end()) it = j.find("text_inputs");  // sagemaker jumpstart spelling
+      if (it == j.end()) throw bad_request("the JSON object has no \"inputs\" field");
+      out.texts = texts_of(*it, out.single);
+      read_params(j, out);
+      if (auto p = j.find("parameters"); p != j.end()) {
+        if (!p->is_object() && !p->is_null()) throw bad_request("\"parameters\" must be an object");
+        read_params(*p, out);
+      }
+    } else {
+      out.texts = texts_of(j, out.single);
+    }
+  } else if (type == "text/plain") {
+    if (!is_valid_utf8(body)) throw bad_request("request body is not valid UTF-8");
+    out.texts = {std::string(body)};
+    out.single = true;
+  } else if (type == "text/csv") {
+    if (!is_valid_utf8(body)) throw bad_request("request body is not valid UTF-8");
+    out.texts = parse_csv_texts(body);
+  } else {
+    throw HttpError(415, "UnsupportedMediaType",
+                    "Content-Type '" + std::string(content_type) +
+                        "' is not supported; use application/json, text/plain or text/csv",
+                    Errc::unsupported);
+  }
+  return out;
+}
+
+ParsedInputs parse_tei(std::string_view body, std::string_view content_type) {
+  const std::string type = media_type(content_type);
+  if (!type.empty() && type != "application/json")
+    throw HttpError(415, "UnsupportedMediaType", "this route takes application/json", Errc::unsupported);
+  const json j = parse_json(body);
+  if (!j.is_object()) throw bad_request("expected a JSON object {\"inputs\": ...}");
+  auto it = j.find("inputs");
+  if (it == j.end()) throw bad_request("the JSON object has no \"inputs\" field");
+  ParsedInputs out;
+  out.texts = texts_of(*it, out.single);
+  read_params(j, out);
+  return out;
+}
+
+ResponseFormat response_format(std::string_view accept) {
+  if (accept.empty()) return ResponseFormat::json;
+  // The first type we can produce wins (q-values are not weighed: clients here send one).
+  std::string a = lower(accept);
+  size_t pos = 0;
+  while (pos <= a.size()) {
+    size_t end = a.find(',', pos);
+    if (end == std::string::npos) end = a.size();
+    const std::string t = media_type(std::string_view(a).substr(pos, end - pos));
+    if (t == "application/json" || t == "*/*" || t == "application/*" || t == "application/jsonlines")
+      return ResponseFormat::json;
+    if (t == "text/csv" || t == "text/*") return ResponseFormat::csv;
+    pos = end + 1;
+  }
+  throw HttpError(406, "NotAcceptable", "Accept '" + std::string(accept) + "': this server answers application/json or text/csv",
+                  Errc::unsupported);
+}
+
+namespace {
+
+struct Scored {
+  std::string label;
+  float score;
+};
+
+std::vector<Scored> entries(const Prediction& p, const ParsedInputs& req, const std::vector<std::string>* names) {
+  const std::vector<float>& values = req.raw_scores ? p.logits : p.scores;
+  std::vector<Scored> all;
+  for (size_t i = 0; i < values.size(); ++i)
+    all.push_back({names && i < names->size() ? (*names)[i] : "LABEL_" + std::to_string(i), values[i]});
+  std::stable_sort(all.begin(), all.end(), [](const Scored& a, const Scored& b) { return a.score > b.score; });
+  if (req.top_k > 0 && size_t(req.top_k) < all.size()) all.resize(size_t(req.top_k));
+  return all;
+}
+
+double finite(float v) { return std::isfinite(v) ? double(v) : 0.0; }
+
+}  // namespace
+
+std::string render_invocation_json(const std::vector<Prediction>& predictions, const ParsedInputs& req,
+                                   const std::vector<std::string>& labels) {
+  json out = json::array();
+  for (const Prediction& p : predictions) {
+    if (req.all_scores || req.top_k > 0) {
+      json list = json::array();
+      for (const auto& e : entries(p, req, &labels)) list.push_back({{"label", e.label}, {"score", finite(e.score)}});
+      out.push_back(std::move(list));
+    } else {
+      const float s = req.raw_scores && size_t(p.label_id) < p.logits.size() ? p.logits[size_t(p.label_id)] : p.score;
+      out.push_back({{"label", p.label}, {"score", finite(s)}});
+    }
+  }
+  return out.dump();
+}
+
+std::string render_invocation_csv(const std::vector<Prediction>& predictions, const ParsedInputs& req,
+                                   const std::vector<std::string>& labels) {
+  std::ostringstream out;
+  out.precision(8);
+  auto quoted = [](const std::string& s) {
+    if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  };
+  for (const Prediction& p : predictions) {
+    if (req.all_scores || req.top_k > 0) {
+      bool first = true;
+      for (const auto& e : entries(p, req, &labels)) {
+        out << (first ? "" : ",") << quoted(e.label) << ',' << finite(e.score);
+        first = false;
+      }
+    } else {
+      const float s = req.raw_scores && size_t(p.label_id) < p.logits.size() ? p.logits[size_t(p.label_id)] : p.score;
+      out << quoted(p.label) << ',' << finite(s);
+    }
+    out << '\n';
+  }
+  return out.str();
+}
+
+std::string render_tei_predict(const std::vector<Prediction>& predictions, const ParsedInputs& req,
+                                   const std::vector<std::string>& labels) {
+  json out = json::array();
+  for (const Prediction& p : predictions) {
+    json list = json::array();
+    for (const auto& e : entries(p, req, &labels)) list.push_back({{"score", finite(e.score)}, {"label", e.label}});
+    out.push_back(std::move(list));
+  }
+  if (req.single && out.size() == 1) return out[0].dump();
+  return out.dump();
+}
+
+std::string error_body(int status, std::string_view type, std::string_view message) {
+  json j = {{"code", status}, {"type", std::string(type)}, {"message", std::string(message)}};
+  // Messages may quote request bytes; replace rather than throw on invalid UTF-8.
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace rc::serve

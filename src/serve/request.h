@@ -1,0 +1,54 @@
+// Request bodies in, response bodies out: the SageMaker/HF-toolkit invocation formats
+// (JSON, text/plain, text/csv), TEI's /predict and /tokenize, and their answers. Pure
+// functions over strings, so they are tested without a socket. Every malformed input is an
+// HttpError 400 (415/406 for media types the server does not speak), never a crash.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "roberta/classifier.h"
+
+namespace rc::serve {
+
+struct ParsedInputs {
+  std::vector<std::string> texts;
+  bool single = false;      // one bare text was sent (TEI answers it unwrapped)
+  bool all_scores = false;  // every label's score (return_all_scores, top_k: null)
+  int top_k = 0;            // > 0: the k best labels, best first
+  bool raw_scores = false;  // logits instead of softmax probabilities
+  std::optional<bool> truncate;  // per-request override of the server's --truncate
+  bool add_special_tokens = true;  // /tokenize
+};
+
+// POST /invocations, /predictions/..., /models/{name}/invoke.
+ParsedInputs parse_invocation(std::string_view body, std::string_view content_type);
+// TEI's POST /predict and /tokenize (JSON only).
+ParsedInputs parse_tei(std::string_view body, std::string_view content_type);
+
+bool is_valid_utf8(std::string_view text) noexcept;
+// RFC 4180 CSV with one column: one text per record. Quoted fields may hold commas,
+// quotes ("") and newlines. A record with more than one field is an error.
+std::vector<std::string> parse_csv_texts(std::string_view body);
+
+enum class ResponseFormat { json, csv };
+// From the Accept header; HttpError 406 for a type the server cannot produce.
+ResponseFormat response_format(std::string_view accept);
+
+// [{"label":..,"score":..}, ...] one entry per input; an entry is a list of every label
+// (best first) with all_scores / top_k.
+std::string render_invocation_json(const std::vector<Prediction>& predictions, const ParsedInputs& request,
+                                   const std::vector<std::string>& labels);
+// One line per input: label,score (or label,score,label,score,... with all scores).
+std::string render_invocation_csv(const std::vector<Prediction>& predictions, const ParsedInputs& request,
+                                   const std::vector<std::string>& labels);
+// TEI /predict: every label, best first; a single input answers unwrapped.
+std::string render_tei_predict(const std::vector<Prediction>& predictions, const ParsedInputs& request,
+                                   const std::vector<std::string>& labels);
+
+// {"code":..,"type":..,"message":..}
+std::string error_body(int status, std::string_view type, std::string_view message);
+
+}  // namespace rc::serve
