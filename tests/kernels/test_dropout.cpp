@@ -100,7 +100,7 @@ TEST(DropoutRef, BackwardMatchesFiniteDifferences) {
     return test::dot(w, y);
   };
   dropout_backward(ctx, dx.data(), w.data(), n, 0.4f, 5);
-  EXPECT_LE(RC_GRAD_ERROR(dx, test::numeric_grad(x, loss, 1e-2f)), 1e-5);  // measured ~1e-8
+  EXPECT_LE(RC_GRAD_ERROR(dx, test::numeric_grad(x, loss, 1e-2f)), 1e-5);  // measured 9.6e-7
 }
 
 }  // namespace

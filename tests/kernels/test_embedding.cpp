@@ -104,7 +104,7 @@ TEST(EmbeddingRef, BackwardMatchesFiniteDifferences) {
   // Away from the pad rows the gradient is the true one; pad rows are excluded by design
   // (nn.Embedding padding_idx), so the numeric gradient there is zeroed before comparing.
   for (int64_t c = 0; c < C; ++c) num_wte[size_t(pad * C + c)] = num_wpe[size_t(pad * C + c)] = 0.0;
-  EXPECT_LE(RC_GRAD_ERROR(dwte, num_wte), 1e-5);  // measured ~1e-8
+  EXPECT_LE(RC_GRAD_ERROR(dwte, num_wte), 1e-5);  // measured 3.4e-6 (wte), 2.6e-6 (wpe), 1.6e-6 (tte)
   EXPECT_LE(RC_GRAD_ERROR(dwpe, num_wpe), 1e-5);
   EXPECT_LE(RC_GRAD_ERROR(dtte, test::numeric_grad(tte, loss, 1e-2f)), 1e-5);
   for (int64_t c = 0; c < C; ++c) EXPECT_EQ(dwte[size_t(pad * C + c)], 0.0f);

@@ -24,7 +24,7 @@ TEST(LayerNorm, ForwardMatchesRef) {
     std::vector<float> ry(size_t(N * C)), rmean(static_cast<size_t>(N)), rrstd(static_cast<size_t>(N));
     layernorm_forward(ctx, y.data(), mean.data(), rstd.data(), x.data(), g.data(), b.data(), N, C, kEps);
     ref::layernorm_forward(ry.data(), rmean.data(), rrstd.data(), x.data(), g.data(), b.data(), N, C, kEps);
-    // measured max |Δ| ≈ 1.5e-6 on |y| up to ~6 (C=3072)
+    // measured max |Δ| 6.7e-6 (generic path; |y| up to ~6)
     RC_EXPECT_CLOSE(y.data(), ry.data(), N * C, (test::Tol{1e-5, 1e-5})) << "N=" << N << " C=" << C;
     RC_EXPECT_CLOSE(mean.data(), rmean.data(), N, (test::Tol{1e-6, 1e-5}));
     RC_EXPECT_CLOSE(rstd.data(), rrstd.data(), N, (test::Tol{1e-6, 1e-5}));
@@ -65,7 +65,7 @@ TEST(LayerNorm, BackwardMatchesRefAndAccumulates) {
                        N, C);
     ref::layernorm_backward(rdx.data(), rdg.data(), rdb.data(), dy.data(), x.data(), g.data(), mean.data(),
                             rstd.data(), N, C);
-    // measured max |Δ| ≈ 2e-6 (dx), 4e-6 (dgamma at N=37)
+    // measured max |Δ| 4.8e-7 (dx), 2.9e-6 (dgamma), 3.3e-6 (dbeta)
     RC_EXPECT_CLOSE(dx.data(), rdx.data(), N * C, (test::Tol{1e-5, 1e-5})) << "N=" << N << " C=" << C;
     RC_EXPECT_CLOSE(dg.data(), rdg.data(), C, (test::Tol{2e-5, 1e-5}));
     RC_EXPECT_CLOSE(db.data(), rdb.data(), C, (test::Tol{2e-5, 1e-5}));
@@ -110,7 +110,7 @@ TEST(LayerNormRef, BackwardMatchesFiniteDifferences) {
   std::vector<float> dx(size_t(N * C)), dg(size_t(C), 0.0f), db(size_t(C), 0.0f);
   ref::layernorm_backward(dx.data(), dg.data(), db.data(), w.data(), x.data(), g.data(), mean.data(), rstd.data(), N,
                           C);
-  // measured ≈ 3e-6 (dx), 1e-7 (dgamma, dbeta); h = 1e-2 with the 4-point stencil
+  // measured 9.8e-6 (dx), 4.1e-6 (dgamma), 9.4e-7 (dbeta); h = 1e-2, 4-point stencil
   EXPECT_LE(RC_GRAD_ERROR(dx, test::numeric_grad(x, loss, 1e-2f)), 1e-4);
   EXPECT_LE(RC_GRAD_ERROR(dg, test::numeric_grad(g, loss, 1e-2f)), 1e-4);
   EXPECT_LE(RC_GRAD_ERROR(db, test::numeric_grad(b, loss, 1e-2f)), 1e-4);
