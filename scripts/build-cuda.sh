@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# CI step for the CUDA backend on a machine WITHOUT a GPU: configure with RC_WITH_CUDA=ON,
+# compile the CUDA code for sm_80 and sm_90 (so it never rots), build the GPU tests and the
+# GPU benchmark, and run the host-side tests. GPU tests run too: without a device they skip.
+# Prints the compile time of the CUDA targets.
+# Usage: scripts/build-cuda.sh [build-dir]       (default build-cuda-ci)
+# Env:   CUDA_HOME (default /usr/local/cuda), CUDA_ARCHS (default "80;90"), JOBS (default nproc),
+#        RC_WERROR (default OFF).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BUILD_DIR=${1:-build-cuda-ci}
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+CUDA_ARCHS=${CUDA_ARCHS:-80;90}
+JOBS=${JOBS:-$(nproc)}
+
+if [ ! -x "$CUDA_HOME/bin/nvcc" ]; then
+  echo "build-cuda: no nvcc at $CUDA_HOME/bin/nvcc; set CUDA_HOME" >&2
+  exit 2
+fi
+
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRC_WITH_CUDA=ON \
+  -DCMAKE_CUDA_COMPILER="$CUDA_HOME/bin/nvcc" -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCHS" \
+  -DRC_BUILD_BENCH=${RC_BUILD_BENCH:-OFF} -DRC_WERROR=${RC_WERROR:-OFF}
+
+start=$(date +%s)
+cmake --build "$BUILD_DIR" -j"$JOBS" --target rc_kernels_cuda
+end=$(date +%s)
+echo "build-cuda: CUDA targets (rc_kernels_cuda, rc_device_cuda) compiled in $((end - start)) s with -j$JOBS"
+
+gpu_tests=$(cd tests && ls kernels/test_*_gpu.cpp unit/test_cuda_host*.cpp 2>/dev/null | xargs -n1 basename | sed 's/\.cpp$//')
+# shellcheck disable=SC2086
+cmake --build "$BUILD_DIR" -j"$JOBS" --target $gpu_tests
+for t in $gpu_tests; do
+  "$BUILD_DIR/tests/$t" --gtest_brief=1
+done
+echo "build-cuda: OK"
