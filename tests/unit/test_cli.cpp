@@ -16,7 +16,7 @@ namespace rc {
 namespace {
 namespace fs = std::filesystem;
 
-struct Run {
+struct CmdResult {
   int code = -1;
   std::string out, err;
 };
@@ -24,12 +24,12 @@ struct Run {
 std::string roberta() { return std::string(RC_BINARY_DIR) + "/cli/roberta"; }
 
 // Runs a shell command line, capturing stdout and stderr (stderr via a temp file).
-Run run(const std::string& args, const std::string& stdin_text = "") {
+CmdResult run(const std::string& args, const std::string& stdin_text = "") {
   const fs::path err_file = fs::temp_directory_path() / ("rc_cli_err_" + std::to_string(::getpid()));
   const fs::path in_file = fs::temp_directory_path() / ("rc_cli_in_" + std::to_string(::getpid()));
   std::ofstream(in_file, std::ios::binary) << stdin_text;
   const std::string cmd = roberta() + " " + args + " <" + in_file.string() + " 2>" + err_file.string();
-  Run r;
+  CmdResult r;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
   std::array<char, 4096> buf;
@@ -68,7 +68,7 @@ TEST_F(Cli, PredictPrintsLabelAndScoresMatchingTheReference) {
   test::Golden g;
   const auto texts = nlohmann::json::parse(g.meta("texts")).get<std::vector<std::string>>();
   ASSERT_EQ(texts[0], "Covid cases are increasing fast!");
-  Run r = run("predict --model " + test::tiny_dir() + " --logits " + quote(texts[0]));
+  CmdResult r = run("predict --model " + test::tiny_dir() + " --logits " + quote(texts[0]));
   ASSERT_EQ(r.code, 0) << r.err;
   auto lines = json_lines(r.out);
   ASSERT_EQ(lines.size(), 1u);
@@ -90,17 +90,17 @@ TEST_F(Cli, InputModesAgree) {
   // TweetEval-style lines keep their trailing space: it changes the ids.
   std::ofstream(dir / "in.txt") << "good day \nbad day\n";
   std::ofstream(dir / "in.jsonl") << "{\"text\": \"good day \"}\n\n{\"text\": \"bad day\"}\n";
-  Run args = run("predict --model " + test::tiny_dir() + " 'good day ' 'bad day'");
-  Run txt = run("predict --model " + test::tiny_dir() + " --input " + (dir / "in.txt").string());
-  Run jsonl = run("predict --model " + test::tiny_dir() + " --input " + (dir / "in.jsonl").string());
-  Run stdin_run = run("predict --model " + test::tiny_dir(), "good day \nbad day\n");
-  for (const Run* r : {&args, &txt, &jsonl, &stdin_run}) ASSERT_EQ(r->code, 0) << r->err;
+  CmdResult args = run("predict --model " + test::tiny_dir() + " 'good day ' 'bad day'");
+  CmdResult txt = run("predict --model " + test::tiny_dir() + " --input " + (dir / "in.txt").string());
+  CmdResult jsonl = run("predict --model " + test::tiny_dir() + " --input " + (dir / "in.jsonl").string());
+  CmdResult stdin_run = run("predict --model " + test::tiny_dir(), "good day \nbad day\n");
+  for (const CmdResult* r : {&args, &txt, &jsonl, &stdin_run}) ASSERT_EQ(r->code, 0) << r->err;
   EXPECT_EQ(txt.out, args.out);
   EXPECT_EQ(jsonl.out, args.out);
   EXPECT_EQ(stdin_run.out, args.out);
   EXPECT_EQ(json_lines(args.out).size(), 2u);
 
-  Run ids = run("tokenize --tokenizer " + test::tiny_dir() + " --input " + (dir / "in.txt").string());
+  CmdResult ids = run("tokenize --tokenizer " + test::tiny_dir() + " --input " + (dir / "in.txt").string());
   ASSERT_EQ(ids.code, 0) << ids.err;
   auto lines = json_lines(ids.out);
   ASSERT_EQ(lines.size(), 2u);
@@ -127,7 +127,7 @@ TEST_F(Cli, TokenizeMatchesGoldenIds) {
     want.push_back(j["ids"].get<std::vector<int>>());
     ++checked;
   }
-  Run r = run("tokenize --tokenizer " + test::tiny_dir(), stdin_text);
+  CmdResult r = run("tokenize --tokenizer " + test::tiny_dir(), stdin_text);
   ASSERT_EQ(r.code, 0) << r.err;
   auto lines = json_lines(r.out);
   ASSERT_EQ(lines.size(), want.size());
@@ -135,34 +135,36 @@ TEST_F(Cli, TokenizeMatchesGoldenIds) {
 }
 
 TEST_F(Cli, InspectReportsTheCheckpoint) {
-  Run r = run("inspect --model " + test::tiny_dir());
+  CmdResult r = run("inspect --model " + test::tiny_dir());
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["num_hidden_layers"], 2);
   EXPECT_EQ(j["hidden_size"], 32);
   EXPECT_EQ(j["labels"].size(), 3u);
   EXPECT_EQ(j["weights_dtype"], "F32");
-  // 50265·32 + 130·32 + 32 + 64 + 2·(3·32·32 + 96 + 32·32 + 32 + 64 + 64·32 + 64 + 32·64 + 32 + 64) + 32·32 + 32 + 3·32 + 3
-  EXPECT_EQ(j["num_parameters"], 1637635 + 32 * 0);
+  // Counted from the config: embeddings + 2 layers + head.
+  const int64_t C = 32, I = 64, V = 50265, P = 130, K = 3;
+  const int64_t layer = 3 * C * C + 3 * C + C * C + C + 2 * C + I * C + I + C * I + C + 2 * C;
+  EXPECT_EQ(j["num_parameters"], V * C + P * C + C + 2 * C + 2 * layer + C * C + C + K * C + K);
 }
 
 TEST_F(Cli, ExitCodesAndOneLineErrors) {
-  Run usage = run("predict 'x'");
+  CmdResult usage = run("predict 'x'");
   EXPECT_EQ(usage.code, 2) << usage.err;
-  Run missing = run("predict --model /nonexistent/folder 'x'");
+  CmdResult missing = run("predict --model /nonexistent/folder 'x'");
   EXPECT_EQ(missing.code, 3);
   EXPECT_NE(missing.err.find("roberta: error:"), std::string::npos) << missing.err;
   EXPECT_NE(missing.err.find("/nonexistent/folder"), std::string::npos) << missing.err;
   const fs::path bad = fs::temp_directory_path() / ("rc_cli_bad_" + std::to_string(::getpid()) + ".jsonl");
   std::ofstream(bad) << "{\"text\": \"ok\"}\n{\"nottext\": 1}\n";
-  Run malformed = run("predict --model " + test::tiny_dir() + " --input " + bad.string());
+  CmdResult malformed = run("predict --model " + test::tiny_dir() + " --input " + bad.string());
   EXPECT_EQ(malformed.code, 3);
   EXPECT_NE(malformed.err.find(":2:"), std::string::npos) << malformed.err;  // names the line
   fs::remove(bad);
-  Run help = run("predict --help");
+  CmdResult help = run("predict --help");
   EXPECT_EQ(help.code, 0);
   EXPECT_NE(help.out.find("--batch-size"), std::string::npos);
-  Run precision = run("predict --model " + test::tiny_dir() + " --precision fp8 x");
+  CmdResult precision = run("predict --model " + test::tiny_dir() + " --precision fp8 x");
   EXPECT_EQ(precision.code, 2) << precision.err;
 }
 
