@@ -167,5 +167,72 @@ class SafetensorsIO(unittest.TestCase):
         self.assertEqual(header["b"]["dtype"], "I64")
 
 
+TINY = os.path.join(hf_io.REPO_ROOT, "tests", "data", "tiny")
+
+
+class GoldenFixture(unittest.TestCase):
+    """The committed fixture still agrees with the reference and with its README."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.g, cls.meta = hf_io.read_safetensors(os.path.join(TINY, "golden.safetensors"))
+        cls.model, cls.config = rr.load_pretrained(TINY)
+
+    def test_logits_recomputed(self):
+        g = self.g
+        with torch.no_grad():
+            logits = self.model(g["input_ids"], g["attention_mask"])[1]
+            text_logits = self.model(g["text_ids"], g["text_attention_mask"])[1]
+        # same machine kind, same thread count: measured 0.0; other CPUs may differ by ulps
+        self.assertLess((logits - g["logits"]).abs().max().item(), 1e-5)
+        self.assertLess((text_logits - g["text_logits"]).abs().max().item(), 1e-5)
+        self.assertLess((g["logits_alone"] - g["logits"]).abs().max().item(), 1e-5)
+
+    def test_loss_and_grads_recomputed(self):
+        g = self.g
+        m = rr.no_dropout(rr.clone_model(self.model)).train()
+        loss, _ = m(g["input_ids"], g["attention_mask"], labels=g["labels"])
+        loss.backward()
+        self.assertLess(abs(loss.item() - g["loss"].item()), 1e-5)
+        for n, p in m.named_parameters():
+            ref = g["grad." + n]
+            self.assertEqual(tuple(ref.shape), tuple(p.shape), n)
+            # measured 0.0 here; 1e-5 relative to the largest entry allows other BLAS orders
+            self.assertLess((p.grad - ref).abs().max().item(), 1e-5 * max(1.0, ref.abs().max().item()), n)
+
+    def test_bin_equals_safetensors_and_has_position_ids(self):
+        bin_sd = torch.load(os.path.join(TINY, "pytorch_model.bin"))
+        st, meta = hf_io.read_safetensors(os.path.join(TINY, "model.safetensors"))
+        self.assertEqual(meta, {"format": "pt"})
+        self.assertEqual(set(bin_sd) - set(st), {"roberta.embeddings.position_ids"})
+        self.assertEqual(bin_sd["roberta.embeddings.position_ids"].tolist(), [list(range(130))])
+        for k, v in st.items():
+            self.assertTrue(torch.equal(v, bin_sd[k]), k)
+
+    def test_text_ids_and_metadata(self):
+        texts = json.loads(self.meta["texts"])
+        self.assertIn("Covid cases are increasing fast!", texts)
+        self.assertEqual(self.g["text_ids"].shape[0], len(texts))
+        lens = self.g["text_attention_mask"].sum(1)
+        self.assertEqual(lens.max().item(), self.config.max_position_embeddings - 2)  # truncated text
+        for i, n in enumerate(lens.tolist()):
+            self.assertEqual(self.g["text_ids"][i, 0].item(), 0)
+            self.assertEqual(self.g["text_ids"][i, n - 1].item(), 2)
+        self.assertEqual(self.meta["fixture_version"], "1")
+
+    def test_every_name_documented(self):
+        with open(os.path.join(hf_io.REPO_ROOT, "tests", "data", "README.md"), encoding="utf-8") as f:
+            readme = f.read()
+        for name in self.g:
+            doc = name
+            if name.startswith("grad."):
+                doc = "grad.<hf_name>"
+            elif name.startswith("train_final."):
+                doc = "train_final.<hf_name>"
+            elif name.startswith("train.") and name.count(".") == 2:
+                doc = "train.<s>." + name.split(".")[2]
+            self.assertIn("`" + doc + "`", readme, name)
+
+
 if __name__ == "__main__":
     unittest.main()
