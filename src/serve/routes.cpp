@@ -227,7 +227,9 @@ void Router::dispatch(const std::shared_ptr<Exchange>& ex) {
   if (n == 1 && (s[0] == "ping" || s[0] == "health")) {
     ex->route = "/" + s[0];
     if (m != http::verb::get && m != http::verb::head) throw method_not_allowed(req);
-    const bool ready = (!config_.ready || config_.ready()) && registry_.loading() == 0;
+    // Only the startup models count: a model registered later must not make SageMaker
+    // think the whole container is unhealthy.
+    const bool ready = !config_.ready || config_.ready();
     if (!ready) throw HttpError(503, "ServiceUnavailable", "models are still loading");
     ex->reply(make_response(req, 200, R"({"status":"Healthy"})"));
     return;
