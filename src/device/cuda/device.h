@@ -66,6 +66,34 @@ void copy_to_host(void* dst, const void* src, size_t bytes, void* stream = nullp
 void copy_device(void* dst, const void* src, size_t bytes, void* stream = nullptr);
 void memset_device(void* dst, int value, size_t bytes, void* stream = nullptr);
 void stream_synchronize(void* stream);
+// Strided rows: height rows of width bytes, from src (row pitch spitch) to dst (dpitch).
+// Gathers the <s> rows of a (B, T, C) batch for the classifier head, and scatters back.
+void copy_device_2d(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                    void* stream);
+
+// A captured CUDA graph (STYLE: launch gaps vanish on replay). Capture everything one step
+// enqueues on `stream` between begin_capture and end_capture, then launch() replays it.
+// Nothing captured may allocate or synchronise: run one uncaptured step first so the
+// caching allocator, the scratch workspace and cuBLASLt's plans are warm.
+class Graph {
+ public:
+  Graph() = default;
+  ~Graph();
+  Graph(Graph&& o) noexcept : exec_(std::exchange(o.exec_, nullptr)) {}
+  Graph& operator=(Graph&& o) noexcept {
+    std::swap(exec_, o.exec_);
+    return *this;
+  }
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+  void begin_capture(void* stream);
+  void end_capture(void* stream);  // instantiates; replaces a previous capture
+  void launch(void* stream) const;
+  bool ready() const noexcept { return exec_ != nullptr; }
+
+ private:
+  void* exec_ = nullptr;  // cudaGraphExec_t
+};
 
 // An owned device array of n elements of T (tests, benchmarks, the trainer's flat buffers).
 template <class T>

@@ -132,6 +132,38 @@ void memset_device(void* dst, int value, size_t bytes, void* stream) {
 
 void stream_synchronize(void* stream) { RC_CUDA_CHECK(cudaStreamSynchronize(as_stream(stream))); }
 
+void copy_device_2d(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                    void* stream) {
+  if (width == 0 || height == 0) return;
+  RC_CUDA_CHECK(cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, cudaMemcpyDeviceToDevice,
+                                  as_stream(stream)));
+}
+
+Graph::~Graph() {
+  if (exec_) (void)cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(exec_));
+}
+
+void Graph::begin_capture(void* stream) {
+  // Thread-local mode: other threads' CUDA calls (data loading, logging) do not break it.
+  RC_CUDA_CHECK(cudaStreamBeginCapture(as_stream(stream), cudaStreamCaptureModeThreadLocal));
+}
+
+void Graph::end_capture(void* stream) {
+  cudaGraph_t graph = nullptr;
+  RC_CUDA_CHECK(cudaStreamEndCapture(as_stream(stream), &graph));
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
+  (void)cudaGraphDestroy(graph);
+  RC_CUDA_CHECK(err);
+  if (exec_) (void)cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(exec_));
+  exec_ = exec;
+}
+
+void Graph::launch(void* stream) const {
+  RC_ASSERT(exec_ != nullptr);
+  RC_CUDA_CHECK(cudaGraphLaunch(static_cast<cudaGraphExec_t>(exec_), as_stream(stream)));
+}
+
 }  // namespace rc::cuda
 
 // ---- caching_allocator.h: the cudaMalloc backend ----------------------------------------
