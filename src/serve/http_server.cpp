@@ -183,25 +183,27 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     counted_ = true;
     srv_.in_flight.fetch_add(1);
 
+    // Answers are matched to the request by sequence number, not by pointer: a late answer
+    // for a request that timed out must never go to the next request on this connection.
     auto self = this->shared_from_this();
-    Exchange* raw = ex.get();
-    ex->deliver = [self, raw](std::function<Response()> make) {
-      asio::post(self->stream_.get_executor(), [self, raw, make = std::move(make)] {
-        if (self->current_.get() != raw) return;  // answered already (timeout)
+    const uint64_t seq = ++seq_;
+    ex->deliver = [self, seq](std::function<Response()> make) {
+      asio::post(self->stream_.get_executor(), [self, seq, make = std::move(make)] {
+        if (self->seq_ != seq || !self->current_) return;  // answered already (timeout)
         Response res;
         try {
           res = make();
         } catch (...) {
-          res = error_response(raw->request, std::current_exception());
+          res = error_response(self->current_->request, std::current_exception());
         }
         self->send(std::move(res));
       });
     };
     timer_.expires_after(srv_.config.request_timeout);
-    timer_.async_wait([self, raw](beast::error_code tec) {
-      if (tec || self->current_.get() != raw) return;
-      if (raw->job) raw->job->cancelled.store(true);  // rows not yet run are skipped
-      self->send(error_response(raw->request,
+    timer_.async_wait([self, seq](beast::error_code tec) {
+      if (tec || self->seq_ != seq || !self->current_) return;
+      if (self->current_->job) self->current_->job->cancelled.store(true);  // rows not yet run are skipped
+      self->send(error_response(self->current_->request,
                                 std::make_exception_ptr(HttpError(504, "GatewayTimeout",
                                                                   "the request did not finish within " +
                                                                       std::to_string(self->srv_.config.request_timeout.count()) +
@@ -211,7 +213,9 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   }
 
   void send(Response res) {
-    std::shared_ptr<Exchange> ex = std::move(current_);  // later answers are dropped
+    // Later answers are dropped; resetting current_ also breaks the session <-> exchange
+    // cycle (the exchange's deliver holds the session).
+    std::shared_ptr<Exchange> ex = std::move(current_);
     current_.reset();
     timer_.cancel();
     if (ex) {
@@ -219,7 +223,6 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
       srv_.metrics.observe_request(ex->route, int(res.result_int()), seconds);
       log::debug("serve", ex->request.method_string(), ' ', ex->request.target(), " -> ", res.result_int(), " in ",
                  seconds * 1000, " ms");
-      ex->deliver = nullptr;  // breaks the session <-> exchange cycle
     }
     const bool keep = res.keep_alive() && !srv_.draining.load();
     res.keep_alive(keep);
@@ -287,6 +290,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   bool reading_ = false;
   bool counted_ = false;
   uint64_t id_ = 0;
+  uint64_t seq_ = 0;  // requests read on this connection
 };
 
 // ---------------------------------------------------------------------------------------

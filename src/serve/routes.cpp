@@ -471,7 +471,12 @@ void Router::invoke(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<L
   // The job keeps the model (and so its backend and labels) alive until it is answered,
   // even if the model is unloaded meanwhile.
   auto in_shared = std::make_shared<ParsedInputs>(std::move(in));
-  auto job = std::make_shared<Job>(std::move(rows), [ex, model, in_shared, format, tei, tokenize_seconds](Job& job) {
+  // The job holds the exchange weakly (the exchange holds the job): once the connection
+  // answered (a 504) or went away, the late result is simply dropped.
+  std::weak_ptr<Exchange> weak_ex = ex;
+  auto job = std::make_shared<Job>(std::move(rows), [weak_ex, model, in_shared, format, tei, tokenize_seconds](Job&) {
+    auto ex = weak_ex.lock();
+    if (!ex) return;
     ex->reply_later([ex, model, in_shared, format, tei, tokenize_seconds]() -> Response {
       Job& j = *ex->job;
       if (j.error) return error_response(ex->request, j.error);
