@@ -141,8 +141,8 @@ def copy_tokenizer_files(out_dir: str, with_tokenizer_json: bool = False) -> Non
 
 def save_torch_bin(path: str, state_dict: Dict[str, torch.Tensor]) -> None:
     """torch.save in the zip format (the default since torch 1.6), as HF's save_pretrained did
-    before safetensors. Tensors are cloned so none shares storage with another."""
+    before safetensors. Pass a module's state_dict() (an OrderedDict carrying `_metadata`) to
+    get the exact pickle HF files have: OrderedDict + BUILD of `_metadata`."""
     # Saved under its final name because torch names the archive's root folder after the file
     # ("pytorch_model/data.pkl"), as HF checkpoints have it.
-    sd = {k: v.detach().clone().contiguous() for k, v in state_dict.items()}
-    torch.save(sd, path, _use_new_zipfile_serialization=True)
+    torch.save(state_dict, path, _use_new_zipfile_serialization=True)

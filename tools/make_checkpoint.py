@@ -61,7 +61,7 @@ def main():
     if args.format in ("safetensors", "both"):
         hf_io.write_safetensors(os.path.join(args.out, "model.safetensors"), sd, {"format": "pt"})
     if args.format in ("bin", "both"):
-        hf_io.save_torch_bin(os.path.join(args.out, "pytorch_model.bin"), sd)
+        hf_io.save_torch_bin(os.path.join(args.out, "pytorch_model.bin"), rr.hf_bin_state_dict(model))
     hf_io.copy_tokenizer_files(args.out, with_tokenizer_json=True)
     n = sum(v.numel() for v in sd.values())
     print(f"make_checkpoint: {args.size} ({n / 1e6:.1f} M parameters, {len(labels)} labels) -> {args.out}")

@@ -172,10 +172,7 @@ def main():
     sd = rr.hf_state_dict(model)
     hf_io.write_config(os.path.join(args.out, "config.json"), config.to_dict())
     hf_io.write_safetensors(os.path.join(args.out, "model.safetensors"), sd, {"format": "pt"})
-    bin_sd = {"roberta.embeddings.position_ids": torch.arange(config.max_position_embeddings,
-                                                              dtype=torch.int64).unsqueeze(0)}
-    bin_sd.update(sd)
-    hf_io.save_torch_bin(os.path.join(args.out, "pytorch_model.bin"), bin_sd)
+    hf_io.save_torch_bin(os.path.join(args.out, "pytorch_model.bin"), rr.hf_bin_state_dict(model))
     hf_io.copy_tokenizer_files(args.out)
 
     # ---- data (drawn after the weights, in a fixed order)

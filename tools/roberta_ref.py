@@ -432,6 +432,22 @@ def hf_state_dict(model: nn.Module) -> Dict[str, torch.Tensor]:
     return {k: v.detach().clone() for k, v in model.state_dict().items()}
 
 
+def hf_bin_state_dict(model: nn.Module):
+    """What transformers <= 4.30 save_pretrained put in pytorch_model.bin: model.state_dict()
+    (an OrderedDict with its `_metadata` attribute) including the persistent buffer
+    `roberta.embeddings.position_ids` = torch.arange(max_pos).expand((1, -1)) (int64 [1, max_pos],
+    stride (max_pos, 1) in torch 1.13), placed first as HF's module order puts it."""
+    from collections import OrderedDict
+    sd = model.state_dict()
+    max_pos = model.roberta.embeddings.position_embeddings.weight.shape[0]
+    out = OrderedDict()
+    out["roberta.embeddings.position_ids"] = torch.arange(max_pos).expand((1, -1))
+    for k, v in sd.items():
+        out[k] = v.detach()
+    out._metadata = sd._metadata  # type: ignore[attr-defined]
+    return out
+
+
 def no_dropout(model: nn.Module) -> nn.Module:
     """Sets p=0 on every Dropout, keeping the module in whatever mode it is (train mode with
     p=0 is numerically identical to eval mode for these layers)."""
