@@ -50,6 +50,11 @@ Args parse(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
     const std::string k = argv[i];
+    if (k == "--help" || k == "-h") {
+      std::printf("usage: bench_train_step_gpu [--batch B] [--seq T | --lengths FILE] [--steps N] [--warmup N]\n"
+                  "       [--layers L] [--peak-tflops X] [--no-graph] [--device N]\n");
+      std::exit(0);
+    }
     auto next = [&]() -> std::string {
       if (i + 1 >= argc) {
         std::fprintf(stderr, "bench_train_step_gpu: %s needs a value\n", k.c_str());
