@@ -1,10 +1,46 @@
-// roberta package — placeholder until its issue lands; says so instead of pretending.
+// roberta package: a checkpoint folder -> model.tar.gz in the SageMaker layout (model files
+// at the root, code/serving.json with the serving settings). Deterministic and atomic.
+#include <cstdio>
+#include <filesystem>
+
 #include "commands.h"
 #include "core/check.h"
+#include "serve/package.h"
 
 namespace rc::cli {
+
 void add_package_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("package", "(not available yet in this build)");
-  cmd->callback([] { RC_THROW(Errc::unsupported, "'roberta package' is not implemented yet"); });
+  struct Opts {
+    std::string model, output, name, version, precision;
+    int max_length = 0, max_batch_size = 0, max_batch_delay_ms = -1;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = app.add_subcommand("package", "Pack a checkpoint folder into a SageMaker model.tar.gz");
+  cmd->add_option("--model", o->model, "Checkpoint folder (config.json, weights, tokenizer files)")->required();
+  cmd->add_option("--output", o->output, "Archive to write, e.g. model.tar.gz (replaced atomically)")->required();
+  cmd->add_option("--name", o->name, "Model name recorded in code/serving.json (default: the folder's name)");
+  cmd->add_option("--version", o->version, "Model version (default 1.0)");
+  cmd->add_option("--max-length", o->max_length, "Serving: truncate texts to this many tokens (default: the model's)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-batch-size", o->max_batch_size, "Serving: most texts per forward pass")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--max-batch-delay-ms", o->max_batch_delay_ms, "Serving: how long a batch may wait to fill")
+      ->check(CLI::Range(0, 60000));
+  cmd->add_option("--precision", o->precision, "Serving precision: fp32 or bf16 (default: the server's choice)")
+      ->check(CLI::IsMember({"fp32", "bf16", "int8"}));
+  cmd->callback([o] {
+    serve::PackageOptions p;
+    p.name = o->name;
+    p.version = o->version;
+    p.max_length = o->max_length;
+    p.max_batch_size = o->max_batch_size;
+    p.max_batch_delay_ms = o->max_batch_delay_ms;
+    p.precision = o->precision;
+    const auto members = serve::write_package(o->model, o->output, p);
+    for (const auto& m : members) std::fprintf(stderr, "  %s\n", m.c_str());
+    std::fprintf(stderr, "wrote %s (%llu bytes, %zu files)\n", o->output.c_str(),
+                 static_cast<unsigned long long>(std::filesystem::file_size(o->output)), members.size());
+  });
 }
+
 }  // namespace rc::cli

@@ -123,6 +123,12 @@ std::vector<std::string> write_package(const fs::path& model_dir, const fs::path
     }
     names.push_back(name);
   }
+  // The same weights twice: keep the safetensors copy (mmap-able, no pickle).
+  if (std::count(names.begin(), names.end(), "model.safetensors") &&
+      std::count(names.begin(), names.end(), "pytorch_model.bin")) {
+    log::info("package", "skipping pytorch_model.bin (model.safetensors holds the same weights)");
+    std::erase(names, "pytorch_model.bin");
+  }
   std::sort(names.begin(), names.end());
 
   ServingSettings s;

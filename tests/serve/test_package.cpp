@@ -1,0 +1,120 @@
+// model.tar.gz packaging: what goes in, determinism, atomic replacement, the serving
+// settings, and serving straight from the archive (fake model; the refusal cases of
+// extraction are io's tests/io/test_archive.cpp).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "io/archive.h"
+#include "io/atomic_file.h"
+#include "serve/package.h"
+#include "serve/serve_fixture.h"
+
+using namespace rc::serve;
+using namespace rc::serve::testing;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+TEST(Package, LayoutSettingsAndDeterminism) {
+  TempDir tmp;
+  const fs::path model = tmp.path() / "my-model";
+  write_fake_model(model, 16, 0, {"neg", "neu", "pos"});
+  std::ofstream(model / "optimizer.pt") << "training state";
+  std::ofstream(model / "rng_state.pth") << "rng";
+  fs::create_directories(model / "checkpoint-100");
+  std::ofstream(model / "checkpoint-100" / "x") << "x";
+
+  PackageOptions opts;
+  opts.version = "2.1";
+  opts.max_batch_size = 8;
+  opts.max_batch_delay_ms = 0;
+  const auto members = write_package(model, tmp.path() / "a.tar.gz", opts);
+  EXPECT_EQ(members, (std::vector<std::string>{"config.json", "fake_model.json", "code/serving.json"}));
+  // Same inputs, same bytes.
+  write_package(model, tmp.path() / "b.tar.gz", opts);
+  EXPECT_EQ(rc::io::read_file(tmp.path() / "a.tar.gz"), rc::io::read_file(tmp.path() / "b.tar.gz"));
+  EXPECT_TRUE(is_tar_gz(tmp.path() / "a.tar.gz"));
+  EXPECT_FALSE(is_tar_gz(model / "config.json"));
+
+  const fs::path out = tmp.path() / "unpacked";
+  extract_package(tmp.path() / "a.tar.gz", out);
+  EXPECT_EQ(rc::io::read_file(out / "config.json"), rc::io::read_file(model / "config.json"));
+  EXPECT_FALSE(fs::exists(out / "optimizer.pt"));
+  const ServingSettings s = read_settings(out);
+  EXPECT_EQ(s.name, "my-model");
+  EXPECT_EQ(s.version, "2.1");
+  EXPECT_EQ(s.max_batch_size, 8);
+  EXPECT_EQ(s.max_batch_delay_ms, 0);
+  EXPECT_EQ(s.labels, (std::vector<std::string>{"neg", "neu", "pos"}));
+}
+
+TEST(Package, RefusesAFolderWithoutConfigAndKeepsTheOldArchive) {
+  TempDir tmp;
+  const fs::path good = tmp.path() / "good";
+  write_fake_model(good);
+  const fs::path archive = tmp.path() / "model.tar.gz";
+  write_package(good, archive, {});
+  const std::string before = rc::io::read_file(archive);
+  const fs::path empty = tmp.path() / "empty";
+  fs::create_directories(empty);
+  EXPECT_THROW(write_package(empty, archive, {}), rc::Error);
+  EXPECT_THROW(write_package(tmp.path() / "missing", archive, {}), rc::Error);
+  EXPECT_EQ(rc::io::read_file(archive), before);
+}
+
+TEST(Package, SettingsRejectNewerFormat) {
+  EXPECT_THROW(settings_from_json(R"({"format_version": 99})", "x"), rc::Error);
+  EXPECT_THROW(settings_from_json(R"([1])", "x"), rc::Error);
+  EXPECT_THROW(settings_from_json(R"({"max_batch_size": -2})", "x"), rc::Error);
+  const auto s = settings_from_json(settings_to_json({"n", "1.5", 64, 4, 7, {"a"}, "bf16"}), "x");
+  EXPECT_EQ(s.version, "1.5");
+  EXPECT_EQ(s.max_length, 64);
+  EXPECT_EQ(s.precision, "bf16");
+}
+
+TEST(Package, ServedFromTheArchiveWithItsSettings) {
+  LiveServer s;
+  const fs::path model = s.tmp.path() / "src";
+  write_fake_model(model, 16, 0, {"bad-label", "good-label"});
+  PackageOptions opts;
+  opts.version = "3.0";
+  opts.max_batch_size = 7;
+  write_package(model, s.store / "pkg.tar.gz", opts);
+  auto reg = call("POST", s.mgmt("/models?url=pkg.tar.gz"), "", "");
+  ASSERT_EQ(reg.status, 200) << reg.body;
+  EXPECT_NE(reg.body.find("Version: 3.0"), std::string::npos) << reg.body;
+  auto desc = call("GET", s.mgmt("/models/pkg"), "", "");
+  ASSERT_EQ(desc.status, 200);
+  EXPECT_EQ(json::parse(desc.body)[0]["batchSize"], 7);  // from code/serving.json
+  auto r = call("POST", s.url("/predictions/pkg"), R"({"inputs": "bad"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)[0]["label"], "bad-label");
+  // Unloading removes the unpacked copy.
+  size_t unpacked = 0;
+  for (const auto& e : fs::directory_iterator(s.tmp.path()))
+    if (e.path().filename().string().rfind("rc-serve-", 0) == 0) ++unpacked;
+  EXPECT_EQ(unpacked, 1u);
+  ASSERT_EQ(call("DELETE", s.mgmt("/models/pkg"), "", "").status, 200);
+  // The unpacked folder goes when the last request holding the model is done.
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone = true;
+    for (const auto& e : fs::directory_iterator(s.tmp.path()))
+      if (e.path().filename().string().rfind("rc-serve-", 0) == 0) gone = false;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(gone);
+}
+
+TEST(Package, CorruptArchiveIsAnErrorNotACrash) {
+  LiveServer s;
+  {
+    std::ofstream f(s.store / "broken.tar.gz", std::ios::binary);
+    f << "\x1f\x8b" << std::string(100, '\x07');
+  }
+  auto r = call("POST", s.mgmt("/models?url=broken.tar.gz"), "", "");
+  EXPECT_GE(r.status, 400);
+  EXPECT_LT(r.status, 600);
+  EXPECT_EQ(call("GET", s.url("/ping")).status, 200);
+}
