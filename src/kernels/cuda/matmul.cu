@@ -196,9 +196,14 @@ bool run(const Gemm& g, Epi epi, void* y, const void* a, const void* b, void* st
   if (epi != Epi::none) set_desc(plan->desc.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias_ptr);
   const float alpha = 1.0f, beta = g.accumulate ? 1.0f : 0.0f;
   void* ws = workspace(Scratch::cublaslt, kWorkspaceBytes);
-  RC_CUBLASLT_CHECK(cublasLtMatmul(handle, plan->desc.get(), &alpha, lt_a, plan->a.get(), lt_b, plan->b.get(), &beta,
-                                   y, plan->d.get(), y, plan->d.get(), &plan->algo, ws, kWorkspaceBytes,
-                                   as_stream(stream)));
+  const cublasStatus_t st = cublasLtMatmul(handle, plan->desc.get(), &alpha, lt_a, plan->a.get(), lt_b, plan->b.get(),
+                                           &beta, y, plan->d.get(), y, plan->d.get(), &plan->algo, ws, kWorkspaceBytes,
+                                           as_stream(stream));
+  if (st == CUBLAS_STATUS_NOT_SUPPORTED && epi != Epi::none) {
+    plan->ok = false;  // the heuristic offered it but the launch refused: fall back from now on
+    return false;
+  }
+  RC_CUBLASLT_CHECK(st);
   return true;
 }
 
@@ -238,8 +243,11 @@ void column_sum(float* out, const void* x, GemmType t, int64_t R, int64_t C, voi
 void matmul(const Gemm& g, void* y, const void* a, const void* b, void* stream) {
   RC_ASSERT(g.bias == nullptr || g.op == Gemm::Op::nt);
   RC_ASSERT(g.bias_grad == nullptr || g.op == Gemm::Op::tn);
-  if (g.M <= 0 || g.N <= 0) {
-    if (g.bias_grad && g.M > 0) RC_CUDA_CHECK(cudaMemsetAsync(g.bias_grad, 0, size_t(g.M) * 4, as_stream(stream)));
+  if (g.M <= 0 || g.N <= 0) {  // empty y; db(M) = Σ_k a(k, m) still has a value
+    if (g.bias_grad && g.M > 0) {
+      RC_CUDA_CHECK(cudaMemsetAsync(g.bias_grad, 0, size_t(g.M) * 4, as_stream(stream)));
+      if (g.K > 0) column_sum(g.bias_grad, a, g.in_type, g.K, g.M, stream);
+    }
     return;
   }
   if (g.K <= 0) {  // empty sum: y = (accumulate ? y : 0) + bias; db = 0
