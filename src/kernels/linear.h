@@ -1,7 +1,15 @@
-// Packed-weight Linear for inference: weights converted (fp32 or bf16) and reordered ONCE into
-// the GEMM library's preferred blocked layout, then y = epilogue(x·Wᵀ + bias) per call with no
-// weight traffic beyond the packed read.  No oneDNN types here (pimpl): only
+// Packed-weight Linear for inference: weights converted (fp32, bf16 or int8) and reordered ONCE
+// into the GEMM library's preferred blocked layout, then y = epilogue(x·Wᵀ + bias) per call with
+// no weight traffic beyond the packed read.  No oneDNN types here (pimpl): only
 // kernels/cpu/onednn_linear.cpp knows them.
+//
+// int8 (PackedType::s8): W is quantised symmetrically per output channel at pack time,
+//   w_scale[n] = max_k |W[n,k]| / 127, Wq = round(W / w_scale[n]);
+// x is quantised symmetrically per row (token) on every call,
+//   x_scale[m] = max_k |x[m,k]| / 127, xq = round(x · (127 / max_k |x[m,k]|));
+// and the int32 product is dequantised in the GEMM's epilogue:
+//   y[m,n] = x_scale[m]·w_scale[n]·Σ_k xq·Wq + bias[n], then GELU.
+// Rounding is to nearest even everywhere (ref::quantize_rows_s8 is the oracle).
 #pragma once
 
 #include <cstddef>
@@ -12,8 +20,10 @@
 
 namespace rc::kernels {
 
-enum class PackedType { f32, bf16 };  // int8 per-output-channel: not yet
+enum class PackedType { f32, bf16, s8 };
 enum class Epilogue { none, gelu_erf };
+// Element type of an activation buffer handed to linear_forward (x or y).
+enum class ActType { f32, bf16 };
 
 class PackedLinear {
  public:
@@ -24,9 +34,10 @@ class PackedLinear {
   PackedLinear(PackedLinear&&) noexcept;
   PackedLinear& operator=(PackedLinear&&) noexcept;
 
-  // Packs w(N, K) row-major (PyTorch Linear layout).  bf16 rounds to nearest even.  Allocates
-  // the packed copy; the caller may free w afterwards.  Throws rc::Error (Errc::device) if the
-  // GEMM library refuses the shape.
+  // Packs w(N, K) row-major (PyTorch Linear layout).  bf16 rounds to nearest even; s8 quantises
+  // per output channel (see the file comment).  Allocates the packed copy; the caller may free w
+  // afterwards.  When the GEMM library cannot run this type on this CPU (or RC_CPU_ISA forbids
+  // it), the packed copy is plain row-major and the portable loops compute the same math.
   static PackedLinear pack(const float* w, int64_t N, int64_t K, PackedType type);
 
   int64_t n() const noexcept;
@@ -34,6 +45,10 @@ class PackedLinear {
   PackedType type() const noexcept;
   size_t packed_bytes() const noexcept;
   bool empty() const noexcept { return !impl_; }
+  // True when the calls go to oneDNN (false: the portable fallback loops).
+  bool uses_onednn() const noexcept;
+  // s8 only: the per-output-channel scales (N), else null.
+  const float* weight_scales() const noexcept;
 
   Impl* impl() const noexcept { return impl_.get(); }
 
@@ -43,10 +58,25 @@ class PackedLinear {
 
 // y(M, N) = epilogue(x(M, K) · Wᵀ + bias(N)).  bias may be null.  OVERWRITES y.
 // Thread-safe: one PackedLinear may serve several threads at once.  The first call for each
-// distinct M creates (and caches inside `w`) one GEMM primitive; later calls allocate nothing
-// but the library's per-thread scratch on growth.  x is rounded to bf16 into per-thread scratch
-// when w is bf16.
-void linear_forward(const ExecCtx& ctx, float* y, const float* x, const PackedLinear& w, const float* bias, int64_t M,
-                    Epilogue epilogue);
+// distinct (M, types, epilogue) creates (and caches inside `w`) one GEMM primitive; later calls
+// allocate nothing but per-thread scratch on growth.  x is rounded to bf16 (bf16 weights) or
+// quantised per row (s8 weights) into per-thread scratch unless it already has the GEMM's type.
+void linear_forward(const ExecCtx& ctx, void* y, ActType y_type, const void* x, ActType x_type,
+                    const PackedLinear& w, const float* bias, int64_t M, Epilogue epilogue);
+
+// fp32 in, fp32 out.
+inline void linear_forward(const ExecCtx& ctx, float* y, const float* x, const PackedLinear& w, const float* bias,
+                           int64_t M, Epilogue epilogue) {
+  linear_forward(ctx, y, ActType::f32, x, ActType::f32, w, bias, M, epilogue);
+}
+
+// Symmetric per-row int8 quantisation: scale[m] = max_k |x[m,k]| / 127 (1 for an all-zero row),
+// q[m,k] = round_half_even(x[m,k] · (127 / max_k |x[m,k]|)) (in [-127, 127]).  OVERWRITES q, scale.
+void quantize_rows_s8(int8_t* q, float* scale, const float* x, int64_t M, int64_t K);
+void quantize_rows_s8_bf16(int8_t* q, float* scale, const uint16_t* x, int64_t M, int64_t K);
+
+namespace ref {
+void quantize_rows_s8(int8_t* q, float* scale, const float* x, int64_t M, int64_t K);
+}  // namespace ref
 
 }  // namespace rc::kernels

@@ -85,6 +85,15 @@ void attention_forward(float* out, float* probs, const float* qkv, const int32_t
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs,
                         const int32_t* seq_lens, int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p,
                         uint64_t seed) noexcept;
+void quantize_rows_s8(int8_t* q, float* scale, const float* x, int64_t M, int64_t K) noexcept;
+void quantize_rows_s8_bf16(int8_t* q, float* scale, const uint16_t* x, int64_t M, int64_t K) noexcept;
+void dequantize_rows(float* yf, uint16_t* yb, const int32_t* acc, const float* xs, const float* ws, const float* bias,
+                     int64_t M, int64_t N, bool gelu) noexcept;
 }  // namespace generic
+
+// The int8 GEMM's epilogue: y[m,n] = act(xs[m]·ws[n]·acc[m,n] + bias[n]) (bias may be null),
+// written to yf (fp32) or, when yf is null, to yb (bf16, round to nearest even).
+void dequantize_rows(float* yf, uint16_t* yb, const int32_t* acc, const float* xs, const float* ws, const float* bias,
+                     int64_t M, int64_t N, bool gelu) noexcept;
 
 }  // namespace rc::kernels::cpu

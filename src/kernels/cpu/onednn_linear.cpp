@@ -1,10 +1,20 @@
 // PackedLinear (kernels/linear.h).  With oneDNN: weights reordered once into the blocked layout
-// the matmul implementation asks for (format_tag::any), one primitive per distinct M cached
-// in the object under a mutex, GELU as an eltwise_gelu_erf post-op (exact erf form).  Without
-// oneDNN: the packed copy is plain row-major (bf16-rounded values kept as fp32) and the call
-// is cpu::matmul_nt + GELU.
+// the matmul implementation asks for (format_tag::any), one primitive per distinct
+// (M, activation types, bias, epilogue) cached in the object under a mutex, GELU as an
+// eltwise_gelu_erf post-op (exact erf form).
+//   f32 / bf16: bias through the matmul's own bias input.
+//   s8: s8 × s8 → s32 (VNNI vpdpbusd with oneDNN's s8s8 compensation, AMX-INT8 where present),
+//       then one pass of our own (cpu::dequantize_rows) applies x_scale[m]·w_scale[n], the bias
+//       and GELU and writes fp32 or bf16.  Why not post-ops: oneDNN 2.6's brgemm matmul has no
+//       per-row scale (output scales are per column; a (M, 1) binary post-op drops it to the
+//       reference kernel, ~100x slower).
+// Fallback (no oneDNN, or oneDNN refuses the type on this CPU / under RC_CPU_ISA): the packed
+// copy is plain row-major (bf16-rounded values kept as fp32, or int8 + scales) and portable
+// loops compute the same math.
 #include "kernels/linear.h"
 
+#include <cmath>
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -12,6 +22,7 @@
 #include "core/check.h"
 #include "kernels/cpu/bf16_convert.h"
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/onednn_matmul.h"
 #include "kernels/dispatch.h"
 #include "tensor/bf16.h"
 
@@ -25,8 +36,13 @@ struct PackedLinear::Impl {
   int64_t N = 0, K = 0;
   PackedType type = PackedType::f32;
   size_t bytes = 0;
+  bool onednn = false;
+  std::vector<float> w_scales;  // s8: (N)
+  // Fallback storage (onednn == false): (N, K) row-major.
+  std::vector<float> wf;    // f32, or bf16-rounded values
+  std::vector<int8_t> wq;   // s8
 #if defined(RC_WITH_ONEDNN) && RC_WITH_ONEDNN
-  dnnl::engine eng;  // the process-wide one: per-thread streams are bound to it
+  dnnl::engine eng;         // the process-wide one: per-thread streams are bound to it
   dnnl::memory::desc w_md;  // the packed layout
   dnnl::memory w_mem;
   struct Prim {
@@ -34,9 +50,7 @@ struct PackedLinear::Impl {
     dnnl::memory::desc x_md, y_md, bias_md, scratch_md;
   };
   std::mutex mutex;
-  std::unordered_map<int64_t, Prim> prims;  // key: M·4 + bias·2 + gelu; nodes never move
-#else
-  std::vector<float> w;  // (N, K) row-major
+  std::unordered_map<int64_t, Prim> prims;  // key: see prim_key(); nodes never move
 #endif
 };
 
@@ -49,6 +63,90 @@ int64_t PackedLinear::n() const noexcept { return impl_ ? impl_->N : 0; }
 int64_t PackedLinear::k() const noexcept { return impl_ ? impl_->K : 0; }
 PackedType PackedLinear::type() const noexcept { return impl_ ? impl_->type : PackedType::f32; }
 size_t PackedLinear::packed_bytes() const noexcept { return impl_ ? impl_->bytes : 0; }
+bool PackedLinear::uses_onednn() const noexcept { return impl_ && impl_->onednn; }
+const float* PackedLinear::weight_scales() const noexcept {
+  return impl_ && impl_->type == PackedType::s8 ? impl_->w_scales.data() : nullptr;
+}
+
+namespace {
+
+// Per-output-channel symmetric quantisation of W(N, K): the same rule as quantize_rows_s8, one
+// row of W per output channel.
+void quantize_weights(std::vector<int8_t>& q, std::vector<float>& scales, const float* w, int64_t N, int64_t K) {
+  q.resize(size_t(N * K));
+  scales.resize(size_t(N));
+  quantize_rows_s8(q.data(), scales.data(), w, N, K);
+}
+
+void bf16_to_f32_buf(float* dst, const uint16_t* src, int64_t n) noexcept {
+#pragma omp parallel for schedule(static) if (n >= (1 << 16))
+  for (int64_t i = 0; i < n; ++i) dst[i] = bf16_to_f32(src[i]);
+}
+
+template <class T>
+T* grow(std::vector<T>& v, int64_t n) {
+  if (int64_t(v.size()) < n) v.resize(size_t(n));
+  return v.data();
+}
+
+// The portable path: same math as the oneDNN one, plain row-major weights.
+void fallback_forward(const PackedLinear::Impl& im, void* y, ActType y_type, const void* x, ActType x_type,
+                      const float* bias, int64_t M, Epilogue epilogue) {
+  const int64_t N = im.N, K = im.K;
+  thread_local std::vector<float> xf_buf, yf_buf;
+  thread_local std::vector<int8_t> xq_buf;
+  thread_local std::vector<float> xs_buf;
+  float* yf = y_type == ActType::f32 ? static_cast<float*>(y) : grow(yf_buf, M * N);
+  if (im.type == PackedType::s8) {
+    int8_t* xq = grow(xq_buf, M * K);
+    float* xs = grow(xs_buf, M);
+    if (x_type == ActType::f32)
+      quantize_rows_s8(xq, xs, static_cast<const float*>(x), M, K);
+    else
+      quantize_rows_s8_bf16(xq, xs, static_cast<const uint16_t*>(x), M, K);
+    const int8_t* wq = im.wq.data();
+    thread_local std::vector<int32_t> acc_buf;
+    int32_t* acc = grow(acc_buf, M * N);
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        int32_t a = 0;
+        for (int64_t k = 0; k < K; ++k) a += int32_t(xq[m * K + k]) * int32_t(wq[n * K + k]);
+        acc[m * N + n] = a;
+      }
+    const bool f = y_type == ActType::f32;
+    cpu::dequantize_rows(f ? static_cast<float*>(y) : nullptr, f ? nullptr : static_cast<uint16_t*>(y), acc, xs,
+                         im.w_scales.data(), bias, M, N, epilogue == Epilogue::gelu_erf);
+    return;
+  } else {
+    const float* xf = static_cast<const float*>(x);
+    if (x_type == ActType::bf16) {
+      float* buf = grow(xf_buf, M * K);
+      bf16_to_f32_buf(buf, static_cast<const uint16_t*>(x), M * K);
+      xf = buf;
+    }
+    cpu::matmul_nt(yf, xf, im.wf.data(), bias, M, N, K,
+                   im.type == PackedType::bf16 ? MatmulPrecision::bf16 : MatmulPrecision::fp32);
+  }
+  if (epilogue == Epilogue::gelu_erf) cpu::gelu_erf_forward(yf, yf, M * N);
+  if (y_type == ActType::bf16) cpu::convert_f32_to_bf16(static_cast<uint16_t*>(y), yf, M * N);
+}
+
+void pack_fallback(PackedLinear::Impl& im, const float* w) {
+  im.onednn = false;
+  const int64_t N = im.N, K = im.K;
+  if (im.type == PackedType::s8) {
+    quantize_weights(im.wq, im.w_scales, w, N, K);
+    im.bytes = im.wq.size() + im.w_scales.size() * sizeof(float);
+    return;
+  }
+  im.wf.assign(w, w + N * K);
+  if (im.type == PackedType::bf16)
+    for (float& v : im.wf) v = bf16_to_f32(f32_to_bf16(v));
+  im.bytes = im.wf.size() * sizeof(float);
+}
+
+}  // namespace
 
 #if defined(RC_WITH_ONEDNN) && RC_WITH_ONEDNN
 
@@ -56,29 +154,60 @@ namespace {
 using dt = dnnl::memory::data_type;
 
 const dnnl::engine& shared_engine() {
-  static const dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  static const dnnl::engine eng = [] {
+    cpu::onednn::apply_isa_limit();  // RC_CPU_ISA caps oneDNN's JIT too; must precede any primitive
+    return dnnl::engine(dnnl::engine::kind::cpu, 0);
+  }();
   return eng;
 }
 
-dt data_type(PackedType t) { return t == PackedType::bf16 ? dt::bf16 : dt::f32; }
+dt weight_type(PackedType t) {
+  switch (t) {
+    case PackedType::f32: return dt::f32;
+    case PackedType::bf16: return dt::bf16;
+    case PackedType::s8: return dt::s8;
+  }
+  return dt::f32;
+}
+dt act_type(ActType t) { return t == ActType::bf16 ? dt::bf16 : dt::f32; }
+
+int64_t prim_key(const PackedLinear::Impl& im, int64_t M, bool bias, bool gelu, ActType y_type) {
+  if (im.type == PackedType::s8) return M;  // epilogue and output type are ours
+  return M * 8 + (bias ? 4 : 0) + (gelu ? 2 : 0) + (im.type == PackedType::bf16 && y_type == ActType::bf16 ? 1 : 0);
+}
 
 // The matmul descriptor for (M, N, K); weights as given (packed) or `any` (to learn the layout).
-dnnl::matmul::primitive_desc make_pd(const dnnl::engine& eng, int64_t M, int64_t N, int64_t K, PackedType t,
-                                     const dnnl::memory::desc& w_md, bool bias, bool gelu) {
-  const dnnl::memory::desc x_md({M, K}, data_type(t), dnnl::memory::format_tag::ab);
-  const dnnl::memory::desc y_md({M, N}, dt::f32, dnnl::memory::format_tag::ab);
+// The source always has the weights' type (x is converted or quantised before the call).
+dnnl::matmul::primitive_desc make_pd(const PackedLinear::Impl& im, int64_t M, const dnnl::memory::desc& w_md,
+                                     bool bias, bool gelu, ActType y_type) {
+  const int64_t N = im.N, K = im.K;
+  const dnnl::memory::desc x_md({M, K}, weight_type(im.type), dnnl::memory::format_tag::ab);
+  // s8 → s32 (dequantised by us); f32 weights → f32 (converted by us when y is bf16).
+  const dt y_dt = im.type == PackedType::s8 ? dt::s32 : im.type == PackedType::f32 ? dt::f32 : act_type(y_type);
+  const dnnl::memory::desc y_md({M, N}, y_dt, dnnl::memory::format_tag::ab);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  if (gelu) {
+  const bool s8 = im.type == PackedType::s8;
+  if (gelu && !s8) {
     dnnl::post_ops po;
     po.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
     attr.set_post_ops(po);
   }
-  const auto d = bias ? dnnl::matmul::desc(x_md, w_md, dnnl::memory::desc({1, N}, dt::f32, dnnl::memory::format_tag::ab),
-                                           y_md)
-                      : dnnl::matmul::desc(x_md, w_md, y_md);
-  return dnnl::matmul::primitive_desc(d, attr, eng);
+  const bool matmul_bias = bias && !s8;
+  const auto d = matmul_bias ? dnnl::matmul::desc(x_md, w_md,
+                                                  dnnl::memory::desc({1, N}, dt::f32, dnnl::memory::format_tag::ab),
+                                                  y_md)
+                             : dnnl::matmul::desc(x_md, w_md, y_md);
+  return dnnl::matmul::primitive_desc(d, attr, shared_engine());
 }
+
+// oneDNN's reference (non-JIT) implementations are orders of magnitude slower than our own
+// fallback loops: accept only JIT ones.
+bool is_jit(const dnnl::matmul::primitive_desc& pd) {
+  const char* name = pd.impl_info_str();
+  return name && std::strstr(name, "ref") == nullptr;
+}
+
 }  // namespace
 
 PackedLinear PackedLinear::pack(const float* w, int64_t N, int64_t K, PackedType type) {
@@ -91,69 +220,119 @@ PackedLinear PackedLinear::pack(const float* w, int64_t N, int64_t K, PackedType
   im.K = K;
   im.type = type;
   im.eng = shared_engine();
+  if (type == PackedType::s8 && !cpu::onednn::int8_gemm_ok()) {
+    pack_fallback(im, w);
+    return out;
+  }
+  std::vector<int8_t> wq;
+  if (type == PackedType::s8) quantize_weights(wq, im.w_scales, w, N, K);
   try {
-    // The layout the implementation prefers for a mid-size M (weights layout does not depend on M
-    // for the brgemm kernels).
-    const dnnl::memory::desc any_md({K, N}, data_type(type), dnnl::memory::format_tag::any);
-    im.w_md = make_pd(im.eng, 128, N, K, type, any_md, false, false).weights_desc();
+    // The layout the implementation prefers for a mid-size M (the weights layout of the brgemm
+    // kernels does not depend on M).
+    const dnnl::memory::desc any_md({K, N}, weight_type(type), dnnl::memory::format_tag::any);
+    const auto pd = make_pd(im, 128, any_md, false, false, ActType::f32);
+    if (!is_jit(pd)) {
+      pack_fallback(im, w);
+      return out;
+    }
+    im.w_md = pd.weights_desc();
     im.w_mem = dnnl::memory(im.w_md, im.eng);
     im.bytes = im.w_md.get_size();
-    // Source: W(N,K) row-major read as (K, N) with strides {1, K}, converted first when bf16.
+    // Source: W(N,K) row-major read as (K, N) with strides {1, K}, converted first.  For s8 the
+    // reorder also computes the s8s8 compensation the packed descriptor asks for.
     std::vector<uint16_t> w16;
     const void* src = w;
     if (type == PackedType::bf16) {
       w16.resize(size_t(N * K));
       cpu::convert_f32_to_bf16(w16.data(), w, N * K);
       src = w16.data();
+    } else if (type == PackedType::s8) {
+      src = wq.data();
     }
-    dnnl::memory src_mem(dnnl::memory::desc({K, N}, data_type(type), {1, K}), im.eng, const_cast<void*>(src));
+    dnnl::memory src_mem(dnnl::memory::desc({K, N}, weight_type(type), {1, K}), im.eng, const_cast<void*>(src));
     dnnl::stream strm(im.eng);
     dnnl::reorder(src_mem, im.w_mem).execute(strm, src_mem, im.w_mem);
     strm.wait();
-  } catch (const dnnl::error& e) {
-    RC_THROW(Errc::device, "PackedLinear::pack: oneDNN refused N=", N, " K=", K, ": ", e.what());
+    im.onednn = true;
+  } catch (const dnnl::error&) {
+    pack_fallback(im, w);  // this CPU (or RC_CPU_ISA) has no oneDNN kernel for the type
   }
   return out;
 }
 
-void linear_forward(const ExecCtx& ctx, float* y, const float* x, const PackedLinear& w, const float* bias, int64_t M,
-                    Epilogue epilogue) {
+void linear_forward(const ExecCtx& ctx, void* y, ActType y_type, const void* x, ActType x_type,
+                    const PackedLinear& w, const float* bias, int64_t M, Epilogue epilogue) {
   RC_ASSERT(!w.empty() && M >= 0 && (M == 0 || (y && x)));
   if (ctx.device == Device::cuda) detail::no_cuda("linear_forward");
   if (M == 0) return;
   PackedLinear::Impl& im = *w.impl();
+  if (!im.onednn) return fallback_forward(im, y, y_type, x, x_type, bias, M, epilogue);
   const bool gelu = epilogue == Epilogue::gelu_erf;
-  const int64_t key = M * 4 + (bias ? 2 : 0) + (gelu ? 1 : 0);
+  const int64_t key = prim_key(im, M, bias != nullptr, gelu, y_type);
   const PackedLinear::Impl::Prim* p = nullptr;
   try {
     {
       std::lock_guard<std::mutex> lock(im.mutex);
       auto it = im.prims.find(key);
       if (it == im.prims.end()) {
-        const auto pd = make_pd(im.eng, M, im.N, im.K, im.type, im.w_md, bias != nullptr, gelu);
+        const auto pd = make_pd(im, M, im.w_md, bias != nullptr, gelu, y_type);
         PackedLinear::Impl::Prim pr{dnnl::matmul(pd), pd.src_desc(), pd.dst_desc(),
-                                    bias ? pd.bias_desc() : dnnl::memory::desc(), pd.scratchpad_desc()};
+                                    dnnl::memory::desc({1, im.N}, dt::f32, dnnl::memory::format_tag::ab),
+                                    pd.scratchpad_desc()};
         it = im.prims.emplace(key, std::move(pr)).first;
       }
       p = &it->second;
     }
     thread_local std::vector<uint8_t> scratch;
     thread_local std::vector<uint16_t> x16;
-    thread_local dnnl::stream strm(im.eng);
-    if (scratch.size() < p->scratch_md.get_size()) scratch.resize(p->scratch_md.get_size());
-    void* xp = const_cast<float*>(x);
-    if (im.type == PackedType::bf16) {
-      if (int64_t(x16.size()) < M * im.K) x16.resize(size_t(M * im.K));
-      cpu::convert_f32_to_bf16(x16.data(), x, M * im.K);
-      xp = x16.data();
+    thread_local std::vector<float> xf, xs, yf;
+    thread_local std::vector<int8_t> xq;
+    thread_local std::vector<int32_t> acc;
+    thread_local dnnl::stream strm(shared_engine());
+    void* xp = const_cast<void*>(x);
+    switch (im.type) {
+      case PackedType::f32:
+        if (x_type == ActType::bf16) {
+          bf16_to_f32_buf(grow(xf, M * im.K), static_cast<const uint16_t*>(x), M * im.K);
+          xp = xf.data();
+        }
+        break;
+      case PackedType::bf16:
+        if (x_type == ActType::f32) {
+          cpu::convert_f32_to_bf16(grow(x16, M * im.K), static_cast<const float*>(x), M * im.K);
+          xp = x16.data();
+        }
+        break;
+      case PackedType::s8:
+        if (x_type == ActType::f32)
+          quantize_rows_s8(grow(xq, M * im.K), grow(xs, M), static_cast<const float*>(x), M, im.K);
+        else
+          quantize_rows_s8_bf16(grow(xq, M * im.K), grow(xs, M), static_cast<const uint16_t*>(x), M, im.K);
+        xp = xq.data();
+        break;
     }
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, dnnl::memory(p->x_md, im.eng, xp)},
-                                               {DNNL_ARG_WEIGHTS, im.w_mem},
-                                               {DNNL_ARG_DST, dnnl::memory(p->y_md, im.eng, y)},
-                                               {DNNL_ARG_SCRATCHPAD, dnnl::memory(p->scratch_md, im.eng, scratch.data())}};
-    if (bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(p->bias_md, im.eng, const_cast<float*>(bias)));
+    // Where the GEMM writes: y itself, or our staging for the s8 epilogue / f32 → bf16.
+    void* dst = y;
+    if (im.type == PackedType::s8)
+      dst = grow(acc, M * im.N);
+    else if (im.type == PackedType::f32 && y_type == ActType::bf16)
+      dst = grow(yf, M * im.N);
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, dnnl::memory(p->x_md, im.eng, xp)},
+        {DNNL_ARG_WEIGHTS, im.w_mem},
+        {DNNL_ARG_DST, dnnl::memory(p->y_md, im.eng, dst)},
+        {DNNL_ARG_SCRATCHPAD, dnnl::memory(p->scratch_md, im.eng, grow(scratch, int64_t(p->scratch_md.get_size())))}};
+    if (bias && im.type != PackedType::s8)
+      args.emplace(DNNL_ARG_BIAS, dnnl::memory(p->bias_md, im.eng, const_cast<float*>(bias)));
     p->prim.execute(strm, args);
     strm.wait();
+    if (im.type == PackedType::s8) {
+      const bool f = y_type == ActType::f32;
+      cpu::dequantize_rows(f ? static_cast<float*>(y) : nullptr, f ? nullptr : static_cast<uint16_t*>(y), acc.data(),
+                           xs.data(), im.w_scales.data(), bias, M, im.N, gelu);
+    } else if (dst != y) {
+      cpu::convert_f32_to_bf16(static_cast<uint16_t*>(y), yf.data(), M * im.N);
+    }
   } catch (const dnnl::error& e) {
     RC_THROW(Errc::device, "linear_forward: oneDNN failed for M=", M, " N=", im.N, " K=", im.K, ": ", e.what());
   }
@@ -170,21 +349,16 @@ PackedLinear PackedLinear::pack(const float* w, int64_t N, int64_t K, PackedType
   im.N = N;
   im.K = K;
   im.type = type;
-  im.w.assign(w, w + N * K);
-  if (type == PackedType::bf16)
-    for (float& v : im.w) v = bf16_to_f32(f32_to_bf16(v));
-  im.bytes = im.w.size() * sizeof(float);
+  pack_fallback(im, w);
   return out;
 }
 
-void linear_forward(const ExecCtx& ctx, float* y, const float* x, const PackedLinear& w, const float* bias, int64_t M,
-                    Epilogue epilogue) {
+void linear_forward(const ExecCtx& ctx, void* y, ActType y_type, const void* x, ActType x_type,
+                    const PackedLinear& w, const float* bias, int64_t M, Epilogue epilogue) {
   RC_ASSERT(!w.empty() && M >= 0 && (M == 0 || (y && x)));
   if (ctx.device == Device::cuda) detail::no_cuda("linear_forward");
-  const PackedLinear::Impl& im = *w.impl();
-  cpu::matmul_nt(y, x, im.w.data(), bias, M, im.N, im.K,
-                 im.type == PackedType::bf16 ? MatmulPrecision::bf16 : MatmulPrecision::fp32);
-  if (epilogue == Epilogue::gelu_erf) cpu::gelu_erf_forward(y, y, M * im.N);
+  if (M == 0) return;
+  fallback_forward(*w.impl(), y, y_type, x, x_type, bias, M, epilogue);
 }
 
 #endif

@@ -22,6 +22,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "device/cpu_isa.h"
 #include "kernels/cpu/bf16_convert.h"
 
 namespace rc::kernels::cpu::onednn {
@@ -52,7 +53,10 @@ struct Entry {
 constexpr size_t kMaxEntries = 1024;
 
 dnnl::engine& engine() {
-  static dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  static dnnl::engine eng = [] {
+    apply_isa_limit();
+    return dnnl::engine(dnnl::engine::kind::cpu, 0);
+  }();
   return eng;
 }
 
@@ -115,6 +119,35 @@ uint16_t* to_bf16(std::vector<uint16_t>& buf, const float* src, int64_t n) {
 }
 
 }  // namespace
+
+void apply_isa_limit() noexcept {
+  static const bool done = [] {
+    // Only a forced path caps oneDNN: its own detection knows ISA extensions we do not name.
+    const char* forced = std::getenv("RC_CPU_ISA");
+    if (!forced || !*forced) return true;
+    dnnl::cpu_isa cap = dnnl::cpu_isa::all;
+    switch (cpu_isa()) {
+      case CpuIsa::generic: cap = dnnl::cpu_isa::sse41; break;
+      case CpuIsa::avx2: cap = dnnl::cpu_isa::avx2; break;
+      case CpuIsa::avx512: cap = dnnl::cpu_isa::avx512_core; break;
+      case CpuIsa::avx512_bf16: cap = dnnl::cpu_isa::avx512_core_bf16; break;
+      case CpuIsa::amx: cap = dnnl::cpu_isa::all; break;
+    }
+    try {
+      if (cap != dnnl::cpu_isa::all) dnnl::set_max_cpu_isa(cap);
+    } catch (const dnnl::error&) {
+      // Too late (a primitive already ran, e.g. DNNL_MAX_CPU_ISA set it): keep oneDNN's choice.
+    }
+    return true;
+  }();
+  (void)done;
+}
+
+bool int8_gemm_ok() noexcept {
+  if (!cpu_features().avx512_vnni && !cpu_features().amx_int8) return false;
+  const char* forced = std::getenv("RC_CPU_ISA");
+  return !forced || !*forced || cpu_isa() >= CpuIsa::avx512_bf16;
+}
 
 bool matmul(float* y, Strided a, Strided b, const float* bias, int64_t M, int64_t N, int64_t K, bool accumulate,
             MatmulPrecision prec) noexcept {

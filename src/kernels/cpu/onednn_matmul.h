@@ -19,4 +19,15 @@ struct Strided {
 bool matmul(float* y, Strided a, Strided b, const float* bias, int64_t M, int64_t N, int64_t K, bool accumulate,
             MatmulPrecision prec) noexcept;
 
+// Caps oneDNN's JIT at the ISA rc::cpu_isa() chose (RC_CPU_ISA=generic → SSE4.1, avx2 → AVX2,
+// avx512 → AVX512-core, avx512_bf16 → AVX512-core-BF16, amx → everything), so that a forced
+// path also forces the GEMMs.  Idempotent; must run before the first primitive is made.
+void apply_isa_limit() noexcept;
+
+// True when oneDNN's int8 GEMMs may run here: the CPU has VNNI (AVX512-VNNI / AMX) and
+// RC_CPU_ISA does not cap oneDNN below it.  Without VNNI, oneDNN multiplies u8·s8 pairs with
+// vpmaddubsw, whose int16 sums saturate for full-range 8-bit weights (oneDNN documents 7-bit
+// weights for those ISAs), so PackedLinear takes its exact portable loops instead.
+bool int8_gemm_ok() noexcept;
+
 }  // namespace rc::kernels::cpu::onednn

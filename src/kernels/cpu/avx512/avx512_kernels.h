@@ -30,6 +30,13 @@ void adamw_step(float* params, const float* grads, float* m, float* v, const Ada
 
 void convert_f32_to_bf16(uint16_t* dst, const float* src, int64_t n) noexcept;  // needs avx512_bf16
 
+// kernels/linear.h: per-row symmetric int8 quantisation (bit-identical to ref::quantize_rows_s8).
+void quantize_rows_s8(int8_t* q, float* scale, const float* x, int64_t M, int64_t K) noexcept;
+void quantize_rows_s8_bf16(int8_t* q, float* scale, const uint16_t* x, int64_t M, int64_t K) noexcept;
+// y[m,n] = act(xs[m]·ws[n]·acc[m,n] + bias[n]) into yf (fp32) or, when yf is null, yb (bf16).
+void dequantize_rows(float* yf, uint16_t* yb, const int32_t* acc, const float* xs, const float* ws, const float* bias,
+                     int64_t M, int64_t N, bool gelu) noexcept;
+
 void attention_forward(float* out, float* probs, const float* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
                        int64_t H, int64_t D, float dropout_p, uint64_t seed) noexcept;
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs,
