@@ -1,4 +1,4 @@
-// Atomic whole-file writes: write to "<path>.tmp.<pid>" in the same folder, fsync it,
+// Atomic whole-file writes: write to "<path>.tmp.<pid>.<n>" in the same folder, fsync it,
 // rename over the target, fsync the folder. A crash or a full disk leaves either the old
 // file or the new one, never a torn one.
 #pragma once
