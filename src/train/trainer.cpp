@@ -843,7 +843,7 @@ void init_model(const InitOptions& o) {
   if (o.config == "tiny" || o.config == "small" || o.config == "base") {
     cfg = model::preset_config(o.config);
   } else {
-    RC_CHECK(fs::exists(o.config), Errc::not_found, "--config '", o.config,
+    RC_CHECK(fs::exists(o.config), Errc::invalid_argument, "--config '", o.config,
              "' is neither a preset nor a file\nHINT: use tiny, small, base, or a config.json path");
     cfg = model::RobertaConfig::from_file(o.config);
   }
