@@ -276,3 +276,42 @@ TEST(ModelStore, NoStoreNoRegistration) {
   LiveServer s([](ServerConfig& c) { c.registry.model_store.clear(); });
   expect_error(call("POST", s.mgmt("/models?model_name=x&url=sentiment"), "", ""), 403);
 }
+
+TEST(Tls, HttpsWithSelfSignedCertificate) {
+  TempDir certs;
+  const fs::path cert = certs.path() / "cert.pem", key = certs.path() / "key.pem";
+  const std::string cmd = "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost -keyout " +
+                          key.string() + " -out " + cert.string() + " >/dev/null 2>&1";
+  if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "the openssl command is not available to make a test certificate";
+  LiveServer s([&](ServerConfig& c) {
+    c.tls_cert = cert.string();
+    c.tls_key = key.string();
+  });
+  HttpCall c;
+  c.method = "POST";
+  c.url = "https://127.0.0.1:" + std::to_string(s.server->port()) + "/invocations";
+  c.body = R"({"inputs": "bad"})";
+  c.headers = {{"Content-Type", "application/json"}};
+  c.insecure = true;
+  auto r = http_call(c);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)[0]["label"], "negative");
+  // Verification on: the self-signed certificate is refused by the client.
+  c.insecure = false;
+  EXPECT_THROW(http_call(c), rc::Error);
+  // Plain HTTP to the TLS port gets no answer, and the server keeps serving.
+  EXPECT_THROW(call("GET", s.url("/ping")), rc::Error);
+  c.insecure = true;
+  EXPECT_EQ(http_call(c).status, 200);
+}
+
+TEST(Tls, MissingKeyFileIsAnError) {
+  ServerConfig c;
+  c.host = "127.0.0.1";
+  c.port = 0;
+  c.management_port = -1;
+  c.tls_cert = "/nonexistent/cert.pem";
+  c.tls_key = "/nonexistent/key.pem";
+  Server server(c, load_fake);
+  EXPECT_THROW(server.start(), rc::Error);
+}
