@@ -62,7 +62,17 @@ python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.versio
 
 # Libraries: the machine's CUDA 13 first, then the pip wheels' copies.
 cuda_libs=/usr/local/cuda/lib64
-pip_libs=$(python3 -c "import os,nvidia.cublas as c; print(os.path.join(list(c.__path__)[0],'lib'))" 2>/dev/null || true)
+pip_libs=$(python3 - <<'PY' 2>/dev/null || true
+import importlib, os
+dirs = []
+for m in ("nvidia.cublas", "nvidia.cuda_runtime", "nvidia.nccl"):
+    try:
+        dirs.append(os.path.join(list(importlib.import_module(m).__path__)[0], "lib"))
+    except Exception:
+        pass
+print(":".join(dirs))
+PY
+)
 export LD_LIBRARY_PATH=$cuda_libs:${pip_libs}:${LD_LIBRARY_PATH:-}
 
 bench=$bundle/bench_train_step_gpu
