@@ -12,7 +12,7 @@ ROOT=$(pwd)
 BUILD_DIR=${BUILD_DIR:-build}
 DEMO_DIR=${DEMO_DIR:-/tmp/roberta-demo}
 DEMO_CONFIG=${DEMO_CONFIG:-tiny}            # 2 layers x 128 hidden, full roberta-base vocabulary
-DEMO_MAX_STEPS=${DEMO_MAX_STEPS:-1500}      # optimizer steps of batch 32 (~1 epoch of 45k tweets)
+DEMO_MAX_STEPS=${DEMO_MAX_STEPS:-800}       # optimizer steps of batch 32 (~0.56 epoch of 45k tweets)
 DEMO_THREADS=${DEMO_THREADS:-2}
 DEMO_PORT=${DEMO_PORT:-18080}
 DATA=$ROOT/data/tweeteval/sentiment
@@ -43,7 +43,7 @@ step "roberta train: TweetEval sentiment, $DEMO_MAX_STEPS steps, $DEMO_THREADS t
 # warmup, and batches grouped by length (less padding).
 "$BIN" train --model "$DEMO_DIR/init" --data "$DATA" --output "$DEMO_DIR/model" \
   --max-steps "$DEMO_MAX_STEPS" --batch-size 32 --lr 1e-3 --warmup-ratio 0.06 --weight-decay 0.01 \
-  --max-length 128 --eval-every 500 --eval-batch-size 128 --group-by-length --save-total-limit 2 \
+  --max-length 128 --eval-every 400 --eval-batch-size 128 --group-by-length --save-total-limit 2 \
   --threads "$DEMO_THREADS" --tensorboard "$DEMO_DIR/tensorboard" --logging-steps 50 \
   | tee "$DEMO_DIR/train_summary.log"
 
