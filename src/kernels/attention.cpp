@@ -3,6 +3,9 @@
 
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/dispatch.h"
+#if RC_WITH_CUDA
+#include "kernels/cuda/cuda_kernels.h"
+#endif
 
 namespace rc::kernels {
 
@@ -21,7 +24,12 @@ void attention_forward(const ExecCtx& ctx, float* out, float* probs, const float
   switch (ctx.device) {
     case Device::cpu:
       return cpu::attention_forward(out, probs, qkv, seq_lens, B, T, H, D, dropout_p, seed);
-    case Device::cuda: detail::no_cuda("attention_forward");
+    case Device::cuda:
+#if RC_WITH_CUDA
+      return cuda::attention_forward(out, probs, qkv, seq_lens, B, T, H, D, dropout_p, seed, ctx.stream);
+#else
+      detail::no_cuda("attention_forward");
+#endif
   }
 }
 
@@ -34,7 +42,12 @@ void attention_backward(const ExecCtx& ctx, float* dqkv, const float* dout, cons
   switch (ctx.device) {
     case Device::cpu:
       return cpu::attention_backward(dqkv, dout, qkv, probs, seq_lens, B, T, H, D, dropout_p, seed);
-    case Device::cuda: detail::no_cuda("attention_backward");
+    case Device::cuda:
+#if RC_WITH_CUDA
+      return cuda::attention_backward(dqkv, dout, qkv, probs, seq_lens, B, T, H, D, dropout_p, seed, ctx.stream);
+#else
+      detail::no_cuda("attention_backward");
+#endif
   }
 }
 

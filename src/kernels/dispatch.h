@@ -8,7 +8,7 @@ namespace rc::kernels::detail {
 
 [[noreturn]] inline void no_cuda(const char* op) {
   RC_THROW(Errc::unsupported, op, ": Device::cuda has no kernel in this build"
-           "\nHINT: the CUDA backend (kernels/cuda) is not written yet; run with device cpu");
+           "\nHINT: this build has no CUDA backend; rebuild with -DRC_WITH_CUDA=ON or run on the CPU");
 }
 
 }  // namespace rc::kernels::detail

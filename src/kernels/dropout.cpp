@@ -3,6 +3,9 @@
 
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/dispatch.h"
+#if RC_WITH_CUDA
+#include "kernels/cuda/cuda_kernels.h"
+#endif
 
 namespace rc::kernels {
 
@@ -10,7 +13,12 @@ void dropout_forward(const ExecCtx& ctx, float* y, const float* x, int64_t n, fl
   RC_ASSERT(n >= 0 && (n == 0 || (y && x)) && p >= 0.0f && p <= 1.0f);
   switch (ctx.device) {
     case Device::cpu: return cpu::dropout_forward(y, x, n, p, seed);
-    case Device::cuda: detail::no_cuda("dropout_forward");
+    case Device::cuda:
+#if RC_WITH_CUDA
+      return cuda::dropout_forward(y, x, n, p, seed, ctx.stream);
+#else
+      detail::no_cuda("dropout_forward");
+#endif
   }
 }
 
@@ -18,7 +26,12 @@ void dropout_backward(const ExecCtx& ctx, float* dx, const float* dy, int64_t n,
   RC_ASSERT(n >= 0 && (n == 0 || (dx && dy)) && p >= 0.0f && p <= 1.0f);
   switch (ctx.device) {
     case Device::cpu: return cpu::dropout_forward(dx, dy, n, p, seed);
-    case Device::cuda: detail::no_cuda("dropout_backward");
+    case Device::cuda:
+#if RC_WITH_CUDA
+      return cuda::dropout_forward(dx, dy, n, p, seed, ctx.stream);
+#else
+      detail::no_cuda("dropout_backward");
+#endif
   }
 }
 

@@ -3,6 +3,9 @@
 
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/dispatch.h"
+#if RC_WITH_CUDA
+#include "kernels/cuda/cuda_kernels.h"
+#endif
 
 namespace rc::kernels {
 
@@ -12,7 +15,12 @@ void embedding_forward(const ExecCtx& ctx, float* out, const int32_t* ids, const
   RC_ASSERT(BT >= 0 && C > 0 && (BT == 0 || (out && ids && positions && wte && wpe)));
   switch (ctx.device) {
     case Device::cpu: return cpu::embedding_forward(out, ids, positions, token_types, wte, wpe, tte, BT, C);
-    case Device::cuda: detail::no_cuda("embedding_forward");
+    case Device::cuda:
+#if RC_WITH_CUDA
+      return cuda::embedding_forward(out, ids, positions, token_types, wte, wpe, tte, BT, C, ctx.stream);
+#else
+      detail::no_cuda("embedding_forward");
+#endif
   }
 }
 
@@ -23,7 +31,12 @@ void embedding_backward(const ExecCtx& ctx, float* dwte, float* dwpe, float* dtt
   switch (ctx.device) {
     case Device::cpu:
       return cpu::embedding_backward(dwte, dwpe, dtte, dout, ids, positions, token_types, BT, C, pad_id);
-    case Device::cuda: detail::no_cuda("embedding_backward");
+    case Device::cuda:
+#if RC_WITH_CUDA
+      return cuda::embedding_backward(dwte, dwpe, dtte, dout, ids, positions, token_types, BT, C, pad_id, ctx.stream);
+#else
+      detail::no_cuda("embedding_backward");
+#endif
   }
 }
 

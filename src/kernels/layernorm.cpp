@@ -3,6 +3,9 @@
 
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/dispatch.h"
+#if RC_WITH_CUDA
+#include "kernels/cuda/cuda_kernels.h"
+#endif
 
 namespace rc::kernels {
 
@@ -12,7 +15,12 @@ void layernorm_forward(const ExecCtx& ctx, float* y, float* mean, float* rstd, c
   RC_ASSERT((mean == nullptr) == (rstd == nullptr));
   switch (ctx.device) {
     case Device::cpu: return cpu::layernorm_forward(y, mean, rstd, x, gamma, beta, N, C, eps);
-    case Device::cuda: detail::no_cuda("layernorm_forward");
+    case Device::cuda:
+#if RC_WITH_CUDA
+      return cuda::layernorm_forward(y, mean, rstd, x, gamma, beta, N, C, eps, ctx.stream);
+#else
+      detail::no_cuda("layernorm_forward");
+#endif
   }
 }
 
@@ -23,7 +31,12 @@ void add_layernorm_forward(const ExecCtx& ctx, float* y, float* sum, float* mean
   RC_ASSERT((mean == nullptr) == (rstd == nullptr));
   switch (ctx.device) {
     case Device::cpu: return cpu::add_layernorm_forward(y, sum, mean, rstd, x, residual, gamma, beta, N, C, eps);
-    case Device::cuda: detail::no_cuda("add_layernorm_forward");
+    case Device::cuda:
+#if RC_WITH_CUDA
+      return cuda::add_layernorm_forward(y, sum, mean, rstd, x, residual, gamma, beta, N, C, eps, ctx.stream);
+#else
+      detail::no_cuda("add_layernorm_forward");
+#endif
   }
 }
 
@@ -33,7 +46,12 @@ void layernorm_backward(const ExecCtx& ctx, float* dx, float* dgamma, float* dbe
   RC_ASSERT(N >= 0 && C > 0 && dx && dgamma && dbeta && dy && x && gamma && mean && rstd);
   switch (ctx.device) {
     case Device::cpu: return cpu::layernorm_backward(dx, dgamma, dbeta, dy, x, gamma, mean, rstd, N, C);
-    case Device::cuda: detail::no_cuda("layernorm_backward");
+    case Device::cuda:
+#if RC_WITH_CUDA
+      return cuda::layernorm_backward(dx, dgamma, dbeta, dy, x, gamma, mean, rstd, N, C, ctx.stream);
+#else
+      detail::no_cuda("layernorm_backward");
+#endif
   }
 }
 

@@ -4,6 +4,9 @@
 
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/dispatch.h"
+#if RC_WITH_CUDA
+#include "kernels/cuda/cuda_kernels.h"
+#endif
 
 namespace rc::kernels {
 
@@ -11,7 +14,12 @@ void softmax_forward(const ExecCtx& ctx, float* probs, const float* logits, int6
   RC_ASSERT(B >= 0 && K > 0 && (B == 0 || (probs && logits)));
   switch (ctx.device) {
     case Device::cpu: return cpu::softmax_forward(probs, logits, B, K);
-    case Device::cuda: detail::no_cuda("softmax_forward");
+    case Device::cuda:
+#if RC_WITH_CUDA
+      return cuda::softmax_forward(probs, logits, B, K, ctx.stream);
+#else
+      detail::no_cuda("softmax_forward");
+#endif
   }
 }
 
@@ -21,7 +29,12 @@ void cross_entropy_forward(const ExecCtx& ctx, float* losses, float* probs, cons
   for (int64_t b = 0; b < B; ++b) RC_ASSERT(labels[b] >= 0 && labels[b] < K);
   switch (ctx.device) {
     case Device::cpu: return cpu::cross_entropy_forward(losses, probs, logits, labels, B, K);
-    case Device::cuda: detail::no_cuda("cross_entropy_forward");
+    case Device::cuda:
+#if RC_WITH_CUDA
+      return cuda::cross_entropy_forward(losses, probs, logits, labels, B, K, ctx.stream);
+#else
+      detail::no_cuda("cross_entropy_forward");
+#endif
   }
 }
 
@@ -31,7 +44,12 @@ void cross_entropy_backward(const ExecCtx& ctx, float* dlogits, const float* pro
   for (int64_t b = 0; b < B; ++b) RC_ASSERT(labels[b] >= 0 && labels[b] < K);
   switch (ctx.device) {
     case Device::cpu: return cpu::cross_entropy_backward(dlogits, probs, labels, B, K, scale);
-    case Device::cuda: detail::no_cuda("cross_entropy_backward");
+    case Device::cuda:
+#if RC_WITH_CUDA
+      return cuda::cross_entropy_backward(dlogits, probs, labels, B, K, scale, ctx.stream);
+#else
+      detail::no_cuda("cross_entropy_backward");
+#endif
   }
 }
 

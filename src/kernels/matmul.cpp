@@ -4,6 +4,9 @@
 
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/dispatch.h"
+#if RC_WITH_CUDA
+#include "kernels/cuda/cuda_kernels.h"
+#endif
 
 namespace rc::kernels {
 
@@ -13,7 +16,12 @@ void matmul_nt(const ExecCtx& ctx, float* y, const float* x, const float* w, con
   RC_ASSERT(M * N == 0 || (y && x && w));
   switch (ctx.device) {
     case Device::cpu: return cpu::matmul_nt(y, x, w, bias, M, N, K, ctx.matmul_precision);
-    case Device::cuda: detail::no_cuda("matmul_nt");
+    case Device::cuda:
+#if RC_WITH_CUDA
+      return cuda::matmul_nt(y, x, w, bias, M, N, K, ctx.matmul_precision, ctx.stream);
+#else
+      detail::no_cuda("matmul_nt");
+#endif
   }
 }
 
@@ -23,7 +31,12 @@ void matmul_nn(const ExecCtx& ctx, float* y, const float* x, const float* w, int
   RC_ASSERT(M * N == 0 || (y && x && w));
   switch (ctx.device) {
     case Device::cpu: return cpu::matmul_nn(y, x, w, M, N, K, accumulate, ctx.matmul_precision);
-    case Device::cuda: detail::no_cuda("matmul_nn");
+    case Device::cuda:
+#if RC_WITH_CUDA
+      return cuda::matmul_nn(y, x, w, M, N, K, accumulate, ctx.matmul_precision, ctx.stream);
+#else
+      detail::no_cuda("matmul_nn");
+#endif
   }
 }
 
@@ -33,7 +46,12 @@ void matmul_tn(const ExecCtx& ctx, float* y, const float* a, const float* b, int
   RC_ASSERT(M * N == 0 || (y && a && b));
   switch (ctx.device) {
     case Device::cpu: return cpu::matmul_tn(y, a, b, M, N, K, accumulate, ctx.matmul_precision);
-    case Device::cuda: detail::no_cuda("matmul_tn");
+    case Device::cuda:
+#if RC_WITH_CUDA
+      return cuda::matmul_tn(y, a, b, M, N, K, accumulate, ctx.matmul_precision, ctx.stream);
+#else
+      detail::no_cuda("matmul_tn");
+#endif
   }
 }
 
@@ -41,7 +59,12 @@ void bias_backward(const ExecCtx& ctx, float* db, const float* dy, int64_t M, in
   RC_ASSERT(M >= 0 && N >= 0 && (M * N == 0 || (db && dy)));
   switch (ctx.device) {
     case Device::cpu: return cpu::bias_backward(db, dy, M, N);
-    case Device::cuda: detail::no_cuda("bias_backward");
+    case Device::cuda:
+#if RC_WITH_CUDA
+      return cuda::bias_backward(db, dy, M, N, ctx.stream);
+#else
+      detail::no_cuda("bias_backward");
+#endif
   }
 }
 

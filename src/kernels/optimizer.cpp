@@ -3,6 +3,9 @@
 
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/dispatch.h"
+#if RC_WITH_CUDA
+#include "kernels/cuda/cuda_kernels.h"
+#endif
 
 namespace rc::kernels {
 
@@ -13,7 +16,12 @@ void adamw_step(const ExecCtx& ctx, float* params, const float* grads, float* m,
   for (int64_t s = 0; s < num_segments; ++s) RC_ASSERT(segments[s].offset >= 0 && segments[s].n >= 0);
   switch (ctx.device) {
     case Device::cpu: return cpu::adamw_step(params, grads, m, v, segments, num_segments, hyper);
-    case Device::cuda: detail::no_cuda("adamw_step");
+    case Device::cuda:
+#if RC_WITH_CUDA
+      return cuda::adamw_step(params, grads, m, v, segments, num_segments, hyper, nullptr, ctx.stream);
+#else
+      detail::no_cuda("adamw_step");
+#endif
   }
 }
 
@@ -21,7 +29,12 @@ double sum_squares(const ExecCtx& ctx, const float* x, int64_t n) {
   RC_ASSERT(n >= 0 && (n == 0 || x));
   switch (ctx.device) {
     case Device::cpu: return cpu::sum_squares(x, n);
-    case Device::cuda: detail::no_cuda("sum_squares");
+    case Device::cuda:
+#if RC_WITH_CUDA
+      return cuda::sum_squares(x, n, ctx.stream);
+#else
+      detail::no_cuda("sum_squares");
+#endif
   }
   return 0.0;
 }
@@ -30,7 +43,12 @@ void zero(const ExecCtx& ctx, float* x, int64_t n) {
   RC_ASSERT(n >= 0 && (n == 0 || x));
   switch (ctx.device) {
     case Device::cpu: return cpu::zero(x, n);
-    case Device::cuda: detail::no_cuda("zero");
+    case Device::cuda:
+#if RC_WITH_CUDA
+      return cuda::zero(x, n, ctx.stream);
+#else
+      detail::no_cuda("zero");
+#endif
   }
 }
 
