@@ -6,6 +6,13 @@
 // --busy-threshold cores (from /proc/stat minus this process's own CPU time) is discarded
 // and repeated (ANCHORS.md lesson 5), at most 10 times per measurement.
 //
+// --precision: infer fp32 runs model::forward_logits (the fp32 path); bf16 and int8 run the
+// packed model (model/packed_model.h: weights packed once, fused forward) exactly as
+// `predict --precision` does.  train fp32 | bf16 (GEMM inputs rounded to bf16 per call).
+// Each line also reports the measured GEMM peak for that precision on this machine (a packed
+// 2048×768·768ᵀ… product set shaped like the model's, same threads) and the share of it the
+// whole model achieved, plus the time to load the checkpoint and to pack it.
+//
 // This is a developer tool, so it reaches below the public API into model/ and kernels/.
 #include <sys/resource.h>
 
@@ -21,8 +28,10 @@
 #include "commands.h"
 #include "core/check.h"
 #include "device/cpu_isa.h"
+#include "kernels/linear.h"
 #include "kernels/optimizer.h"
 #include "model/checkpoint.h"
+#include "model/packed_model.h"
 #include "model/roberta_model.h"
 #include "roberta/classifier.h"
 
@@ -117,6 +126,41 @@ double forward_flops(const model::RobertaConfig& c, int64_t T) {
   return per_token * double(T) + 2.0 * (C * C + C * double(c.num_labels()));
 }
 
+// TFLOP/s of the packed GEMMs a layer runs (QKV, out, FFN in with GELU, FFN out) at M rows, for
+// one weight type: the ceiling the whole model is measured against.
+double gemm_peak_tflops(kernels::PackedType type, int64_t M, int64_t C, int64_t I) {
+  const kernels::ExecCtx ctx;
+  std::mt19937 rng(7);
+  std::normal_distribution<float> nd(0.0f, 0.02f);
+  auto randv = [&](int64_t n) {
+    std::vector<float> v(static_cast<size_t>(n));
+    for (auto& x : v) x = nd(rng);
+    return v;
+  };
+  const auto w1 = randv(3 * C * C), w2 = randv(C * C), w3 = randv(I * C), w4 = randv(C * I);
+  const auto p1 = kernels::PackedLinear::pack(w1.data(), 3 * C, C, type);
+  const auto p2 = kernels::PackedLinear::pack(w2.data(), C, C, type);
+  const auto p3 = kernels::PackedLinear::pack(w3.data(), I, C, type);
+  const auto p4 = kernels::PackedLinear::pack(w4.data(), C, I, type);
+  const auto x = randv(M * std::max(C, I));
+  std::vector<float> y(size_t(M * std::max(3 * C, I)));
+  auto run = [&] {
+    kernels::linear_forward(ctx, y.data(), x.data(), p1, nullptr, M, kernels::Epilogue::none);
+    kernels::linear_forward(ctx, y.data(), x.data(), p2, nullptr, M, kernels::Epilogue::none);
+    kernels::linear_forward(ctx, y.data(), x.data(), p3, nullptr, M, kernels::Epilogue::gelu_erf);
+    kernels::linear_forward(ctx, y.data(), x.data(), p4, nullptr, M, kernels::Epilogue::none);
+  };
+  run();
+  double best = 1e30;
+  for (int rep = 0; rep < 5; ++rep) {
+    const double t0 = now_s();
+    run();
+    best = std::min(best, now_s() - t0);
+  }
+  const double flops = 2.0 * double(M) * (4.0 * double(C * C) + 2.0 * double(C * I));
+  return flops / best / 1e12;
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
@@ -131,7 +175,8 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--model", opts->model, "Checkpoint folder (e.g. tools/make_checkpoint.py --size base)")->required();
   cmd->add_option("--batch-size", opts->batch, "Comma list of batch sizes");
   cmd->add_option("--seq-len", opts->seq, "Comma list of sequence lengths (tokens incl. <s> </s>)");
-  cmd->add_option("--precision", opts->precision, "fp32 | bf16 (GEMM inputs in bf16, fp32 accumulation)");
+  cmd->add_option("--precision", opts->precision,
+                  "fp32 | bf16 | int8 (infer: packed weights, fused forward; train: fp32 | bf16)");
   cmd->add_option("--iters", opts->iters, "Timed iterations per shape")->check(CLI::PositiveNumber);
   cmd->add_option("--warmup", opts->warmup, "Untimed iterations first")->check(CLI::NonNegativeNumber);
   cmd->add_option("--busy-threshold", opts->busy_threshold,
@@ -140,11 +185,25 @@ void add_bench_command(CLI::App& app) {
   cmd->callback([opts] {
     apply_threads(opts->threads);
     const Precision precision = parse_precision(opts->precision);
-    RC_CHECK(precision != Precision::int8, Errc::unsupported, "int8 is not available yet");
+    RC_CHECK(opts->mode == "infer" || precision != Precision::int8, Errc::unsupported,
+             "int8 is for inference only\nHINT: train with --precision fp32 or bf16");
     kernels::ExecCtx ctx;
-    if (precision == Precision::bf16) ctx.matmul_precision = kernels::MatmulPrecision::bf16;
+    if (precision == Precision::bf16 && opts->mode == "train") ctx.matmul_precision = kernels::MatmulPrecision::bf16;
+    const double load0 = now_s();
     auto m = model::load_checkpoint(opts->model, {});
+    const double load_ms = (now_s() - load0) * 1e3;
     const model::RobertaConfig& c = m->config();
+    std::unique_ptr<model::PackedModel> packed;
+    double pack_ms = 0;
+    if (opts->mode == "infer" && precision != Precision::fp32) {
+      const double t0 = now_s();
+      packed = std::make_unique<model::PackedModel>(
+          *m, precision == Precision::int8 ? model::PackedPrecision::int8 : model::PackedPrecision::bf16);
+      pack_ms = (now_s() - t0) * 1e3;
+    }
+    const kernels::PackedType peak_type = precision == Precision::int8   ? kernels::PackedType::s8
+                                          : precision == Precision::bf16 ? kernels::PackedType::bf16
+                                                                         : kernels::PackedType::f32;
     std::mt19937 rng(1234);
     std::uniform_int_distribution<int32_t> token(3, int32_t(std::min<int64_t>(c.vocab_size, 50000)) - 1);
     for (int B : parse_list(opts->batch)) {
@@ -161,7 +220,12 @@ void add_bench_command(CLI::App& app) {
         const model::Batch batch{B, T, ids.data(), lens.data(), nullptr};
         Timing timing;
         double flops = forward_flops(c, T) * B;
-        if (opts->mode == "infer") {
+        if (opts->mode == "infer" && packed) {
+          model::PackedWorkspace ws(c, B, T);
+          std::vector<float> logits(size_t(B) * c.num_labels());
+          timing = time_guarded([&] { packed->forward_logits(ctx, batch, ws, logits.data()); }, opts->iters,
+                                opts->warmup, opts->busy_threshold);
+        } else if (opts->mode == "infer") {
           model::InferenceWorkspace ws(c, B, T);
           std::vector<float> logits(size_t(B) * c.num_labels());
           timing = time_guarded([&] { model::forward_logits(ctx, *m, batch, ws, logits.data()); }, opts->iters,
@@ -194,6 +258,8 @@ void add_bench_command(CLI::App& app) {
               opts->iters, opts->warmup, opts->busy_threshold);
         }
         const double med = percentile(timing.ms, 0.5);
+        const double tflops = flops / (med / 1e3) / 1e12;
+        const double peak = gemm_peak_tflops(peak_type, int64_t(B) * T, c.hidden_size, c.intermediate_size);
         nlohmann::ordered_json j;
         j["engine"] = "roberta.cpp";
         j["mode"] = opts->mode;
@@ -208,7 +274,11 @@ void add_bench_command(CLI::App& app) {
         j["ms_p90"] = percentile(timing.ms, 0.9);
         j["seq_per_s"] = B / (med / 1e3);
         j["tok_per_s"] = double(B) * T / (med / 1e3);
-        j["tflops"] = flops / (med / 1e3) / 1e12;
+        j["tflops"] = tflops;
+        j["gemm_peak_tflops"] = peak;
+        j["pct_of_gemm_peak"] = 100.0 * tflops / peak;
+        j["load_ms"] = load_ms;
+        j["pack_ms"] = pack_ms;
         j["busy_retries"] = timing.busy_retries;
         j["others_cores"] = timing.others_cores;
         std::printf("%s\n", j.dump().c_str());

@@ -10,6 +10,7 @@
 #include "core/check.h"
 #include "device/cpu_isa.h"
 #include "model/checkpoint.h"
+#include "model/packed_model.h"
 #include "model/roberta_model.h"
 #include "roberta/log.h"
 
@@ -31,7 +32,7 @@ Precision parse_precision(std::string_view name) {
   RC_THROW(Errc::invalid_argument, "unknown precision '", name, "'\nHINT: use fp32, bf16 or int8");
 }
 
-Precision default_precision() noexcept { return Precision::fp32; }
+Precision default_precision() noexcept { return cpu_has_bf16() ? Precision::bf16 : Precision::fp32; }
 
 namespace {
 
@@ -61,11 +62,15 @@ class RobertaClassifier final : public Classifier {
           log::warn("model", "this CPU has no fast bf16 (AVX512-BF16/AMX); running fp32 instead");
           precision_ = Precision::fp32;
         } else {
-          ctx_.matmul_precision = kernels::MatmulPrecision::bf16;
+          // Weights converted and packed once here; the fused forward runs on them.
+          packed_ = std::make_unique<model::PackedModel>(*model_, model::PackedPrecision::bf16);
         }
         break;
       case Precision::int8:
-        RC_THROW(Errc::unsupported, "int8 inference is not available yet\nHINT: use --precision fp32 or bf16");
+        // Per-channel int8 weights, per-token int8 activations (VNNI / AMX-INT8 through oneDNN;
+        // portable loops elsewhere).
+        packed_ = std::make_unique<model::PackedModel>(*model_, model::PackedPrecision::int8);
+        break;
     }
 
     labels_ = c.id2label;
@@ -126,10 +131,14 @@ class RobertaClassifier final : public Classifier {
     model::Batch batch{B, T, ids.data(), lens.data(), nullptr};
     const int64_t K = c.num_labels();
     std::vector<float> logits(size_t(B * K));
-    {
-      auto ws = acquire_workspace(B, T);
+    if (packed_) {
+      auto ws = acquire_workspace(packed_pool_, B, T);
+      packed_->forward_logits(ctx_, batch, *ws, logits.data());
+      release_workspace(packed_pool_, std::move(ws));
+    } else {
+      auto ws = acquire_workspace(pool_, B, T);
       model::forward_logits(ctx_, *model_, batch, *ws, logits.data());
-      release_workspace(std::move(ws));
+      release_workspace(pool_, std::move(ws));
     }
     std::vector<Prediction> out(static_cast<size_t>(B));
     for (int64_t b = 0; b < B; ++b) {
@@ -153,39 +162,42 @@ class RobertaClassifier final : public Classifier {
   int max_length() const override { return max_length_; }
 
  private:
-  using Workspace = std::unique_ptr<model::InferenceWorkspace>;
-
   // An idle workspace big enough, else a new one sized for this call (grown to at least
   // 32 rows and 128 tokens so that small calls do not keep reallocating).
-  Workspace acquire_workspace(int64_t B, int64_t T) const {
+  template <class W>
+  std::unique_ptr<W> acquire_workspace(std::vector<std::unique_ptr<W>>& pool, int64_t B, int64_t T) const {
+    using Workspace = std::unique_ptr<W>;
     {
       std::lock_guard lock(pool_mutex_);
-      for (auto it = pool_.begin(); it != pool_.end(); ++it) {
+      for (auto it = pool.begin(); it != pool.end(); ++it) {
         if ((*it)->max_B() >= B && (*it)->max_T() >= T) {
           Workspace ws = std::move(*it);
-          pool_.erase(it);
+          pool.erase(it);
           return ws;
         }
       }
-      if (!pool_.empty()) pool_.pop_back();  // too small: let it go rather than hoard memory
+      if (!pool.empty()) pool.pop_back();  // too small: let it go rather than hoard memory
     }
-    return std::make_unique<model::InferenceWorkspace>(model_->config(), std::max<int64_t>(B, 32),
-                                                       std::min<int64_t>(std::max<int64_t>(T, 128), max_length_));
+    return std::make_unique<W>(model_->config(), std::max<int64_t>(B, 32),
+                               std::min<int64_t>(std::max<int64_t>(T, 128), max_length_));
   }
-  void release_workspace(Workspace ws) const {
+  template <class W>
+  void release_workspace(std::vector<std::unique_ptr<W>>& pool, std::unique_ptr<W> ws) const {
     std::lock_guard lock(pool_mutex_);
-    pool_.push_back(std::move(ws));
+    pool.push_back(std::move(ws));
   }
 
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<model::RobertaModel> model_;
+  std::unique_ptr<model::PackedModel> packed_;  // bf16 / int8: built once from model_
   std::vector<std::string> labels_;
   ModelInfo info_;
   int max_length_ = 0;
   Precision precision_ = Precision::fp32;
   kernels::ExecCtx ctx_;
   mutable std::mutex pool_mutex_;
-  mutable std::vector<Workspace> pool_;
+  mutable std::vector<std::unique_ptr<model::InferenceWorkspace>> pool_;
+  mutable std::vector<std::unique_ptr<model::PackedWorkspace>> packed_pool_;
 };
 
 }  // namespace
