@@ -13,6 +13,7 @@
 // loops compute the same math.
 #include "kernels/linear.h"
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <mutex>
@@ -48,6 +49,7 @@ struct PackedLinear::Impl {
   struct Prim {
     dnnl::matmul prim;
     dnnl::memory::desc x_md, y_md, bias_md, scratch_md;
+    uint64_t id;  // process-unique: keys the per-thread bound memories (addresses get reused)
   };
   std::mutex mutex;
   std::unordered_map<int64_t, Prim> prims;  // key: see prim_key(); nodes never move
@@ -171,6 +173,11 @@ dt weight_type(PackedType t) {
 }
 dt act_type(ActType t) { return t == ActType::bf16 ? dt::bf16 : dt::f32; }
 
+uint64_t next_prim_id() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1);
+}
+
 int64_t prim_key(const PackedLinear::Impl& im, int64_t M, bool bias, bool gelu, ActType y_type) {
   if (im.type == PackedType::s8) return M;  // epilogue and output type are ours
   return M * 8 + (bias ? 4 : 0) + (gelu ? 2 : 0) + (im.type == PackedType::bf16 && y_type == ActType::bf16 ? 1 : 0);
@@ -278,7 +285,7 @@ void linear_forward(const ExecCtx& ctx, void* y, ActType y_type, const void* x, 
         const auto pd = make_pd(im, M, im.w_md, bias != nullptr, gelu, y_type);
         PackedLinear::Impl::Prim pr{dnnl::matmul(pd), pd.src_desc(), pd.dst_desc(),
                                     dnnl::memory::desc({1, im.N}, dt::f32, dnnl::memory::format_tag::ab),
-                                    pd.scratchpad_desc()};
+                                    pd.scratchpad_desc(), next_prim_id()};
         it = im.prims.emplace(key, std::move(pr)).first;
       }
       p = &it->second;
@@ -317,14 +324,37 @@ void linear_forward(const ExecCtx& ctx, void* y, ActType y_type, const void* x, 
       dst = grow(acc, M * im.N);
     else if (im.type == PackedType::f32 && y_type == ActType::bf16)
       dst = grow(yf, M * im.N);
-    std::unordered_map<int, dnnl::memory> args{
-        {DNNL_ARG_SRC, dnnl::memory(p->x_md, im.eng, xp)},
-        {DNNL_ARG_WEIGHTS, im.w_mem},
-        {DNNL_ARG_DST, dnnl::memory(p->y_md, im.eng, dst)},
-        {DNNL_ARG_SCRATCHPAD, dnnl::memory(p->scratch_md, im.eng, grow(scratch, int64_t(p->scratch_md.get_size())))}};
-    if (bias && im.type != PackedType::s8)
-      args.emplace(DNNL_ARG_BIAS, dnnl::memory(p->bias_md, im.eng, const_cast<float*>(bias)));
-    p->prim.execute(strm, args);
+    // Memory objects bound once per (thread, primitive) and re-pointed per call; the C execute
+    // with a stack argument array (no per-call allocation of ours; see onednn_matmul.cpp).
+    struct Bound {
+      dnnl::memory x, y, s, bias;
+    };
+    thread_local std::unordered_map<uint64_t, Bound> bound;
+    auto bit = bound.find(p->id);
+    if (bit == bound.end())
+      bit = bound
+                .emplace(p->id, Bound{dnnl::memory(p->x_md, im.eng, xp), dnnl::memory(p->y_md, im.eng, dst),
+                                  dnnl::memory(p->scratch_md, im.eng, nullptr),
+                                  dnnl::memory(p->bias_md, im.eng, const_cast<float*>(bias))})
+                .first;
+    Bound& bd = bit->second;
+    const size_t need = p->scratch_md.get_size();
+    bd.x.set_data_handle(xp);
+    bd.y.set_data_handle(dst);
+    bd.s.set_data_handle(grow(scratch, int64_t(need > 0 ? need : 1)));
+    dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, bd.x.get()},
+                               {DNNL_ARG_WEIGHTS, im.w_mem.get()},
+                               {DNNL_ARG_DST, bd.y.get()},
+                               {DNNL_ARG_SCRATCHPAD, bd.s.get()},
+                               {DNNL_ARG_BIAS, nullptr}};
+    int nargs = 4;
+    if (bias && im.type != PackedType::s8) {
+      bd.bias.set_data_handle(const_cast<float*>(bias));
+      args[nargs++].memory = bd.bias.get();
+    }
+    const dnnl_status_t st = dnnl_primitive_execute(p->prim.get(), strm.get(), nargs, args);
+    RC_CHECK(st == dnnl_success, Errc::device, "linear_forward: oneDNN execute failed (status ", int(st), ") for M=", M,
+             " N=", im.N, " K=", im.K);
     strm.wait();
     if (im.type == PackedType::s8) {
       const bool f = y_type == ActType::f32;
