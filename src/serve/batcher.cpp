@@ -44,7 +44,9 @@ std::vector<size_t> split_by_length(std::span<const int64_t> sorted_lengths, dou
     if (i > start) {
       const int64_t padded = int64_t(i - start + 1) * len;
       const int64_t chunk_tokens = int64_t(i - start) * sorted_lengths[i - 1];
-      if (double(padded) > waste_ratio * double(real + len) && chunk_tokens >= min_chunk_tokens) {
+      const int64_t extra_padding = int64_t(i - start) * (len - sorted_lengths[i - 1]);
+      if (double(padded) > waste_ratio * double(real + len) &&
+          (chunk_tokens >= min_chunk_tokens || extra_padding >= min_chunk_tokens)) {
         ends.push_back(i);
         start = i;
         real = 0;

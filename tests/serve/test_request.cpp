@@ -146,5 +146,14 @@ TEST(SplitByLength, KeepsSimilarLengthsTogether) {
   // Tiny batches stay whole even when lengths differ (a small GEMM wastes more).
   std::vector<int64_t> tiny{5, 9, 40};
   EXPECT_EQ(split_by_length(tiny), std::vector<size_t>{3});
+  // Tweet-like spread (14..60 tokens, 32 rows): one batch, not a handful of small ones.
+  std::vector<int64_t> tweets;
+  for (int i = 0; i < 32; ++i) tweets.push_back(14 + (i * 46) / 31);
+  EXPECT_EQ(split_by_length(tweets), std::vector<size_t>{32});
+  // ...but a long tail of many short rows does split once it holds enough tokens.
+  std::vector<int64_t> many;
+  for (int i = 0; i < 64; ++i) many.push_back(20);
+  for (int i = 0; i < 8; ++i) many.push_back(120);
+  EXPECT_EQ(split_by_length(many), (std::vector<size_t>{64, 72}));
   EXPECT_TRUE(split_by_length({}).empty());
 }
