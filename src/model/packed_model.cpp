@@ -2,6 +2,8 @@
 #include "model/packed_model.h"
 
 #include <cstring>
+#include <exception>
+#include <mutex>
 
 #include "core/check.h"
 #include "kernels/activation.h"
@@ -40,14 +42,38 @@ PackedModel::PackedModel(const RobertaModel& model, PackedPrecision precision) :
   const int64_t C = c.hidden_size, I = c.intermediate_size;
   const PackedType t = precision == PackedPrecision::int8 ? PackedType::s8 : PackedType::bf16;
   layers_.resize(o.layers.size());
+  struct Job {
+    PackedLinear* out;
+    const float* w;
+    int64_t N, K;
+    PackedType type;
+  };
+  std::vector<Job> jobs;
   for (size_t l = 0; l < o.layers.size(); ++l) {
     const LayerOffsets& L = o.layers[l];
-    layers_[l].qkv = PackedLinear::pack(P + L.qkv_w, 3 * C, C, t);
-    layers_[l].attn_out = PackedLinear::pack(P + L.attn_out_w, C, C, t);
-    layers_[l].ffn_in = PackedLinear::pack(P + L.ffn_in_w, I, C, t);
-    layers_[l].ffn_out = PackedLinear::pack(P + L.ffn_out_w, C, I, t);
+    jobs.push_back({&layers_[l].qkv, P + L.qkv_w, 3 * C, C, t});
+    jobs.push_back({&layers_[l].attn_out, P + L.attn_out_w, C, C, t});
+    jobs.push_back({&layers_[l].ffn_in, P + L.ffn_in_w, I, C, t});
+    jobs.push_back({&layers_[l].ffn_out, P + L.ffn_out_w, C, I, t});
   }
-  head_dense_ = PackedLinear::pack(P + o.head_dense_w, C, C, PackedType::bf16);
+  jobs.push_back({&head_dense_, P + o.head_dense_w, C, C, PackedType::bf16});
+  // One parallel region over the 49 matrices (each packed by one thread; the conversions and
+  // oneDNN reorders inside see omp_in_parallel() and run serially) rather than 49 × several
+  // short parallel regions: on a loaded 2-core machine every region's barrier costs a
+  // time slice.  Errors are carried out of the region and rethrown.
+  std::exception_ptr error;
+  std::mutex error_mutex;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t j = 0; j < int64_t(jobs.size()); ++j) {
+    try {
+      const Job& job = jobs[size_t(j)];
+      *job.out = PackedLinear::pack(job.w, job.N, job.K, job.type);
+    } catch (...) {
+      std::lock_guard lock(error_mutex);
+      if (!error) error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
 }
 
 size_t PackedModel::packed_bytes() const {

@@ -14,7 +14,9 @@ namespace cpu::generic {
 
 template <class Load>
 static void quantize_rows(int8_t* q, float* scale, int64_t M, int64_t K, Load load) noexcept {
-#pragma omp parallel for schedule(static) if (M * K >= (1 << 15))
+// Serial below ~128k elements (all of a 1×32 forward): a parallel region costs more than the
+  // work there, and far more when a neighbour holds the cores.
+#pragma omp parallel for schedule(static) if (M * K >= (1 << 17))
   for (int64_t m = 0; m < M; ++m) {
     float amax = 0.0f;
     for (int64_t k = 0; k < K; ++k) amax = std::fmax(amax, std::fabs(load(m * K + k)));
@@ -33,7 +35,7 @@ void quantize_rows_s8_bf16(int8_t* q, float* scale, const uint16_t* x, int64_t M
 
 void dequantize_rows(float* yf, uint16_t* yb, const int32_t* acc, const float* xs, const float* ws, const float* bias,
                      int64_t M, int64_t N, bool gelu) noexcept {
-#pragma omp parallel for schedule(static) if (M * N >= (1 << 15))
+#pragma omp parallel for schedule(static) if (M * N >= (1 << 17))
   for (int64_t m = 0; m < M; ++m)
     for (int64_t n = 0; n < N; ++n) {
       float v = (xs[m] * ws[n]) * float(acc[m * N + n]);
