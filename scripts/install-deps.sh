@@ -10,6 +10,8 @@ fi
 
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
+# libopenblas0-pthread: without it python3-torch links the slow reference BLAS (libblas3),
+# ~14x slower fp32 matmuls, and the PyTorch baseline of docs/ANCHORS.md (OpenBLAS) is not met.
 # ocl-icd-opencl-dev: Debian's dnnl-config.cmake looks for OpenCL (its GPU runtime is OpenCL).
 apt-get install -y -q --no-install-recommends \
   build-essential cmake ninja-build pkg-config git ca-certificates \
@@ -19,7 +21,8 @@ apt-get install -y -q --no-install-recommends \
   libutf8proc-dev libzip-dev libarchive-dev \
   libboost1.74-dev libssl-dev \
   wrk curl \
-  python3 python3-torch python3-numpy
+  python3 python3-torch python3-numpy \
+  libopenblas0-pthread
 
 # Reference tools (tools/*.py) run on Debian's own Python, where python3-torch lives.
 /usr/bin/python3 -c 'import torch; print("install-deps: torch", torch.__version__)'
