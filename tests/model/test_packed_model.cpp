@@ -107,15 +107,19 @@ TEST(PackedModel, PaddingAndBatchMatesDoNotChangeARow) {
     const PackedModel p(*m, pr);
     const Ids in = random_batch(m->config(), 6, 24, 77);
     const auto batched = packed_logits(p, in);
+    double worst = 0;
     for (int64_t b = 0; b < in.B; ++b) {
       const int64_t n = in.lens[size_t(b)];
       Ids one{std::vector<int32_t>(in.ids.begin() + b * in.T, in.ids.begin() + b * in.T + n), {int32_t(n)}, 1, n};
       const auto alone = packed_logits(p, one);
-      for (int64_t k = 0; k < K; ++k)
-        // Different M → different GEMM blocking (fp32 summation order) only: measured ≤ 2e-6.
+      for (int64_t k = 0; k < K; ++k) {
+        // Measured 0 here (printed); 1e-4 leaves room for a GEMM whose blocking depends on M.
         EXPECT_NEAR(batched[size_t(b * K + k)], alone[size_t(k)], 1e-4)
             << packed_precision_name(pr) << " row " << b << " len " << n;
+        worst = std::max(worst, double(std::fabs(batched[size_t(b * K + k)] - alone[size_t(k)])));
+      }
     }
+    std::printf("    %s: a row alone vs in a padded batch: max |Δ logit| %.3g\n", packed_precision_name(pr), worst);
   }
 }
 
