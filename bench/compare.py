@@ -5,6 +5,10 @@ roberta-base checkpoint, shapes and thread count, interleaved round by round.
     python3 bench/compare.py [--model /tmp/rb-base] [--roberta build-speed/cli/roberta] \
         [--threads 2] [--rounds 3] [--cache ~/.cache/roberta-bench] [--skip-train] [--json out.jsonl]
 
+Every process runs with OMP_WAIT_POLICY=PASSIVE (the same environment for every engine: PyTorch
+needs it, ANCHORS.md lesson 1, and on a shared 2-core machine it also keeps roberta.cpp's OpenMP
+barriers from spinning away a busy neighbour's time slice; on a quiet machine spinning is a few
+percent faster for us).
 Runs (each a separate process, each with its runner's busy-neighbour guard, ANCHORS.md lesson 5):
   inference, batch 1 x seq 32 (latency) and batch 32 x seq 64 (throughput):
     pytorch fp32 (OMP_WAIT_POLICY=PASSIVE), pytorch bf16-autocast, pytorch bf16-weights,
@@ -151,7 +155,7 @@ def main():
         for prec in ("fp32", "bf16", "int8"):
             configs.append(Config(f"infer {batch}x{seq} roberta.cpp {prec}", "roberta.cpp", prec, "infer", batch, seq,
                                   [args.roberta, "bench", "infer", "--model", args.model, "--precision", prec]
-                                  + common))
+                                  + common, passive))
     if not args.skip_train:
         batch, seq = 32, 64
         it, wu = iters_for("train", batch)
@@ -164,7 +168,7 @@ def main():
         for prec in ("fp32", "bf16"):
             configs.append(Config(f"train {batch}x{seq} roberta.cpp {prec}", "roberta.cpp", prec, "train", batch, seq,
                                   [args.roberta, "bench", "train", "--model", args.model, "--precision", prec]
-                                  + common))
+                                  + common, passive))
 
     first_answer = []
     load_before = os.getloadavg()[0]
@@ -180,18 +184,20 @@ def main():
         t0 = time.perf_counter()
         # bf16: the default precision where the CPU has it (cli/cmd_predict.cpp still defaults
         # to fp32, so it is named explicitly).
-        sh([args.roberta, "predict", "--model", args.model, "--threads", T, "--precision", "bf16", "hi"])
+        sh([args.roberta, "predict", "--model", args.model, "--threads", T, "--precision", "bf16", "hi"],
+           env=dict(os.environ, **passive))
         first_answer.append(time.perf_counter() - t0)
     load_after = os.getloadavg()[0]
 
     by = {c.key: c for c in configs}
     m = machine()
     print(f"Machine: {m['cpu']}, {m['cpus']} CPUs, ISA flags: {m['isa']} (no AMX unless listed), "
-          f"threads {args.threads}; load average {load_before:.2f} before, {load_after:.2f} after; "
+          f"threads {args.threads}, OMP_WAIT_POLICY=PASSIVE for every engine; load average {load_before:.2f} before, {load_after:.2f} after; "
           f"{args.rounds} rounds, {time.time() - t_start:.0f} s.")
     print()
     print(f"Command: `python3 bench/compare.py --model {args.model} --threads {args.threads} --rounds {args.rounds}"
-          f"{' --skip-train' if args.skip_train else ''}{' --skip-infer' if args.skip_infer else ''}`")
+          f"{' --skip-train' if args.skip_train else ''}{' --skip-infer' if args.skip_infer else ''}"
+          f"{' --busy-threshold ' + bt if bt != '0.3' else ''}`")
     print()
     print("| mode | shape | engine | precision | ms (median of rounds) | seq/s | tok/s | max others_cores | "
           "busy retries |")
