@@ -12,7 +12,7 @@ namespace rc::cli {
 
 void add_predict_command(CLI::App& app) {
   struct Opts {
-    std::string model, input, precision = "fp32";
+    std::string model, input, precision;
     std::vector<std::string> texts;
     int batch_size = 32, max_length = 0, threads = 0;
     bool logits = false, init_head = false;
@@ -29,14 +29,17 @@ void add_predict_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--max-length", opts->max_length, "Truncate to this many tokens incl. <s> </s> (default: the "
                                                      "model's limit, 512 for roberta-base)");
-  cmd->add_option("--precision", opts->precision, "fp32 (exact) or bf16 (AMX/AVX512-BF16: faster, ~1e-2 logit drift)");
+  cmd->add_option("--precision", opts->precision,
+                  "fp32 (exact parity with transformers), bf16 (AVX512-BF16/AMX: several times faster, logits "
+                  "within ~1e-2) or int8 (fastest, same label on >= 99% of texts). Default: bf16 where the CPU "
+                  "runs it natively, else fp32");
   cmd->add_flag("--logits", opts->logits, "Also print the raw logits");
   cmd->add_flag("--init-head", opts->init_head, "Allow a body-only checkpoint; the head is random (for testing only)");
   add_threads_option(*cmd, opts->threads);
   cmd->callback([opts] {
     apply_threads(opts->threads);
     LoadOptions load;
-    load.precision = parse_precision(opts->precision);
+    load.precision = opts->precision.empty() ? default_precision() : parse_precision(opts->precision);
     load.max_length = opts->max_length;
     load.init_head = opts->init_head;
     auto classifier = Classifier::load(opts->model, load);

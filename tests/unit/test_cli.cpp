@@ -68,7 +68,7 @@ TEST_F(Cli, PredictPrintsLabelAndScoresMatchingTheReference) {
   test::Golden g;
   const auto texts = nlohmann::json::parse(g.meta("texts")).get<std::vector<std::string>>();
   ASSERT_EQ(texts[0], "Covid cases are increasing fast!");
-  CmdResult r = run("predict --model " + test::tiny_dir() + " --logits " + quote(texts[0]));
+  CmdResult r = run("predict --model " + test::tiny_dir() + " --precision fp32 --logits " + quote(texts[0]));
   ASSERT_EQ(r.code, 0) << r.err;
   auto lines = json_lines(r.out);
   ASSERT_EQ(lines.size(), 1u);
