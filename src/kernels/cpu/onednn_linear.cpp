@@ -13,6 +13,7 @@
 // loops compute the same math.
 #include "kernels/linear.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -267,6 +268,68 @@ PackedLinear PackedLinear::pack(const float* w, int64_t N, int64_t K, PackedType
   return out;
 }
 
+namespace {
+
+// The cached primitive for M rows (created on first use, under the object's mutex).
+const PackedLinear::Impl::Prim& get_prim(PackedLinear::Impl& im, int64_t M, bool bias, bool gelu, ActType y_type) {
+  const int64_t key = prim_key(im, M, bias, gelu, y_type);
+  std::lock_guard<std::mutex> lock(im.mutex);
+  auto it = im.prims.find(key);
+  if (it == im.prims.end()) {
+    const auto pd = make_pd(im, M, im.w_md, bias, gelu, y_type);
+    PackedLinear::Impl::Prim pr{dnnl::matmul(pd), pd.src_desc(), pd.dst_desc(),
+                                dnnl::memory::desc({1, im.N}, dt::f32, dnnl::memory::format_tag::ab),
+                                pd.scratchpad_desc(), next_prim_id()};
+    it = im.prims.emplace(key, std::move(pr)).first;
+  }
+  return it->second;
+}
+
+// Runs p on x → dst (bias only when the primitive takes it).  Memory objects are bound once per
+// (thread, primitive) and re-pointed per call; the C execute takes a stack argument array (no
+// per-call allocation of ours; see onednn_matmul.cpp).
+void run_prim(const PackedLinear::Impl& im, const PackedLinear::Impl::Prim& p, const void* xp, void* dst,
+              const float* bias) {
+  struct Bound {
+    dnnl::memory x, y, s, bias;
+  };
+  thread_local std::unordered_map<uint64_t, Bound> bound;
+  thread_local std::vector<uint8_t> scratch;
+  thread_local dnnl::stream strm(shared_engine());
+  auto bit = bound.find(p.id);
+  if (bit == bound.end())
+    bit = bound
+              .emplace(p.id, Bound{dnnl::memory(p.x_md, im.eng, const_cast<void*>(xp)),
+                                   dnnl::memory(p.y_md, im.eng, dst), dnnl::memory(p.scratch_md, im.eng, nullptr),
+                                   dnnl::memory(p.bias_md, im.eng, const_cast<float*>(bias))})
+              .first;
+  Bound& bd = bit->second;
+  const size_t need = p.scratch_md.get_size();
+  bd.x.set_data_handle(const_cast<void*>(xp));
+  bd.y.set_data_handle(dst);
+  bd.s.set_data_handle(grow(scratch, int64_t(need > 0 ? need : 1)));
+  dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, bd.x.get()},
+                             {DNNL_ARG_WEIGHTS, im.w_mem.get()},
+                             {DNNL_ARG_DST, bd.y.get()},
+                             {DNNL_ARG_SCRATCHPAD, bd.s.get()},
+                             {DNNL_ARG_BIAS, nullptr}};
+  int nargs = 4;
+  if (bias && im.type != PackedType::s8) {
+    bd.bias.set_data_handle(const_cast<float*>(bias));
+    args[nargs++].memory = bd.bias.get();
+  }
+  const dnnl_status_t st = dnnl_primitive_execute(p.prim.get(), strm.get(), nargs, args);
+  RC_CHECK(st == dnnl_success, Errc::device, "linear_forward: oneDNN execute failed (status ", int(st), ") for N=",
+           im.N, " K=", im.K);
+  strm.wait();
+}
+
+// int8 rows per GEMM call: the s32 result of a chunk (≤ 256 × N × 4 bytes, 3 MB at N = 3072)
+// is dequantised while it is still in cache instead of after a round trip through DRAM.
+constexpr int64_t kInt8Chunk = 256;
+
+}  // namespace
+
 void linear_forward(const ExecCtx& ctx, void* y, ActType y_type, const void* x, ActType x_type,
                     const PackedLinear& w, const float* bias, int64_t M, Epilogue epilogue) {
   RC_ASSERT(!w.empty() && M >= 0 && (M == 0 || (y && x)));
@@ -275,96 +338,49 @@ void linear_forward(const ExecCtx& ctx, void* y, ActType y_type, const void* x, 
   PackedLinear::Impl& im = *w.impl();
   if (!im.onednn) return fallback_forward(im, y, y_type, x, x_type, bias, M, epilogue);
   const bool gelu = epilogue == Epilogue::gelu_erf;
-  const int64_t key = prim_key(im, M, bias != nullptr, gelu, y_type);
-  const PackedLinear::Impl::Prim* p = nullptr;
+  const int64_t N = im.N, K = im.K;
   try {
-    {
-      std::lock_guard<std::mutex> lock(im.mutex);
-      auto it = im.prims.find(key);
-      if (it == im.prims.end()) {
-        const auto pd = make_pd(im, M, im.w_md, bias != nullptr, gelu, y_type);
-        PackedLinear::Impl::Prim pr{dnnl::matmul(pd), pd.src_desc(), pd.dst_desc(),
-                                    dnnl::memory::desc({1, im.N}, dt::f32, dnnl::memory::format_tag::ab),
-                                    pd.scratchpad_desc(), next_prim_id()};
-        it = im.prims.emplace(key, std::move(pr)).first;
-      }
-      p = &it->second;
-    }
-    thread_local std::vector<uint8_t> scratch;
     thread_local std::vector<uint16_t> x16;
     thread_local std::vector<float> xf, xs, yf;
     thread_local std::vector<int8_t> xq;
     thread_local std::vector<int32_t> acc;
-    thread_local dnnl::stream strm(shared_engine());
-    void* xp = const_cast<void*>(x);
     switch (im.type) {
-      case PackedType::f32:
+      case PackedType::f32: {
+        const void* xp = x;
         if (x_type == ActType::bf16) {
-          bf16_to_f32_buf(grow(xf, M * im.K), static_cast<const uint16_t*>(x), M * im.K);
+          bf16_to_f32_buf(grow(xf, M * K), static_cast<const uint16_t*>(x), M * K);
           xp = xf.data();
         }
-        break;
-      case PackedType::bf16:
+        if (y_type == ActType::f32) return run_prim(im, get_prim(im, M, bias, gelu, y_type), xp, y, bias);
+        run_prim(im, get_prim(im, M, bias, gelu, y_type), xp, grow(yf, M * N), bias);
+        return cpu::convert_f32_to_bf16(static_cast<uint16_t*>(y), yf.data(), M * N);
+      }
+      case PackedType::bf16: {
+        const void* xp = x;
         if (x_type == ActType::f32) {
-          cpu::convert_f32_to_bf16(grow(x16, M * im.K), static_cast<const float*>(x), M * im.K);
+          cpu::convert_f32_to_bf16(grow(x16, M * K), static_cast<const float*>(x), M * K);
           xp = x16.data();
         }
-        break;
-      case PackedType::s8:
+        return run_prim(im, get_prim(im, M, bias, gelu, y_type), xp, y, bias);
+      }
+      case PackedType::s8: {
         if (x_type == ActType::f32)
-          quantize_rows_s8(grow(xq, M * im.K), grow(xs, M), static_cast<const float*>(x), M, im.K);
+          quantize_rows_s8(grow(xq, M * K), grow(xs, M), static_cast<const float*>(x), M, K);
         else
-          quantize_rows_s8_bf16(grow(xq, M * im.K), grow(xs, M), static_cast<const uint16_t*>(x), M, im.K);
-        xp = xq.data();
-        break;
-    }
-    // Where the GEMM writes: y itself, or our staging for the s8 epilogue / f32 → bf16.
-    void* dst = y;
-    if (im.type == PackedType::s8)
-      dst = grow(acc, M * im.N);
-    else if (im.type == PackedType::f32 && y_type == ActType::bf16)
-      dst = grow(yf, M * im.N);
-    // Memory objects bound once per (thread, primitive) and re-pointed per call; the C execute
-    // with a stack argument array (no per-call allocation of ours; see onednn_matmul.cpp).
-    struct Bound {
-      dnnl::memory x, y, s, bias;
-    };
-    thread_local std::unordered_map<uint64_t, Bound> bound;
-    auto bit = bound.find(p->id);
-    if (bit == bound.end())
-      bit = bound
-                .emplace(p->id, Bound{dnnl::memory(p->x_md, im.eng, xp), dnnl::memory(p->y_md, im.eng, dst),
-                                  dnnl::memory(p->scratch_md, im.eng, nullptr),
-                                  dnnl::memory(p->bias_md, im.eng, const_cast<float*>(bias))})
-                .first;
-    Bound& bd = bit->second;
-    const size_t need = p->scratch_md.get_size();
-    bd.x.set_data_handle(xp);
-    bd.y.set_data_handle(dst);
-    bd.s.set_data_handle(grow(scratch, int64_t(need > 0 ? need : 1)));
-    dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, bd.x.get()},
-                               {DNNL_ARG_WEIGHTS, im.w_mem.get()},
-                               {DNNL_ARG_DST, bd.y.get()},
-                               {DNNL_ARG_SCRATCHPAD, bd.s.get()},
-                               {DNNL_ARG_BIAS, nullptr}};
-    int nargs = 4;
-    if (bias && im.type != PackedType::s8) {
-      bd.bias.set_data_handle(const_cast<float*>(bias));
-      args[nargs++].memory = bd.bias.get();
-    }
-    const dnnl_status_t st = dnnl_primitive_execute(p->prim.get(), strm.get(), nargs, args);
-    RC_CHECK(st == dnnl_success, Errc::device, "linear_forward: oneDNN execute failed (status ", int(st), ") for M=", M,
-             " N=", im.N, " K=", im.K);
-    strm.wait();
-    if (im.type == PackedType::s8) {
-      const bool f = y_type == ActType::f32;
-      cpu::dequantize_rows(f ? static_cast<float*>(y) : nullptr, f ? nullptr : static_cast<uint16_t*>(y), acc.data(),
-                           xs.data(), im.w_scales.data(), bias, M, im.N, gelu);
-    } else if (dst != y) {
-      cpu::convert_f32_to_bf16(static_cast<uint16_t*>(y), yf.data(), M * im.N);
+          quantize_rows_s8_bf16(grow(xq, M * K), grow(xs, M), static_cast<const uint16_t*>(x), M, K);
+        const bool f = y_type == ActType::f32;
+        for (int64_t m0 = 0; m0 < M; m0 += kInt8Chunk) {
+          const int64_t mc = std::min(kInt8Chunk, M - m0);
+          run_prim(im, get_prim(im, mc, bias, gelu, y_type), xq.data() + m0 * K, grow(acc, mc * N), bias);
+          cpu::dequantize_rows(f ? static_cast<float*>(y) + m0 * N : nullptr,
+                               f ? nullptr : static_cast<uint16_t*>(y) + m0 * N, acc.data(), xs.data() + m0,
+                               im.w_scales.data(), bias, mc, N, gelu);
+        }
+        return;
+      }
     }
   } catch (const dnnl::error& e) {
-    RC_THROW(Errc::device, "linear_forward: oneDNN failed for M=", M, " N=", im.N, " K=", im.K, ": ", e.what());
+    RC_THROW(Errc::device, "linear_forward: oneDNN failed for M=", M, " N=", N, " K=", K, ": ", e.what());
   }
 }
 
