@@ -5,10 +5,10 @@ roberta-base checkpoint, shapes and thread count, interleaved round by round.
     python3 bench/compare.py [--model /tmp/rb-base] [--roberta build-speed/cli/roberta] \
         [--threads 2] [--rounds 3] [--cache ~/.cache/roberta-bench] [--skip-train] [--json out.jsonl]
 
-Every process runs with OMP_WAIT_POLICY=PASSIVE (the same environment for every engine: PyTorch
-needs it, ANCHORS.md lesson 1, and on a shared 2-core machine it also keeps roberta.cpp's OpenMP
-barriers from spinning away a busy neighbour's time slice; on a quiet machine spinning is a few
-percent faster for us).
+Each engine runs in its best thread setting: PyTorch and ONNX Runtime with OMP_WAIT_POLICY=PASSIVE
+(PyTorch needs it, ANCHORS.md lesson 1; ORT has its own pool), roberta.cpp with --roberta-omp-wait
+(default: libgomp's default spin-then-sleep, ~30% faster per 1x32 forward on a quiet machine than
+PASSIVE; on a busy machine PASSIVE is far better for us too: pass --roberta-omp-wait PASSIVE).
 Runs (each a separate process, each with its runner's busy-neighbour guard, ANCHORS.md lesson 5):
   inference, batch 1 x seq 32 (latency) and batch 32 x seq 64 (throughput):
     pytorch fp32 (OMP_WAIT_POLICY=PASSIVE), pytorch bf16-autocast, pytorch bf16-weights,
@@ -47,6 +47,17 @@ def sh(cmd, env=None, timeout=1800):
     return r.stdout
 
 
+def with_env(extra):
+    """os.environ plus `extra`; a None value removes the variable."""
+    env = dict(os.environ)
+    for k, v in (extra or {}).items():
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = v
+    return env
+
+
 def json_lines(text):
     out = []
     for line in text.splitlines():
@@ -82,8 +93,7 @@ class Config:
         self.results = []  # one JSON object per round
 
     def run(self):
-        env = dict(os.environ)
-        env.update(self.env or {})
+        env = with_env(self.env)
         lines = [j for j in json_lines(sh(self.cmd, env=env)) if "ms_median" in j]
         if not lines:
             raise RuntimeError(f"no JSON line from {' '.join(self.cmd)}")
@@ -117,6 +127,7 @@ def main():
     ap.add_argument("--skip-infer", action="store_true")
     ap.add_argument("--json", help="append every raw result line here")
     ap.add_argument("--busy-threshold", default="0.3")
+    ap.add_argument("--roberta-omp-wait", default="", help="OMP_WAIT_POLICY for roberta.cpp ('' = libgomp's default)")
     args = ap.parse_args()
 
     if not os.path.exists(os.path.join(args.model, "config.json")):
@@ -134,6 +145,7 @@ def main():
     torch_py = os.path.join(REPO, "bench/torch/bench_torch.py")
     ort_js = os.path.join(REPO, "bench/ort/bench_ort.mjs")
     passive = {"OMP_WAIT_POLICY": "PASSIVE"}
+    ours = {"OMP_WAIT_POLICY": args.roberta_omp_wait or None}  # None: removed from the environment
 
     def iters_for(mode, batch):
         if mode == "train":
@@ -155,7 +167,7 @@ def main():
         for prec in ("fp32", "bf16", "int8"):
             configs.append(Config(f"infer {batch}x{seq} roberta.cpp {prec}", "roberta.cpp", prec, "infer", batch, seq,
                                   [args.roberta, "bench", "infer", "--model", args.model, "--precision", prec]
-                                  + common, passive))
+                                  + common, ours))
     if not args.skip_train:
         batch, seq = 32, 64
         it, wu = iters_for("train", batch)
@@ -168,7 +180,7 @@ def main():
         for prec in ("fp32", "bf16"):
             configs.append(Config(f"train {batch}x{seq} roberta.cpp {prec}", "roberta.cpp", prec, "train", batch, seq,
                                   [args.roberta, "bench", "train", "--model", args.model, "--precision", prec]
-                                  + common, passive))
+                                  + common, ours))
 
     first_answer = []
     load_before = os.getloadavg()[0]
@@ -185,19 +197,21 @@ def main():
         # bf16: the default precision where the CPU has it (cli/cmd_predict.cpp still defaults
         # to fp32, so it is named explicitly).
         sh([args.roberta, "predict", "--model", args.model, "--threads", T, "--precision", "bf16", "hi"],
-           env=dict(os.environ, **passive))
+           env=with_env(ours))
         first_answer.append(time.perf_counter() - t0)
     load_after = os.getloadavg()[0]
 
     by = {c.key: c for c in configs}
     m = machine()
     print(f"Machine: {m['cpu']}, {m['cpus']} CPUs, ISA flags: {m['isa']} (no AMX unless listed), "
-          f"threads {args.threads}, OMP_WAIT_POLICY=PASSIVE for every engine; load average {load_before:.2f} before, {load_after:.2f} after; "
+          f"threads {args.threads}, OMP_WAIT_POLICY=PASSIVE for PyTorch and ONNX Runtime, "
+          f"{args.roberta_omp_wait or 'unset (libgomp default)'} for roberta.cpp; load average {load_before:.2f} before, {load_after:.2f} after; "
           f"{args.rounds} rounds, {time.time() - t_start:.0f} s.")
     print()
     print(f"Command: `python3 bench/compare.py --model {args.model} --threads {args.threads} --rounds {args.rounds}"
           f"{' --skip-train' if args.skip_train else ''}{' --skip-infer' if args.skip_infer else ''}"
-          f"{' --busy-threshold ' + bt if bt != '0.3' else ''}`")
+          f"{' --busy-threshold ' + bt if bt != '0.3' else ''}"
+          f"{' --roberta-omp-wait ' + args.roberta_omp_wait if args.roberta_omp_wait else ''}`")
     print()
     print("| mode | shape | engine | precision | ms (median of rounds) | seq/s | tok/s | max others_cores | "
           "busy retries |")
