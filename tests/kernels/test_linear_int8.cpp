@@ -76,7 +76,9 @@ TEST(Quantize, EveryPathMatchesTheReferenceBitForBit) {
       lo = std::min(lo, v);
       hi = std::max(hi, v);
     }
-    if (M > 1) EXPECT_TRUE(lo == -127 || hi == 127) << "the largest |x| of a row maps to ±127";
+    if (M > 1) {
+      EXPECT_TRUE(lo == -127 || hi == 127) << "the largest |x| of a row maps to ±127";
+    }
 
     cpu::generic::quantize_rows_s8(got.data(), got_s.data(), x.data(), M, K);
     EXPECT_EQ(got, want) << "generic M=" << M << " K=" << K;
