@@ -7,6 +7,8 @@
 // management API that fetched any URL.
 #pragma once
 
+#include <atomic>
+
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -33,7 +35,10 @@ struct LoadedModel {
   BatchLimits limits;
   int max_length = 0;   // what requests are truncated to
   double load_seconds = 0;
-  int workers = 1;      // TorchServe's scale-workers, recorded (see docs/serving.md)
+  // TorchServe's scale-workers. 0 stops the model from serving (503, as TorchServe); more
+  // than 1 is recorded only: every model shares the inference thread(s) sized to the cores,
+  // and extra workers would only oversubscribe them (docs/serving.md).
+  std::atomic<int> workers{1};
   std::filesystem::path extracted;  // a package's unpacked copy, removed with the model
   ~LoadedModel();
 };

@@ -123,14 +123,15 @@ HttpError model_not_found(const std::string& name, const std::string& version = 
 json describe_torchserve(const ModelRegistry::Entry& e) {
   const LoadedModel& m = *e.model;
   json workers = json::array();
-  for (int i = 0; i < m.workers; ++i)
+  const int num_workers = m.workers.load();
+  for (int i = 0; i < num_workers; ++i)
     workers.push_back({{"id", std::to_string(9000 + i)}, {"status", "READY"}, {"gpu", false}});
   return {{"modelName", m.name},
           {"modelVersion", m.version},
           {"modelUrl", m.url},
           {"isDefault", e.is_default},
-          {"minWorkers", m.workers},
-          {"maxWorkers", m.workers},
+          {"minWorkers", num_workers},
+          {"maxWorkers", num_workers},
           {"batchSize", m.limits.max_batch_size},
           {"maxBatchDelay", m.limits.max_batch_delay_ms},
           {"maxBatchTokens", m.limits.max_batch_tokens},
@@ -493,6 +494,10 @@ void Router::invoke(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<L
       return res;
     });
   });
+  if (model->workers.load() == 0)
+    throw HttpError(503, "ServiceUnavailable",
+                    "model '" + model->name + "' has 0 workers; scale it up with PUT /models/" + model->name +
+                        "?min_worker=1 on the management port");
   ex->job = job;
   scheduler_.submit(model->queue, job);
 }

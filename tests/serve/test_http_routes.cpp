@@ -96,6 +96,13 @@ TEST(HttpRoutes, TorchServePredictionsAndVersions) {
   EXPECT_EQ(d[0]["modelVersion"], "2.0");
   EXPECT_EQ(d[0]["minWorkers"], 3);
 
+  // Zero workers stops the version from serving (TorchServe); scaling up brings it back.
+  ASSERT_EQ(call("PUT", s.mgmt("/models/sentiment/2.0?min_worker=0"), "", "").status, 200);
+  expect_error(call("POST", s.url("/predictions/sentiment/2.0"), R"({"inputs": "bad"})"), 503);
+  EXPECT_EQ(call("POST", s.url("/predictions/sentiment/1.0"), R"({"inputs": "bad"})").status, 200);
+  ASSERT_EQ(call("PUT", s.mgmt("/models/sentiment/2.0?min_worker=1"), "", "").status, 200);
+  EXPECT_EQ(call("POST", s.url("/predictions/sentiment/2.0"), R"({"inputs": "bad"})").status, 200);
+
   auto del = call("DELETE", s.mgmt("/models/sentiment/1.0"), "", "");
   ASSERT_EQ(del.status, 200);
   expect_error(call("POST", s.url("/predictions/sentiment/1.0"), R"({"inputs": "bad"})"), 404);
