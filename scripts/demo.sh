@@ -63,25 +63,19 @@ done
 step "roberta predict"
 "$BIN" predict --model "$DEMO_DIR/model" "Covid cases are increasing fast!"
 
-step "roberta serve + query"
-# (grep without -q reads all of its input: with pipefail, -q could SIGPIPE the writer)
-if "$BIN" serve --help 2>&1 | grep "not available" > /dev/null; then
-  echo "(the server is not in this build yet: skipped)"
-else
-  "$BIN" serve --model "$DEMO_DIR/model" --port "$DEMO_PORT" --management-port -1 --threads "$DEMO_THREADS" > "$DEMO_DIR/serve.log" 2>&1 &
-  SERVER=$!
-  trap 'kill $SERVER 2>/dev/null || true' EXIT
-  for _ in $(seq 1 100); do
-    curl -sf "http://127.0.0.1:$DEMO_PORT/health" > /dev/null 2>&1 && break
-    sleep 0.2
-  done
-  "$BIN" invoke --url "http://127.0.0.1:$DEMO_PORT" --all-scores "Covid cases are increasing fast!" ||
-    curl -sf -X POST "http://127.0.0.1:$DEMO_PORT/predict" -H 'Content-Type: application/json' \
-      -d '{"inputs": "Covid cases are increasing fast!"}'
-  echo
-  kill "$SERVER"
-  wait "$SERVER" 2>/dev/null || true
-  trap - EXIT
-fi
+step "roberta serve + query (SageMaker contract: GET /ping, POST /invocations)"
+"$BIN" serve --model "$DEMO_DIR/model" --host 127.0.0.1 --port "$DEMO_PORT" --management-port -1 \
+  --threads "$DEMO_THREADS" > "$DEMO_DIR/serve.log" 2>&1 &
+SERVER=$!
+trap 'kill $SERVER 2>/dev/null || true' EXIT
+for _ in $(seq 1 150); do
+  curl -sf "http://127.0.0.1:$DEMO_PORT/ping" > /dev/null 2>&1 && break
+  sleep 0.2
+done
+"$BIN" invoke --url "http://127.0.0.1:$DEMO_PORT" --all-scores "Covid cases are increasing fast!"
+echo
+kill -TERM "$SERVER"   # drains in-flight requests, exits 0
+wait "$SERVER"
+trap - EXIT
 
 step "done in $(( $(date +%s) - T0 ))s: model in $DEMO_DIR/model (HF layout), report $DEMO_DIR/model/report.html"
