@@ -83,21 +83,6 @@ size_t PackedModel::packed_bytes() const {
   return n;
 }
 
-namespace {
-
-// HF create_position_ids_from_input_ids (as in roberta_model.cpp).
-void make_positions(int32_t* positions, const Batch& batch, int32_t pad) {
-  for (int64_t b = 0; b < batch.B; ++b) {
-    int32_t count = 0;
-    for (int64_t t = 0; t < batch.T; ++t) {
-      const int32_t id = batch.ids[b * batch.T + t];
-      positions[b * batch.T + t] = id != pad ? pad + ++count : pad;
-    }
-  }
-}
-
-}  // namespace
-
 void PackedModel::forward_logits(const ExecCtx& ctx, const Batch& batch, PackedWorkspace& ws, float* logits) const {
   const RobertaConfig& c = model_.config();
   RC_CHECK(batch.B <= ws.max_B() && batch.T <= ws.max_T(), Errc::invalid_argument, "batch ", batch.B, "x", batch.T,

@@ -133,10 +133,6 @@ void validate_batch(const RobertaConfig& c, const Batch& batch) {
   }
 }
 
-namespace {
-
-// HF create_position_ids_from_input_ids: pad + running count of non-pad tokens; pad
-// tokens (including padding) get position pad.
 void make_positions(int32_t* positions, const Batch& batch, int32_t pad) {
   for (int64_t b = 0; b < batch.B; ++b) {
     int32_t count = 0;
@@ -146,6 +142,8 @@ void make_positions(int32_t* positions, const Batch& batch, int32_t pad) {
     }
   }
 }
+
+namespace {
 
 // Distinct dropout streams per site and step: site k of a step seeded s.
 uint64_t site_seed(uint64_t seed, uint64_t site) {

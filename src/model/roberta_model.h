@@ -66,6 +66,10 @@ struct Batch {
 // rc::Error(invalid_argument) — batches can come from users.
 void validate_batch(const RobertaConfig& config, const Batch& batch);
 
+// HF create_position_ids_from_input_ids: pad + running count of non-pad tokens; pad tokens
+// (padding included) get position pad. positions: (B, T), OVERWRITTEN.
+void make_positions(int32_t* positions, const Batch& batch, int32_t pad);
+
 // Scratch for forward passes up to (max_B, max_T). One per concurrent caller.
 class InferenceWorkspace {
  public:
