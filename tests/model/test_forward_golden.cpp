@@ -26,6 +26,16 @@ Loaded load_tiny() {
   return l;
 }
 
+// The golden padded batch (input_ids, attention_mask, labels) and the tiny model.
+struct GoldenBatch {
+  test::Golden g;
+  Loaded l = load_tiny();
+  int64_t B = g.info("input_ids").shape[0], T = g.info("input_ids").shape[1];
+  std::vector<int32_t> ids = g.i32("input_ids"), labels = g.i32("labels");
+  std::vector<int32_t> lens = test::lengths_from_mask(g.i32("attention_mask"), B, T);
+  Batch batch() const { return Batch{B, T, ids.data(), lens.data(), nullptr}; }
+};
+
 double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
   double m = 0;
   for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(double(a[i]) - double(b[i])));
@@ -33,12 +43,8 @@ double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 TEST(ForwardGolden, PaddedBatchLogitsMatchReference) {
-  test::Golden g;
-  Loaded l = load_tiny();
-  const auto& shape = g.info("input_ids").shape;
-  const int64_t B = shape[0], T = shape[1];
-  std::vector<int32_t> ids = g.i32("input_ids");
-  std::vector<int32_t> lens = test::lengths_from_mask(g.i32("attention_mask"), B, T);
+  GoldenBatch gb;
+  auto& [g, l, B, T, ids, labels, lens] = gb;
   model::InferenceWorkspace ws(l.model->config(), B, T);
   std::vector<float> logits(size_t(B * 3));
   model::forward_logits({}, *l.model, Batch{B, T, ids.data(), lens.data(), nullptr}, ws, logits.data());
@@ -49,12 +55,8 @@ TEST(ForwardGolden, PaddedBatchLogitsMatchReference) {
 }
 
 TEST(ForwardGolden, EachRowAloneMatchesPaddedBatch) {
-  test::Golden g;
-  Loaded l = load_tiny();
-  const auto& shape = g.info("input_ids").shape;
-  const int64_t B = shape[0], T = shape[1];
-  std::vector<int32_t> ids = g.i32("input_ids");
-  std::vector<int32_t> lens = test::lengths_from_mask(g.i32("attention_mask"), B, T);
+  GoldenBatch gb;
+  auto& [g, l, B, T, ids, labels, lens] = gb;
   model::InferenceWorkspace ws(l.model->config(), B, T);
   std::vector<float> batched(size_t(B * 3));
   model::forward_logits({}, *l.model, Batch{B, T, ids.data(), lens.data(), nullptr}, ws, batched.data());
@@ -92,12 +94,8 @@ TEST(ForwardGolden, PytorchBinGivesTheSameLogitsAsSafetensors) {
 }
 
 TEST(BackwardGolden, LossAndEveryGradientMatchReference) {
-  test::Golden g;
-  Loaded l = load_tiny();
-  const auto& shape = g.info("input_ids").shape;
-  const int64_t B = shape[0], T = shape[1];
-  std::vector<int32_t> ids = g.i32("input_ids"), labels = g.i32("labels");
-  std::vector<int32_t> lens = test::lengths_from_mask(g.i32("attention_mask"), B, T);
+  GoldenBatch gb;
+  auto& [g, l, B, T, ids, labels, lens] = gb;
   model::TrainWorkspace ws(l.model->config(), B, T);
   std::vector<float> grads(size_t(l.model->num_params()), 0.0f);
   const float loss = model::forward_backward({}, *l.model, Batch{B, T, ids.data(), lens.data(), nullptr},
@@ -128,12 +126,8 @@ TEST(BackwardGolden, LossAndEveryGradientMatchReference) {
 }
 
 TEST(BackwardGolden, GradientsAccumulateAcrossCalls) {
-  test::Golden g;
-  Loaded l = load_tiny();
-  const auto& shape = g.info("input_ids").shape;
-  const int64_t B = shape[0], T = shape[1];
-  std::vector<int32_t> ids = g.i32("input_ids"), labels = g.i32("labels");
-  std::vector<int32_t> lens = test::lengths_from_mask(g.i32("attention_mask"), B, T);
+  GoldenBatch gb;
+  auto& [g, l, B, T, ids, labels, lens] = gb;
   model::TrainWorkspace ws(l.model->config(), B, T);
   std::vector<float> once(size_t(l.model->num_params()), 0.0f), twice(once.size(), 0.0f);
   const Batch batch{B, T, ids.data(), lens.data(), nullptr};
@@ -145,12 +139,8 @@ TEST(BackwardGolden, GradientsAccumulateAcrossCalls) {
 }
 
 TEST(BackwardGolden, DropoutIsReproducibleFromTheSeed) {
-  test::Golden g;
-  Loaded l = load_tiny();
-  const auto& shape = g.info("input_ids").shape;
-  const int64_t B = shape[0], T = shape[1];
-  std::vector<int32_t> ids = g.i32("input_ids"), labels = g.i32("labels");
-  std::vector<int32_t> lens = test::lengths_from_mask(g.i32("attention_mask"), B, T);
+  GoldenBatch gb;
+  auto& [g, l, B, T, ids, labels, lens] = gb;
   model::TrainWorkspace ws(l.model->config(), B, T);
   const Batch batch{B, T, ids.data(), lens.data(), nullptr};
   const auto drop = model::DropoutConfig::from(l.model->config());
