@@ -74,6 +74,9 @@ class RobertaClassifier final : public Classifier {
     }
 
     labels_ = c.id2label;
+    // As transformers' text-classification pipeline: sigmoid for multi-label and
+    // single-logit models, softmax otherwise.
+    sigmoid_scores_ = c.problem_type == "multi_label_classification" || c.num_labels() == 1;
     info_.model_type = c.model_type;
     info_.architecture = c.architectures.empty() ? "RobertaForSequenceClassification" : c.architectures[0];
     info_.weights_file = report.weights_file.string();
@@ -144,11 +147,15 @@ class RobertaClassifier final : public Classifier {
     for (int64_t b = 0; b < B; ++b) {
       Prediction& p = out[b];
       p.logits.assign(logits.begin() + b * K, logits.begin() + (b + 1) * K);
-      const float mx = *std::max_element(p.logits.begin(), p.logits.end());
-      double sum = 0;
       p.scores.resize(size_t(K));
-      for (int64_t k = 0; k < K; ++k) sum += std::exp(double(p.logits[k]) - mx);
-      for (int64_t k = 0; k < K; ++k) p.scores[k] = float(std::exp(double(p.logits[k]) - mx) / sum);
+      if (sigmoid_scores_) {
+        for (int64_t k = 0; k < K; ++k) p.scores[k] = float(1.0 / (1.0 + std::exp(-double(p.logits[k]))));
+      } else {
+        const float mx = *std::max_element(p.logits.begin(), p.logits.end());
+        double sum = 0;
+        for (int64_t k = 0; k < K; ++k) sum += std::exp(double(p.logits[k]) - mx);
+        for (int64_t k = 0; k < K; ++k) p.scores[k] = float(std::exp(double(p.logits[k]) - mx) / sum);
+      }
       p.label_id = int(std::max_element(p.logits.begin(), p.logits.end()) - p.logits.begin());
       p.label = labels_[p.label_id];
       p.score = p.scores[p.label_id];
@@ -193,6 +200,7 @@ class RobertaClassifier final : public Classifier {
   std::vector<std::string> labels_;
   ModelInfo info_;
   int max_length_ = 0;
+  bool sigmoid_scores_ = false;
   Precision precision_ = Precision::fp32;
   kernels::ExecCtx ctx_;
   mutable std::mutex pool_mutex_;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -271,6 +272,23 @@ TEST_F(TinyCopy, SaveThenLoadRoundTripsBitExactly) {
   EXPECT_EQ(j["problem_type"], "single_label_classification");
   EXPECT_EQ(j["architectures"][0], "RobertaForSequenceClassification");
   EXPECT_TRUE(fs::exists(out / "vocab.json"));
+}
+
+TEST_F(TinyCopy, MultiLabelCheckpointsScoreWithSigmoidAsThePipeline) {
+  auto j = config();
+  j["problem_type"] = "multi_label_classification";
+  write_config(j);
+  LoadOptions opts;
+  opts.precision = Precision::fp32;
+  auto clf = Classifier::load(dir_, opts);
+  auto preds = clf->predict(std::vector<std::string>{"Covid cases are increasing fast!"}, 1);
+  ASSERT_EQ(preds.size(), 1u);
+  float sum = 0;
+  for (size_t k = 0; k < preds[0].logits.size(); ++k) {
+    EXPECT_NEAR(preds[0].scores[k], 1.0 / (1.0 + std::exp(-double(preds[0].logits[k]))), 1e-6);
+    sum += preds[0].scores[k];
+  }
+  EXPECT_GT(std::fabs(sum - 1.0f), 1e-3);  // not a softmax
 }
 
 }  // namespace
