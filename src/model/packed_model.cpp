@@ -96,10 +96,7 @@ void PackedModel::forward_logits(const ExecCtx& ctx, const Batch& batch, PackedW
   float *x = ws.x_.data(), *qkv = ws.qkv_.data(), *attn = ws.attn_.data(), *tmp = ws.tmp_.data();
   void* ffn = ws.ffn_.data();
 
-  make_positions(ws.positions_.data(), batch, c.pad_token_id);
-  kernels::embedding_forward(ctx, tmp, batch.ids, ws.positions_.data(), batch.token_types, P + o.wte, P + o.wpe,
-                             P + o.tte, BT, C);
-  kernels::layernorm_forward(ctx, x, nullptr, nullptr, tmp, P + o.ln_emb_gamma, P + o.ln_emb_beta, BT, C, eps);
+  embed_for_inference(ctx, model_, batch, ws.positions_.data(), tmp, x);
 
   const size_t NL = layers_.size();
   for (size_t l = 0; l < NL; ++l) {

@@ -156,6 +156,19 @@ uint64_t site_seed(uint64_t seed, uint64_t site) {
 // ---------------------------------------------------------------------------------------
 // Inference
 
+void embed_for_inference(const ExecCtx& ctx, const RobertaModel& model, const Batch& batch, int32_t* positions,
+                         float* scratch, float* x) {
+  const RobertaConfig& c = model.config();
+  const ModelOffsets& o = model.offsets();
+  const float* P = model.params();
+  const int64_t BT = batch.B * batch.T, C = c.hidden_size;
+  make_positions(positions, batch, c.pad_token_id);
+  kernels::embedding_forward(ctx, scratch, batch.ids, positions, batch.token_types, P + o.wte, P + o.wpe, P + o.tte,
+                             BT, C);
+  kernels::layernorm_forward(ctx, x, nullptr, nullptr, scratch, P + o.ln_emb_gamma, P + o.ln_emb_beta, BT, C,
+                             c.layer_norm_eps);
+}
+
 InferenceWorkspace::InferenceWorkspace(const RobertaConfig& c, int64_t max_B, int64_t max_T)
     : max_B_(max_B), max_T_(max_T) {
   RC_CHECK(max_B > 0 && max_T > 0, Errc::invalid_argument, "workspace needs a positive batch and length");
@@ -183,10 +196,7 @@ void forward_logits(const ExecCtx& ctx, const RobertaModel& model, const Batch& 
   float *x = ws.x_.data(), *qkv = ws.qkv_.data(), *attn = ws.attn_.data(), *tmp = ws.tmp_.data();
   float* ffn = ws.ffn_.data();
 
-  make_positions(ws.positions_.data(), batch, c.pad_token_id);
-  kernels::embedding_forward(ctx, tmp, batch.ids, ws.positions_.data(), batch.token_types, P + o.wte, P + o.wpe,
-                             P + o.tte, BT, C);
-  kernels::layernorm_forward(ctx, x, nullptr, nullptr, tmp, P + o.ln_emb_gamma, P + o.ln_emb_beta, BT, C, eps);
+  embed_for_inference(ctx, model, batch, ws.positions_.data(), tmp, x);
 
   for (const LayerOffsets& L : o.layers) {
     kernels::matmul_nt(ctx, qkv, x, P + L.qkv_w, P + L.qkv_b, BT, 3 * C, C);

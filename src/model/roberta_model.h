@@ -70,6 +70,12 @@ void validate_batch(const RobertaConfig& config, const Batch& batch);
 // (padding included) get position pad. positions: (B, T), OVERWRITTEN.
 void make_positions(int32_t* positions, const Batch& batch, int32_t pad);
 
+// Inference embeddings: x(B·T, C) = LayerNorm(wte[ids] + wpe[positions] + tte[types]), no
+// dropout. positions (B·T) and scratch (B·T·C) are the caller's workspace; all OVERWRITTEN.
+// Shared by the fp32 and the packed (bf16/int8) forwards.
+void embed_for_inference(const kernels::ExecCtx& ctx, const RobertaModel& model, const Batch& batch,
+                         int32_t* positions, float* scratch, float* x);
+
 // Scratch for forward passes up to (max_B, max_T). One per concurrent caller.
 class InferenceWorkspace {
  public:
