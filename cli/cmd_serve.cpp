@@ -49,9 +49,9 @@ serve::ModelSpec parse_model_arg(const std::string& arg) {
 void add_serve_command(CLI::App& app) {
   struct Opts {
     std::vector<std::string> models;
-    std::string host = "0.0.0.0", management_host = "127.0.0.1", tls_cert, tls_key, auth_token, model_store,
-                work_dir, precision;
-    int port = 8080, management_port = 8081, threads = 0, http_threads = 1, inference_threads = 1;
+    std::string host, management_host = "127.0.0.1", tls_cert, tls_key, auth_token, api_key, key_file,
+                model_store, work_dir, precision;
+    int port = 8080, management_port = 8081, threads = 0, http_threads = 1, handler_threads = 2, inference_threads = 1;
     int max_batch_size = 32, max_batch_delay_ms = 5, max_length = 0, max_connections = 4096;
     int64_t max_batch_tokens = 16384, queue_size = 1024;
     double request_timeout = 60, read_timeout = 30;
@@ -65,7 +65,10 @@ void add_serve_command(CLI::App& app) {
                                     "package`. Default: $SM_MODEL_DIR or /opt/ml/model, as SageMaker mounts it. "
                                     "/invocations serves the first");
   auto* port_opt = cmd->add_option("--port", o->port, "Inference port (default 8080, or $SAGEMAKER_BIND_TO_PORT)");
-  cmd->add_option("--host", o->host, "Inference address to bind");
+  cmd->add_option("--host", o->host,
+                  "Inference address to bind. Default: 127.0.0.1 (this machine only), or 0.0.0.0 inside a "
+                  "SageMaker container (SM_MODEL_DIR, SAGEMAKER_BIND_TO_PORT, SAGEMAKER_MULTI_MODEL or "
+                  "SAGEMAKER_SAFE_PORT_RANGE set) or with $ROBERTA_HOST");
   cmd->add_option("--management-port", o->management_port,
                   "TorchServe management API port; -1 disables it")->default_val(8081);
   cmd->add_option("--management-host", o->management_host,
@@ -75,6 +78,14 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--auth-token", o->auth_token,
                   "Bearer token for the management API and model admin routes (default: $RC_AUTH_TOKEN). Prefer "
                   "the variable: arguments are visible in ps");
+  cmd->add_option("--api-key", o->api_key,
+                  "Require 'Authorization: Bearer KEY' on every inference route but /ping and the health "
+                  "probes, as TEI's --api-key does (default: $API_KEY, else $ROBERTA_API_KEY). Prefer the "
+                  "variables: arguments are visible in ps");
+  cmd->add_option("--key-file", o->key_file,
+                  "TorchServe's key_file.json: its \"inference\" key guards the inference port, its "
+                  "\"management\" key the management API (\"expiration time\" is honoured)")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--model-store", o->model_store,
                   "Folder that models may be registered from by URL (POST /models). Paths outside it, other "
                   "schemes and s3:// are refused. Without it, registration by URL is off");
@@ -107,7 +118,11 @@ void add_serve_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--no-truncate", o->no_truncate, "Refuse texts longer than the limit (413) instead of truncating");
   cmd->add_option("--http-threads", o->http_threads,
-                  "I/O threads (parse, tokenize, answer). One serves thousands of connections")
+                  "I/O threads (read requests, send answers). One serves thousands of connections")
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("--handler-threads", o->handler_threads,
+                  "Threads that parse bodies, tokenize and build answers, off the I/O threads (so /ping stays "
+                  "prompt under a huge request)")
       ->check(CLI::Range(1, 64));
   cmd->add_option("--inference-threads", o->inference_threads,
                   "Batches run at once. Each uses --threads compute threads: keep the product at the core count")
@@ -116,7 +131,13 @@ void add_serve_command(CLI::App& app) {
 
   cmd->callback([o, port_opt, model_opt, mbs, mbd] {
     serve::ServerConfig c;
-    c.host = o->host;
+    // Loopback unless told otherwise, or inside SageMaker, whose platform reaches the
+    // container from outside it.
+    const bool sagemaker = !env("SM_MODEL_DIR").empty() || !env("SAGEMAKER_BIND_TO_PORT").empty() ||
+                           !env("SAGEMAKER_MULTI_MODEL").empty() || !env("SAGEMAKER_SAFE_PORT_RANGE").empty();
+    c.host = !o->host.empty() ? o->host : !env("ROBERTA_HOST").empty() ? env("ROBERTA_HOST") : sagemaker ? "0.0.0.0"
+                                                                                                      : "127.0.0.1";
+    c.sagemaker_multi_model = env("SAGEMAKER_MULTI_MODEL") == "true";
     c.port = o->port;
     if (port_opt->count() == 0 && !env("SAGEMAKER_BIND_TO_PORT").empty()) {
       try {
@@ -130,10 +151,20 @@ void add_serve_command(CLI::App& app) {
     c.tls_cert = o->tls_cert;
     c.tls_key = o->tls_key;
     c.auth_token = o->auth_token.empty() ? env("RC_AUTH_TOKEN") : o->auth_token;
+    if (!o->key_file.empty()) {
+      const serve::KeyFile keys = serve::read_key_file(o->key_file);
+      c.auth.inference = keys.inference;
+      c.auth.management = keys.management;
+    }
+    // TEI reads API_KEY; ROBERTA_API_KEY is ours. An explicit flag wins over both.
+    const std::string api_key = !o->api_key.empty() ? o->api_key : !env("API_KEY").empty() ? env("API_KEY")
+                                                                                            : env("ROBERTA_API_KEY");
+    if (!api_key.empty()) c.auth.inference = serve::AuthKey{api_key, std::nullopt};
     c.request_timeout = std::chrono::milliseconds(int64_t(o->request_timeout * 1000));
     c.read_timeout = std::chrono::milliseconds(int64_t(o->read_timeout * 1000));
     c.max_connections = o->max_connections;
     c.http_threads = o->http_threads;
+    c.handler_threads = o->handler_threads;
     c.inference_threads = o->inference_threads;
     c.compute_threads = o->threads > 0 ? o->threads : std::max(1, rc::physical_cores() / o->inference_threads);
     c.truncate = !o->no_truncate;
@@ -150,6 +181,7 @@ void add_serve_command(CLI::App& app) {
                c.registry.model_store.string(), "' is not a folder");
     c.registry.work_dir = o->work_dir;
 
+    bool startup_failed = false;
     std::vector<serve::ModelSpec> specs;
     for (const auto& m : o->models) specs.push_back(parse_model_arg(m));
     if (model_opt->count() == 0) {
@@ -173,10 +205,16 @@ void add_serve_command(CLI::App& app) {
       if (mbd->count()) spec.max_batch_delay_ms = o->max_batch_delay_ms;
     }
 
-    serve::Server server(c, serve::make_classifier_backend);
-    server.load_startup_models(std::move(specs), /*exit_on_failure=*/true);
-    server.run_until_signal();
-    RC_CHECK(!server.startup_failed(), Errc::format, "a model failed to load (see the log above)");
+    {
+      serve::Server server(c, serve::make_classifier_backend);
+      server.load_startup_models(std::move(specs), /*exit_on_failure=*/true);
+      server.run_until_signal();
+      startup_failed = server.startup_failed();
+    }
+    // Unpacked packages of this process, also those of loads abandoned at exit (finding 5).
+    serve::remove_unpacked_packages(c.registry.work_dir.empty() ? fs::temp_directory_path() : c.registry.work_dir,
+                                    /*include_own=*/true);
+    RC_CHECK(!startup_failed, Errc::format, "a model failed to load (see the log above)");
   });
 }
 

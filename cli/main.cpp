@@ -4,6 +4,9 @@
 #include <cstdio>
 #include <exception>
 #include <new>
+#include <string>
+#include <thread>
+#include <algorithm>
 
 #include "commands.h"
 #include "roberta/runtime.h"
@@ -12,11 +15,15 @@
 
 namespace rc::cli {
 
+// Past a few threads per hardware thread OpenMP only adds contention, and libgomp dies
+// creating 100,000 of them (issue #10 finding 6): refuse such counts as usage errors.
+int max_threads() { return std::max(64, 4 * int(std::thread::hardware_concurrency())); }
+
 void add_threads_option(CLI::App& cmd, int& threads) {
   cmd.add_option("--threads", threads,
                  "Compute threads (one OpenMP pool for everything). Default: the physical cores; more "
-                 "than that only adds contention.")
-      ->check(CLI::NonNegativeNumber);
+                 "than that only adds contention. At most " + std::to_string(max_threads()) + " here")
+      ->check(CLI::Range(0, max_threads()));
 }
 
 void apply_threads(int threads) { rc::set_num_threads(threads); }

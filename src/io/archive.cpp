@@ -179,6 +179,67 @@ struct TempDirGuard {
   }
 };
 
+
+// A libarchive reader for tar (ustar/pax/gnu), gzip or uncompressed: nothing else is ours
+// to accept.
+std::unique_ptr<archive, ReadCloser> open_tar_reader(const std::filesystem::path& archive_path) {
+  std::unique_ptr<archive, ReadCloser> a(archive_read_new());
+  RC_CHECK(a != nullptr, Errc::resource_exhausted, "archive_read_new failed");
+  archive_read_support_filter_gzip(a.get());
+  archive_read_support_filter_none(a.get());
+  archive_read_support_format_tar(a.get());
+  if (archive_read_open_filename(a.get(), archive_path.c_str(), 1 << 16) != ARCHIVE_OK) {
+    const char* err = archive_error_string(a.get());
+    RC_THROW(Errc::format, "'", archive_path.string(), "' is not a readable tar.gz: ", err ? err : "unknown error");
+  }
+  return a;
+}
+
+const char* special_kind(mode_t type) {
+  return type == AE_IFCHR ? "character device" : type == AE_IFBLK ? "block device" : type == AE_IFIFO ? "FIFO"
+         : type == AE_IFSOCK ? "socket" : type == AE_IFLNK ? "link" : "special file";
+}
+
+// The checks that need no data: count, names, links, types, declared sizes.
+void prescan_tar_gz(const std::filesystem::path& archive_path, const ExtractLimits& limits) {
+  const std::string file = archive_path.string();
+  std::unique_ptr<archive, ReadCloser> a = open_tar_reader(archive_path);
+  auto why = [&] { return std::string(archive_error_string(a.get()) ? archive_error_string(a.get()) : "unknown error"); };
+  uint64_t members = 0, declared_total = 0;
+  for (;;) {
+    archive_entry* ent = nullptr;
+    const int rc = archive_read_next_header(a.get(), &ent);
+    if (rc == ARCHIVE_EOF) break;
+    RC_CHECK(rc == ARCHIVE_OK || rc == ARCHIVE_WARN, Errc::format, "'", file, "': corrupt archive after ", members,
+             " members: ", why());
+    RC_CHECK(++members <= limits.max_members, Errc::format, "'", file, "': more than ", limits.max_members,
+             " members (archive bomb?)");
+    const char* raw = archive_entry_pathname(ent);
+    const std::string name = raw ? raw : "";
+    const std::string where = "'" + file + "': member '" + name + "'";
+    const auto type = archive_entry_filetype(ent);
+    bool ok = false;
+    (void)safe_relative(name, ok);
+    const bool dot_dir = !ok && type == AE_IFDIR && !name.empty() && name.front() != '/' &&
+                         name.find("..") == std::string::npos;
+    RC_CHECK(ok || dot_dir, Errc::format, where, " is absolute, empty or contains '..'; refusing to extract");
+    RC_CHECK(archive_entry_hardlink(ent) == nullptr && archive_entry_symlink(ent) == nullptr, Errc::format, where,
+             " is a link; links are refused");
+    RC_CHECK(type == AE_IFREG || type == AE_IFDIR, Errc::format, where, " is a ", special_kind(type),
+             "; only regular files and folders are extracted");
+    if (type == AE_IFREG && archive_entry_size_is_set(ent)) {
+      const uint64_t declared = uint64_t(std::max<la_int64_t>(0, archive_entry_size(ent)));
+      RC_CHECK(declared <= limits.max_member_bytes, Errc::format, where, " is ", declared, " bytes, over the ",
+               limits.max_member_bytes, "-byte limit");
+      declared_total += declared;
+      RC_CHECK(declared_total <= limits.max_total_bytes, Errc::format, where, ": archive expands past the ",
+               limits.max_total_bytes, "-byte total limit (archive bomb?)");
+    }
+    // Skipping still decompresses (gzip has no index), but writes nothing.
+    RC_CHECK(archive_read_data_skip(a.get()) == ARCHIVE_OK, Errc::format, where, ": corrupt data: ", why());
+  }
+}
+
 }  // namespace
 
 void extract_tar_gz(const std::filesystem::path& archive_path, const std::filesystem::path& target_dir,
@@ -193,15 +254,13 @@ void extract_tar_gz(const std::filesystem::path& archive_path, const std::filesy
   }
   RC_CHECK(std::filesystem::exists(archive_path, ec), Errc::not_found, "cannot open '", file, "': no such file");
 
-  std::unique_ptr<archive, ReadCloser> a(archive_read_new());
-  RC_CHECK(a != nullptr, Errc::resource_exhausted, "archive_read_new failed");
-  // tar (ustar/pax/gnu) only, gzip or uncompressed: nothing else is ours to accept.
-  archive_read_support_filter_gzip(a.get());
-  archive_read_support_filter_none(a.get());
-  archive_read_support_format_tar(a.get());
+  // Pass 1, headers only: the member count, every name, type and declared size are checked
+  // before anything is written, so a hostile archive (100k members) is refused in the time
+  // it takes to decompress it, not after writing and syncing thousands of files.
+  prescan_tar_gz(archive_path, limits);
+
+  std::unique_ptr<archive, ReadCloser> a = open_tar_reader(archive_path);
   auto why = [&] { return std::string(archive_error_string(a.get()) ? archive_error_string(a.get()) : "unknown error"); };
-  RC_CHECK(archive_read_open_filename(a.get(), archive_path.c_str(), 1 << 16) == ARCHIVE_OK, Errc::format, "'", file,
-           "' is not a readable tar.gz: ", why());
 
   TempDirGuard tmp{temp_dir_beside(target_dir)};
   RC_CHECK(::mkdir(tmp.dir.c_str(), 0755) == 0, Errc::io, "cannot create '", tmp.dir.string(), "': ",
@@ -243,9 +302,7 @@ void extract_tar_gz(const std::filesystem::path& archive_path, const std::filesy
       }
       continue;
     }
-    RC_CHECK(type == AE_IFREG, Errc::format, where, " is a ",
-             type == AE_IFCHR ? "character device" : type == AE_IFBLK ? "block device" : type == AE_IFIFO ? "FIFO"
-             : type == AE_IFSOCK ? "socket" : type == AE_IFLNK ? "link" : "special file",
+    RC_CHECK(type == AE_IFREG, Errc::format, where, " is a ", special_kind(type),
              "; only regular files and folders are extracted");
     if (archive_entry_size_is_set(ent)) {
       const uint64_t declared = uint64_t(std::max<la_int64_t>(0, archive_entry_size(ent)));

@@ -10,9 +10,11 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "core/check.h"
+#include "io/regular_file.h"
 
 namespace rc::io {
 namespace {
@@ -119,29 +121,9 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view bytes
 }
 
 std::string read_file(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    RC_CHECK(err != ENOENT, Errc::not_found, "cannot open '", path.string(), "': ", std::strerror(err));
-    RC_THROW(Errc::io, "cannot open '", path.string(), "': ", std::strerror(err));
-  }
-  struct stat st {};
-  std::string out;
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) out.reserve(size_t(st.st_size));
-  char buf[1 << 16];
-  for (;;) {
-    const ssize_t got = ::read(fd, buf, sizeof buf);
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      RC_THROW(Errc::io, "cannot read '", path.string(), "': ", std::strerror(err));
-    }
-    if (got == 0) break;
-    out.append(buf, size_t(got));
-  }
-  ::close(fd);
-  return out;
+  // Regular files only, opened without blocking (a FIFO or /dev/zero is refused).
+  const Fd fd = open_regular_file(path);
+  return read_fd_bounded(fd.get(), "'" + path.string() + "'", std::numeric_limits<uint64_t>::max());
 }
 
 }  // namespace rc::io

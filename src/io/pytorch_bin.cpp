@@ -7,6 +7,7 @@
 // The pickle goes through the restricted unpickler of torch_pickle.h (executes nothing);
 // this file checks every view against its storage before copying a byte, and bounds what
 // it allocates by what the file can really hold.
+#include <unistd.h>
 #include <zip.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include <unordered_map>
 
 #include "core/check.h"
+#include "io/regular_file.h"
 #include "io/tensor_source.h"
 #include "io/torch_pickle.h"
 
@@ -106,12 +108,10 @@ void PytorchBinSource::load() {
   }
 
   // Tell the pre-1.6 formats apart from garbage: both deserve a precise answer.
+  // One descriptor for the whole load, opened without blocking: a FIFO is refused.
+  Fd fd = open_regular_file(path_);
   char head[512] = {};
-  {
-    std::ifstream in(path_, std::ios::binary);
-    RC_CHECK(in.good(), Errc::io, "cannot read '", file, "'");
-    in.read(head, sizeof head);
-  }
+  RC_CHECK(::pread(fd.get(), head, sizeof head, 0) >= 0, Errc::io, "cannot read '", file, "': ", std::strerror(errno));
   if (std::memcmp(head, "PK\x03\x04", 4) != 0) {
     const bool legacy_pickle = uint8_t(head[0]) == 0x80;
     const bool legacy_tar = file_size >= 262 && std::memcmp(head + 257, "ustar", 5) == 0;
@@ -122,7 +122,8 @@ void PytorchBinSource::load() {
   }
 
   int err = 0;
-  ZipPtr z(zip_open(path_.c_str(), ZIP_RDONLY, &err));
+  ZipPtr z(zip_fdopen(fd.get(), ZIP_RDONLY, &err));
+  if (z) fd.release();  // libzip owns it now
   if (!z) {
     zip_error_t ze;
     zip_error_init_with_code(&ze, err);

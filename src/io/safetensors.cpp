@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "core/check.h"
+#include "io/regular_file.h"
 #include "io/atomic_file.h"
 #include "io/tensor_source.h"
 #include "tensor/bf16.h"
@@ -79,16 +80,13 @@ bool mul_ok(uint64_t a, uint64_t b, uint64_t& out) {
 class MappedFile {
  public:
   explicit MappedFile(const std::filesystem::path& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      const int err = errno;
-      RC_CHECK(err != ENOENT, Errc::not_found, "cannot open '", path.string(), "': ", std::strerror(err));
-      RC_THROW(Errc::io, "cannot open '", path.string(), "': ", std::strerror(err));
-    }
+    // Never blocks: a FIFO named model.safetensors is refused, not waited on.
+    const int fd = open_regular_file(path).release();
     struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (::fstat(fd, &st) != 0) {
+      const int err = errno;
       ::close(fd);
-      RC_THROW(Errc::io, "'", path.string(), "' is not a regular file");
+      RC_THROW(Errc::io, "cannot stat '", path.string(), "': ", std::strerror(err));
     }
     size_ = size_t(st.st_size);
     if (size_ > 0) {

@@ -2,6 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <limits>
+#include <type_traits>
+
 #include "core/check.h"
 #include "io/atomic_file.h"
 
@@ -14,11 +17,45 @@ template <class T>
 void read_key(const json& j, const char* key, T& out, std::string_view source) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return;  // keep transformers' default
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    // nlohmann would turn 128.5 into 128 and 2^64-1 into -1: sizes and ids are integers,
+    // taken only when they are exactly representable.
+    const bool fits = it->is_number_integer() &&
+                      (it->is_number_unsigned() ? it->template get<uint64_t>() <= uint64_t(std::numeric_limits<T>::max())
+                                                : it->template get<int64_t>() >= int64_t(std::numeric_limits<T>::min()) &&
+                                                      it->template get<int64_t>() <= int64_t(std::numeric_limits<T>::max()));
+    RC_CHECK(fits, Errc::format, source, ": '", key, "' must be an integer",
+             it->is_number() ? " in range" : "", ", got ", it->dump());
+  }
   try {
     out = it->get<T>();
   } catch (const json::exception&) {
     RC_THROW(Errc::format, source, ": key '", key, "' has the wrong type (", it->type_name(), ")");
   }
+}
+
+// Upper bounds on each size, far above any released RoBERTa-family checkpoint (roberta-large:
+// 24 layers x 1024, 16 heads, 4096 FFN; xlm-roberta: 250,002 tokens), so that a hostile
+// config.json is refused before anything is sized from it.
+constexpr int64_t kMaxVocab = int64_t(1) << 22, kMaxHidden = 16384, kMaxLayers = 256, kMaxHeads = 256,
+                  kMaxIntermediate = int64_t(1) << 18, kMaxPositions = int64_t(1) << 20, kMaxTypeVocab = 1024,
+                  kMaxLabels = int64_t(1) << 16;
+// The same bound RobertaModel applies (16 GiB of fp32), computed here before the layout is.
+constexpr int64_t kMaxParams = int64_t(4) << 30;
+
+void check_at_most(int64_t v, int64_t bound, const char* key, std::string_view source) {
+  RC_CHECK(v <= bound, Errc::format, source, ": '", key, "' is ", v, ", more than the ", bound,
+           " this build accepts\nHINT: is config.json corrupt? real RoBERTa checkpoints are far smaller");
+}
+
+// Parameters the layout will hold (model/param_layout.cpp), counted in floating point so
+// no product can overflow.
+double parameter_count(const RobertaConfig& c) {
+  const double C = double(c.hidden_size), I = double(c.intermediate_size), K = double(c.num_labels());
+  const double embeddings = double(c.vocab_size + c.max_position_embeddings + c.type_vocab_size) * C + 2 * C;
+  const double layer = 4 * C * C + 4 * C + 2 * C + 2 * I * C + I + C + 2 * C;
+  const double head = C * C + C + K * C + K;
+  return embeddings + double(c.num_hidden_layers) * layer + head;
 }
 
 void check_positive(int64_t v, const char* key, std::string_view source) {
@@ -63,6 +100,13 @@ RobertaConfig RobertaConfig::from_json(std::string_view text, std::string_view s
   read_key(j, "architectures", c.architectures, source);
   read_key(j, "problem_type", c.problem_type, source);
 
+  check_at_most(c.vocab_size, kMaxVocab, "vocab_size", source);
+  check_at_most(c.num_attention_heads, kMaxHeads, "num_attention_heads", source);
+  check_at_most(c.hidden_size, kMaxHidden, "hidden_size", source);
+  check_at_most(c.num_hidden_layers, kMaxLayers, "num_hidden_layers", source);
+  check_at_most(c.intermediate_size, kMaxIntermediate, "intermediate_size", source);
+  check_at_most(c.max_position_embeddings, kMaxPositions, "max_position_embeddings", source);
+  check_at_most(c.type_vocab_size, kMaxTypeVocab, "type_vocab_size", source);
   check_positive(c.vocab_size, "vocab_size", source);
   check_positive(c.hidden_size, "hidden_size", source);
   check_positive(c.num_hidden_layers, "num_hidden_layers", source);
@@ -83,6 +127,7 @@ RobertaConfig RobertaConfig::from_json(std::string_view text, std::string_view s
 
   // Labels as PretrainedConfig does: id2label (string keys) wins; else num_labels (default 2).
   if (auto it = j.find("id2label"); it != j.end() && it->is_object() && !it->empty()) {
+    check_at_most(int64_t(it->size()), kMaxLabels, "id2label", source);
     c.id2label.assign(it->size(), std::string());
     std::vector<bool> seen(it->size(), false);
     for (auto& [key, value] : it->items()) {
@@ -102,8 +147,12 @@ RobertaConfig RobertaConfig::from_json(std::string_view text, std::string_view s
     int64_t n = 2;
     read_key(j, "num_labels", n, source);
     check_positive(n, "num_labels", source);
+    check_at_most(n, kMaxLabels, "num_labels", source);
     for (int64_t i = 0; i < n; ++i) c.id2label.push_back("LABEL_" + std::to_string(i));
   }
+  const double params = parameter_count(c);
+  RC_CHECK(params <= double(kMaxParams), Errc::format, source, ": describes ", int64_t(params),
+           " parameters, more than the ", kMaxParams, " this build supports\nHINT: is config.json corrupt?");
   return c;
 }
 

@@ -2,6 +2,8 @@
 // them (see batcher.h for the policy).
 #include "serve/batcher.h"
 
+#include "serve/tokenize_answer.h"
+
 #include <algorithm>
 #include <numeric>
 
@@ -60,6 +62,13 @@ std::vector<size_t> split_by_length(std::span<const int64_t> sorted_lengths, dou
 
 Scheduler::Scheduler(int threads, int compute_threads, Metrics* metrics)
     : compute_threads_(compute_threads), metrics_(metrics) {
+  // OpenMP pools far past the hardware only add contention, and libgomp fails to create
+  // 100,000 threads on the first batch (issue #10 finding 6): refuse at start instead.
+  const int max_compute = std::max(64, 4 * int(std::thread::hardware_concurrency()));
+  RC_CHECK(compute_threads >= 0 && compute_threads <= max_compute, Errc::invalid_argument, "compute threads ",
+           compute_threads, " out of range 0..", max_compute, "\nHINT: --threads N with N at most the core count");
+  RC_CHECK(threads >= 0 && threads <= 64, Errc::invalid_argument, "inference threads ", threads,
+           " out of range 1..64");
   threads = std::max(1, threads);
   for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { worker_main(); });
 }
@@ -118,6 +127,8 @@ void Scheduler::submit(const std::shared_ptr<ModelQueue>& queue, const std::shar
     if (queue->closed)
       throw HttpError(503, "ServiceUnavailable", "model '" + queue->label + "' is being unloaded", Errc::unsupported);
     const int64_t n = int64_t(job->rows.size());
+    // More rows than the whole queue holds: retrying can never succeed, so 413, not 429.
+    check_rows_fit_queue(size_t(n), queue->limits.queue_size, queue->label);
     if (int64_t(queue->rows.size()) + n > queue->limits.queue_size)
       throw HttpError(429, "TooManyRequests",
                       "model '" + queue->label + "' queue is full (" + std::to_string(queue->rows.size()) + " of " +

@@ -4,16 +4,19 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <atomic>
 // Boost 1.74 asio/beast miss <utility> under GCC 12 in C++20 (std::exchange).
 #include <utility>
 #include <boost/asio.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <condition_variable>
 #include <csignal>
+#include <cstdlib>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -46,21 +49,35 @@ class SessionBase {
   virtual void close_if_idle() = 0;
 };
 
+// The keys in effect: --auth-token is the management key unless a key file gave one.
+AuthConfig effective_auth(const ServerConfig& c) {
+  AuthConfig a = c.auth;
+  if (a.management.empty()) a.management.key = c.auth_token;
+  // Model admin on the inference port: with a management key (then required), on
+  // loopback, or in SageMaker's multi-model mode (its platform is the only client).
+  a.inference_admin = is_loopback_host(c.host) || c.sagemaker_multi_model;
+  return a;
+}
+
 struct Server::Impl {
   Impl(ServerConfig c, BackendLoader loader)
       : config(std::move(c)),
+        auth(effective_auth(config)),
         scheduler(config.inference_threads, config.compute_threads, &metrics),
         registry(scheduler, metrics, std::move(loader), config.registry),
-        router(RouterConfig{config.auth_token, !config.auth_token.empty(), config.truncate,
+        router(RouterConfig{auth.management.key, !auth.management.empty(), config.truncate,
                             [this] { return startup_pending.load() == 0 && !startup_failed.load(); }},
                registry, scheduler, metrics),
+        handlers(size_t(std::max(1, config.handler_threads))),
         work(asio::make_work_guard(ioc)) {}
 
   ServerConfig config;
+  AuthConfig auth;
   Metrics metrics;
   Scheduler scheduler;
   ModelRegistry registry;
   Router router;
+  asio::thread_pool handlers;  // request work, off the I/O threads (finding 1)
   asio::io_context ioc;
   std::optional<ssl::context> tls;
   asio::executor_work_guard<asio::io_context::executor_type> work;
@@ -150,6 +167,47 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     // (slowloris) cannot hold the connection longer than read_timeout.
     beast::get_lowest_layer(stream_).expires_after(srv_.config.read_timeout);
     reading_ = true;
+    http::async_read_header(stream_, buffer_, *parser_,
+                            beast::bind_front_handler(&Session::on_header, this->shared_from_this()));
+  }
+
+  // The head is in: refuse what we cannot read before the body comes, and tell a client
+  // that waits ("Expect: 100-continue", as curl does for bodies over 1 KB) to send it.
+  void on_header(beast::error_code ec, size_t) {
+    if (ec) return on_read(ec, 0);
+    const auto& req = parser_->get();
+    if (auto te = req.find(http::field::transfer_encoding); te != req.end()) {
+      // Only chunked (and identity, its no-op) can be read; gzip and the like would be
+      // taken for an empty or garbled body.
+      std::string_view rest(te->value().data(), te->value().size());
+      while (!rest.empty()) {
+        const size_t comma = rest.find(',');
+        std::string_view token = rest.substr(0, comma);
+        while (!token.empty() && (token.front() == ' ' || token.front() == '\t')) token.remove_prefix(1);
+        while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.remove_suffix(1);
+        const beast::string_view coding(token.data(), token.size());
+        if (!beast::iequals(coding, "chunked") && !beast::iequals(coding, "identity")) {
+          Request head;
+          head.version(11);
+          return reject(make_response(head, 501,
+                                      error_body(501, "NotImplemented",
+                                                 "Transfer-Encoding '" + std::string(token) +
+                                                     "' is not supported; send the body as is (Content-Length or "
+                                                     "chunked)")));
+        }
+        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      }
+    }
+    if (parser_->is_done()) return on_read({}, 0);
+    if (beast::iequals(req[http::field::expect], "100-continue") && req.version() >= 11) {
+      continue_ = std::make_shared<http::response<http::empty_body>>(http::status::continue_, req.version());
+      return http::async_write(stream_, *continue_, [self = this->shared_from_this()](beast::error_code wec, size_t) {
+        self->continue_.reset();
+        if (wec) return;
+        http::async_read(self->stream_, self->buffer_, *self->parser_,
+                         beast::bind_front_handler(&Session::on_read, self));
+      });
+    }
     http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&Session::on_read, this->shared_from_this()));
   }
 
@@ -187,16 +245,23 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     // for a request that timed out must never go to the next request on this connection.
     auto self = this->shared_from_this();
     const uint64_t seq = ++seq_;
-    ex->deliver = [self, seq](std::function<Response()> make) {
-      asio::post(self->stream_.get_executor(), [self, seq, make = std::move(make)] {
-        if (self->seq_ != seq || !self->current_) return;  // answered already (timeout)
-        Response res;
+    // Answers are built (serialised) on the handler pool, then sent from this connection's
+    // strand: an I/O thread never formats a large answer.
+    auto head = std::make_shared<Request>();
+    head->version(ex->request.version());
+    head->keep_alive(ex->request.keep_alive());
+    ex->deliver = [self, seq, head](std::function<Response()> make) {
+      asio::post(self->srv_.handlers, [self, seq, head, make = std::move(make)] {
+        auto res = std::make_shared<Response>();
         try {
-          res = make();
+          *res = make();
         } catch (...) {
-          res = error_response(self->current_->request, std::current_exception());
+          *res = error_response(*head, std::current_exception());
         }
-        self->send(std::move(res));
+        asio::post(self->stream_.get_executor(), [self, seq, res] {
+          if (self->seq_ != seq || !self->current_) return;  // answered already (timeout)
+          self->send(std::move(*res));
+        });
       });
     };
     timer_.expires_after(srv_.config.request_timeout);
@@ -209,7 +274,25 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
                                                                       std::to_string(self->srv_.config.request_timeout.count()) +
                                                                       " ms"))));
     });
-    srv_.router.handle(ex);
+    const std::string_view target(ex->request.target().data(), ex->request.target().size());
+    // One check for every route (serve/auth.h): a route added later is protected by default.
+    const auto auth = ex->request.find(http::field::authorization);
+    const AuthDecision decision =
+        authorize(srv_.auth, management_,
+                  std::string_view(ex->request.method_string().data(), ex->request.method_string().size()), target,
+                  auth == ex->request.end() ? std::string_view() : std::string_view(auth->value().data(), auth->value().size()));
+    if (decision.status != 0) {
+      Response res = error_response(
+          ex->request, std::make_exception_ptr(HttpError(decision.status,
+                                                         decision.status == 401 ? "Unauthorized" : "Forbidden",
+                                                         decision.message)));
+      if (decision.status == 401) res.set(http::field::www_authenticate, "Bearer");
+      return ex->reply(std::move(res));
+    }
+    // Health probes answer at once on this thread; everything else (JSON, tokenizing,
+    // registering) runs on the handler pool, so /ping stays prompt under any request.
+    if (is_public_route(target)) return srv_.router.handle(ex);
+    asio::post(srv_.handlers, [&srv = srv_, ex] { srv.router.handle(ex); });
   }
 
   void send(Response res) {
@@ -284,6 +367,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   std::optional<http::request_parser<http::string_body>> parser_;
   std::shared_ptr<Exchange> current_;
   std::shared_ptr<Response> res_;
+  std::shared_ptr<http::response<http::empty_body>> continue_;
   std::vector<char> drain_;
   asio::steady_timer timer_;
   bool management_ = false;
@@ -414,7 +498,7 @@ void Server::start() {
   Impl& s = *impl_;
   const ServerConfig& c = s.config;
   if (c.management_port >= 0 && !is_loopback_host(c.management_host))
-    RC_CHECK(!c.auth_token.empty(), Errc::invalid_argument, "the management API on ", c.management_host,
+    RC_CHECK(!s.auth.management.empty(), Errc::invalid_argument, "the management API on ", c.management_host,
              " would be reachable beyond this machine without a token",
              "\nHINT: pass --auth-token (or set RC_AUTH_TOKEN), or keep --management-host 127.0.0.1");
   RC_CHECK(c.tls_cert.empty() == c.tls_key.empty(), Errc::invalid_argument,
@@ -505,8 +589,14 @@ void Server::wait() {
     if (s.finished) return;
     s.finished = true;
   }
+  s.handlers.stop();  // queued request work is dropped; what runs finishes
+  s.handlers.join();
   s.scheduler.stop();  // runs any rows still queued (their answers are already moot)
-  s.registry.stop();
+  // A load stuck on a dead file system must not hold the exit (finding 5): loads get what
+  // is left of the drain time, at most 2 s (a model loaded at exit is of no use anyway),
+  // then are abandoned.
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(s.drain_deadline - Clock::now());
+  s.registry.stop(std::clamp(left, std::chrono::milliseconds(100), std::chrono::milliseconds(2000)));
   s.work.reset();
   s.ioc.stop();
   for (auto& t : s.io_threads)
@@ -517,9 +607,17 @@ void Server::wait() {
 void Server::run_until_signal() {
   Impl& s = *impl_;
   asio::signal_set signals(s.ioc, SIGINT, SIGTERM);
-  signals.async_wait([this](beast::error_code ec, int sig) {
+  const auto hard_deadline = s.config.drain_timeout + std::chrono::seconds(10);
+  signals.async_wait([this, hard_deadline](beast::error_code ec, int sig) {
     if (!ec) {
       log::info("serve", "received ", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+      // The hard deadline: whatever is stuck, the process is gone this long after the
+      // signal (SageMaker and Kubernetes SIGKILL a little later anyway).
+      std::thread([hard_deadline] {
+        std::this_thread::sleep_for(hard_deadline);
+        log::error("serve", "still not stopped ", hard_deadline.count(), " ms after the signal; exiting now");
+        std::_Exit(1);
+      }).detach();
       shutdown();
     }
   });

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "serve/auth.h"
 #include "serve/backend.h"
 #include "serve/batcher.h"
 #include "serve/model_registry.h"
@@ -24,12 +25,15 @@ struct ServerConfig {
   std::string management_host = "127.0.0.1";
   int management_port = 8081;            // -1: no management listener
   std::string tls_cert, tls_key;         // both set: HTTPS on every listener
-  std::string auth_token;                // bearer token for the management API
+  std::string auth_token;                // bearer token for the management API (= auth.management)
+  AuthConfig auth;                       // inference / management keys (serve/auth.h)
+  bool sagemaker_multi_model = false;    // model admin on the inference port without a key
   size_t max_body_bytes = 6 * 1024 * 1024;  // SageMaker's payload limit
   std::chrono::milliseconds request_timeout{60000};  // queue + inference, -> 504
   std::chrono::milliseconds read_timeout{30000};     // one request's head+body, and keep-alive idle
   int max_connections = 4096;
-  int http_threads = 1;
+  int http_threads = 1;                  // I/O only: parse, route, send
+  int handler_threads = 2;               // request work off the I/O threads: JSON, tokenizing, answers
   int inference_threads = 1;
   int compute_threads = 0;               // OpenMP pool per inference thread; 0 = physical cores
   bool truncate = true;                  // long texts: truncate, or 413 when false
@@ -61,6 +65,8 @@ class Server {
   void shutdown();  // graceful; any thread, also from a signal handler's strand; idempotent
   void wait();      // until the server stopped
   // start(); serve until SIGTERM/SIGINT; drain; return (the CLI's `roberta serve`).
+  // From the signal on, the process has drain_timeout + 10 s to finish: past that hard
+  // deadline (a load stuck on a dead file system, a wedged thread) it exits at once, rc 1.
   void run_until_signal();
 
   struct Impl;  // public only so the connection classes in http_server.cpp can name it

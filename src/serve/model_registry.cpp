@@ -3,7 +3,11 @@
 
 #include <atomic>
 #include <future>
+#include <signal.h>
 #include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
 
 #include "core/check.h"
 #include "roberta/log.h"
@@ -28,34 +32,49 @@ bool is_valid_model_name(const std::string& name) {
   return true;
 }
 
+int remove_unpacked_packages(const fs::path& work_dir, bool include_own) {
+  int removed = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it(work_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind("rc-serve-", 0) != 0) continue;
+    size_t i = 9, digits = 0;
+    while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i]))) ++i, ++digits;
+    if (digits == 0 || digits > 9 || i >= name.size() || name[i] != '-') continue;  // not ours
+    const pid_t pid = pid_t(std::stol(name.substr(9, digits)));
+    const bool own = pid == ::getpid();
+    // kill(pid, 0) fails with ESRCH only when no such process exists.
+    const bool dead = !own && ::kill(pid, 0) != 0 && errno == ESRCH;
+    if (!(dead || (own && include_own))) continue;
+    std::error_code rec;
+    if (fs::remove_all(it->path(), rec) > 0 && !rec) ++removed;
+  }
+  return removed;
+}
+
 ModelRegistry::ModelRegistry(Scheduler& scheduler, Metrics& metrics, BackendLoader loader, RegistryDefaults defaults)
     : scheduler_(scheduler), metrics_(metrics), loader_(std::move(loader)), defaults_(std::move(defaults)) {
   if (defaults_.work_dir.empty()) defaults_.work_dir = fs::temp_directory_path();
-  loader_thread_ = std::thread([this] { loader_main(); });
+  // Unpacked packages a killed server left behind (finding 5).
+  if (const int n = remove_unpacked_packages(defaults_.work_dir, false); n > 0)
+    log::info("serve", "removed ", n, " unpacked package(s) left in ", defaults_.work_dir.string(),
+              " by servers that are gone");
 }
 
 ModelRegistry::~ModelRegistry() { stop(); }
 
-void ModelRegistry::stop() {
+bool ModelRegistry::stop(std::chrono::milliseconds grace) {
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
-  if (loader_thread_.joinable()) loader_thread_.join();
-}
-
-void ModelRegistry::loader_main() {
-  std::unique_lock lock(mu_);
-  for (;;) {
-    cv_.wait(lock, [&] { return stopping_ || !tasks_.empty(); });
-    if (tasks_.empty()) return;  // stopping
-    auto task = std::move(tasks_.front());
-    tasks_.pop_front();
-    lock.unlock();
-    task();  // never throws: load_async's wrapper catches
-    lock.lock();
-  }
+  std::unique_lock lock(tracker_->mu);
+  if (tracker_->abandoned) return false;
+  if (tracker_->cv.wait_for(lock, grace, [&] { return tracker_->active == 0; })) return true;
+  tracker_->abandoned = true;
+  log::warn("serve", tracker_->active, " model load(s) still running after ", grace.count(),
+            " ms are abandoned (a stuck file system?)");
+  return false;
 }
 
 fs::path ModelRegistry::resolve_url(const std::string& url) const {
@@ -92,7 +111,11 @@ fs::path ModelRegistry::resolve_url(const std::string& url) const {
   return real;
 }
 
-std::shared_ptr<LoadedModel> ModelRegistry::do_load(const ModelSpec& spec) {
+namespace {
+
+// Everything a load needs is passed in by value: a stuck load may outlive the registry.
+std::shared_ptr<LoadedModel> load_model(const ModelSpec& spec, const BackendLoader& loader_,
+                                        const RegistryDefaults& defaults_) {
   const auto t0 = std::chrono::steady_clock::now();
   auto model = std::make_shared<LoadedModel>();
   model->name = spec.name;
@@ -129,6 +152,8 @@ std::shared_ptr<LoadedModel> ModelRegistry::do_load(const ModelSpec& spec) {
   return model;
 }
 
+}  // namespace
+
 void ModelRegistry::load_async(ModelSpec spec, LoadDone done) {
   if (!is_valid_model_name(spec.name))
     throw HttpError(400, "BadRequest", "model name '" + spec.name + "' is invalid: use 1-128 of [A-Za-z0-9_.-]");
@@ -146,48 +171,76 @@ void ModelRegistry::load_async(ModelSpec spec, LoadDone done) {
                       "model '" + spec.name + "'" + (spec.version.empty() ? "" : " version " + spec.version) +
                           " is already registered or being loaded; unregister it first or use another version",
                       Errc::invalid_argument);
+    if (loading_ >= kMaxParallelLoads)
+      throw HttpError(503, "ServiceUnavailable",
+                      std::to_string(loading_) + " models are being loaded already; retry when one has finished",
+                      Errc::resource_exhausted);
     ++in_progress_[spec.name];
     ++loading_;
-    tasks_.push_back([this, spec = std::move(spec), done = std::move(done)] {
-      std::shared_ptr<LoadedModel> model;
-      std::exception_ptr error;
-      try {
-        model = do_load(spec);
-        log::info("serve", "loaded model '", model->name, "' version ", model->version, " in ", model->load_seconds,
-                  " s: ", model->backend->describe());
-      } catch (...) {
-        error = std::current_exception();
-      }
-      {
-        std::lock_guard lock(mu_);
-        if (--in_progress_[spec.name] == 0) in_progress_.erase(spec.name);
-        --loading_;
+  }
+  auto tracker = tracker_;
+  {
+    std::lock_guard lock(tracker->mu);
+    ++tracker->active;
+  }
+  std::thread([this, tracker, spec = std::move(spec), done = std::move(done), loader = loader_,
+               defaults = defaults_]() mutable {
+    std::shared_ptr<LoadedModel> model;
+    std::exception_ptr error;
+    try {
+      model = load_model(spec, loader, defaults);
+      log::info("serve", "loaded model '", model->name, "' version ", model->version, " in ", model->load_seconds,
+                " s: ", model->backend->describe());
+    } catch (...) {
+      error = std::current_exception();
+    }
+    // Holding the tracker's lock while finishing keeps stop() (and so the registry's
+    // destruction) from passing us; once abandoned, nothing of the registry is touched.
+    std::lock_guard lock(tracker->mu);
+    if (!tracker->abandoned) finish_load(spec, std::move(model), error, done);
+    --tracker->active;
+    tracker->cv.notify_all();
+  }).detach();
+}
+
+void ModelRegistry::finish_load(const ModelSpec& spec, std::shared_ptr<LoadedModel> model, std::exception_ptr error,
+                                const LoadDone& done) {
+  {
+    std::lock_guard lock(mu_);
+    if (--in_progress_[spec.name] == 0) in_progress_.erase(spec.name);
+    --loading_;
+    if (model) {
+      Versions& v = models_[model->name];
+      if (v.by_version.count(model->version)) {
+        error = std::make_exception_ptr(HttpError(409, "Conflict",
+                                                  "model '" + model->name + "' version " + model->version +
+                                                      " is already registered",
+                                                  Errc::invalid_argument));
+        model.reset();
+        if (v.by_version.empty()) models_.erase(spec.name);
+      } else {
+        try {
+          model->queue = scheduler_.add_model(model->name + ":" + model->version, model->backend, model->limits);
+        } catch (...) {
+          // A refused registration leaves the registry as it was.
+          if (v.by_version.empty()) models_.erase(spec.name);
+          error = std::current_exception();
+          model.reset();
+        }
         if (model) {
-          Versions& v = models_[model->name];
-          if (v.by_version.count(model->version)) {
-            error = std::make_exception_ptr(HttpError(409, "Conflict",
-                                                      "model '" + model->name + "' version " + model->version +
-                                                          " is already registered",
-                                                      Errc::invalid_argument));
-            model.reset();
-            if (v.by_version.empty()) models_.erase(spec.name);
-          } else {
-            model->queue = scheduler_.add_model(model->name + ":" + model->version, model->backend, model->limits);
-            v.by_version[model->version] = model;
-            if (v.default_version.empty()) v.default_version = model->version;
-            if (std::find(order_.begin(), order_.end(), model->name) == order_.end()) order_.push_back(model->name);
-          }
+          v.by_version[model->version] = model;
+          if (v.default_version.empty()) v.default_version = model->version;
+          if (std::find(order_.begin(), order_.end(), model->name) == order_.end()) order_.push_back(model->name);
         }
       }
-      if (model) metrics_.set_model_load_seconds(model->name + ":" + model->version, model->load_seconds);
-      try {
-        done(model, error);
-      } catch (const std::exception& e) {
-        log::error("serve", "load callback failed: ", e.what());
-      }
-    });
+    }
   }
-  cv_.notify_one();
+  if (model) metrics_.set_model_load_seconds(model->name + ":" + model->version, model->load_seconds);
+  try {
+    done(model, error);
+  } catch (const std::exception& e) {
+    log::error("serve", "load callback failed: ", e.what());
+  }
 }
 
 std::shared_ptr<LoadedModel> ModelRegistry::load(ModelSpec spec) {

@@ -89,11 +89,14 @@ class ModelRegistry {
   // url -> a path inside the model store; HttpError 400/403/404 otherwise.
   std::filesystem::path resolve_url(const std::string& url) const;
   const RegistryDefaults& defaults() const { return defaults_; }
-  void stop();  // joins the loader thread (pending loads are abandoned with an error)
+  // Refuses new loads, waits up to `grace` for loads in progress, then abandons the rest
+  // (their results are dropped when they finish; their callbacks never run). Returns
+  // false when some were abandoned. Idempotent.
+  bool stop(std::chrono::milliseconds grace = std::chrono::seconds(2));
 
  private:
-  std::shared_ptr<LoadedModel> do_load(const ModelSpec& spec);
-  void loader_main();
+  void finish_load(const ModelSpec& spec, std::shared_ptr<LoadedModel> model, std::exception_ptr error,
+                   const LoadDone& done);
 
   Scheduler& scheduler_;
   Metrics& metrics_;
@@ -110,11 +113,27 @@ class ModelRegistry {
   std::map<std::string, int> in_progress_;   // "name/version" being loaded
   int loading_ = 0;
 
-  std::deque<std::function<void()>> tasks_;
-  std::condition_variable cv_;
   bool stopping_ = false;
-  std::thread loader_thread_;
+  // Each load runs on its own thread, so one stuck load (a hung network mount, a
+  // pathological file) never holds up the others. The threads are detached; they share
+  // only this tracker with the registry, so stop() can give up on a stuck one and return.
+  struct LoadTracker {
+    std::mutex mu;
+    std::condition_variable cv;
+    int active = 0;
+    bool abandoned = false;  // the registry is gone: finishing loads touch nothing of it
+  };
+  std::shared_ptr<LoadTracker> tracker_ = std::make_shared<LoadTracker>();
 };
+
+// Loads at once (each on its own thread); more registrations wait for none of them but
+// are refused with 503 until one finishes.
+inline constexpr int kMaxParallelLoads = 4;
+
+// Removes the package copies `roberta serve` unpacks into work_dir
+// ("rc-serve-<pid>-<name>-<n>"): those of processes that are gone (a crash, a SIGKILL),
+// and with include_own also this process's. Returns how many were removed.
+int remove_unpacked_packages(const std::filesystem::path& work_dir, bool include_own);
 
 // Valid model names/versions: 1-128 of [A-Za-z0-9_.-], not starting with '.'.
 bool is_valid_model_name(const std::string& name);

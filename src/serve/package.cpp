@@ -43,9 +43,19 @@ ServingSettings settings_from_json(std::string_view text, const std::string& wha
              ")\nHINT: re-package the model with this version of `roberta package`, or upgrade roberta");
     s.name = j.value("name", std::string());
     s.version = j.value("version", std::string());
-    s.max_length = j.value("max_length", 0);
-    s.max_batch_size = j.value("max_batch_size", 0);
-    s.max_batch_delay_ms = j.value("max_batch_delay_ms", -1);
+    // Integers in range, reported as written: j.value<int> turned 1e12 into a negative
+    // number and 4.5 into 4 (issue #10 finding 14).
+    auto int_in = [&](const char* key, int fallback, int lo, int hi) {
+      auto it = j.find(key);
+      if (it == j.end() || it->is_null()) return fallback;
+      const bool ok = it->is_number_integer() && !(it->is_number_unsigned() && it->get<uint64_t>() > uint64_t(hi)) &&
+                      it->get<int64_t>() >= lo && it->get<int64_t>() <= hi;
+      RC_CHECK(ok, Errc::format, what, ": ", key, " must be an integer in ", lo, "..", hi, ", got ", it->dump());
+      return int(it->get<int64_t>());
+    };
+    s.max_length = int_in("max_length", 0, 0, 1 << 20);
+    s.max_batch_size = int_in("max_batch_size", 0, 0, 4096);
+    s.max_batch_delay_ms = int_in("max_batch_delay_ms", -1, -1, 60000);
     s.labels = j.value("labels", std::vector<std::string>());
     s.precision = j.value("precision", std::string());
   } catch (const json::exception& e) {

@@ -4,12 +4,13 @@
 #include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <openssl/crypto.h>
 
 #include "core/check.h"
 #include "roberta/log.h"
 #include "serve/http_error.h"
 #include "serve/request.h"
+#include "serve/auth.h"
+#include "serve/tokenize_answer.h"
 
 using nlohmann::json;
 
@@ -209,12 +210,10 @@ void Router::handle(const std::shared_ptr<Exchange>& ex) {
 void Router::check_auth(const Exchange& ex) const {
   if (config_.auth_token.empty()) return;
   const auto it = ex.request.find(http::field::authorization);
-  const std::string want = "Bearer " + config_.auth_token;
-  if (it != ex.request.end()) {
-    const std::string_view got(it->value().data(), it->value().size());
-    // Constant-time comparison: the token must not leak through timing.
-    if (got.size() == want.size() && CRYPTO_memcmp(got.data(), want.data(), want.size()) == 0) return;
-  }
+  // Constant time, scheme in any case (serve/auth.h).
+  if (it != ex.request.end() &&
+      bearer_matches(std::string_view(it->value().data(), it->value().size()), AuthKey{config_.auth_token, {}}))
+    return;
   throw HttpError(401, "Unauthorized", "this API needs 'Authorization: Bearer <token>' (the server's --auth-token)");
 }
 
@@ -447,6 +446,7 @@ void Router::invoke(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<L
   const Request& req = ex->request;
   const std::string content_type(req[http::field::content_type]);
   ParsedInputs in = tei ? parse_tei(req.body(), content_type) : parse_invocation(req.body(), content_type);
+  check_rows_fit_queue(in.texts.size(), model->limits.queue_size, model->name);  // 413 before tokenizing
   const ResponseFormat format = tei ? ResponseFormat::json : response_format(std::string(req[http::field::accept]));
   const bool truncate = in.truncate.value_or(config_.truncate);
 
@@ -506,23 +506,11 @@ void Router::tokenize(const std::shared_ptr<Exchange>& ex, const std::shared_ptr
   const Request& req = ex->request;
   const ParsedInputs in = parse_tei(req.body(), std::string(req[http::field::content_type]));
   const bool truncate = in.truncate.value_or(config_.truncate);
-  json out = json::array();
-  for (const auto& text : in.texts) {
-    std::vector<int32_t> ids = model->backend->tokenize(text, truncate ? model->max_length : 0);
-    json tokens = json::array();
-    for (size_t i = 0; i < ids.size(); ++i) {
-      const bool special = model->backend->is_special(ids[i]);
-      // Without add_special_tokens the <s> and </s> the backend always adds are dropped.
-      if (!in.add_special_tokens && special && (i == 0 || i + 1 == ids.size())) continue;
-      tokens.push_back({{"id", ids[i]},
-                        {"text", model->backend->token_text(ids[i])},
-                        {"special", special},
-                        {"start", nullptr},
-                        {"stop", nullptr}});
-    }
-    out.push_back(std::move(tokens));
-  }
-  ex->reply(make_response(req, 200, out.dump(-1, ' ', false, json::error_handler_t::replace)));
+  // Bounded like predictions (serve/tokenize_answer.h).
+  check_rows_fit_queue(in.texts.size(), model->limits.queue_size, model->name);
+  const TokenizeBudget budget(in.texts.size(), model->limits.queue_size);
+  ex->reply(make_response(req, 200,
+                          render_tokenize(*model->backend, in.texts, in.add_special_tokens, truncate ? model->max_length : 0)));
 }
 
 }  // namespace rc::serve

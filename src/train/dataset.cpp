@@ -8,6 +8,7 @@
 
 #include "core/check.h"
 #include "io/atomic_file.h"
+#include "io/text_lines.h"
 
 namespace rc::train {
 namespace fs = std::filesystem;
@@ -20,18 +21,10 @@ const TextSplit* Dataset::find(const std::string& split) const {
 
 namespace {
 
-// Lines without their '\n'; a final '\n' does not start another line. '\r' is kept: the
-// reference pipeline splits on '\n' only.
-std::vector<std::string> split_lines(const std::string& bytes) {
-  std::vector<std::string> lines;
-  size_t start = 0;
-  while (start < bytes.size()) {
-    size_t end = bytes.find('\n', start);
-    if (end == std::string::npos) end = bytes.size();
-    lines.emplace_back(bytes, start, end - start);
-    start = end + 1;
-  }
-  return lines;
+// Every line-oriented file goes through io/text_lines.h: LF or CRLF, a UTF-8 BOM dropped,
+// NUL refused, the same bytes as `roberta predict --input` and `roberta tokenize` read.
+std::vector<std::string> split_lines(const std::string& bytes, const fs::path& source) {
+  return io::split_text_lines(bytes, source.string());
 }
 
 std::string trim(std::string_view s) {
@@ -59,7 +52,7 @@ RawLabel label_from_text(std::string_view s) {
 }
 
 void check_not_empty(const TextSplit& split) {
-  RC_CHECK(!split.texts.empty(), Errc::invalid_argument, "dataset split '", split.name, "' (", split.source.string(),
+  RC_CHECK(!split.texts.empty(), Errc::format, "dataset split '", split.name, "' (", split.source.string(),
            ") has no examples\nHINT: check the file and the --data path");
 }
 
@@ -67,7 +60,7 @@ void check_not_empty(const TextSplit& split) {
 std::vector<std::string> read_mapping(const fs::path& path) {
   std::vector<std::pair<int64_t, std::string>> rows;
   int line_no = 0;
-  for (const std::string& raw : split_lines(io::read_file(path))) {
+  for (const std::string& raw : io::read_text_lines(path)) {
     ++line_no;
     const std::string line = trim(raw);
     if (line.empty()) continue;
@@ -95,8 +88,9 @@ TextSplit load_tweeteval_split(const fs::path& dir, const std::string& split) {
   const fs::path labels_path = dir / (split + "_labels.txt");
   RC_CHECK(fs::exists(labels_path), Errc::not_found, "labels file ", labels_path.string(), " is missing (",
            out.source.string(), " exists)\nHINT: TweetEval folders need <split>_text.txt and <split>_labels.txt");
-  out.texts = split_lines(io::read_file(out.source));
-  std::vector<std::string> label_lines = split_lines(io::read_file(labels_path));
+  out.texts = io::read_text_lines(out.source);
+  out.labels_source = labels_path;
+  std::vector<std::string> label_lines = io::read_text_lines(labels_path);
   // A stray blank last line in a labels file is common; a blank line inside is not.
   while (!label_lines.empty() && trim(label_lines.back()).empty() && label_lines.size() > out.texts.size())
     label_lines.pop_back();
@@ -182,10 +176,10 @@ TextSplit parse_delimited(const std::string& bytes, char delimiter, const DataCo
   TextSplit out;
   out.name = source.stem().string();
   out.source = source;
-  std::string text = bytes;
-  if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);  // UTF-8 BOM (Excel)
+  // A UTF-8 BOM (Excel) dropped and NUL refused, as for every text input.
+  const std::string text(io::clean_text_bytes(bytes, source.string()));
   auto rows = parse_records(text, delimiter, source);
-  RC_CHECK(!rows.empty(), Errc::invalid_argument, "dataset file ", source.string(),
+  RC_CHECK(!rows.empty(), Errc::format, "dataset file ", source.string(),
            " is empty\nHINT: a CSV/TSV needs a header row and at least one example");
   const auto& header = rows[0];
   auto col = [&](const std::string& name, const char* flag) {
@@ -215,7 +209,7 @@ TextSplit parse_jsonl(const std::string& bytes, const DataColumns& columns, cons
   out.name = source.stem().string();
   out.source = source;
   int64_t line_no = 0;
-  for (const std::string& raw : split_lines(bytes)) {
+  for (const std::string& raw : split_lines(bytes, source)) {
     ++line_no;
     if (trim(raw).empty()) continue;
     nlohmann::json j;
@@ -253,7 +247,7 @@ namespace {
 TextSplit load_file(const fs::path& path, const DataColumns& columns, std::string* layout) {
   std::string ext = path.extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  const std::string bytes = io::read_file(path);
+  const std::string bytes = io::read_text_file(path);
   if (ext == ".csv") {
     *layout = "csv";
     return parse_delimited(bytes, ',', columns, path);

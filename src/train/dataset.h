@@ -28,6 +28,7 @@ struct RawLabel {
 struct TextSplit {
   std::string name;              // "train", "val", "test", or the file stem
   std::filesystem::path source;  // the text file (for error messages)
+  std::filesystem::path labels_source;  // where the labels are, when not in `source` (TweetEval)
   std::vector<std::string> texts;
   std::vector<RawLabel> labels;  // same length as texts
   size_t size() const { return texts.size(); }

@@ -22,6 +22,8 @@ static std::string join(const std::vector<std::string>& v) {
 std::vector<int32_t> map_labels(const TextSplit& split, const std::vector<std::string>& data_label_names,
                                 const std::vector<std::string>& model_labels) {
   const bool model_named = !is_default_label_names(model_labels);
+  // Label errors are bad input (exit 3), and name the file the labels are in.
+  const std::string where = (split.labels_source.empty() ? split.source : split.labels_source).string();
   std::vector<int32_t> out(split.labels.size());
   for (size_t i = 0; i < split.labels.size(); ++i) {
     const RawLabel& l = split.labels[i];
@@ -31,15 +33,15 @@ std::vector<int32_t> map_labels(const TextSplit& split, const std::vector<std::s
       if (model_named && id >= 0 && id < int64_t(data_label_names.size())) {
         name = data_label_names[size_t(id)];
       } else {
-        RC_CHECK(id >= 0 && id < int64_t(model_labels.size()), Errc::invalid_argument, "unknown label ", id, " in ",
-                 split.source.string(), " (example ", i + 1, "): the model has ", model_labels.size(), " labels (",
+        RC_CHECK(id >= 0 && id < int64_t(model_labels.size()), Errc::format, "unknown label ", id, " in ",
+                 where, " (example ", i + 1, "): the model has ", model_labels.size(), " labels (",
                  join(model_labels), ")\nHINT: pass --labels a,b,c to give the model a new head with these labels");
         out[i] = int32_t(id);
         continue;
       }
     }
     auto it = std::find(model_labels.begin(), model_labels.end(), name);
-    RC_CHECK(it != model_labels.end(), Errc::invalid_argument, "unknown label '", name, "' in ", split.source.string(),
+    RC_CHECK(it != model_labels.end(), Errc::format, "unknown label '", name, "' in ", where,
              " (example ", i + 1, "): the model's labels are ", join(model_labels),
              "\nHINT: pass --labels a,b,c to give the model a new head with these labels");
     out[i] = int32_t(it - model_labels.begin());

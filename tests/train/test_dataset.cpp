@@ -113,9 +113,10 @@ TEST(DatasetBadInput, EmptyDataset) {
   auto d = temp_dir("empty");
   write(d / "train_text.txt", "");
   write(d / "train_labels.txt", "");
-  EXPECT_EQ(errc_of([&] { load_dataset(d); }), rc::Errc::invalid_argument);
-  EXPECT_EQ(errc_of([] { parse_jsonl("\n\n", {}, "e.jsonl"); }), rc::Errc::invalid_argument);
-  EXPECT_EQ(errc_of([] { parse_delimited("text,label\n", ',', {}, "e.csv"); }), rc::Errc::invalid_argument);
+  // Bad input (exit 3), not a usage error (issue #10 finding 13).
+  EXPECT_EQ(errc_of([&] { load_dataset(d); }), rc::Errc::format);
+  EXPECT_EQ(errc_of([] { parse_jsonl("\n\n", {}, "e.jsonl"); }), rc::Errc::format);
+  EXPECT_EQ(errc_of([] { parse_delimited("text,label\n", ',', {}, "e.csv"); }), rc::Errc::format);
   fs::remove_all(d);
 }
 
@@ -152,10 +153,53 @@ TEST(DatasetBadInput, UnknownLabel) {
     map_labels(s, {}, {"negative", "neutral", "positive"});
     FAIL() << "expected an error";
   } catch (const rc::Error& e) {
-    EXPECT_EQ(e.errc(), rc::Errc::invalid_argument);
+    EXPECT_EQ(e.errc(), rc::Errc::format);  // bad input: exit 3 (finding 13)
     EXPECT_NE(std::string(e.what()).find("angry"), std::string::npos) << e.what();
     EXPECT_NE(e.hint().find("--labels"), std::string::npos) << e.hint();
   }
   TextSplit s2 = parse_jsonl("{\"text\":\"a\",\"label\":3}\n", {}, "u.jsonl");
-  EXPECT_EQ(errc_of([&] { map_labels(s2, {}, {"a", "b", "c"}); }), rc::Errc::invalid_argument);
+  EXPECT_EQ(errc_of([&] { map_labels(s2, {}, {"a", "b", "c"}); }), rc::Errc::format);
+}
+
+// Issue #10 findings 9 and 10: one line reader for every data file. A TweetEval folder
+// saved with CRLF and BOMs reads exactly like the LF original, and a bad label names the
+// labels file, not the text file.
+TEST(DatasetTextLines, CrlfAndBomReadLikeTheOriginal) {
+  auto lf = temp_dir("lf"), crlf = temp_dir("crlf");
+  write(lf / "mapping.txt", "0\tnegative\n1\tpositive\n");
+  write(lf / "train_text.txt", "good day \nbad day \n");
+  write(lf / "train_labels.txt", "1\n0\n");
+  write(crlf / "mapping.txt", "\xEF\xBB\xBF" "0\tnegative\r\n1\tpositive\r\n");
+  write(crlf / "train_text.txt", "\xEF\xBB\xBF" "good day \r\nbad day \r\n");
+  write(crlf / "train_labels.txt", "\xEF\xBB\xBF" "1\r\n0\r\n");
+  const Dataset a = load_dataset(lf), b = load_dataset(crlf);
+  EXPECT_EQ(a.find("train")->texts, b.find("train")->texts);
+  EXPECT_EQ(b.find("train")->texts[0], "good day ");  // the trailing space is text
+  EXPECT_EQ(*b.find("train")->labels[0].id, 1);
+  EXPECT_EQ(a.label_names, b.label_names);
+  EXPECT_EQ(b.label_names, (std::vector<std::string>{"negative", "positive"}));
+  // JSON Lines and CSV with CRLF and a BOM too.
+  const TextSplit j = parse_jsonl("\xEF\xBB\xBF{\"text\": \"x \", \"label\": 1}\r\n", {}, "j.jsonl");
+  EXPECT_EQ(j.texts, (std::vector<std::string>{"x "}));
+  const TextSplit c = parse_delimited("\xEF\xBB\xBFtext,label\r\nx ,1\r\n", ',', {}, "c.csv");
+  EXPECT_EQ(c.texts, (std::vector<std::string>{"x "}));
+  fs::remove_all(lf);
+  fs::remove_all(crlf);
+}
+
+TEST(DatasetTextLines, LabelErrorsNameTheLabelsFile) {
+  auto d = temp_dir("labels");
+  write(d / "train_text.txt", "a\nb\n");
+  write(d / "train_labels.txt", "0\n7\n");
+  const Dataset ds = load_dataset(d);
+  try {
+    map_labels(*ds.find("train"), {}, {"x", "y"});
+    FAIL() << "expected an error";
+  } catch (const rc::Error& e) {
+    EXPECT_EQ(e.errc(), rc::Errc::format);
+    EXPECT_NE(std::string(e.what()).find("train_labels.txt"), std::string::npos) << e.what();
+  }
+  write(d / "train_text.txt", std::string("a\nb\0c\n", 7));
+  EXPECT_EQ(errc_of([&] { load_dataset(d); }), rc::Errc::format);  // NUL: refused, one way everywhere
+  fs::remove_all(d);
 }

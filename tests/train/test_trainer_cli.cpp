@@ -206,7 +206,7 @@ TEST_F(TrainerCli, UnknownLabelAndRehead) {
   fs::create_directories(jl);
   std::ofstream(jl / "train.jsonl") << "{\"text\":\"so mad\",\"label\":\"angry\"}\n{\"text\":\"fine\",\"label\":\"neutral\"}\n";
   const std::string base = "train --model " + kTiny.string() + " --data " + jl.string() + " --max-steps 2 --threads 1";
-  EXPECT_EQ(run(base + " --output " + (root / "o1").string()), 2);
+  EXPECT_EQ(run(base + " --output " + (root / "o1").string()), 3);  // bad input (issue #10 finding 13)
   const std::string log = slurp(root / "log.txt");
   EXPECT_NE(log.find("unknown label 'angry'"), std::string::npos) << log;
   EXPECT_NE(log.find("--labels"), std::string::npos) << log;
@@ -237,3 +237,49 @@ TEST_F(TrainerCli, InitWritesHfCheckpoint) {
 }
 
 }  // namespace
+
+namespace {
+
+// A pid that is certainly not running: past pid_max.
+constexpr const char* kDeadPid = "999999999";
+
+}  // namespace
+
+// Issue #10 finding 7: --output equal to --model (also spelled differently, or through a
+// link) would overwrite the starting checkpoint. Refused as a usage error, nothing written.
+TEST_F(TrainerCli, OutputEqualToModelIsRefused) {
+  const fs::path start = root / "start";
+  fs::copy(kTiny, start, fs::copy_options::recursive);
+  const std::string before = slurp(start / "config.json");
+  const std::string base = "train --data " + data.string() + " --max-steps 1 --threads 1";
+  EXPECT_EQ(run(base + " --model " + start.string() + " --output " + start.string()), 2);
+  EXPECT_NE(slurp(root / "log.txt").find("starting checkpoint"), std::string::npos) << slurp(root / "log.txt");
+  EXPECT_EQ(run(base + " --model " + start.string() + " --output " + (root / "data" / ".." / "start" / ".").string()), 2);
+  fs::create_directory_symlink(start, root / "link");
+  EXPECT_EQ(run(base + " --model " + start.string() + " --output " + (root / "link").string()), 2);
+  EXPECT_EQ(slurp(start / "config.json"), before);
+  EXPECT_FALSE(fs::exists(start / "checkpoint-1"));
+}
+
+// Finding 8: a SIGKILL mid-save leaves .checkpoint-N.tmp.PID/ behind; the next run (fresh
+// or --resume) removes those of dead processes and keeps a live one's.
+TEST_F(TrainerCli, StaleCheckpointTempsAreRemoved) {
+  const fs::path out = root / "out";
+  fs::create_directories(out / (std::string(".checkpoint-4.tmp.") + kDeadPid));
+  std::ofstream(out / (std::string(".checkpoint-4.tmp.") + kDeadPid) / "model.safetensors") << "partial";
+  fs::create_directories(out / (std::string(".checkpoint-2.old.") + kDeadPid));
+  const std::string live = ".checkpoint-9.tmp.1";  // pid 1 is alive
+  fs::create_directories(out / live);
+  ASSERT_EQ(run("train --model " + kTiny.string() + " --data " + data.string() + " --output " + out.string() +
+                " --max-steps 1 --threads 1"),
+            0)
+      << slurp(root / "log.txt");
+  EXPECT_FALSE(fs::exists(out / (std::string(".checkpoint-4.tmp.") + kDeadPid)));
+  EXPECT_FALSE(fs::exists(out / (std::string(".checkpoint-2.old.") + kDeadPid)));
+  EXPECT_TRUE(fs::exists(out / live));
+  // And on --resume.
+  fs::create_directories(out / (std::string(".checkpoint-1.tmp.") + kDeadPid));
+  run("train --model " + kTiny.string() + " --data " + data.string() + " --output " + out.string() +
+      " --max-steps 2 --threads 1 --resume");
+  EXPECT_FALSE(fs::exists(out / (std::string(".checkpoint-1.tmp.") + kDeadPid)));
+}

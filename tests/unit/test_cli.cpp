@@ -168,5 +168,62 @@ TEST_F(Cli, ExitCodesAndOneLineErrors) {
   EXPECT_EQ(precision.code, 2) << precision.err;
 }
 
+// Issue #10 finding 6: --threads far past the hardware is a usage error, not a libgomp
+// segfault on the first batch.
+TEST_F(Cli, ThreadsAreBounded) {
+  const CmdResult predict = run("predict --model " + test::tiny_dir() + " --threads 100000 x");
+  EXPECT_EQ(predict.code, 2) << predict.err;
+  EXPECT_NE(predict.err.find("--threads"), std::string::npos) << predict.err;
+  const CmdResult serve = run("serve --model " + test::tiny_dir() + " --port 0 --management-port -1 --threads 100000");
+  EXPECT_EQ(serve.code, 2) << serve.err;
+  EXPECT_EQ(run("predict --model " + test::tiny_dir() + " --threads 2 x").code, 0);
+}
+
+// Finding 11: --input must be a regular file; stdin is read up to a bound.
+TEST_F(Cli, PredictInputMustBeARegularFile) {
+  const CmdResult dir = run("predict --model " + test::tiny_dir() + " --input " + fs::temp_directory_path().string());
+  EXPECT_EQ(dir.code, 3) << dir.err;
+  EXPECT_NE(dir.err.find("folder"), std::string::npos) << dir.err;
+  const CmdResult zero = run("predict --model " + test::tiny_dir() + " --input /dev/zero");
+  EXPECT_EQ(zero.code, 3) << zero.err;
+  EXPECT_NE(zero.err.find("character device"), std::string::npos) << zero.err;
+}
+
+// Findings 9 and 10: predict and tokenize read CRLF and BOM files as the LF original.
+TEST_F(Cli, CrlfAndBomInputsGiveTheSameAnswers) {
+  const fs::path lf = fs::temp_directory_path() / ("rc_cli_lf_" + std::to_string(::getpid()) + ".txt");
+  const fs::path crlf = fs::temp_directory_path() / ("rc_cli_crlf_" + std::to_string(::getpid()) + ".txt");
+  std::ofstream(lf, std::ios::binary) << "Covid cases are increasing fast! \nwhat a lovely day\n";
+  std::ofstream(crlf, std::ios::binary) << "\xEF\xBB\xBF" "Covid cases are increasing fast! \r\nwhat a lovely day\r\n";
+  for (const char* cmd : {"predict --logits", "tokenize"}) {
+    const CmdResult a = run(std::string(cmd) + " --model " + test::tiny_dir() + " --input " + lf.string());
+    const CmdResult b = run(std::string(cmd) + " --model " + test::tiny_dir() + " --input " + crlf.string());
+    EXPECT_EQ(a.code, 0) << a.err;
+    EXPECT_EQ(a.out, b.out) << cmd;
+    const CmdResult c = run(std::string(cmd) + " --model " + test::tiny_dir(),
+                            "\xEF\xBB\xBF" "Covid cases are increasing fast! \r\nwhat a lovely day\r\n");
+    EXPECT_EQ(a.out, c.out) << cmd << " from stdin";
+  }
+  fs::remove(lf);
+  fs::remove(crlf);
+}
+
+// Finding 13: a config whose parameter count overflows is bad input (3), like any other.
+TEST_F(Cli, HugeConfigIsBadInput) {
+  const fs::path dir = fs::temp_directory_path() / ("rc_cli_huge_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  for (const auto& e : fs::directory_iterator(test::tiny_dir())) fs::copy(e.path(), dir / e.path().filename());
+  auto cfg = nlohmann::json::parse(std::ifstream(dir / "config.json"));
+  cfg["num_hidden_layers"] = 200;
+  cfg["hidden_size"] = 16384;
+  cfg["num_attention_heads"] = 16;
+  cfg["intermediate_size"] = 65536;
+  std::ofstream(dir / "config.json") << cfg.dump();
+  const CmdResult r = run("predict --model " + dir.string() + " x");
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_NE(r.err.find("parameters"), std::string::npos) << r.err;
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace rc

@@ -1,0 +1,46 @@
+// Opening files that come from users without ever blocking on them. open(2) on a FIFO
+// waits for a writer forever, and a character device (/dev/zero) never ends, so every
+// reader of user-named files goes through open_regular_file(): it opens with O_NONBLOCK
+// (a FIFO then opens at once), refuses anything that is not a regular file by what
+// fstat(2) says about the descriptor itself (no check-then-open race), and clears
+// O_NONBLOCK again for the reads.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace rc::io {
+
+// An owned file descriptor.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd();
+  Fd(Fd&& o) noexcept : fd_(o.release()) {}
+  Fd& operator=(Fd&& o) noexcept;
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  int release() {
+    const int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// Opens `path` read-only. Throws not_found when absent, io when unreadable, and format
+// ("... is a FIFO, not a regular file") for folders, FIFOs, sockets and devices.
+// `what` names the file's role in the message ("config", "--input"); may be empty.
+Fd open_regular_file(const std::filesystem::path& path, std::string_view what = "");
+
+// Reads a descriptor to its end, refusing (format) more than max_bytes: a stream (stdin,
+// a pipe) has no size to check up front. `source` names it in errors.
+std::string read_fd_bounded(int fd, std::string_view source, uint64_t max_bytes);
+
+}  // namespace rc::io

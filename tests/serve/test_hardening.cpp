@@ -1,0 +1,306 @@
+// Issue #10's hostile-input findings against the live server (numbers are the issue's):
+// each test failed on the code before its fix. Every wait is bounded.
+#include <gtest/gtest.h>
+
+#include <utility>
+#include <boost/asio.hpp>
+#include <atomic>
+#include <future>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "serve/package.h"
+#include "serve/serve_fixture.h"
+#include "serve/tokenize_answer.h"
+
+using namespace rc::serve;
+using namespace rc::serve::testing;
+using nlohmann::json;
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+using tcp = asio::ip::tcp;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// A loader that hangs on any folder named "stuck*" until released (at most 30 s), as a
+// load on a dead network mount would; every other folder loads as the fake model.
+std::atomic<bool> g_release{false};
+std::atomic<int> g_stuck_running{0};
+std::shared_ptr<InferenceBackend> load_maybe_stuck(const fs::path& dir, const BackendOptions& options) {
+  if (dir.filename().string().rfind("stuck", 0) == 0) {
+    g_stuck_running.fetch_add(1);
+    for (int i = 0; i < 3000 && !g_release.load(); ++i) std::this_thread::sleep_for(10ms);
+    g_stuck_running.fetch_sub(1);
+  }
+  return load_fake(dir, options);
+}
+struct ReleaseGuard {  // lets a stuck loader go even when an assertion fails
+  ReleaseGuard() { g_release = false; }
+  ~ReleaseGuard() {
+    g_release = true;
+    for (int i = 0; i < 500 && g_stuck_running.load() > 0; ++i) std::this_thread::sleep_for(10ms);
+  }
+};
+
+std::unique_ptr<Server> stuck_server(TempDir& tmp, std::function<void(ServerConfig&)> tweak = {}) {
+  write_fake_model(tmp.path() / "store" / "stuck");
+  write_fake_model(tmp.path() / "store" / "other");
+  ServerConfig c;
+  c.host = "127.0.0.1";
+  c.port = 0;
+  c.management_port = 0;
+  c.registry.model_store = tmp.path() / "store";
+  c.registry.work_dir = tmp.path();
+  c.compute_threads = 1;
+  if (tweak) tweak(c);
+  auto server = std::make_unique<Server>(c, load_maybe_stuck);
+  server->start();
+  return server;
+}
+
+std::string mgmt_url(const Server& s, const std::string& target) {
+  return "http://127.0.0.1:" + std::to_string(s.management_port()) + target;
+}
+
+// Raw HTTP on a socket, for what the client library will not send.
+struct RawConn {
+  asio::io_context io;
+  tcp::socket sock{io};
+  explicit RawConn(int port) { sock.connect({asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)}); }
+  void send(const std::string& s) { asio::write(sock, asio::buffer(s)); }
+  // Reads whatever arrives within `limit` (stops early once `until` is seen).
+  std::string read_for(std::chrono::milliseconds limit, const std::string& until) {
+    std::string got;
+    sock.non_blocking(true);
+    const auto end = Clock::now() + limit;
+    char buf[4096];
+    while (Clock::now() < end && got.find(until) == std::string::npos) {
+      boost::system::error_code ec;
+      const size_t n = sock.read_some(asio::buffer(buf), ec);
+      if (ec == asio::error::would_block) {
+        std::this_thread::sleep_for(5ms);
+        continue;
+      }
+      if (ec) break;
+      got.append(buf, n);
+    }
+    return got;
+  }
+};
+
+std::string many_inputs(size_t n, const std::string& word = "a") {
+  std::string body = R"({"inputs": [)";
+  for (size_t i = 0; i < n; ++i) body += (i ? ",\"" : "\"") + word + "\"";
+  return body + "]}";
+}
+
+}  // namespace
+
+// 1. /tokenize is bounded like predictions: rows per request, rows at once, answer size.
+TEST(Hardening, TokenizeIsBoundedLikePredictions) {
+  LiveServer s([](ServerConfig& c) { c.registry.limits.queue_size = 8; });
+  EXPECT_EQ(call("POST", s.url("/tokenize"), many_inputs(8)).status, 200);
+  const json err = expect_error(call("POST", s.url("/tokenize"), many_inputs(9)), 413);
+  EXPECT_NE(err.value("message", "").find("8"), std::string::npos) << err;
+  EXPECT_EQ(TokenizeBudget::in_use(), 0);  // released after each request
+}
+
+TEST(Hardening, TokenizeAnswerSizeIsBounded) {
+  LiveServer s;
+  // One 5 MB text of 2.6 M words, untruncated: its answer would be ~150 MB.
+  std::string text;
+  for (int i = 0; i < 2600000; ++i) text += "a ";
+  const auto r = call("POST", s.url("/tokenize"), json{{"inputs", text}, {"truncate", false}}.dump());
+  const json err = expect_error(r, 413);
+  EXPECT_NE(err.value("message", "").find("answer would exceed"), std::string::npos) << err;
+}
+
+TEST(Hardening, PingAnswersPromptlyWhileAHugeTokenizeRuns) {
+  LiveServer s([](ServerConfig& c) { c.registry.limits.queue_size = int64_t(1) << 22; });
+  const std::string body = many_inputs(1400000);  // ~5.6 MB: 1.4 M one-word inputs
+  std::atomic<bool> done{false};
+  auto big = std::async(std::launch::async, [&] {
+    const int status = call("POST", s.url("/tokenize"), body).status;
+    done = true;
+    return status;
+  });
+  double worst = 0;
+  int pings = 0;
+  const auto t0 = Clock::now();
+  while (!done.load() && seconds_since(t0) < 60) {
+    const auto p0 = Clock::now();
+    EXPECT_EQ(call("GET", s.url("/ping"), "", "").status, 200);
+    worst = std::max(worst, seconds_since(p0));
+    ++pings;
+    std::this_thread::sleep_for(20ms);
+  }
+  const int status = big.get();
+  EXPECT_TRUE(status == 200 || status == 413) << status;  // 413 once the answer passes 64 MB
+  EXPECT_GT(pings, 0);
+  // The old server held its only I/O thread for the whole request (8-32 s in the report).
+  EXPECT_LT(worst, 1.0) << pings << " pings, the slowest took " << worst << " s";
+}
+
+// 2. Model admin on the inference port: off beyond loopback without a token.
+TEST(Hardening, ModelAdminOnInferencePortNeedsTokenOrLoopback) {
+  LiveServer open_wide([](ServerConfig& c) { c.host = "0.0.0.0"; });
+  const auto before = open_wide.server->registry().list().size();
+  expect_error(call("POST", open_wide.url("/models"), R"({"model_name": "x", "url": "sentiment"})"), 403);
+  expect_error(call("DELETE", open_wide.url("/models/sentiment"), "", ""), 403);
+  EXPECT_EQ(open_wide.server->registry().list().size(), before);
+  EXPECT_EQ(call("POST", open_wide.url("/models/sentiment/invoke"), R"({"inputs": "good"})").status, 200);
+  EXPECT_EQ(call("GET", open_wide.url("/models"), "", "").status, 200);
+
+  LiveServer sagemaker([](ServerConfig& c) {
+    c.host = "0.0.0.0";
+    c.sagemaker_multi_model = true;
+  });
+  EXPECT_EQ(call("POST", sagemaker.url("/models"), R"({"model_name": "x", "url": "sentiment"})").status, 200);
+
+  LiveServer loopback;  // 127.0.0.1, no token: a developer's own machine
+  EXPECT_EQ(call("POST", loopback.url("/models"), R"({"model_name": "x", "url": "sentiment"})").status, 200);
+  EXPECT_EQ(call("DELETE", loopback.url("/models/x"), "", "").status, 200);
+
+  LiveServer token([](ServerConfig& c) {
+    c.host = "0.0.0.0";
+    c.auth_token = "s3cret";
+  });
+  expect_error(call("POST", token.url("/models"), R"({"model_name": "x", "url": "sentiment"})"), 401);
+  EXPECT_EQ(call("POST", token.url("/models"), R"({"model_name": "x", "url": "sentiment"})", "application/json",
+                 {{"Authorization", "Bearer s3cret"}})
+                .status,
+            200);
+}
+
+// 3. A stuck load never holds up other registrations.
+TEST(Hardening, StuckLoaderDoesNotBlockOtherRegistrations) {
+  ReleaseGuard release;
+  TempDir tmp;
+  auto server = stuck_server(tmp, [](ServerConfig& c) { c.request_timeout = 2s; });
+  auto stuck = std::async(std::launch::async, [&] {
+    return call("POST", mgmt_url(*server, "/models?url=stuck&model_name=stuck"), "", "").status;
+  });
+  for (int i = 0; i < 500 && g_stuck_running.load() == 0; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(g_stuck_running.load(), 1);
+  const auto t0 = Clock::now();
+  EXPECT_EQ(call("POST", mgmt_url(*server, "/models?url=other&model_name=other"), "", "").status, 200);
+  EXPECT_LT(seconds_since(t0), 1.5);
+  EXPECT_NE(server->registry().find("other"), nullptr);
+  EXPECT_EQ(stuck.get(), 504);  // the stuck one times out on its own
+  // The same name stays taken while its load runs (409), never silently doubled.
+  EXPECT_EQ(call("POST", mgmt_url(*server, "/models?url=stuck&model_name=stuck"), "", "").status, 409);
+}
+
+// 5. SIGTERM drain with a stuck loader: the server stops within its deadline.
+TEST(Hardening, ShutdownWithAStuckLoaderFinishes) {
+  ReleaseGuard release;
+  TempDir tmp;
+  auto server = stuck_server(tmp, [](ServerConfig& c) { c.drain_timeout = 300ms; });
+  ModelSpec spec;
+  spec.name = "stuck";
+  spec.path = tmp.path() / "store" / "stuck";
+  std::atomic<bool> callback_ran{false};
+  server->registry().load_async(spec, [&](std::shared_ptr<LoadedModel>, std::exception_ptr) { callback_ran = true; });
+  for (int i = 0; i < 500 && g_stuck_running.load() == 0; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(g_stuck_running.load(), 1);
+  const auto t0 = Clock::now();
+  server->shutdown();
+  server->wait();
+  server.reset();
+  EXPECT_LT(seconds_since(t0), 5.0);  // the old server waited for the load: forever
+  EXPECT_FALSE(callback_ran.load());
+}
+
+TEST(Hardening, LeftoverUnpackedPackagesAreRemovedAtStart) {
+  TempDir work;
+  fs::create_directories(work.path() / "rc-serve-999999999-m-0" / "sub");  // a process that is gone
+  fs::create_directories(work.path() / "rc-serve-1-m-0");                  // pid 1 is alive: not ours to take
+  fs::create_directories(work.path() / "rc-serve-test-x");                 // not a server's
+  LiveServer s([&](ServerConfig& c) { c.registry.work_dir = work.path(); });
+  EXPECT_FALSE(fs::exists(work.path() / "rc-serve-999999999-m-0"));
+  EXPECT_TRUE(fs::exists(work.path() / "rc-serve-1-m-0"));
+  EXPECT_TRUE(fs::exists(work.path() / "rc-serve-test-x"));
+  EXPECT_EQ(remove_unpacked_packages(work.path(), true), 0);  // none of this process's
+}
+
+// 12. More rows than the whole queue: 413 with the limit, not a 429 that can never pass.
+TEST(Hardening, RequestLargerThanTheQueueIs413) {
+  LiveServer s([](ServerConfig& c) { c.registry.limits.queue_size = 4; });
+  const json err = expect_error(call("POST", s.url("/invocations"), many_inputs(5)), 413);
+  EXPECT_NE(err.value("message", "").find("4"), std::string::npos) << err;
+  expect_error(call("POST", s.url("/predict"), many_inputs(5)), 413);
+  EXPECT_EQ(call("POST", s.url("/invocations"), many_inputs(4)).status, 200);
+}
+
+// 14. Expect: 100-continue gets its interim answer; unknown transfer codings are 501.
+TEST(Hardening, ExpectContinueGetsAnInterim100) {
+  LiveServer s;
+  RawConn c(s.server->port());
+  const std::string body = R"({"inputs": "good"})";
+  c.send("POST /invocations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n"
+         "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n");
+  const std::string interim = c.read_for(800ms, "\r\n\r\n");  // curl waits 1 s before sending anyway
+  EXPECT_EQ(interim.rfind("HTTP/1.1 100 Continue", 0), 0u) << interim;
+  c.send(body);
+  const std::string answer = c.read_for(5s, "positive");
+  EXPECT_NE(answer.find("200 OK"), std::string::npos) << answer;
+}
+
+TEST(Hardening, UnsupportedTransferEncodingIs501) {
+  LiveServer s;
+  RawConn c(s.server->port());
+  c.send("POST /invocations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip\r\n\r\n"
+         "\x1f\x8b garbage");
+  const std::string answer = c.read_for(5s, "}");
+  EXPECT_EQ(answer.rfind("HTTP/1.1 501", 0), 0u) << answer;
+  EXPECT_NE(answer.find("gzip"), std::string::npos) << answer;
+}
+
+TEST(Hardening, LowercaseBearerSchemeIsAccepted) {
+  LiveServer s([](ServerConfig& c) { c.auth_token = "s3cret"; });
+  EXPECT_EQ(call("GET", s.mgmt("/models"), "", "", {{"Authorization", "bearer s3cret"}}).status, 200);
+  EXPECT_EQ(call("GET", s.mgmt("/models"), "", "", {{"Authorization", "BEARER s3cret"}}).status, 200);
+  expect_error(call("GET", s.mgmt("/models"), "", "", {{"Authorization", "Basic s3cret"}}), 401);
+}
+
+TEST(Hardening, PackageSettingsOutOfRangeAreReportedAsSent) {
+  try {
+    settings_from_json(R"({"max_batch_delay_ms": 1e12})", "serving.json");
+    FAIL() << "accepted";
+  } catch (const rc::Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("max_batch_delay_ms"), std::string::npos) << what;
+    EXPECT_NE(what.find("1000000000000"), std::string::npos) << what;
+    EXPECT_EQ(what.find("negative"), std::string::npos) << what;
+  }
+  EXPECT_THROW(settings_from_json(R"({"max_batch_size": 4.5})", "serving.json"), rc::Error);
+  EXPECT_THROW(settings_from_json(R"({"max_batch_delay_ms": 60001})", "serving.json"), rc::Error);
+  EXPECT_EQ(settings_from_json(R"({"max_batch_delay_ms": 7})", "serving.json").max_batch_delay_ms, 7);
+}
+
+// C. A refused registration leaves the registry (and the work folder) as they were.
+TEST(Hardening, RefusedRegistrationChangesNothing) {
+  LiveServer s;
+  const fs::path broken = s.store / "broken";
+  write_fake_model(broken);
+  std::ofstream(broken / "fake_model.json") << "{not json";
+  write_package(broken, s.store / "broken.tar.gz", {});
+  const auto before = s.server->registry().list();
+  const int plain = call("POST", s.mgmt("/models?url=broken&model_name=broken"), "", "").status;
+  const int packed = call("POST", s.mgmt("/models?url=broken.tar.gz&model_name=broken2"), "", "").status;
+  EXPECT_GE(plain, 400);
+  EXPECT_GE(packed, 400);
+  const auto after = s.server->registry().list();
+  ASSERT_EQ(after.size(), before.size());
+  for (size_t i = 0; i < after.size(); ++i) EXPECT_EQ(after[i].model, before[i].model);
+  EXPECT_EQ(s.server->registry().find("broken"), nullptr);
+  for (const auto& e : fs::directory_iterator(s.tmp.path()))
+    EXPECT_NE(e.path().filename().string().rfind("rc-serve-", 0), 0u) << "left behind: " << e.path();
+  // And the names are free again.
+  write_fake_model(s.store / "fixed");
+  EXPECT_EQ(call("POST", s.mgmt("/models?url=fixed&model_name=broken"), "", "").status, 200);
+}
