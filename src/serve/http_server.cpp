@@ -73,6 +73,19 @@ struct Server::Impl {
 
   ServerConfig config;
   AuthConfig auth;
+  // Declared before the io_context and the handler pool, so they outlive them: handlers
+  // those destroy unrun (at shutdown) may hold the last reference to a session, whose
+  // destructor updates these.
+  std::atomic<int> connections{0};
+  std::atomic<int64_t> in_flight{0};
+  std::atomic<bool> draining{false};
+  std::atomic<int> startup_pending{0};
+  std::atomic<bool> startup_failed{false};
+
+  std::mutex sessions_mu;
+  std::unordered_map<uint64_t, std::weak_ptr<SessionBase>> sessions;
+  uint64_t next_session = 0;
+
   Metrics metrics;
   Scheduler scheduler;
   ModelRegistry registry;
@@ -84,16 +97,6 @@ struct Server::Impl {
   std::vector<std::shared_ptr<class Listener>> listeners;
   std::vector<std::thread> io_threads;
   int bound_port = -1, bound_management_port = -1;
-
-  std::atomic<int> connections{0};
-  std::atomic<int64_t> in_flight{0};
-  std::atomic<bool> draining{false};
-  std::atomic<int> startup_pending{0};
-  std::atomic<bool> startup_failed{false};
-
-  std::mutex sessions_mu;
-  std::unordered_map<uint64_t, std::weak_ptr<SessionBase>> sessions;
-  uint64_t next_session = 0;
 
   std::mutex state_mu;
   std::condition_variable state_cv;
@@ -589,8 +592,7 @@ void Server::wait() {
     if (s.finished) return;
     s.finished = true;
   }
-  s.handlers.stop();  // queued request work is dropped; what runs finishes
-  s.handlers.join();
+  s.handlers.join();  // request work already queued finishes (bounded: drained, I/O still running)
   s.scheduler.stop();  // runs any rows still queued (their answers are already moot)
   // A load stuck on a dead file system must not hold the exit (finding 5): loads get what
   // is left of the drain time, at most 2 s (a model loaded at exit is of no use anyway),

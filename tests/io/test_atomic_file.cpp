@@ -147,7 +147,8 @@ TEST(ReadFile, MissingIsNotFound) {
   expect_error(Errc::not_found, {"nope.txt"}, [&] { read_file(dir.path() / "nope.txt"); });
 }
 
-TEST(ReadFile, FolderIsIoError) {
+// A folder is refused as bad input, like a FIFO or a device (io/regular_file.h).
+TEST(ReadFile, FolderIsRefused) {
   TempDir dir;
-  expect_error(Errc::io, {}, [&] { read_file(dir.path()); });
+  expect_error(Errc::format, {"is a folder"}, [&] { read_file(dir.path()); });
 }

@@ -122,7 +122,15 @@ TEST_F(TinyCopy, HugeConfigIsRefusedBeforeAllocating) {
   j["vocab_size"] = int64_t(1) << 40;
   write_config(j);
   const std::string err = error_of([&] { model::load_checkpoint(dir_, {}); });
-  EXPECT_NE(err.find("parameters"), std::string::npos) << err;
+  EXPECT_NE(err.find("vocab_size"), std::string::npos) << err;  // config.json's own size bounds
+  // Every size within its bound, the product not: the parameter count.
+  j["vocab_size"] = 50265;
+  j["num_hidden_layers"] = 256;
+  j["hidden_size"] = 8192;
+  j["num_attention_heads"] = 16;
+  write_config(j);
+  const std::string err2 = error_of([&] { model::load_checkpoint(dir_, {}); });
+  EXPECT_NE(err2.find("parameters"), std::string::npos) << err2;
 }
 
 TEST_F(TinyCopy, MissingConfigNamesTheFile) {
