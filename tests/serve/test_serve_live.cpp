@@ -231,3 +231,37 @@ TEST_F(ServeCli, BadModelExitsNonZero) {
   EXPECT_NE(code, -1) << "did not exit";
   EXPECT_NE(server.stderr_text().find("cannot load model 'x'"), std::string::npos) << server.stderr_text();
 }
+
+// Issue #10: loopback unless inside SageMaker (finding 2); the API key from TEI's
+// $API_KEY guards inference and is never logged (auth); the unpacked package is removed
+// at exit (finding 5).
+TEST_F(ServeCli, DefaultHostApiKeyFromEnvironmentAndCleanExit) {
+  const fs::path archive = tmp.path() / "model.tar.gz";
+  ASSERT_EQ(run_cmd(kBin.string() + " package --model " + kTiny.string() + " --output " + archive.string() + " 2>&1").code, 0);
+  const fs::path work = tmp.path() / "work";
+  fs::create_directories(work);
+  const int port = free_port();
+  const std::string base = "http://127.0.0.1:" + std::to_string(port);
+  Child server({"serve", "--model", "tiny=" + archive.string(), "--port", std::to_string(port), "--management-port",
+                "-1", "--threads", "1", "--work-dir", work.string()},
+               {"API_KEY=env-api-key-8731"}, tmp.path() / "serve.log");
+  ASSERT_TRUE(wait_ping(base)) << server.stderr_text();  // /ping needs no key
+  EXPECT_EQ(call("POST", base + "/invocations", "hello", "text/plain").status, 401);
+  EXPECT_EQ(call("POST", base + "/invocations", "hello", "text/plain", {{"Authorization", "Bearer env-api-key-8731"}}).status,
+            200);
+  ::kill(server.pid, SIGTERM);
+  EXPECT_EQ(server.wait_exit(30s), 0) << server.stderr_text();
+  const std::string log = server.stderr_text();
+  EXPECT_NE(log.find("listening on 127.0.0.1:"), std::string::npos) << log;
+  EXPECT_EQ(log.find("env-api-key-8731"), std::string::npos) << log;
+  EXPECT_TRUE(fs::is_empty(work)) << "unpacked package left in " << work;
+
+  const int port2 = free_port();
+  Child sagemaker({"serve", "--management-port", "-1", "--threads", "1"},
+                  {"SM_MODEL_DIR=" + kTiny.string(), "SAGEMAKER_BIND_TO_PORT=" + std::to_string(port2)},
+                  tmp.path() / "serve2.log");
+  ASSERT_TRUE(wait_ping("http://127.0.0.1:" + std::to_string(port2))) << sagemaker.stderr_text();
+  ::kill(sagemaker.pid, SIGTERM);
+  EXPECT_EQ(sagemaker.wait_exit(30s), 0);
+  EXPECT_NE(sagemaker.stderr_text().find("listening on 0.0.0.0:"), std::string::npos) << sagemaker.stderr_text();
+}
