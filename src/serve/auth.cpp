@@ -103,6 +103,12 @@ bool bearer_matches(std::string_view header, const AuthKey& key, std::chrono::sy
   return !key.expires || now < *key.expires;
 }
 
+AuthConfig effective_auth(AuthConfig a, const std::string& auth_token, bool inference_admin) {
+  if (a.management.empty()) a.management.key = auth_token;
+  a.inference_admin = inference_admin;
+  return a;
+}
+
 AuthDecision authorize(const AuthConfig& config, bool management_port, std::string_view method, std::string_view path,
                        std::string_view authorization) {
   if (is_public_route(path)) return {};

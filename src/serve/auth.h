@@ -59,6 +59,10 @@ bool is_model_admin_route(std::string_view method, std::string_view path);
 bool bearer_matches(std::string_view authorization_header, const AuthKey& key,
                     std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
 
+// The keys in effect: `configured` (--api-key, --key-file), with --auth-token as the
+// management key when the key file gave none.
+AuthConfig effective_auth(AuthConfig configured, const std::string& auth_token, bool inference_admin);
+
 // The decision for one request. status 0: allowed; else 401 or 403 with a message that
 // never contains a key.
 struct AuthDecision {

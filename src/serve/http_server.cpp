@@ -9,7 +9,6 @@
 // Boost 1.74 asio/beast miss <utility> under GCC 12 in C++20 (std::exchange).
 #include <utility>
 #include <boost/asio.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -24,6 +23,7 @@
 
 #include "core/check.h"
 #include "roberta/log.h"
+#include "serve/http_checks.h"
 #include "serve/http_error.h"
 #include "serve/request.h"
 #include "serve/routes.h"
@@ -36,33 +36,18 @@ namespace ssl = boost::asio::ssl;
 using tcp = asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
-bool is_loopback_host(const std::string& host) {
-  if (host == "localhost") return true;
-  boost::system::error_code ec;
-  const auto addr = asio::ip::make_address(host, ec);
-  return !ec && addr.is_loopback();
-}
-
 class SessionBase {
  public:
   virtual ~SessionBase() = default;
   virtual void close_if_idle() = 0;
 };
 
-// The keys in effect: --auth-token is the management key unless a key file gave one.
-AuthConfig effective_auth(const ServerConfig& c) {
-  AuthConfig a = c.auth;
-  if (a.management.empty()) a.management.key = c.auth_token;
-  // Model admin on the inference port: with a management key (then required), on
-  // loopback, or in SageMaker's multi-model mode (its platform is the only client).
-  a.inference_admin = is_loopback_host(c.host) || c.sagemaker_multi_model;
-  return a;
-}
-
 struct Server::Impl {
   Impl(ServerConfig c, BackendLoader loader)
       : config(std::move(c)),
-        auth(effective_auth(config)),
+        // Model admin on the inference port is allowed keyless only on loopback, or in
+        // SageMaker's multi-model mode (its platform is the container's only client).
+        auth(effective_auth(config.auth, config.auth_token, is_loopback_host(config.host) || config.sagemaker_multi_model)),
         scheduler(config.inference_threads, config.compute_threads, &metrics),
         registry(scheduler, metrics, std::move(loader), config.registry),
         router(RouterConfig{auth.management.key, !auth.management.empty(), config.truncate,
@@ -179,26 +164,13 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   void on_header(beast::error_code ec, size_t) {
     if (ec) return on_read(ec, 0);
     const auto& req = parser_->get();
+    // Only chunked (and identity, its no-op) can be read: gzip and the like would be
+    // taken for an empty or garbled body.
     if (auto te = req.find(http::field::transfer_encoding); te != req.end()) {
-      // Only chunked (and identity, its no-op) can be read; gzip and the like would be
-      // taken for an empty or garbled body.
-      std::string_view rest(te->value().data(), te->value().size());
-      while (!rest.empty()) {
-        const size_t comma = rest.find(',');
-        std::string_view token = rest.substr(0, comma);
-        while (!token.empty() && (token.front() == ' ' || token.front() == '\t')) token.remove_prefix(1);
-        while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.remove_suffix(1);
-        const beast::string_view coding(token.data(), token.size());
-        if (!beast::iequals(coding, "chunked") && !beast::iequals(coding, "identity")) {
-          Request head;
-          head.version(11);
-          return reject(make_response(head, 501,
-                                      error_body(501, "NotImplemented",
-                                                 "Transfer-Encoding '" + std::string(token) +
-                                                     "' is not supported; send the body as is (Content-Length or "
-                                                     "chunked)")));
-        }
-        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      if (auto bad = unsupported_transfer_coding(std::string_view(te->value().data(), te->value().size()))) {
+        Request head;
+        head.version(11);
+        return reject(make_response(head, 501, error_body(501, "NotImplemented", *bad)));
       }
     }
     if (parser_->is_done()) return on_read({}, 0);
@@ -277,18 +249,15 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
                                                                       std::to_string(self->srv_.config.request_timeout.count()) +
                                                                       " ms"))));
     });
-    const std::string_view target(ex->request.target().data(), ex->request.target().size());
+    auto view = [](beast::string_view v) { return std::string_view(v.data(), v.size()); };
+    const std::string_view target = view(ex->request.target());
     // One check for every route (serve/auth.h): a route added later is protected by default.
     const auto auth = ex->request.find(http::field::authorization);
-    const AuthDecision decision =
-        authorize(srv_.auth, management_,
-                  std::string_view(ex->request.method_string().data(), ex->request.method_string().size()), target,
-                  auth == ex->request.end() ? std::string_view() : std::string_view(auth->value().data(), auth->value().size()));
+    const AuthDecision decision = authorize(srv_.auth, management_, view(ex->request.method_string()), target,
+                                            auth == ex->request.end() ? std::string_view() : view(auth->value()));
     if (decision.status != 0) {
-      Response res = error_response(
-          ex->request, std::make_exception_ptr(HttpError(decision.status,
-                                                         decision.status == 401 ? "Unauthorized" : "Forbidden",
-                                                         decision.message)));
+      const char* type = decision.status == 401 ? "Unauthorized" : "Forbidden";
+      Response res = error_response(ex->request, std::make_exception_ptr(HttpError(decision.status, type, decision.message)));
       if (decision.status == 401) res.set(http::field::www_authenticate, "Bearer");
       return ex->reply(std::move(res));
     }

@@ -15,6 +15,7 @@
 #include "serve/auth.h"
 #include "serve/backend.h"
 #include "serve/batcher.h"
+#include "serve/http_checks.h"  // is_loopback_host
 #include "serve/model_registry.h"
 
 namespace rc::serve {
@@ -75,7 +76,5 @@ class Server {
   std::unique_ptr<Impl> impl_;
 };
 
-// Loopback addresses: 127.0.0.0/8, ::1, "localhost".
-bool is_loopback_host(const std::string& host);
 
 }  // namespace rc::serve
