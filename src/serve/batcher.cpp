@@ -27,6 +27,8 @@ class ModelQueue {
   std::deque<RowRef> rows;
   int64_t queued_tokens = 0;
   bool closed = false;
+  int max_running = 0;  // set_workers(); 0: any free inference thread may take a batch
+  int running = 0;      // batches of this model running now
 };
 
 Job::Job(std::vector<std::vector<int32_t>> rows_in, std::function<void(Job&)> on_done)
@@ -74,6 +76,13 @@ void Scheduler::stop() {
   cv_.notify_all();
   for (auto& t : threads_)
     if (t.joinable()) t.join();
+}
+
+void Scheduler::set_workers(const std::shared_ptr<ModelQueue>& queue, int workers) {
+  std::lock_guard lock(mu_);
+  queue->max_running = std::max(0, workers);
+  while (int(threads_.size()) < std::min(workers, 64) && !stopping_) threads_.emplace_back([this] { worker_main(); });
+  cv_.notify_all();
 }
 
 std::shared_ptr<ModelQueue> Scheduler::add_model(std::string label, std::shared_ptr<const InferenceBackend> backend,
@@ -153,6 +162,7 @@ void Scheduler::worker_main() {
     auto wake = Job::Clock::time_point::max();
     for (const auto& q : queues_) {
       if (q->rows.empty()) continue;
+      if (q->max_running > 0 && q->running >= q->max_running && !stopping_) continue;  // its workers are busy
       const auto& head = q->rows.front();
       const auto due = head.enqueued + std::chrono::milliseconds(q->limits.max_batch_delay_ms);
       const bool ready = stopping_ || q->closed || int64_t(q->rows.size()) >= q->limits.max_batch_size ||
@@ -191,11 +201,16 @@ void Scheduler::worker_main() {
     }
     const int64_t depth = int64_t(best->rows.size());
     if (best->closed && best->rows.empty()) std::erase(queues_, best);
+    ++best->running;
     lock.unlock();
     if (metrics_) metrics_->set_queue_depth(best->label, depth);
     for (auto& job : dropped) finish_row(job);
     if (!picked.empty()) run_batch(*best, picked);
     picked.clear();
+    lock.lock();
+    --best->running;
+    cv_.notify_all();  // a worker waiting on this model's busy limit may go now
+    lock.unlock();
     best.reset();  // may release an unloaded model's backend, outside the lock
     lock.lock();
   }

@@ -70,6 +70,9 @@ class Scheduler {
 
   std::shared_ptr<ModelQueue> add_model(std::string label, std::shared_ptr<const InferenceBackend> backend,
                                         BatchLimits limits);
+  // TorchServe's workers: at most `workers` batches of this model run at once (0: no limit
+  // but the thread count); threads are added, up to 64, so that many can run.
+  void set_workers(const std::shared_ptr<ModelQueue>& queue, int workers);
   // New submits are refused (503); rows already queued still run, then the queue and its
   // backend are released.
   void remove_model(const std::shared_ptr<ModelQueue>& queue);

@@ -52,7 +52,8 @@ struct Server::Impl {
         scheduler(config.inference_threads, config.compute_threads, &metrics),
         registry(scheduler, metrics, std::move(loader), config.registry),
         router(RouterConfig{config.auth_token, !config.auth_token.empty(), config.truncate,
-                            [this] { return startup_pending.load() == 0 && !startup_failed.load(); }},
+                            [this] { return startup_pending.load() == 0 && !startup_failed.load(); },
+                            config.max_client_batch_size, config.max_connections},
                registry, scheduler, metrics),
         work(asio::make_work_guard(ioc)) {}
 
