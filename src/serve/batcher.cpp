@@ -186,6 +186,14 @@ void Scheduler::worker_main() {
     int64_t longest = 0;
     while (!best->rows.empty() && int64_t(picked.size()) < best->limits.max_batch_size) {
       RowRef& r = best->rows.front();
+      if (!r.job->cancelled.load() && now > r.job->deadline) {
+        std::lock_guard job_lock(r.job->mu_);
+        if (!r.job->error)
+          r.job->error = std::make_exception_ptr(HttpError(504, "GatewayTimeout",
+                                                           "not run within the model's response_timeout",
+                                                           Errc::resource_exhausted));
+        r.job->cancelled.store(true);
+      }
       if (r.job->cancelled.load()) {
         best->queued_tokens -= r.length;
         dropped.push_back(std::move(r.job));

@@ -46,6 +46,9 @@ class Job {
   std::vector<Prediction> results;   // row order
   std::exception_ptr error;          // first failure, if any
   std::atomic<bool> cancelled{false};
+  // TorchServe's per-model response_timeout: rows still queued after it are not run and the
+  // job fails with 504. max(): only the server's request timeout applies.
+  Clock::time_point deadline = Clock::time_point::max();
   double queue_seconds = 0;          // longest wait of any row
   double inference_seconds = 0;      // sum over the batches it was part of
 

@@ -481,6 +481,8 @@ void Router::submit(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<L
     throw HttpError(503, "ServiceUnavailable",
                     "model '" + model->name + "' has 0 workers; scale it up with PUT /models/" + model->name +
                         "?min_worker=1 on the management port");
+  if (model->response_timeout_s > 0)
+    job->deadline = Job::Clock::now() + std::chrono::seconds(model->response_timeout_s);
   ex->job = job;
   scheduler_.submit(model->queue, job);
 }

@@ -215,6 +215,24 @@ TEST(TorchServeRegister, ParametersAndWorkersBoundConcurrency) {
   EXPECT_EQ(call("POST", s.url("/predictions/m4"), R"({"inputs": "x"})").status, 503);
 }
 
+// response_timeout: a row still queued after it is not run, its request gets 504.
+TEST(TorchServeRegister, ResponseTimeoutSkipsRowsQueuedTooLong) {
+  LiveServer s([](ServerConfig& c) { c.registry.limits.max_batch_size = 1; }, /*load_default=*/false);
+  write_fake_model(s.store / "slow");
+  ASSERT_EQ(call("POST", s.mgmt("/models?url=slow&initial_workers=1&synchronous=true&response_timeout=1"), "", "").status, 200);
+  fake_stats().reset();
+  fake_stats().hold = true;
+  auto first = std::async(std::launch::async, [&] { return call("POST", s.url("/predictions/slow"), R"({"inputs": "a"})"); });
+  for (int i = 0; i < 200 && fake_stats().running.load() < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  auto second = std::async(std::launch::async, [&] { return call("POST", s.url("/predictions/slow"), R"({"inputs": "b"})"); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  fake_stats().hold = false;
+  EXPECT_EQ(first.get().status, 200);
+  expect_error(second.get(), 504);
+  EXPECT_EQ(fake_stats().runs.load(), 1);  // the second row never ran
+  EXPECT_EQ(call("POST", s.url("/predictions/slow"), R"({"inputs": "c"})").status, 200);
+}
+
 TEST(SageMakerDetails, CustomAttributesAndPagination) {
   LiveServer s;
   for (const char* name : {"b1", "b2"}) {
