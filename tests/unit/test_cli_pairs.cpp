@@ -77,5 +77,24 @@ TEST_F(CliPairs, EvalOnAPairDataset) {
   EXPECT_NE(jp[key].get<double>(), js[key].get<double>());  // the pairs reached the model
 }
 
+TEST_F(CliPairs, TrainOnAPairDataset) {
+  {
+    std::ofstream f(dir_ / "nli.jsonl");
+    for (int i = 0; i < 6; ++i)
+      f << "{\"text\": \"good day " << i << "\", \"text_pair\": \"bad night\", \"label\": \"negative\"}\n"
+        << "{\"text\": \"meh " << i << "\", \"text_pair\": \"fine\", \"label\": \"positive\"}\n";
+  }
+  const auto r = run("train --model " + test::tiny_dir() + " --data " + (dir_ / "nli.jsonl").string() + " --output " +
+                     (dir_ / "out").string() + " --max-steps 2 --batch-size 4");
+  ASSERT_EQ(r.first, 0) << r.second;
+  std::ifstream in(dir_ / "out/train_results.json");
+  const auto j = nlohmann::json::parse(in);
+  // Tokens per example: pairs are <s> a </s></s> b </s> (7-9 ids here); the first texts
+  // alone would be <s> a </s> (4-5 ids).
+  const double per_example = j["train_tokens_per_second"].get<double>() / j["train_samples_per_second"].get<double>();
+  EXPECT_GT(per_example, 6.5);
+  EXPECT_LT(per_example, 9.5);
+}
+
 }  // namespace
 }  // namespace rc
