@@ -13,7 +13,7 @@ namespace rc::cli {
 void add_predict_command(CLI::App& app) {
   struct Opts {
     std::string model, input, precision;
-    std::vector<std::string> texts;
+    std::vector<std::string> texts, text_pairs;
     int batch_size = 32, max_length = 0, threads = 0;
     bool logits = false, init_head = false;
   };
@@ -23,7 +23,12 @@ void add_predict_command(CLI::App& app) {
                                           "tokenizer files")
       ->required();
   cmd->add_option("texts", opts->texts, "Texts to classify (default: --input, else one per stdin line)");
-  cmd->add_option("--input", opts->input, "A .txt file (one text per line) or .jsonl file ({\"text\": ...} per line)");
+  cmd->add_option("--input", opts->input,
+                  "A .txt file (one text per line) or .jsonl file ({\"text\": ...} per line; with \"text_pair\" "
+                  "on every line, pairs)");
+  cmd->add_option("--text-pair", opts->text_pairs,
+                  "Second text of each pair, one per TEXT argument (NLI, paraphrase): encoded as HF's "
+                  "tokenizer(text, text_pair), <s> a </s></s> b </s>");
   cmd->add_option("--batch-size", opts->batch_size, "Texts per forward pass; texts are sorted by length first so "
                                                      "each batch pads only to its own longest")
       ->check(CLI::PositiveNumber);
@@ -43,8 +48,12 @@ void add_predict_command(CLI::App& app) {
     load.max_length = opts->max_length;
     load.init_head = opts->init_head;
     auto classifier = Classifier::load(opts->model, load);
-    const std::vector<std::string> texts = gather_texts(opts->texts, opts->input);
-    const std::vector<Prediction> preds = classifier->predict(texts, opts->batch_size);
+    std::vector<std::string> pairs = opts->text_pairs;
+    RC_CHECK(pairs.empty() || pairs.size() == opts->texts.size(), Errc::invalid_argument, "--text-pair given ",
+             pairs.size(), " times for ", opts->texts.size(), " texts\nHINT: one --text-pair per TEXT argument");
+    const std::vector<std::string> texts = gather_texts(opts->texts, opts->input, pairs.empty() ? &pairs : nullptr);
+    const std::vector<Prediction> preds =
+        pairs.empty() ? classifier->predict(texts, opts->batch_size) : classifier->predict_pairs(texts, pairs, opts->batch_size);
     const auto& labels = classifier->labels();
     for (const Prediction& p : preds) {
       nlohmann::ordered_json j;

@@ -11,6 +11,7 @@
 #include "roberta/log.h"
 #include "roberta/runtime.h"
 #include "serve/http_server.h"
+#include "serve/sagemaker_env.h"
 
 namespace fs = std::filesystem;
 
@@ -53,6 +54,7 @@ void add_serve_command(CLI::App& app) {
                 model_store, work_dir, precision;
     int port = 8080, management_port = 8081, threads = 0, http_threads = 1, handler_threads = 2, inference_threads = 1;
     int max_batch_size = 32, max_batch_delay_ms = 5, max_length = 0, max_connections = 4096;
+    int max_client_batch_size = 32;
     int64_t max_batch_tokens = 16384, queue_size = 1024;
     double request_timeout = 60, read_timeout = 30;
     bool no_truncate = false;
@@ -69,8 +71,13 @@ void add_serve_command(CLI::App& app) {
                   "Inference address to bind. Default: 127.0.0.1 (this machine only), or 0.0.0.0 inside a "
                   "SageMaker container (SM_MODEL_DIR, SAGEMAKER_BIND_TO_PORT, SAGEMAKER_MULTI_MODEL or "
                   "SAGEMAKER_SAFE_PORT_RANGE set) or with $ROBERTA_HOST");
-  cmd->add_option("--management-port", o->management_port,
-                  "TorchServe management API port; -1 disables it")->default_val(8081);
+  auto* mgmt_port_opt = cmd->add_option("--management-port", o->management_port,
+                                        "TorchServe management API port; -1 disables it. Under SageMaker "
+                                        "(SAGEMAKER_SAFE_PORT_RANGE set) the default is the range's first port")
+                           ->default_val(8081);
+  cmd->add_option("--max-client-batch-size", o->max_client_batch_size,
+                  "TEI's limit: most inputs in one /predict, /tokenize or /decode request (413 beyond)")
+      ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--management-host", o->management_host,
                   "Management address. Anything beyond loopback requires --auth-token");
   cmd->add_option("--tls-cert", o->tls_cert, "PEM certificate chain: serve HTTPS (with --tls-key)");
@@ -129,7 +136,7 @@ void add_serve_command(CLI::App& app) {
       ->check(CLI::Range(1, 64));
   add_threads_option(*cmd, o->threads);
 
-  cmd->callback([o, port_opt, model_opt, mbs, mbd] {
+  cmd->callback([o, port_opt, mgmt_port_opt, model_opt, mbs, mbd] {
     serve::ServerConfig c;
     // Loopback unless told otherwise, or inside SageMaker, whose platform reaches the
     // container from outside it.
@@ -147,7 +154,9 @@ void add_serve_command(CLI::App& app) {
       }
     }
     c.management_host = o->management_host;
-    c.management_port = o->management_port;
+    c.management_port = serve::pick_second_port(env("SAGEMAKER_SAFE_PORT_RANGE"), o->management_port,
+                                                mgmt_port_opt->count() > 0, c.port);
+    c.max_client_batch_size = o->max_client_batch_size;
     c.tls_cert = o->tls_cert;
     c.tls_key = o->tls_key;
     c.auth_token = o->auth_token.empty() ? env("RC_AUTH_TOKEN") : o->auth_token;
@@ -175,7 +184,7 @@ void add_serve_command(CLI::App& app) {
     c.registry.backend.precision = o->precision;
     c.registry.backend.max_length = o->max_length;
     c.registry.model_store = o->model_store;
-    if (c.registry.model_store.empty() && env("SAGEMAKER_MULTI_MODEL") == "true") c.registry.model_store = "/opt/ml/models";
+    if (c.registry.model_store.empty() && serve::env_flag_is_true(env("SAGEMAKER_MULTI_MODEL"))) c.registry.model_store = "/opt/ml/models";
     if (!c.registry.model_store.empty())
       RC_CHECK(fs::is_directory(c.registry.model_store), Errc::not_found, "--model-store '",
                c.registry.model_store.string(), "' is not a folder");

@@ -20,7 +20,7 @@ bool has_suffix(const std::string& s, const std::string& suffix) {
 
 std::vector<std::string> read_stdin_lines() { return io::read_text_lines_fd(0, "stdin", kMaxStdinBytes); }
 
-std::vector<std::string> read_texts_file(const std::string& path) {
+std::vector<std::string> read_texts_file(const std::string& path, std::vector<std::string>* text_pairs) {
   if (path == "-") return read_stdin_lines();
   // A regular file only: a folder, FIFO or device is refused (io/regular_file.h), and
   // lines are split the one way every command splits them (io/text_lines.h).
@@ -37,16 +37,23 @@ std::vector<std::string> read_texts_file(const std::string& path) {
     }
     RC_CHECK(j.is_object() && j.contains("text") && j["text"].is_string(), Errc::format, path, ":", i + 1,
              ": expected an object with a string \"text\"");
+    const bool pair = j.contains("text_pair") && !j["text_pair"].is_null();
+    RC_CHECK(!pair || j["text_pair"].is_string(), Errc::format, path, ":", i + 1, ": \"text_pair\" must be a string");
+    RC_CHECK(texts.empty() || !text_pairs || pair == !text_pairs->empty(), Errc::format, path, ":", i + 1,
+             pair ? ": has a \"text_pair\" that earlier lines lack" : ": lacks the \"text_pair\" that earlier lines have",
+             "\nHINT: every line is a single text or every one a pair");
+    if (pair && text_pairs) text_pairs->push_back(j["text_pair"].get<std::string>());
     texts.push_back(j["text"].get<std::string>());
   }
   return texts;
 }
 
-std::vector<std::string> gather_texts(const std::vector<std::string>& args, const std::string& input_path) {
+std::vector<std::string> gather_texts(const std::vector<std::string>& args, const std::string& input_path,
+                                      std::vector<std::string>* text_pairs) {
   RC_CHECK(args.empty() || input_path.empty(), Errc::invalid_argument,
            "give texts as arguments or with --input, not both");
   if (!args.empty()) return args;
-  if (!input_path.empty()) return read_texts_file(input_path);
+  if (!input_path.empty()) return read_texts_file(input_path, text_pairs);
   return read_stdin_lines();
 }
 

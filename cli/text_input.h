@@ -9,10 +9,12 @@ namespace rc::cli {
 // .txt: one text per line, the line ending ("\n" or "\r\n") removed and nothing else —
 // TweetEval lines end with a space that changes the ids. .jsonl: one object per line with
 // a string "text" (blank lines skipped). Other extensions read as .txt. "-" is stdin.
-std::vector<std::string> read_texts_file(const std::string& path);
+// With text_pairs: a .jsonl line's "text_pair" (all lines or none) is stored there.
+std::vector<std::string> read_texts_file(const std::string& path, std::vector<std::string>* text_pairs = nullptr);
 std::vector<std::string> read_stdin_lines();
 // args if non-empty, else the file if given, else stdin.
-std::vector<std::string> gather_texts(const std::vector<std::string>& args, const std::string& input_path);
+std::vector<std::string> gather_texts(const std::vector<std::string>& args, const std::string& input_path,
+                                      std::vector<std::string>* text_pairs = nullptr);
 
 
 }  // namespace rc::cli

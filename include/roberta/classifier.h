@@ -60,6 +60,11 @@ class Classifier {
   // Thread-safe. Texts are tokenized, truncated to max_length(), batched batch_size at a
   // time (each batch padded only to its own longest row); results in input order.
   virtual std::vector<Prediction> predict(std::span<const std::string> texts, int batch_size = 32) const = 0;
+  // Thread-safe. Text pairs (NLI, paraphrase): texts[i] with text_pairs[i], encoded as HF's
+  // tokenizer(text, text_pair) (<s> a </s></s> b </s>), longest_first truncation to
+  // max_length(). The spans must have the same length.
+  virtual std::vector<Prediction> predict_pairs(std::span<const std::string> texts,
+                                                std::span<const std::string> text_pairs, int batch_size = 32) const = 0;
   // Thread-safe. Pre-tokenized rows (with <s> </s>), each at most max_length() ids, run as ONE
   // batch: the server's dynamic batcher calls this.
   virtual std::vector<Prediction> predict_ids(std::span<const std::vector<int32_t>> rows) const = 0;

@@ -21,6 +21,10 @@ struct EncodedBatch {
   std::vector<int32_t> lengths;         // (batch) real tokens per row
 };
 
+// Which end of a too-long text truncation cuts (HF's truncation_side / TEI's
+// truncation_direction): right keeps the beginning, left keeps the end.
+enum class TruncationSide { right, left };
+
 class Tokenizer {
  public:
   // Throws rc::Error (not_found / format) naming the file when the folder has neither
@@ -42,6 +46,14 @@ class Tokenizer {
   // max_length < 0 or leaves no room for the special tokens.
   virtual std::vector<int32_t> encode(std::string_view text, bool add_special_tokens = true,
                                       int max_length = 0) const = 0;
+  // encode() with the truncation side chosen (left keeps the text's last tokens).
+  virtual std::vector<int32_t> encode(std::string_view text, int max_length, TruncationSide side) const = 0;
+  // HF's tokenizer(text, text_pair): each text tokenized on its own, then the post-processor's
+  // pair template (RoBERTa: <s> text </s></s> text_pair </s>). max_length > 0 truncates as HF's
+  // truncation="longest_first" does (tokenizers' truncate_encodings: the shorter text keeps
+  // what fits, else both get half the budget, the second the odd token), from `side`.
+  virtual std::vector<int32_t> encode_pair(std::string_view text, std::string_view text_pair, int max_length = 0,
+                                           TruncationSide side = TruncationSide::right) const = 0;
   // encode() of each text, right-padded to the longest row.
   virtual EncodedBatch encode_batch(std::span<const std::string> texts, int max_length = 0) const = 0;
   // HF tokenizers' decode with the ByteLevel decoder (no clean_up_tokenization_spaces):

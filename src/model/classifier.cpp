@@ -99,6 +99,20 @@ class RobertaClassifier final : public Classifier {
     RC_CHECK(batch_size > 0, Errc::invalid_argument, "--batch-size must be positive, got ", batch_size);
     std::vector<std::vector<int32_t>> rows(texts.size());
     for (size_t i = 0; i < texts.size(); ++i) rows[i] = tokenizer_->encode(texts[i], true, max_length_);
+    return predict_rows(std::move(rows), batch_size);
+  }
+
+  std::vector<Prediction> predict_pairs(std::span<const std::string> texts, std::span<const std::string> text_pairs,
+                                        int batch_size) const override {
+    RC_CHECK(batch_size > 0, Errc::invalid_argument, "--batch-size must be positive, got ", batch_size);
+    RC_CHECK(texts.size() == text_pairs.size(), Errc::invalid_argument, "predict_pairs: ", texts.size(),
+             " texts but ", text_pairs.size(), " text pairs");
+    std::vector<std::vector<int32_t>> rows(texts.size());
+    for (size_t i = 0; i < texts.size(); ++i) rows[i] = tokenizer_->encode_pair(texts[i], text_pairs[i], max_length_);
+    return predict_rows(std::move(rows), batch_size);
+  }
+
+  std::vector<Prediction> predict_rows(std::vector<std::vector<int32_t>> rows, int batch_size) const {
     // Sorting by length keeps rows of similar length together: a batch pads only to its
     // own longest row, so short texts do not pay for long ones.
     std::vector<size_t> order(rows.size());

@@ -1,5 +1,7 @@
 #include "model/roberta_config.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include <limits>
@@ -60,6 +62,20 @@ double parameter_count(const RobertaConfig& c) {
 
 void check_positive(int64_t v, const char* key, std::string_view source) {
   RC_CHECK(v > 0, Errc::format, source, ": '", key, "' must be positive, got ", v);
+}
+
+// A float field as transformers writes it (Python floats are doubles): the value the file
+// had when it still rounds to this float, else the shortest decimal that does, so 0.1f is
+// written 0.1 and 1e-5f 1e-05, not 0.10000000149011612 / 9.999999747378752e-06.
+json float_as_written(float v, const json& original, const char* key) {
+  if (auto it = original.find(key); it != original.end() && it->is_number() && float(it->get<double>()) == v)
+    return *it;
+  char buf[32];
+  for (int digits = 1; digits <= 9; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, double(v));
+    if (std::strtof(buf, nullptr) == v) break;
+  }
+  return std::strtod(buf, nullptr);
 }
 
 }  // namespace
@@ -180,11 +196,14 @@ std::string RobertaConfig::to_json() const {
   j["max_position_embeddings"] = max_position_embeddings;
   j["type_vocab_size"] = type_vocab_size;
   j["hidden_act"] = hidden_act;
-  j["hidden_dropout_prob"] = hidden_dropout_prob;
-  j["attention_probs_dropout_prob"] = attention_probs_dropout_prob;
-  j["classifier_dropout"] = classifier_dropout ? json(*classifier_dropout) : json(nullptr);
-  j["layer_norm_eps"] = layer_norm_eps;
-  j["initializer_range"] = initializer_range;
+  const json original = j;
+  j["hidden_dropout_prob"] = float_as_written(hidden_dropout_prob, original, "hidden_dropout_prob");
+  j["attention_probs_dropout_prob"] =
+      float_as_written(attention_probs_dropout_prob, original, "attention_probs_dropout_prob");
+  j["classifier_dropout"] =
+      classifier_dropout ? float_as_written(*classifier_dropout, original, "classifier_dropout") : json(nullptr);
+  j["layer_norm_eps"] = float_as_written(layer_norm_eps, original, "layer_norm_eps");
+  j["initializer_range"] = float_as_written(initializer_range, original, "initializer_range");
   j["pad_token_id"] = pad_token_id;
   j["bos_token_id"] = bos_token_id;
   j["eos_token_id"] = eos_token_id;
@@ -202,6 +221,10 @@ std::string RobertaConfig::to_json() const {
   if (!j.contains("torch_dtype")) j["torch_dtype"] = "float32";
   if (!j.contains("position_embedding_type")) j["position_embedding_type"] = "absolute";
   if (!j.contains("use_cache")) j["use_cache"] = true;
+  // The release whose config.json layout this is (the keys above, nothing newer); it also
+  // runs on Debian 12's torch 1.13, the tests' PyTorch reference. A version the file already
+  // names is kept: its keys survive the save.
+  if (!j.contains("transformers_version")) j["transformers_version"] = "4.30.2";
   return j.dump(2) + "\n";
 }
 

@@ -24,6 +24,12 @@ class InferenceBackend {
   // Ids with <s> ... </s>. max_length > 0 truncates (keeping </s>); 0 keeps every token.
   // Thread-safe: HTTP threads tokenize while the inference thread runs batches.
   virtual std::vector<int32_t> tokenize(std::string_view text, int max_length) const = 0;
+  // One text or a pair (text_pair != nullptr: <s> a </s></s> b </s>, longest_first), truncated
+  // to max_length (> 0) from `side`. Thread-safe.
+  virtual std::vector<int32_t> tokenize_input(std::string_view text, const std::string* text_pair, int max_length,
+                                              TruncationSide side) const = 0;
+  // TEI's /decode: the text of the ids (unknown ids dropped).
+  virtual std::string decode(std::span<const int32_t> ids, bool skip_special_tokens) const = 0;
   // One batch; rows already carry the special tokens and are at most max_length() ids.
   // Results in row order. Called only from inference threads.
   virtual std::vector<Prediction> run(std::span<const std::vector<int32_t>> rows) const = 0;
@@ -35,6 +41,7 @@ class InferenceBackend {
   virtual const std::vector<std::string>& labels() const = 0;
   virtual int max_length() const = 0;  // tokens incl. <s> </s>
   virtual std::string describe() const = 0;  // one line for logs and GET /models/{name}
+  virtual std::string dtype() const = 0;     // "float32", "bfloat16", "int8" (TEI's model_dtype)
 };
 
 // Everything a loader may take from the serving settings of a package (code/serving.json)

@@ -29,6 +29,8 @@ class ModelQueue {
   std::deque<RowRef> rows;
   int64_t queued_tokens = 0;
   bool closed = false;
+  int max_running = 0;  // set_workers(); 0: any free inference thread may take a batch
+  int running = 0;      // batches of this model running now
 };
 
 Job::Job(std::vector<std::vector<int32_t>> rows_in, std::function<void(Job&)> on_done)
@@ -83,6 +85,13 @@ void Scheduler::stop() {
   cv_.notify_all();
   for (auto& t : threads_)
     if (t.joinable()) t.join();
+}
+
+void Scheduler::set_workers(const std::shared_ptr<ModelQueue>& queue, int workers) {
+  std::lock_guard lock(mu_);
+  queue->max_running = std::max(0, workers);
+  while (int(threads_.size()) < std::min(workers, 64) && !stopping_) threads_.emplace_back([this] { worker_main(); });
+  cv_.notify_all();
 }
 
 std::shared_ptr<ModelQueue> Scheduler::add_model(std::string label, std::shared_ptr<const InferenceBackend> backend,
@@ -164,6 +173,7 @@ void Scheduler::worker_main() {
     auto wake = Job::Clock::time_point::max();
     for (const auto& q : queues_) {
       if (q->rows.empty()) continue;
+      if (q->max_running > 0 && q->running >= q->max_running && !stopping_) continue;  // its workers are busy
       const auto& head = q->rows.front();
       const auto due = head.enqueued + std::chrono::milliseconds(q->limits.max_batch_delay_ms);
       const bool ready = stopping_ || q->closed || int64_t(q->rows.size()) >= q->limits.max_batch_size ||
@@ -187,6 +197,14 @@ void Scheduler::worker_main() {
     int64_t longest = 0;
     while (!best->rows.empty() && int64_t(picked.size()) < best->limits.max_batch_size) {
       RowRef& r = best->rows.front();
+      if (!r.job->cancelled.load() && now > r.job->deadline) {
+        std::lock_guard job_lock(r.job->mu_);
+        if (!r.job->error)
+          r.job->error = std::make_exception_ptr(HttpError(504, "GatewayTimeout",
+                                                           "not run within the model's response_timeout",
+                                                           Errc::resource_exhausted));
+        r.job->cancelled.store(true);
+      }
       if (r.job->cancelled.load()) {
         best->queued_tokens -= r.length;
         dropped.push_back(std::move(r.job));
@@ -202,11 +220,16 @@ void Scheduler::worker_main() {
     }
     const int64_t depth = int64_t(best->rows.size());
     if (best->closed && best->rows.empty()) std::erase(queues_, best);
+    ++best->running;
     lock.unlock();
     if (metrics_) metrics_->set_queue_depth(best->label, depth);
     for (auto& job : dropped) finish_row(job);
     if (!picked.empty()) run_batch(*best, picked);
     picked.clear();
+    lock.lock();
+    --best->running;
+    cv_.notify_all();  // a worker waiting on this model's busy limit may go now
+    lock.unlock();
     best.reset();  // may release an unloaded model's backend, outside the lock
     lock.lock();
   }

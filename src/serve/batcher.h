@@ -46,6 +46,9 @@ class Job {
   std::vector<Prediction> results;   // row order
   std::exception_ptr error;          // first failure, if any
   std::atomic<bool> cancelled{false};
+  // TorchServe's per-model response_timeout: rows still queued after it are not run and the
+  // job fails with 504. max(): only the server's request timeout applies.
+  Clock::time_point deadline = Clock::time_point::max();
   double queue_seconds = 0;          // longest wait of any row
   double inference_seconds = 0;      // sum over the batches it was part of
 
@@ -70,6 +73,9 @@ class Scheduler {
 
   std::shared_ptr<ModelQueue> add_model(std::string label, std::shared_ptr<const InferenceBackend> backend,
                                         BatchLimits limits);
+  // TorchServe's workers: at most `workers` batches of this model run at once (0: no limit
+  // but the thread count); threads are added, up to 64, so that many can run.
+  void set_workers(const std::shared_ptr<ModelQueue>& queue, int workers);
   // New submits are refused (503); rows already queued still run, then the queue and its
   // backend are released.
   void remove_model(const std::shared_ptr<ModelQueue>& queue);

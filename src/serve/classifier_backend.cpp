@@ -19,6 +19,21 @@ class ClassifierBackend final : public InferenceBackend {
   std::vector<int32_t> tokenize(std::string_view text, int max_length) const override {
     return model_->tokenizer().encode(text, /*add_special_tokens=*/true, max_length);
   }
+  std::vector<int32_t> tokenize_input(std::string_view text, const std::string* text_pair, int max_length,
+                                      TruncationSide side) const override {
+    if (text_pair) return model_->tokenizer().encode_pair(text, *text_pair, max_length, side);
+    return model_->tokenizer().encode(text, max_length, side);
+  }
+  std::string decode(std::span<const int32_t> ids, bool skip_special_tokens) const override {
+    return model_->tokenizer().decode(ids, skip_special_tokens);
+  }
+  std::string dtype() const override {
+    switch (model_->info().precision) {
+      case Precision::bf16: return "bfloat16";
+      case Precision::int8: return "int8";
+      default: return "float32";
+    }
+  }
   std::vector<Prediction> run(std::span<const std::vector<int32_t>> rows) const override {
     return model_->predict_ids(rows);
   }

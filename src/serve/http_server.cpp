@@ -51,7 +51,8 @@ struct Server::Impl {
         scheduler(config.inference_threads, config.compute_threads, &metrics),
         registry(scheduler, metrics, std::move(loader), config.registry),
         router(RouterConfig{auth.management.key, !auth.management.empty(), config.truncate,
-                            [this] { return startup_pending.load() == 0 && !startup_failed.load(); }},
+                            [this] { return startup_pending.load() == 0 && !startup_failed.load(); },
+                            config.max_client_batch_size, config.max_connections},
                registry, scheduler, metrics),
         handlers(size_t(std::max(1, config.handler_threads))),
         work(asio::make_work_guard(ioc)) {}
@@ -247,7 +248,8 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
                                 std::make_exception_ptr(HttpError(504, "GatewayTimeout",
                                                                   "the request did not finish within " +
                                                                       std::to_string(self->srv_.config.request_timeout.count()) +
-                                                                      " ms"))));
+                                                                      " ms")),
+                                self->current_->style));
     });
     auto view = [](beast::string_view v) { return std::string_view(v.data(), v.size()); };
     const std::string_view target = view(ex->request.target());

@@ -38,6 +38,7 @@ struct ServerConfig {
   int inference_threads = 1;
   int compute_threads = 0;               // OpenMP pool per inference thread; 0 = physical cores
   bool truncate = true;                  // long texts: truncate, or 413 when false
+  int max_client_batch_size = 32;        // TEI's: inputs per /predict, /tokenize, /decode request
   std::chrono::milliseconds drain_timeout{25000};  // SIGTERM: in-flight requests get this long
   RegistryDefaults registry;
 };

@@ -228,6 +228,11 @@ void ModelRegistry::finish_load(const ModelSpec& spec, std::shared_ptr<LoadedMod
           model.reset();
         }
         if (model) {
+          if (spec.initial_workers >= 0) {  // TorchServe's initial_workers: batches run at once
+            model->workers = model->max_workers = spec.initial_workers;
+            scheduler_.set_workers(model->queue, spec.initial_workers);
+          }
+          model->response_timeout_s = spec.response_timeout_s;
           v.by_version[model->version] = model;
           if (v.default_version.empty()) v.default_version = model->version;
           if (std::find(order_.begin(), order_.end(), model->name) == order_.end()) order_.push_back(model->name);
@@ -312,13 +317,17 @@ void ModelRegistry::set_default(const std::string& name, const std::string& vers
   it->second.default_version = version;
 }
 
-void ModelRegistry::scale(const std::string& name, const std::string& version, int workers) {
-  if (workers < 0 || workers > 64) throw HttpError(400, "BadRequest", "workers must be in 0..64");
+void ModelRegistry::scale(const std::string& name, const std::string& version, int workers, int max_workers) {
+  if (workers < 0 || workers > 64 || max_workers > 64) throw HttpError(400, "BadRequest", "workers must be in 0..64");
   std::lock_guard lock(mu_);
   auto it = models_.find(name);
   if (it == models_.end()) throw HttpError(404, "ModelNotFound", "model '" + name + "' is not registered", Errc::not_found);
   for (auto& [ver, m] : it->second.by_version)
-    if (version.empty() || ver == version) m->workers = workers;
+    if (version.empty() || ver == version) {
+      m->workers = workers;
+      m->max_workers = std::max(workers, max_workers);
+      scheduler_.set_workers(m->queue, workers);
+    }
 }
 
 std::vector<ModelRegistry::Entry> ModelRegistry::list() const {

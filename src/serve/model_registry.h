@@ -39,6 +39,8 @@ struct LoadedModel {
   // than 1 is recorded only: every model shares the inference thread(s) sized to the cores,
   // and extra workers would only oversubscribe them (docs/serving.md).
   std::atomic<int> workers{1};
+  std::atomic<int> max_workers{1};   // TorchServe's max_worker (reported; workers is what runs)
+  int response_timeout_s = 0;        // TorchServe's response_timeout; 0: the server's --request-timeout
   std::filesystem::path extracted;  // a package's unpacked copy, removed with the model
   ~LoadedModel();
 };
@@ -49,6 +51,8 @@ struct ModelSpec {
   std::string url;            // as the user gave it (for listings)
   int max_batch_size = 0;     // 0/-1: the package's settings, else the server defaults
   int max_batch_delay_ms = -1;
+  int initial_workers = -1;    // TorchServe's initial_workers; -1: 1
+  int response_timeout_s = 0;  // TorchServe's response_timeout (seconds); 0: the server's
 };
 
 struct RegistryDefaults {
@@ -76,7 +80,8 @@ class ModelRegistry {
   // Throws HttpError 404 when absent. version "" removes every version.
   void unload(const std::string& name, const std::string& version = "");
   void set_default(const std::string& name, const std::string& version);
-  void scale(const std::string& name, const std::string& version, int workers);
+  // workers: batches of the model that may run at once (0 stops it serving).
+  void scale(const std::string& name, const std::string& version, int workers, int max_workers = -1);
 
   struct Entry {
     std::shared_ptr<LoadedModel> model;

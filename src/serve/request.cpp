@@ -2,6 +2,7 @@
 #include "serve/request.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -40,26 +41,51 @@ json parse_json(std::string_view body) {
   return j;
 }
 
-std::vector<std::string> texts_of(const json& inputs, bool& single) {
-  if (inputs.is_string()) {
-    single = true;
-    return {inputs.get<std::string>()};
+// {"text": a, "text_pair": b}: the dict form of transformers' text-classification pipeline.
+bool is_pair_object(const json& item) {
+  return item.is_object() && item.contains("text") && item["text"].is_string() &&
+         (!item.contains("text_pair") || item["text_pair"].is_string() || item["text_pair"].is_null());
+}
+
+void add_item(const json& item, ParsedInputs& out, bool allow_pairs) {
+  if (item.is_string()) {
+    out.texts.push_back(item.get<std::string>());
+    if (!out.pairs.empty()) out.pairs.emplace_back();
+    return;
+  }
+  if (allow_pairs && is_pair_object(item)) {
+    if (out.pairs.empty()) out.pairs.resize(out.texts.size());
+    out.texts.push_back(item["text"].get<std::string>());
+    const auto it = item.find("text_pair");
+    out.pairs.push_back(it == item.end() || it->is_null() ? std::nullopt : std::optional(it->get<std::string>()));
+    return;
+  }
+  if (item.is_array() || item.is_object())
+    throw HttpError(400, "BadRequest",
+                    allow_pairs ? "an input must be a string or {\"text\": ..., \"text_pair\": ...}"
+                                : "this route takes single texts; send pairs to /predict or /invocations",
+                    Errc::unsupported);
+  throw bad_request(std::string("every input must be a string, got ") + item.type_name());
+}
+
+void read_inputs(const json& inputs, ParsedInputs& out, bool allow_pairs) {
+  if (inputs.is_string() || (allow_pairs && is_pair_object(inputs))) {
+    out.single = true;
+    add_item(inputs, out, allow_pairs);
+    return;
   }
   if (!inputs.is_array())
     throw bad_request(std::string("\"inputs\" must be a string or a list of strings, got ") + inputs.type_name());
   if (inputs.empty()) throw bad_request("\"inputs\" is an empty list");
-  std::vector<std::string> texts;
-  texts.reserve(inputs.size());
-  for (const auto& item : inputs) {
-    if (!item.is_string()) {
-      if (item.is_array())
-        throw HttpError(400, "BadRequest", "text pairs are not supported: this server classifies single texts",
-                        Errc::unsupported);
-      throw bad_request(std::string("every input must be a string, got ") + item.type_name());
-    }
-    texts.push_back(item.get<std::string>());
-  }
-  return texts;
+  out.texts.reserve(inputs.size());
+  for (const auto& item : inputs) add_item(item, out, allow_pairs);
+}
+
+std::vector<std::string> texts_of(const json& inputs, bool& single) {
+  ParsedInputs tmp;
+  read_inputs(inputs, tmp, false);
+  single = tmp.single;
+  return std::move(tmp.texts);
 }
 
 bool bool_param(const json& obj, const char* key, bool fallback) {
@@ -175,15 +201,19 @@ ParsedInputs parse_invocation(std::string_view body, std::string_view content_ty
     if (j.is_object()) {
       auto it = j.find("inputs");
       if (it == j.end()) it = j.find("text_inputs");  // sagemaker jumpstart spelling
+      if (it == j.end() && is_pair_object(j)) {  // {"text": a, "text_pair": b} alone
+        read_inputs(j, out, true);
+        return out;
+      }
       if (it == j.end()) throw bad_request("the JSON object has no \"inputs\" field");
-      out.texts = texts_of(*it, out.single);
+      read_inputs(*it, out, true);
       read_params(j, out);
       if (auto p = j.find("parameters"); p != j.end()) {
         if (!p->is_object() && !p->is_null()) throw bad_request("\"parameters\" must be an object");
         read_params(*p, out);
       }
     } else {
-      out.texts = texts_of(j, out.single);
+      read_inputs(j, out, true);
     }
   } else if (type == "text/plain") {
     if (!is_valid_utf8(body)) throw bad_request("request body is not valid UTF-8");
@@ -212,6 +242,113 @@ ParsedInputs parse_tei(std::string_view body, std::string_view content_type) {
   ParsedInputs out;
   out.texts = texts_of(*it, out.single);
   read_params(j, out);
+  return out;
+}
+
+namespace {
+
+// TEI answers a body its JSON extractor cannot map onto the request type with 422.
+HttpError tei_shape(const std::string& message) { return HttpError(422, "validation", message, Errc::format); }
+
+json parse_tei_json(std::string_view body) {
+  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded())
+    throw HttpError(400, "validation",
+                    is_valid_utf8(body) ? "request body is not valid JSON" : "request body is not valid UTF-8",
+                    Errc::format);
+  if (!j.is_object()) throw tei_shape("expected a JSON object {\"inputs\": ...}");
+  return j;
+}
+
+std::vector<std::string> strings_of(const json& list, const char* what) {
+  std::vector<std::string> out;
+  for (const auto& s : list) {
+    if (!s.is_string()) throw tei_shape(std::string(what) + ": every element must be a string");
+    out.push_back(s.get<std::string>());
+  }
+  return out;
+}
+
+}  // namespace
+
+ParsedInputs parse_tei_predict(std::string_view body) {
+  const json j = parse_tei_json(body);
+  auto it = j.find("inputs");
+  if (it == j.end()) throw tei_shape("missing field `inputs`");
+  const json& in = *it;
+  const char* expecting = "expected a string, a pair of strings [string, string] or a batch of mixed strings and "
+                          "pairs [[string], [string, string], ...]";
+  ParsedInputs out;
+  auto add = [&](std::vector<std::string> seq) {
+    if (seq.size() != 1 && seq.size() != 2)
+      throw tei_shape("invalid length " + std::to_string(seq.size()) + ", " + expecting);
+    out.texts.push_back(std::move(seq[0]));
+    out.pairs.push_back(seq.size() == 2 ? std::optional(std::move(seq[1])) : std::nullopt);
+  };
+  if (in.is_string()) {
+    out.single = true;
+    add({in.get<std::string>()});
+  } else if (in.is_array() && !in.empty() && in[0].is_string()) {
+    // ["a"] is one text, ["a", "b"] one pair: TEI's Single(Sequence).
+    out.single = true;
+    add(strings_of(in, "inputs"));
+  } else if (in.is_array() && !in.empty()) {
+    for (const auto& seq : in) {
+      if (!seq.is_array()) throw tei_shape(std::string("a batch holds lists of 1 or 2 strings; ") + expecting);
+      add(strings_of(seq, "inputs"));
+    }
+  } else {
+    throw tei_shape(in.is_array() ? std::string("invalid length 0, ") + expecting : std::string(expecting));
+  }
+  bool any_pair = false;
+  for (const auto& p : out.pairs) any_pair = any_pair || p.has_value();
+  if (!any_pair) out.pairs.clear();
+  auto flag = [&](const char* key, bool fallback) {
+    auto f = j.find(key);
+    if (f == j.end() || f->is_null()) return fallback;
+    if (!f->is_boolean()) throw tei_shape(std::string("`") + key + "` must be true or false");
+    return f->get<bool>();
+  };
+  out.all_scores = true;  // TEI answers every label, best first
+  out.raw_scores = flag("raw_scores", false);
+  if (auto t = j.find("truncate"); t != j.end() && !t->is_null()) out.truncate = flag("truncate", false);
+  if (auto d = j.find("truncation_direction"); d != j.end() && !d->is_null()) {
+    const std::string v = d->is_string() ? d->get<std::string>() : "";
+    if (v == "Left" || v == "left") out.side = TruncationSide::left;
+    else if (v == "Right" || v == "right") out.side = TruncationSide::right;
+    else throw tei_shape("`truncation_direction` must be \"Left\" or \"Right\"");
+  }
+  return out;
+}
+
+DecodeRequest parse_tei_decode(std::string_view body) {
+  const json j = parse_tei_json(body);
+  auto it = j.find("ids");
+  if (it == j.end()) throw tei_shape("missing field `ids`");
+  DecodeRequest out;
+  auto ids_of = [](const json& list) {
+    std::vector<int32_t> ids;
+    for (const auto& v : list) {
+      if (!v.is_number_unsigned() || v.get<uint64_t>() > uint64_t(INT32_MAX))
+        throw tei_shape("`ids` must hold non-negative integers below 2^31");
+      ids.push_back(int32_t(v.get<uint64_t>()));
+    }
+    return ids;
+  };
+  if (!it->is_array()) throw tei_shape("`ids` must be a list of ids or a list of lists of ids");
+  if (!it->empty() && (*it)[0].is_array()) {
+    for (const auto& row : *it) {
+      if (!row.is_array()) throw tei_shape("`ids`: a batch holds lists of ids");
+      out.ids.push_back(ids_of(row));
+    }
+  } else {
+    out.single = true;
+    out.ids.push_back(ids_of(*it));
+  }
+  if (auto s = j.find("skip_special_tokens"); s != j.end() && !s->is_null()) {
+    if (!s->is_boolean()) throw tei_shape("`skip_special_tokens` must be true or false");
+    out.skip_special_tokens = s->get<bool>();
+  }
   return out;
 }
 

@@ -15,6 +15,9 @@ namespace rc::serve {
 
 struct ParsedInputs {
   std::vector<std::string> texts;
+  // Empty, or one per text: the second text of a pair (<s> a </s></s> b </s>), or none.
+  std::vector<std::optional<std::string>> pairs;
+  TruncationSide side = TruncationSide::right;  // TEI's truncation_direction
   bool single = false;      // one bare text was sent (TEI answers it unwrapped)
   bool all_scores = false;  // every label's score (return_all_scores, top_k: null)
   int top_k = 0;            // > 0: the k best labels, best first
@@ -25,8 +28,21 @@ struct ParsedInputs {
 
 // POST /invocations, /predictions/..., /models/{name}/invoke.
 ParsedInputs parse_invocation(std::string_view body, std::string_view content_type);
-// TEI's POST /predict and /tokenize (JSON only).
+// TEI's POST /tokenize (JSON only): "inputs" a string or a list of strings.
 ParsedInputs parse_tei(std::string_view body, std::string_view content_type);
+// TEI's POST /predict: "inputs" is "a" (one text), ["a", "b"] (one PAIR), or a batch of
+// singles and pairs [["a"], ["b", "c"]]; options truncate, truncation_direction
+// ("Left"/"Right"), raw_scores. Errors carry TEI's statuses (422 for a malformed input, as
+// its JSON extractor answers) and error_type names.
+ParsedInputs parse_tei_predict(std::string_view body);
+// TEI's POST /decode: "ids" one list of ids or a batch of lists; skip_special_tokens
+// (default true).
+struct DecodeRequest {
+  std::vector<std::vector<int32_t>> ids;
+  bool single = false;
+  bool skip_special_tokens = true;
+};
+DecodeRequest parse_tei_decode(std::string_view body);
 
 bool is_valid_utf8(std::string_view text) noexcept;
 // RFC 4180 CSV with one column: one text per record. Quoted fields may hold commas,

@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "core/check.h"
@@ -10,6 +11,7 @@
 #include "serve/http_error.h"
 #include "serve/request.h"
 #include "serve/auth.h"
+#include "serve/route_util.h"
 #include "serve/tokenize_answer.h"
 
 using nlohmann::json;
@@ -60,45 +62,89 @@ std::string percent_decode(std::string_view s, bool plus_is_space) {
   return out;
 }
 
-struct Target {
-  std::vector<std::string> segments;  // decoded path segments
-  std::map<std::string, std::string> query;
-  std::string param(const std::string& key, const std::string& fallback = "") const {
-    auto it = query.find(key);
-    return it == query.end() ? fallback : it->second;
-  }
-};
-
-Target parse_target(std::string_view target) {
-  Target t;
+// "/a/b%20c?x=1" -> path segments (decoded) and query parameters.
+void parse_target(std::string_view target, std::vector<std::string>& segments,
+                  std::map<std::string, std::string>& query) {
   const size_t q = target.find('?');
   std::string_view path = target.substr(0, q);
   size_t pos = 0;
   while (pos < path.size()) {
     size_t end = path.find('/', pos);
     if (end == std::string_view::npos) end = path.size();
-    if (end > pos) t.segments.push_back(percent_decode(path.substr(pos, end - pos), false));
+    if (end > pos) segments.push_back(percent_decode(path.substr(pos, end - pos), false));
     pos = end + 1;
   }
   if (q != std::string_view::npos) {
-    std::string_view query = target.substr(q + 1);
+    std::string_view qs = target.substr(q + 1);
     pos = 0;
-    while (pos < query.size()) {
-      size_t end = query.find('&', pos);
-      if (end == std::string_view::npos) end = query.size();
-      std::string_view kv = query.substr(pos, end - pos);
+    while (pos < qs.size()) {
+      size_t end = qs.find('&', pos);
+      if (end == std::string_view::npos) end = qs.size();
+      std::string_view kv = qs.substr(pos, end - pos);
       const size_t eq = kv.find('=');
       if (!kv.empty())
-        t.query[percent_decode(kv.substr(0, eq), true)] =
+        query[percent_decode(kv.substr(0, eq), true)] =
             eq == std::string_view::npos ? "" : percent_decode(kv.substr(eq + 1), true);
       pos = end + 1;
     }
   }
-  return t;
 }
 
-int int_param(const Target& t, const std::string& key, int fallback) {
-  const std::string v = t.param(key);
+std::vector<std::string> pattern_segments(const char* pattern) {
+  std::vector<std::string> out;
+  std::map<std::string, std::string> unused;
+  parse_target(pattern, out, unused);
+  return out;
+}
+
+HttpError method_not_allowed(const Request& req) {
+  return HttpError(405, "MethodNotAllowed",
+                   std::string(req.method_string()) + " is not allowed on " + std::string(req.target()));
+}
+
+
+
+
+// SageMaker passes X-Amzn-SageMaker-Custom-Attributes to the container and returns the
+// container's header of the same name to the caller: echo it, so that clients that tag
+// requests (A/B test ids, trace ids) see their tag on every answer.
+void add_passthrough_headers(const Request& req, Response& res) {
+  if (auto it = req.find("X-Amzn-SageMaker-Custom-Attributes"); it != req.end())
+    res.set("X-Amzn-SageMaker-Custom-Attributes", it->value());
+}
+
+std::string tei_error_type(int status, const std::string& type) {
+  for (const char* t : {"unhealthy", "backend", "overloaded", "validation", "tokenizer", "empty"})
+    if (type == t) return type;
+  switch (status) {
+    case 429: return "overloaded";
+    case 503: return "unhealthy";
+    case 400: case 404: case 405: case 406: case 413: case 415: case 422: return "validation";
+    default: return "backend";
+  }
+}
+
+std::string error_body_in(ErrorStyle style, int status, const std::string& type, const std::string& message) {
+  const auto replace = json::error_handler_t::replace;  // messages may quote request bytes
+  switch (style) {
+    case ErrorStyle::tei: return json{{"error", message}, {"error_type", tei_error_type(status, type)}}.dump(-1, ' ', false, replace);
+    case ErrorStyle::kserve: return json{{"error", message}}.dump(-1, ' ', false, replace);
+    default: return error_body(status, type, message);
+  }
+}
+
+}  // namespace
+
+std::string RouteMatch::param(const std::string& key) const {
+  auto it = params.find(key);
+  return it == params.end() ? "" : it->second;
+}
+std::string RouteMatch::query_param(const std::string& key, const std::string& fallback) const {
+  auto it = query.find(key);
+  return it == query.end() ? fallback : it->second;
+}
+int RouteMatch::int_query(const std::string& key, int fallback) const {
+  const std::string v = query_param(key);
   if (v.empty()) return fallback;
   try {
     size_t used = 0;
@@ -110,45 +156,66 @@ int int_param(const Target& t, const std::string& key, int fallback) {
   }
 }
 
-HttpError method_not_allowed(const Request& req) {
-  return HttpError(405, "MethodNotAllowed",
-                   std::string(req.method_string()) + " is not allowed on " + std::string(req.target()));
+const std::vector<Route>& route_table() {
+  using R = Router;
+  constexpr Port I = Port::inference, M = Port::management, B = Port::both;
+  constexpr Access O = Access::open, N = Access::inference, A = Access::admin;
+  constexpr ErrorStyle TS = ErrorStyle::torchserve, TEI = ErrorStyle::tei, KS = ErrorStyle::kserve;
+  static const std::vector<Route> table = {
+      {"GET", "/ping", B, O, TS, "SageMaker", "Health: 200 once the startup models are loaded, 503 before", "", "", "Status", &R::ping},
+      {"GET", "/metrics", B, O, TS, "Metrics", "Prometheus metrics (text format 0.0.4)", "", "", "", &R::metrics},
+      {"GET", "/api-doc/openapi.json", B, O, TS, "OpenAPI", "This document", "", "", "", &R::openapi},
+      {"GET", "/docs", B, O, TS, "OpenAPI", "The routes as an HTML page (no scripts, no CDN)", "", "", "", &R::docs_page},
+      {"POST", "/invocations", I, N, TS, "SageMaker", "Classify with the primary model (or X-Amzn-SageMaker-Target-Model)", "", "InvocationRequest", "InvocationResponse", &R::invocations},
+      {"GET", "/models", I, N, TS, "SageMaker", "Multi-model: list loaded models, paginated", "next_page_token,limit", "", "ModelList", &R::sm_list_models},
+      {"POST", "/models", I, A, TS, "SageMaker", "Multi-model: load a model from the model store", "", "LoadModelRequest", "Status", &R::sm_load_model},
+      {"GET", "/models/{name}", I, N, TS, "SageMaker", "Multi-model: one model", "", "", "ModelRef", &R::sm_get_model},
+      {"DELETE", "/models/{name}", I, A, TS, "SageMaker", "Multi-model: unload", "", "", "Status", &R::sm_unload_model},
+      {"POST", "/models/{name}/invoke", I, N, TS, "SageMaker", "Multi-model: classify with one model", "", "InvocationRequest", "InvocationResponse", &R::sm_invoke_model},
+      {"POST", "/predictions/{model}", I, N, TS, "TorchServe inference", "Classify with the model's default version", "", "InvocationRequest", "InvocationResponse", &R::predictions},
+      {"PUT", "/predictions/{model}", I, N, TS, "TorchServe inference", "Same as POST", "", "InvocationRequest", "InvocationResponse", &R::predictions},
+      {"POST", "/predictions/{model}/{version}", I, N, TS, "TorchServe inference", "Classify with one version", "", "InvocationRequest", "InvocationResponse", &R::predictions},
+      {"PUT", "/predictions/{model}/{version}", I, N, TS, "TorchServe inference", "Same as POST", "", "InvocationRequest", "InvocationResponse", &R::predictions},
+      {"POST", "/predict", I, N, TEI, "TEI", "Classify texts and text pairs (every label, best first)", "", "TeiPredictRequest", "TeiPredictResponse", &R::tei_predict},
+      {"POST", "/tokenize", I, N, TEI, "TEI", "Token ids and texts", "", "TeiTokenizeRequest", "TeiTokenizeResponse", &R::tei_tokenize},
+      {"POST", "/decode", I, N, TEI, "TEI", "Ids back to text", "", "TeiDecodeRequest", "TeiDecodeResponse", &R::tei_decode},
+      {"GET", "/info", I, N, TEI, "TEI", "Served model and router limits", "", "", "TeiInfo", &R::tei_info},
+      {"GET", "/health", I, O, TEI, "TEI", "200 (empty body) when healthy, 503 otherwise", "", "", "", &R::tei_health},
+      {"GET", "/v2", I, N, KS, "KServe v2", "Server metadata", "", "", "V2ServerMetadata", &R::v2_server_metadata},
+      {"GET", "/v2/health/live", I, O, KS, "KServe v2", "Liveness", "", "", "V2Live", &R::v2_live},
+      {"GET", "/v2/health/ready", I, O, KS, "KServe v2", "Readiness (503 while loading)", "", "", "V2Ready", &R::v2_ready},
+      {"GET", "/v2/models/{model}", I, N, KS, "KServe v2", "Model metadata", "", "", "V2ModelMetadata", &R::v2_model_metadata},
+      {"GET", "/v2/models/{model}/versions/{version}", I, N, KS, "KServe v2", "Model metadata of one version", "", "", "V2ModelMetadata", &R::v2_model_metadata},
+      {"GET", "/v2/models/{model}/ready", I, N, KS, "KServe v2", "Model readiness", "", "", "V2ModelReady", &R::v2_model_ready},
+      {"GET", "/v2/models/{model}/versions/{version}/ready", I, N, KS, "KServe v2", "Readiness of one version", "", "", "V2ModelReady", &R::v2_model_ready},
+      {"POST", "/v2/models/{model}/infer", I, N, KS, "KServe v2", "Inference: BYTES texts in, FP32 logits/probabilities and BYTES labels out", "", "V2InferRequest", "V2InferResponse", &R::v2_infer},
+      {"POST", "/v2/models/{model}/versions/{version}/infer", I, N, KS, "KServe v2", "Inference with one version", "", "V2InferRequest", "V2InferResponse", &R::v2_infer},
+      {"GET", "/models", M, A, TS, "TorchServe management", "List models, paginated", "limit,next_page_token", "", "ModelList", &R::ts_list_models},
+      {"POST", "/models", M, A, TS, "TorchServe management", "Register a model from the model store",
+       "url,model_name,model_version,initial_workers,synchronous,response_timeout,batch_size,max_batch_delay", "", "Status", &R::ts_register_model},
+      {"GET", "/models/{name}", M, A, TS, "TorchServe management", "Describe the default version", "", "", "ModelDescriptions", &R::ts_describe_model},
+      {"GET", "/models/{name}/{version}", M, A, TS, "TorchServe management", "Describe one version, or all", "", "", "ModelDescriptions", &R::ts_describe_model},
+      {"DELETE", "/models/{name}", M, A, TS, "TorchServe management", "Unregister every version", "", "", "Status", &R::ts_unregister_model},
+      {"DELETE", "/models/{name}/{version}", M, A, TS, "TorchServe management", "Unregister one version", "", "", "Status", &R::ts_unregister_model},
+      {"PUT", "/models/{name}", M, A, TS, "TorchServe management", "Scale workers (batches of this model run at once)", "min_worker,max_worker,synchronous", "", "Status", &R::ts_scale_workers},
+      {"PUT", "/models/{name}/{version}", M, A, TS, "TorchServe management", "Scale workers of one version", "min_worker,max_worker,synchronous", "", "Status", &R::ts_scale_workers},
+      {"PUT", "/models/{name}/{version}/set-default", M, A, TS, "TorchServe management", "Make a version the default", "", "", "Status", &R::ts_set_default},
+  };
+  return table;
 }
-
-HttpError model_not_found(const std::string& name, const std::string& version = "") {
-  return HttpError(404, "ModelNotFound",
-                   "model '" + name + "'" + (version.empty() ? "" : " version " + version) + " is not loaded",
-                   Errc::not_found);
-}
-
-json describe_torchserve(const ModelRegistry::Entry& e) {
-  const LoadedModel& m = *e.model;
-  json workers = json::array();
-  const int num_workers = m.workers.load();
-  for (int i = 0; i < num_workers; ++i)
-    workers.push_back({{"id", std::to_string(9000 + i)}, {"status", "READY"}, {"gpu", false}});
-  return {{"modelName", m.name},
-          {"modelVersion", m.version},
-          {"modelUrl", m.url},
-          {"isDefault", e.is_default},
-          {"minWorkers", num_workers},
-          {"maxWorkers", num_workers},
-          {"batchSize", m.limits.max_batch_size},
-          {"maxBatchDelay", m.limits.max_batch_delay_ms},
-          {"maxBatchTokens", m.limits.max_batch_tokens},
-          {"queueSize", m.limits.queue_size},
-          {"maxLength", m.max_length},
-          {"labels", m.backend->labels()},
-          {"loadSeconds", m.load_seconds},
-          {"description", m.backend->describe()},
-          {"workers", workers}};
-}
-
-}  // namespace
 
 void Exchange::reply(Response res) {
+  add_passthrough_headers(request, res);
   auto shared = std::make_shared<Response>(std::move(res));
   deliver([shared]() mutable { return std::move(*shared); });
+}
+
+void Exchange::reply_later(std::function<Response()> make) {
+  deliver([this_request = &request, make = std::move(make)] {
+    Response res = make();
+    add_passthrough_headers(*this_request, res);
+    return res;
+  });
 }
 
 Response make_response(const Request& req, int status, std::string body, const char* content_type) {
@@ -161,7 +228,7 @@ Response make_response(const Request& req, int status, std::string body, const c
   return res;
 }
 
-Response error_response(const Request& req, std::exception_ptr error) {
+Response error_response(const Request& req, std::exception_ptr error, ErrorStyle style) {
   int status = 500;
   std::string type, message;
   try {
@@ -192,7 +259,9 @@ Response error_response(const Request& req, std::exception_ptr error) {
   }
   if (type.empty()) type = status_type(status);
   if (status >= 500) log::warn("serve", req.method_string(), ' ', req.target(), " -> ", status, ": ", message);
-  return make_response(req, status, error_body(status, type, message));
+  // TEI answers a failed forward pass with 424 Failed Dependency ("backend").
+  if (style == ErrorStyle::tei && status == 500) status = 424;
+  return make_response(req, status, error_body_in(style, status, type, message));
 }
 
 Router::Router(RouterConfig config, ModelRegistry& registry, Scheduler& scheduler, Metrics& metrics)
@@ -200,11 +269,56 @@ Router::Router(RouterConfig config, ModelRegistry& registry, Scheduler& schedule
 
 void Router::handle(const std::shared_ptr<Exchange>& ex) {
   try {
-    if (ex->management) dispatch_management(ex);
-    else dispatch(ex);
+    dispatch(ex);
   } catch (...) {
-    ex->reply(error_response(ex->request, std::current_exception()));
+    ex->reply(error_response(ex->request, std::current_exception(), ex->style));
   }
+}
+
+void Router::dispatch(const std::shared_ptr<Exchange>& ex) {
+  const Request& req = ex->request;
+  RouteMatch match;
+  std::vector<std::string> segments;
+  parse_target(std::string_view(req.target().data(), req.target().size()), segments, match.query);
+  const std::string method(req.method() == http::verb::head ? "GET" : std::string(req.method_string()));
+  const Route* best = nullptr;
+  const Route* path_match = nullptr;
+  int best_literals = -1;
+  for (const Route& r : route_table()) {
+    if (r.port != Port::both && (r.port == Port::management) != ex->management) continue;
+    const std::vector<std::string> pat = pattern_segments(r.pattern);
+    if (pat.size() != segments.size()) continue;
+    int literals = 0;
+    bool ok = true;
+    for (size_t i = 0; i < pat.size() && ok; ++i) {
+      if (pat[i].front() == '{') continue;
+      ok = pat[i] == segments[i];
+      ++literals;
+    }
+    if (!ok) continue;
+    path_match = &r;
+    if (method == r.method && literals > best_literals) {
+      best = &r;
+      best_literals = literals;
+    }
+  }
+  if (!best) {
+    if (path_match) {
+      ex->route = path_match->pattern;
+      ex->style = path_match->style;
+      throw method_not_allowed(req);
+    }
+    throw HttpError(404, "NotFound", std::string("no ") + (ex->management ? "management " : "") + "route for " +
+                                         std::string(req.method_string()) + " " + std::string(req.target()));
+  }
+  match.route = best;
+  ex->route = best->pattern;
+  ex->style = best->style;
+  const std::vector<std::string> pat = pattern_segments(best->pattern);
+  for (size_t i = 0; i < pat.size(); ++i)
+    if (pat[i].front() == '{') match.params[pat[i].substr(1, pat[i].size() - 2)] = segments[i];
+  if (best->access == Access::admin && (ex->management || config_.require_auth_inference_admin)) check_auth(*ex);
+  (this->*(best->handler))(ex, match);
 }
 
 void Router::check_auth(const Exchange& ex) const {
@@ -217,213 +331,90 @@ void Router::check_auth(const Exchange& ex) const {
   throw HttpError(401, "Unauthorized", "this API needs 'Authorization: Bearer <token>' (the server's --auth-token)");
 }
 
-void Router::dispatch(const std::shared_ptr<Exchange>& ex) {
-  const Request& req = ex->request;
-  const Target t = parse_target(std::string_view(req.target().data(), req.target().size()));
-  const auto& s = t.segments;
-  const http::verb m = req.method();
-  const size_t n = s.size();
-
-  if (n == 1 && (s[0] == "ping" || s[0] == "health")) {
-    ex->route = "/" + s[0];
-    if (m != http::verb::get && m != http::verb::head) throw method_not_allowed(req);
-    // Only the startup models count: a model registered later must not make SageMaker
-    // think the whole container is unhealthy.
-    const bool ready = !config_.ready || config_.ready();
-    if (!ready) throw HttpError(503, "ServiceUnavailable", "models are still loading");
-    ex->reply(make_response(req, 200, R"({"status":"Healthy"})"));
-    return;
-  }
-  if (n == 1 && s[0] == "metrics") {
-    ex->route = "/metrics";
-    if (m != http::verb::get) throw method_not_allowed(req);
-    ex->reply(make_response(req, 200, metrics_.render(), "text/plain; version=0.0.4"));
-    return;
-  }
-  auto require_ready = [&] {
-    if (config_.ready && !config_.ready()) throw HttpError(503, "ServiceUnavailable", "models are still loading");
-  };
-  auto primary = [&] {
-    require_ready();
-    // SageMaker's multi-model endpoints name the model in this header.
-    if (auto it = req.find("X-Amzn-SageMaker-Target-Model"); it != req.end()) {
-      std::string name(it->value());
-      if (auto slash = name.find('/'); slash != std::string::npos) name = name.substr(0, slash);
-      if (auto dot = name.find(".tar.gz"); dot != std::string::npos) name = name.substr(0, dot);
-      auto model = registry_.find(name);
-      if (!model) throw model_not_found(name);
-      return model;
-    }
-    auto model = registry_.primary();
-    if (!model) throw HttpError(503, "ServiceUnavailable", "no model is loaded");
-    return model;
-  };
-  if (n == 1 && s[0] == "invocations") {
-    ex->route = "/invocations";
-    if (m != http::verb::post) throw method_not_allowed(req);
-    invoke(ex, primary(), false);
-    return;
-  }
-  if (n == 1 && (s[0] == "predict" || s[0] == "tokenize")) {
-    ex->route = "/" + s[0];
-    if (m != http::verb::post) throw method_not_allowed(req);
-    if (s[0] == "predict") invoke(ex, primary(), true);
-    else tokenize(ex, primary());
-    return;
-  }
-  if ((n == 2 || n == 3) && s[0] == "predictions") {
-    ex->route = n == 2 ? "/predictions/{model}" : "/predictions/{model}/{version}";
-    if (m != http::verb::post && m != http::verb::put) throw method_not_allowed(req);
-    require_ready();
-    auto model = registry_.find(s[1], n == 3 ? s[2] : "");
-    if (!model) throw model_not_found(s[1], n == 3 ? s[2] : "");
-    invoke(ex, model, false);
-    return;
-  }
-  // SageMaker multi-model contract.
-  if (n >= 1 && s[0] == "models") {
-    if (n == 1 && m == http::verb::get) {
-      ex->route = "/models";
-      json models = json::array();
-      for (const auto& e : registry_.list())
-        if (e.is_default) models.push_back({{"modelName", e.model->name}, {"modelUrl", e.model->url}});
-      ex->reply(make_response(req, 200, json{{"models", models}}.dump()));
-      return;
-    }
-    if (n == 1 && m == http::verb::post) {
-      ex->route = "/models";
-      if (config_.require_auth_inference_admin) check_auth(*ex);
-      json body = json::parse(req.body(), nullptr, false);
-      if (!body.is_object() || !body.contains("model_name") || !body.contains("url") ||
-          !body["model_name"].is_string() || !body["url"].is_string())
-        throw HttpError(400, "BadRequest", R"(expected a JSON object {"model_name": "...", "url": "..."})");
-      ModelSpec spec;
-      spec.name = body["model_name"].get<std::string>();
-      spec.url = body["url"].get<std::string>();
-      spec.path = registry_.resolve_url(spec.url);
-      register_model(ex, std::move(spec), false);
-      return;
-    }
-    if (n == 2) {
-      ex->route = "/models/{name}";
-      if (m == http::verb::get) {
-        auto model = registry_.find(s[1]);
-        if (!model) throw model_not_found(s[1]);
-        ex->reply(make_response(req, 200, json{{"modelName", model->name}, {"modelUrl", model->url}}.dump()));
-        return;
-      }
-      if (m == http::verb::delete_) {
-        if (config_.require_auth_inference_admin) check_auth(*ex);
-        registry_.unload(s[1]);
-        ex->reply(make_response(req, 200, json{{"status", "Model \"" + s[1] + "\" unregistered"}}.dump()));
-        return;
-      }
-      throw method_not_allowed(req);
-    }
-    if (n == 3 && s[2] == "invoke") {
-      ex->route = "/models/{name}/invoke";
-      if (m != http::verb::post) throw method_not_allowed(req);
-      auto model = registry_.find(s[1]);
-      if (!model) throw model_not_found(s[1]);
-      invoke(ex, model, false);
-      return;
-    }
-  }
-  throw HttpError(404, "NotFound", "no route for " + std::string(req.method_string()) + " " + std::string(req.target()));
+void Router::require_ready() const {
+  if (config_.ready && !config_.ready()) throw HttpError(503, "ServiceUnavailable", "models are still loading");
 }
 
-void Router::dispatch_management(const std::shared_ptr<Exchange>& ex) {
-  const Request& req = ex->request;
-  const Target t = parse_target(std::string_view(req.target().data(), req.target().size()));
-  const auto& s = t.segments;
-  const http::verb m = req.method();
-  const size_t n = s.size();
-  if (n == 1 && (s[0] == "ping" || s[0] == "metrics")) {
-    dispatch(ex);  // same answers as the inference port, no token needed to probe health
-    return;
+std::shared_ptr<LoadedModel> Router::primary_model(const Exchange& ex) const {
+  require_ready();
+  const Request& req = ex.request;
+  // SageMaker's multi-model endpoints name the model in this header.
+  if (auto it = req.find("X-Amzn-SageMaker-Target-Model"); it != req.end()) {
+    std::string name(it->value());
+    if (auto slash = name.find('/'); slash != std::string::npos) name = name.substr(0, slash);
+    if (auto dot = name.find(".tar.gz"); dot != std::string::npos) name = name.substr(0, dot);
+    auto model = registry_.find(name);
+    if (!model) throw model_not_found(name);
+    return model;
   }
-  check_auth(*ex);
-  if (n >= 1 && s[0] == "models") {
-    if (n == 1 && m == http::verb::get) {
-      ex->route = "/models";
-      // TorchServe pagination: limit (default 100) and next_page_token (an offset).
-      const int limit = std::max(1, int_param(t, "limit", 100));
-      const int offset = std::max(0, int_param(t, "next_page_token", 0));
-      json models = json::array();
-      std::vector<std::pair<std::string, std::string>> seen;
-      for (const auto& e : registry_.list())
-        if (e.is_default) seen.emplace_back(e.model->name, e.model->url);
-      for (size_t i = size_t(offset); i < seen.size() && i < size_t(offset + limit); ++i)
-        models.push_back({{"modelName", seen[i].first}, {"modelUrl", seen[i].second}});
-      json body = {{"models", models}};
-      if (size_t(offset + limit) < seen.size()) body["nextPageToken"] = std::to_string(offset + limit);
-      ex->reply(make_response(req, 200, body.dump()));
-      return;
-    }
-    if (n == 1 && m == http::verb::post) {
-      ex->route = "/models";
-      ModelSpec spec;
-      spec.url = t.param("url");
-      if (spec.url.empty()) throw HttpError(400, "BadRequest", "POST /models needs ?url=<path in the model store>");
-      spec.path = registry_.resolve_url(spec.url);
-      spec.name = t.param("model_name");
-      if (spec.name.empty()) {  // TorchServe derives it from the archive's file name
-        std::string base = spec.path.filename().string();
-        for (const char* ext : {".tar.gz", ".mar", ".tgz"})
-          if (base.size() > strlen(ext) && base.compare(base.size() - strlen(ext), strlen(ext), ext) == 0)
-            base.resize(base.size() - strlen(ext));
-        spec.name = base;
-      }
-      spec.version = t.param("model_version");
-      spec.max_batch_size = int_param(t, "batch_size", 0);
-      spec.max_batch_delay_ms = int_param(t, "max_batch_delay", -1);
-      register_model(ex, std::move(spec), true);
-      return;
-    }
-    if (n == 2 || n == 3) {
-      const std::string& name = s[1];
-      const std::string version = n == 3 ? s[2] : "";
-      ex->route = n == 2 ? "/models/{name}" : "/models/{name}/{version}";
-      if (m == http::verb::get) {
-        json out = json::array();
-        for (const auto& e : registry_.versions(name))
-          if (version == "all" || (version.empty() ? e.is_default : e.model->version == version))
-            out.push_back(describe_torchserve(e));
-        if (out.empty()) throw model_not_found(name, version == "all" ? "" : version);
-        ex->reply(make_response(req, 200, out.dump()));
-        return;
-      }
-      if (m == http::verb::delete_) {
-        registry_.unload(name, version);
-        ex->reply(make_response(
-            req, 200,
-            json{{"status", "Model \"" + name + "\"" + (version.empty() ? "" : " version: " + version) + " unregistered"}}
-                .dump()));
-        return;
-      }
-      if (m == http::verb::put) {
-        const int workers = int_param(t, "min_worker", -1);
-        if (workers < 0) throw HttpError(400, "BadRequest", "PUT /models/{name} needs ?min_worker=N");
-        if (!registry_.find(name, version)) throw model_not_found(name, version);
-        registry_.scale(name, version, workers);
-        ex->reply(make_response(req, 200, json{{"status", "Processing worker updates..."}}.dump()));
-        return;
-      }
-      throw method_not_allowed(req);
-    }
-    if (n == 4 && s[3] == "set-default") {
-      ex->route = "/models/{name}/{version}/set-default";
-      if (m != http::verb::put) throw method_not_allowed(req);
-      registry_.set_default(s[1], s[2]);
-      ex->reply(make_response(
-          req, 200,
-          json{{"status", "Default version successfully updated for model \"" + s[1] + "\" to \"" + s[2] + "\""}}
-              .dump()));
-      return;
-    }
-  }
-  throw HttpError(404, "NotFound", "no management route for " + std::string(req.method_string()) + " " +
-                                       std::string(req.target()));
+  auto model = registry_.primary();
+  if (!model) throw HttpError(503, "ServiceUnavailable", "no model is loaded");
+  return model;
+}
+
+void Router::ping(const Ex& ex, const RouteMatch&) {
+  // Only the startup models count: a model registered later must not make SageMaker
+  // think the whole container is unhealthy.
+  require_ready();
+  ex->reply(make_response(ex->request, 200, R"({"status":"Healthy"})"));
+}
+
+void Router::metrics(const Ex& ex, const RouteMatch&) {
+  ex->reply(make_response(ex->request, 200, metrics_.render(), "text/plain; version=0.0.4"));
+}
+
+void Router::invocations(const Ex& ex, const RouteMatch&) { invoke(ex, primary_model(*ex), Format::invocation); }
+
+void Router::predictions(const Ex& ex, const RouteMatch& m) {
+  require_ready();
+  auto model = registry_.find(m.param("model"), m.param("version"));
+  if (!model) throw model_not_found(m.param("model"), m.param("version"));
+  invoke(ex, model, Format::invocation);
+}
+
+// SageMaker's multi-model ListModels: next_page_token (an offset here) in, nextPageToken
+// out while more remain.
+void Router::sm_list_models(const Ex& ex, const RouteMatch& m) {
+  const int page = std::max(1, m.int_query("limit", 100));  // SageMaker sends none: 100
+  const int offset = std::max(0, m.int_query("next_page_token", 0));
+  std::vector<std::pair<std::string, std::string>> seen;
+  for (const auto& e : registry_.list())
+    if (e.is_default) seen.emplace_back(e.model->name, e.model->url);
+  json models = json::array();
+  for (size_t i = size_t(offset); i < seen.size() && i < size_t(offset + page); ++i)
+    models.push_back({{"modelName", seen[i].first}, {"modelUrl", seen[i].second}});
+  json body = {{"models", models}};
+  if (size_t(offset + page) < seen.size()) body["nextPageToken"] = std::to_string(offset + page);
+  ex->reply(make_response(ex->request, 200, body.dump()));
+}
+
+void Router::sm_load_model(const Ex& ex, const RouteMatch&) {
+  json body = json::parse(ex->request.body(), nullptr, false);
+  if (!body.is_object() || !body.contains("model_name") || !body.contains("url") || !body["model_name"].is_string() ||
+      !body["url"].is_string())
+    throw HttpError(400, "BadRequest", R"(expected a JSON object {"model_name": "...", "url": "..."})");
+  ModelSpec spec;
+  spec.name = body["model_name"].get<std::string>();
+  spec.url = body["url"].get<std::string>();
+  spec.path = registry_.resolve_url(spec.url);
+  register_model(ex, std::move(spec), false);
+}
+
+void Router::sm_get_model(const Ex& ex, const RouteMatch& m) {
+  auto model = registry_.find(m.param("name"));
+  if (!model) throw model_not_found(m.param("name"));
+  ex->reply(make_response(ex->request, 200, json{{"modelName", model->name}, {"modelUrl", model->url}}.dump()));
+}
+
+void Router::sm_unload_model(const Ex& ex, const RouteMatch& m) {
+  registry_.unload(m.param("name"));
+  ex->reply(make_response(ex->request, 200, json{{"status", "Model \"" + m.param("name") + "\" unregistered"}}.dump()));
+}
+
+void Router::sm_invoke_model(const Ex& ex, const RouteMatch& m) {
+  auto model = registry_.find(m.param("name"));
+  if (!model) throw model_not_found(m.param("name"));
+  invoke(ex, model, Format::invocation);
 }
 
 void Router::register_model(const std::shared_ptr<Exchange>& ex, ModelSpec spec, bool torchserve) {
@@ -431,61 +422,52 @@ void Router::register_model(const std::shared_ptr<Exchange>& ex, ModelSpec spec,
   registry_.load_async(std::move(spec), [ex, torchserve, name](std::shared_ptr<LoadedModel> model,
                                                                std::exception_ptr error) {
     if (error) {
-      ex->reply(error_response(ex->request, error));
+      ex->reply(error_response(ex->request, error, ex->style));
       return;
     }
-    const std::string status = torchserve ? "Model \"" + model->name + "\" Version: " + model->version +
-                                                " registered with " + std::to_string(model->workers) +
-                                                " initial workers"
-                                          : "Model \"" + model->name + "\" loaded";
+    const int workers = model->workers.load();
+    std::string status = "Model \"" + model->name + "\" loaded";
+    if (torchserve) {
+      status = "Model \"" + model->name + "\" Version: " + model->version + " registered with " +
+               std::to_string(workers) + " initial workers";
+      if (workers == 0) status += ". Use scale workers API to add workers for the model.";
+    }
     ex->reply(make_response(ex->request, 200, json{{"status", status}}.dump()));
   });
 }
 
-void Router::invoke(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<LoadedModel>& model, bool tei) {
-  const Request& req = ex->request;
-  const std::string content_type(req[http::field::content_type]);
-  ParsedInputs in = tei ? parse_tei(req.body(), content_type) : parse_invocation(req.body(), content_type);
-  check_rows_fit_queue(in.texts.size(), model->limits.queue_size, model->name);  // 413 before tokenizing
-  const ResponseFormat format = tei ? ResponseFormat::json : response_format(std::string(req[http::field::accept]));
+std::vector<std::vector<int32_t>> Router::tokenize_inputs(const ParsedInputs& in, const LoadedModel& model) const {
   const bool truncate = in.truncate.value_or(config_.truncate);
-
-  const auto t0 = Clock::now();
   std::vector<std::vector<int32_t>> rows;
   rows.reserve(in.texts.size());
   for (size_t i = 0; i < in.texts.size(); ++i) {
-    if (truncate) {
-      rows.push_back(model->backend->tokenize(in.texts[i], model->max_length));
-    } else {
-      rows.push_back(model->backend->tokenize(in.texts[i], 0));
-      if (int64_t(rows.back().size()) > model->max_length)
-        throw HttpError(413, "InputTooLong",
-                        "input " + std::to_string(i) + " has " + std::to_string(rows.back().size()) +
-                            " tokens, more than the model's " + std::to_string(model->max_length) +
-                            "; send \"truncate\": true to cut it",
-                        Errc::invalid_argument);
-    }
+    const std::string* pair = i < in.pairs.size() && in.pairs[i] ? &*in.pairs[i] : nullptr;
+    rows.push_back(model.backend->tokenize_input(in.texts[i], pair, truncate ? model.max_length : 0, in.side));
+    if (!truncate && int64_t(rows.back().size()) > model.max_length)
+      throw HttpError(413, "InputTooLong",
+                      "input " + std::to_string(i) + " has " + std::to_string(rows.back().size()) +
+                          " tokens, more than the model's " + std::to_string(model.max_length) +
+                          "; send \"truncate\": true to cut it",
+                      Errc::invalid_argument);
   }
-  const double tokenize_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  metrics_.observe_tokenize(model->name + ":" + model->version, tokenize_seconds);
+  return rows;
+}
 
-  // The job keeps the model (and so its backend and labels) alive until it is answered,
-  // even if the model is unloaded meanwhile.
-  auto in_shared = std::make_shared<ParsedInputs>(std::move(in));
+void Router::submit(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<LoadedModel>& model,
+                    std::vector<std::vector<int32_t>> rows, double tokenize_seconds,
+                    std::function<Response(const Exchange&, const Job&)> render) {
+  metrics_.observe_tokenize(model->name + ":" + model->version, tokenize_seconds);
   // The job holds the exchange weakly (the exchange holds the job): once the connection
-  // answered (a 504) or went away, the late result is simply dropped.
+  // answered (a 504) or went away, the late result is simply dropped. The closure keeps the
+  // model (and so its backend and labels) alive until the answer is rendered.
   std::weak_ptr<Exchange> weak_ex = ex;
-  auto job = std::make_shared<Job>(std::move(rows), [weak_ex, model, in_shared, format, tei, tokenize_seconds](Job&) {
+  auto job = std::make_shared<Job>(std::move(rows), [weak_ex, model, render, tokenize_seconds](Job&) {
     auto ex = weak_ex.lock();
     if (!ex) return;
-    ex->reply_later([ex, model, in_shared, format, tei, tokenize_seconds]() -> Response {
-      Job& j = *ex->job;
-      if (j.error) return error_response(ex->request, j.error);
-      const auto& labels = model->backend->labels();
-      Response res = tei ? make_response(ex->request, 200, render_tei_predict(j.results, *in_shared, labels))
-                     : format == ResponseFormat::csv
-                         ? make_response(ex->request, 200, render_invocation_csv(j.results, *in_shared, labels), "text/csv")
-                         : make_response(ex->request, 200, render_invocation_json(j.results, *in_shared, labels));
+    ex->reply_later([ex, model, render, tokenize_seconds]() -> Response {
+      const Job& j = *ex->job;
+      if (j.error) return error_response(ex->request, j.error, ex->style);
+      Response res = render(*ex, j);
       // TEI-style timing headers: where the latency went (milliseconds).
       res.set("x-tokenization-time", std::to_string(int64_t(tokenize_seconds * 1000)));
       res.set("x-queue-time", std::to_string(int64_t(j.queue_seconds * 1000)));
@@ -498,19 +480,34 @@ void Router::invoke(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<L
     throw HttpError(503, "ServiceUnavailable",
                     "model '" + model->name + "' has 0 workers; scale it up with PUT /models/" + model->name +
                         "?min_worker=1 on the management port");
+  if (model->response_timeout_s > 0)
+    job->deadline = Job::Clock::now() + std::chrono::seconds(model->response_timeout_s);
   ex->job = job;
   scheduler_.submit(model->queue, job);
 }
 
-void Router::tokenize(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<LoadedModel>& model) {
+void Router::invoke(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<LoadedModel>& model, Format format) {
   const Request& req = ex->request;
-  const ParsedInputs in = parse_tei(req.body(), std::string(req[http::field::content_type]));
-  const bool truncate = in.truncate.value_or(config_.truncate);
-  // Bounded like predictions (serve/tokenize_answer.h).
-  check_rows_fit_queue(in.texts.size(), model->limits.queue_size, model->name);
-  const TokenizeBudget budget(in.texts.size(), model->limits.queue_size);
-  ex->reply(make_response(req, 200,
-                          render_tokenize(*model->backend, in.texts, in.add_special_tokens, truncate ? model->max_length : 0)));
+  const std::string content_type(req[http::field::content_type]);
+  auto in = std::make_shared<ParsedInputs>(format == Format::tei ? parse_tei_predict(req.body())
+                                                                 : parse_invocation(req.body(), content_type));
+  if (format == Format::tei && in->texts.size() > size_t(config_.max_client_batch_size))
+    throw HttpError(413, "validation",
+                    "batch size " + std::to_string(in->texts.size()) + " > maximum allowed batch size " +
+                        std::to_string(config_.max_client_batch_size));
+  check_rows_fit_queue(in->texts.size(), model->limits.queue_size, model->name);  // 413 before tokenizing
+  const ResponseFormat accept =
+      format == Format::tei ? ResponseFormat::json : response_format(std::string(req[http::field::accept]));
+  const auto t0 = Clock::now();
+  std::vector<std::vector<int32_t>> rows = tokenize_inputs(*in, *model);
+  const double tokenize_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  submit(ex, model, std::move(rows), tokenize_seconds, [in, model, format, accept](const Exchange& e, const Job& j) {
+    const auto& labels = model->backend->labels();
+    if (format == Format::tei) return make_response(e.request, 200, render_tei_predict(j.results, *in, labels));
+    if (accept == ResponseFormat::csv)
+      return make_response(e.request, 200, render_invocation_csv(j.results, *in, labels), "text/csv");
+    return make_response(e.request, 200, render_invocation_json(j.results, *in, labels));
+  });
 }
 
 }  // namespace rc::serve

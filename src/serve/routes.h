@@ -1,8 +1,11 @@
 // The HTTP routes: SageMaker (/ping, /invocations, multi-model /models), TorchServe
-// (inference /predictions, management API on its own port), TEI (/predict, /tokenize) and
-// /metrics. The router runs on an HTTP thread: it parses, tokenizes and enqueues; answers
-// come back through the Exchange from the inference thread. error_response() is the one
-// place that maps errors to HTTP statuses.
+// (inference /predictions, management API on its own port), TEI (/predict, /tokenize,
+// /decode, /info, /health), KServe v2 / Open Inference Protocol (/v2/...), /metrics and the
+// OpenAPI document. Every route is one row of route_table(): the dispatcher matches on it
+// and openapi_document() is generated from it, so the two cannot drift. The router runs on
+// an HTTP thread: it parses, tokenizes and enqueues; answers come back through the Exchange
+// from the inference thread. error_response() is the one place that maps errors to HTTP
+// statuses; each protocol's error body (TorchServe, TEI, KServe) is chosen by the route.
 #pragma once
 
 // Boost 1.74 asio/beast miss <utility> under GCC 12 in C++20 (std::exchange).
@@ -11,8 +14,10 @@
 #include <chrono>
 #include <exception>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "serve/batcher.h"
 #include "serve/metrics.h"
@@ -27,11 +32,16 @@ using Response = http::response<http::string_body>;
 // One request and the way back to its connection. reply() may be called from any thread;
 // the connection sends the first answer and drops later ones (a 504 sent on timeout makes
 // the late inference result a no-op).
+// The error body a route answers with: TorchServe/SageMaker {"code","type","message"},
+// TEI {"error","error_type"}, KServe v2 {"error"}.
+enum class ErrorStyle { torchserve, tei, kserve };
+
 class Exchange {
  public:
   using Clock = std::chrono::steady_clock;
   Request request;
   bool management = false;   // arrived on the management port
+  ErrorStyle style = ErrorStyle::torchserve;
   std::string route = "unmatched";  // route pattern, for metrics
   Clock::time_point start = Clock::now();
   std::shared_ptr<Job> job;  // set when inference is queued (cancelled on timeout)
@@ -40,7 +50,7 @@ class Exchange {
   // unless an answer was sent already.
   std::function<void(std::function<Response()> make)> deliver;
   void reply(Response res);
-  void reply_later(std::function<Response()> make) { deliver(std::move(make)); }
+  void reply_later(std::function<Response()> make);
 };
 
 struct RouterConfig {
@@ -48,7 +58,41 @@ struct RouterConfig {
   bool require_auth_inference_admin = false;  // token on the inference port's POST/DELETE /models
   bool truncate = true;         // long texts: truncate (true) or 413
   std::function<bool()> ready;  // /ping: startup models loaded
+  int max_client_batch_size = 32;  // TEI's --max-client-batch-size: inputs per /predict, /tokenize, /decode
+  int max_concurrent_requests = 512;  // reported by TEI's /info
 };
+
+// One served route. The pattern's {name} segments match any one path segment.
+class Router;
+struct RouteMatch;
+enum class Port { inference, management, both };
+// Who may call: open (health probes), inference (the API key, when one is set), admin (the
+// management token: always on the management port; on the inference port with a token set).
+enum class Access { open, inference, admin };
+struct Route {
+  const char* method;   // "GET", "POST", "PUT", "DELETE" (GET also answers HEAD)
+  const char* pattern;  // "/predictions/{model}/{version}"
+  Port port;
+  Access access;
+  ErrorStyle style;
+  const char* tag;      // OpenAPI tag: the protocol it belongs to
+  const char* summary;
+  const char* query;    // OpenAPI: comma-separated query parameters, "" for none
+  const char* request;  // OpenAPI: request body schema in components, "" for none
+  const char* response; // OpenAPI: 200 body schema in components, "" for an untyped one
+  void (Router::*handler)(const std::shared_ptr<Exchange>&, const RouteMatch&);
+};
+struct RouteMatch {
+  const Route* route = nullptr;
+  std::map<std::string, std::string> params;  // {name} -> decoded segment
+  std::map<std::string, std::string> query;
+  std::string param(const std::string& key) const;
+  std::string query_param(const std::string& key, const std::string& fallback = "") const;
+  int int_query(const std::string& key, int fallback) const;  // HttpError 400 when not an integer
+};
+const std::vector<Route>& route_table();
+// The OpenAPI 3.0 document of route_table() (served at /api-doc/openapi.json).
+std::string openapi_document();
 
 class Router {
  public:
@@ -56,13 +100,54 @@ class Router {
   // Never throws: every failure becomes an error answer.
   void handle(const std::shared_ptr<Exchange>& exchange);
 
+  // Handlers (route_table() names them).
+  using Ex = std::shared_ptr<Exchange>;
+  void ping(const Ex& ex, const RouteMatch& m);
+  void metrics(const Ex& ex, const RouteMatch& m);
+  void openapi(const Ex& ex, const RouteMatch& m);
+  void docs_page(const Ex& ex, const RouteMatch& m);
+  void invocations(const Ex& ex, const RouteMatch& m);
+  void predictions(const Ex& ex, const RouteMatch& m);
+  void sm_list_models(const Ex& ex, const RouteMatch& m);
+  void sm_load_model(const Ex& ex, const RouteMatch& m);
+  void sm_get_model(const Ex& ex, const RouteMatch& m);
+  void sm_unload_model(const Ex& ex, const RouteMatch& m);
+  void sm_invoke_model(const Ex& ex, const RouteMatch& m);
+  void ts_list_models(const Ex& ex, const RouteMatch& m);
+  void ts_register_model(const Ex& ex, const RouteMatch& m);
+  void ts_describe_model(const Ex& ex, const RouteMatch& m);
+  void ts_unregister_model(const Ex& ex, const RouteMatch& m);
+  void ts_scale_workers(const Ex& ex, const RouteMatch& m);
+  void ts_set_default(const Ex& ex, const RouteMatch& m);
+  // TEI (tei_routes.cpp)
+  void tei_predict(const Ex& ex, const RouteMatch& m);
+  void tei_tokenize(const Ex& ex, const RouteMatch& m);
+  void tei_decode(const Ex& ex, const RouteMatch& m);
+  void tei_info(const Ex& ex, const RouteMatch& m);
+  void tei_health(const Ex& ex, const RouteMatch& m);
+  // KServe v2 (kserve_routes.cpp)
+  void v2_server_metadata(const Ex& ex, const RouteMatch& m);
+  void v2_live(const Ex& ex, const RouteMatch& m);
+  void v2_ready(const Ex& ex, const RouteMatch& m);
+  void v2_model_metadata(const Ex& ex, const RouteMatch& m);
+  void v2_model_ready(const Ex& ex, const RouteMatch& m);
+  void v2_infer(const Ex& ex, const RouteMatch& m);
+
  private:
   void dispatch(const std::shared_ptr<Exchange>& ex);
-  void dispatch_management(const std::shared_ptr<Exchange>& ex);
-  void invoke(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<LoadedModel>& model, bool tei);
-  void tokenize(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<LoadedModel>& model);
+  enum class Format { invocation, tei };
+  void invoke(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<LoadedModel>& model, Format format);
+  // Tokenizes every input (pairs too); 413 over the limit unless truncating.
+  std::vector<std::vector<int32_t>> tokenize_inputs(const struct ParsedInputs& in, const LoadedModel& model) const;
+  // Queues rows; on_done runs on the connection's thread with the finished job.
+  void submit(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<LoadedModel>& model,
+              std::vector<std::vector<int32_t>> rows, double tokenize_seconds,
+              std::function<Response(const Exchange&, const Job&)> render);
   void register_model(const std::shared_ptr<Exchange>& ex, ModelSpec spec, bool torchserve);
   void check_auth(const Exchange& ex) const;
+  void require_ready() const;
+  std::shared_ptr<LoadedModel> primary_model(const Exchange& ex) const;
+  std::shared_ptr<LoadedModel> v2_model(const RouteMatch& m) const;
 
   RouterConfig config_;
   ModelRegistry& registry_;
@@ -73,7 +158,7 @@ class Router {
 // Builds a response with the JSON body and the request's HTTP version / keep-alive.
 Response make_response(const Request& req, int status, std::string body,
                        const char* content_type = "application/json");
-// The one mapping from an error to {"code","type","message"} and its status.
-Response error_response(const Request& req, std::exception_ptr error);
+// The one mapping from an error to its status and body in the route's style.
+Response error_response(const Request& req, std::exception_ptr error, ErrorStyle style = ErrorStyle::torchserve);
 
 }  // namespace rc::serve

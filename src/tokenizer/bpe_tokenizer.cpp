@@ -48,6 +48,9 @@ class BpeTokenizer final : public Tokenizer {
         added_(spec.added),
         prefix_(spec.prefix_ids),
         suffix_(spec.suffix_ids),
+        pair_prefix_(spec.pair_prefix_ids),
+        pair_middle_(spec.pair_middle_ids),
+        pair_suffix_(spec.pair_suffix_ids),
         add_prefix_space_(spec.add_prefix_space) {
     int64_t size = 0;
     for (const auto& [t, id] : spec.vocab) size = std::max<int64_t>(size, int64_t(id) + 1);
@@ -67,6 +70,8 @@ class BpeTokenizer final : public Tokenizer {
           if (t.present && t.text == a.content) t.special = true;
     for (int32_t id : prefix_) check_special_id(id, "post-processor");
     for (int32_t id : suffix_) check_special_id(id, "post-processor");
+    for (const auto* ids : {&pair_prefix_, &pair_middle_, &pair_suffix_})
+      for (int32_t id : *ids) check_special_id(id, "post-processor (pair)");
     bos_ = prefix_.empty() ? token_to_id(spec.bos) : prefix_.front();
     eos_ = suffix_.empty() ? token_to_id(spec.eos) : suffix_.back();
     pad_ = spec.pad_id.value_or(token_to_id(spec.pad));
@@ -101,6 +106,51 @@ class BpeTokenizer final : public Tokenizer {
     encode_text(t, out, limit);
     if (out.size() > limit) out.resize(limit);
     if (add_special_tokens) out.insert(out.end(), suffix_.begin(), suffix_.end());
+    return out;
+  }
+
+  std::vector<int32_t> encode(std::string_view text, int max_length, TruncationSide side) const override {
+    if (side == TruncationSide::right || max_length == 0) return encode(text, true, max_length);
+    const size_t n_special = prefix_.size() + suffix_.size();
+    check_room(max_length, n_special);
+    std::vector<int32_t> body = encode_body(text);
+    cut(body, size_t(max_length) - n_special, side);
+    std::vector<int32_t> out = prefix_;
+    out.insert(out.end(), body.begin(), body.end());
+    out.insert(out.end(), suffix_.begin(), suffix_.end());
+    return out;
+  }
+
+  std::vector<int32_t> encode_pair(std::string_view text, std::string_view text_pair, int max_length,
+                                   TruncationSide side) const override {
+    RC_CHECK(max_length >= 0, Errc::invalid_argument, "max_length must be >= 0 (0: no limit), got ", max_length);
+    const size_t n_special = pair_prefix_.size() + pair_middle_.size() + pair_suffix_.size();
+    std::vector<int32_t> a = encode_body(text), b = encode_body(text_pair);
+    if (max_length > 0) {
+      check_room(max_length, n_special);
+      // tokenizers' truncate_encodings, LongestFirst, on the budget left after the specials.
+      const size_t budget = size_t(max_length) - n_special;
+      if (a.size() + b.size() > budget) {
+        size_t n1 = a.size(), n2 = b.size();
+        const bool swapped = n1 > n2;
+        if (swapped) std::swap(n1, n2);  // n1: the shorter
+        n2 = n1 > budget ? n1 : std::max(n1, budget - n1);
+        if (n1 + n2 > budget) {
+          n1 = budget / 2;
+          n2 = n1 + budget % 2;
+        }
+        if (swapped) std::swap(n1, n2);
+        cut(a, n1, side);
+        cut(b, n2, side);
+      }
+    }
+    std::vector<int32_t> out;
+    out.reserve(a.size() + b.size() + n_special);
+    out = pair_prefix_;
+    out.insert(out.end(), a.begin(), a.end());
+    out.insert(out.end(), pair_middle_.begin(), pair_middle_.end());
+    out.insert(out.end(), b.begin(), b.end());
+    out.insert(out.end(), pair_suffix_.begin(), pair_suffix_.end());
     return out;
   }
 
@@ -157,6 +207,30 @@ class BpeTokenizer final : public Tokenizer {
     bool present = false, special = false;
   };
 
+  static void check_room(int max_length, size_t n_special) {
+    RC_CHECK(size_t(max_length) >= n_special, Errc::invalid_argument, "max_length ", max_length,
+             " leaves no room for the ", n_special, " special tokens",
+             "\nHINT: use max_length >= ", n_special, ", or 0 for no limit");
+  }
+  // Keeps n ids: the first n (right truncation) or the last n (left).
+  static void cut(std::vector<int32_t>& ids, size_t n, TruncationSide side) {
+    if (ids.size() <= n) return;
+    if (side == TruncationSide::left) ids.erase(ids.begin(), ids.end() - std::ptrdiff_t(n));
+    else ids.resize(n);
+  }
+  // The ids of one text without special tokens or truncation (UTF-8 repaired first).
+  std::vector<int32_t> encode_body(std::string_view text) const {
+    std::string repaired;
+    if (!tk::is_valid_utf8(text)) {
+      repaired = tk::repair_utf8(text);
+      text = repaired;
+    }
+    std::vector<int32_t> out;
+    out.reserve(text.size() / 4 + 8);
+    encode_text(text, out, SIZE_MAX);
+    return out;
+  }
+
   void check_special_id(int32_t id, const char* where) const {
     RC_CHECK(id >= 0 && size_t(id) < tokens_.size() && tokens_[size_t(id)].present, Errc::format,
              "tokenizer ", where, " uses id ", id, ", which is not in the vocabulary",
@@ -204,6 +278,7 @@ class BpeTokenizer final : public Tokenizer {
   tk::BpeModel model_;
   tk::AddedVocab added_;
   std::vector<int32_t> prefix_, suffix_;
+  std::vector<int32_t> pair_prefix_, pair_middle_, pair_suffix_;
   bool add_prefix_space_;
   std::vector<Entry> tokens_;  // by id
   std::unordered_map<std::string, int32_t> to_id_;

@@ -129,6 +129,11 @@ void read_post_processor(const json& p, const fs::path& file, TokenizerSpec& spe
   if (type == "RobertaProcessing" || type == "BertProcessing") {
     spec.prefix_ids = {special_id(p.value("cls", json()), file, "cls")};
     spec.suffix_ids = {special_id(p.value("sep", json()), file, "sep")};
+    // tokenizers' RobertaProcessing: <s> A </s> </s> B </s>; BertProcessing: one [SEP] between.
+    spec.pair_prefix_ids = spec.prefix_ids;
+    spec.pair_middle_ids = spec.suffix_ids;
+    if (type == "RobertaProcessing") spec.pair_middle_ids.push_back(spec.suffix_ids[0]);
+    spec.pair_suffix_ids = spec.suffix_ids;
     spec.bos = p["cls"][0].get<std::string>();
     spec.eos = p["sep"][0].get<std::string>();
   } else if (type == "TemplateProcessing") {
@@ -148,6 +153,20 @@ void read_post_processor(const json& p, const fs::path& file, TokenizerSpec& spe
       auto& target = seen_sequence ? spec.suffix_ids : spec.prefix_ids;
       for (const json& id : specials[name]["ids"]) target.push_back(id.get<int32_t>());
       (seen_sequence ? spec.eos : spec.bos) = name;
+    }
+    // pair: [..., {"Sequence": {"id": "A"}}, ..., {"Sequence": {"id": "B"}}, ...]
+    int sequences = 0;
+    for (const json& piece : p.value("pair", json::array())) {
+      if (piece.contains("Sequence")) {
+        ++sequences;
+        continue;
+      }
+      const std::string name = piece.value("SpecialToken", json::object()).value("id", "");
+      RC_CHECK(specials.contains(name) && specials[name].contains("ids"), Errc::format,
+               "tokenizer file '", file.string(), "': TemplateProcessing names special token '",
+               name, "' that special_tokens does not define", kFileHint);
+      auto& target = sequences == 0 ? spec.pair_prefix_ids : sequences == 1 ? spec.pair_middle_ids : spec.pair_suffix_ids;
+      for (const json& id : specials[name]["ids"]) target.push_back(id.get<int32_t>());
     }
   } else if (type == "Sequence") {
     for (const json& q : p.value("processors", json::array())) read_post_processor(q, file, spec);
@@ -360,6 +379,10 @@ TokenizerSpec read_vocab_merges(const fs::path& vocab_json, const fs::path& merg
   spec.mask = content_of("mask_token");
   spec.prefix_ids = {id_of(content_of("cls_token"))};
   spec.suffix_ids = {id_of(content_of("sep_token"))};
+  // transformers' RobertaTokenizer.build_inputs_with_special_tokens: <s> A </s></s> B </s>.
+  spec.pair_prefix_ids = spec.prefix_ids;
+  spec.pair_middle_ids = {spec.suffix_ids[0], spec.suffix_ids[0]};
+  spec.pair_suffix_ids = spec.suffix_ids;
   return spec;
 }
 

@@ -32,6 +32,9 @@ struct TokenizerSpec {
   bool add_prefix_space = false;
   // Post-processing of a single sequence: ids around the text.
   std::vector<int32_t> prefix_ids, suffix_ids;
+  // Post-processing of a pair: pair_prefix A pair_middle B pair_suffix (RoBERTa:
+  // <s> A </s></s> B </s>; BERT: [CLS] A [SEP] B [SEP]).
+  std::vector<int32_t> pair_prefix_ids, pair_middle_ids, pair_suffix_ids;
   // Roles (token contents); empty when unknown.
   std::string bos, eos, pad, unk, mask;
   std::optional<int32_t> pad_id;  // tokenizer.json "padding" when present

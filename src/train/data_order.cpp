@@ -13,12 +13,15 @@ int32_t TokenizedSplit::max_length() const {
 }
 
 TokenizedSplit tokenize_split(const Tokenizer& tok, std::span<const std::string> texts, std::span<const int32_t> labels,
-                              int max_length) {
+                              int max_length, std::span<const std::string> text_pairs) {
   RC_ASSERT(texts.size() == labels.size());
+  RC_ASSERT(text_pairs.empty() || text_pairs.size() == texts.size());
   const int64_t n = int64_t(texts.size());
   std::vector<std::vector<int32_t>> rows(static_cast<size_t>(n));
 #pragma omp parallel for schedule(dynamic, 256)
-  for (int64_t i = 0; i < n; ++i) rows[size_t(i)] = tok.encode(texts[size_t(i)], true, max_length);
+  for (int64_t i = 0; i < n; ++i)
+    rows[size_t(i)] = text_pairs.empty() ? tok.encode(texts[size_t(i)], true, max_length)
+                                         : tok.encode_pair(texts[size_t(i)], text_pairs[size_t(i)], max_length);
   TokenizedSplit out;
   out.offsets.resize(size_t(n) + 1);
   out.lengths.resize(size_t(n));

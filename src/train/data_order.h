@@ -29,8 +29,9 @@ struct TokenizedSplit {
 };
 
 // Tokenizes texts in parallel (OpenMP); the result does not depend on the thread count.
+// With text_pairs (one per text) each example is HF's tokenizer(text, text_pair).
 TokenizedSplit tokenize_split(const Tokenizer& tok, std::span<const std::string> texts, std::span<const int32_t> labels,
-                              int max_length);
+                              int max_length, std::span<const std::string> text_pairs = {});
 
 // splitmix64 finaliser of a combination of values: the seed of every derived stream.
 uint64_t mix_seed(uint64_t a, uint64_t b, uint64_t c = 0);

@@ -191,6 +191,9 @@ TextSplit parse_delimited(const std::string& bytes, char delimiter, const DataCo
              flag, " NAME");
   };
   const size_t tc = col(columns.text, "--text-column"), lc = col(columns.label, "--label-column");
+  size_t pc = header.size();  // the text_pair column, when the header has one
+  for (size_t k = 0; k < header.size(); ++k)
+    if (!columns.text_pair.empty() && trim(header[k]) == columns.text_pair) pc = k;
   for (size_t r = 1; r < rows.size(); ++r) {
     const auto& row = rows[r];
     RC_CHECK(row.size() == header.size(), Errc::format, source.string(), ": record ", r + 1, " has ", row.size(),
@@ -198,6 +201,7 @@ TextSplit parse_delimited(const std::string& bytes, char delimiter, const DataCo
     RawLabel l = label_from_text(row[lc]);
     RC_CHECK(l.id || !l.name.empty(), Errc::format, source.string(), ": record ", r + 1, ": empty label");
     out.texts.push_back(row[tc]);
+    if (pc < header.size()) out.text_pairs.push_back(row[pc]);
     out.labels.push_back(std::move(l));
   }
   check_not_empty(out);
@@ -234,6 +238,18 @@ TextSplit parse_jsonl(const std::string& bytes, const DataColumns& columns, cons
     } else {
       RC_THROW(Errc::format, source.string(), ":", line_no, ": label must be an integer or a string, found ",
                l->dump());
+    }
+    // Pairs are all or nothing: the first example decides, a later one that differs is an error.
+    auto pair = columns.text_pair.empty() ? j.end() : j.find(columns.text_pair);
+    const bool is_pair = pair != j.end() && !pair->is_null();
+    RC_CHECK(out.texts.empty() || is_pair == !out.text_pairs.empty(), Errc::format, source.string(), ":", line_no,
+             is_pair ? ": has a '" : ": lacks the '", columns.text_pair, "' field ",
+             is_pair ? "that earlier lines lack" : "that earlier lines have",
+             "\nHINT: every example of a file is a single text or every one a pair");
+    if (is_pair) {
+      RC_CHECK(pair->is_string(), Errc::format, source.string(), ":", line_no, ": '", columns.text_pair,
+               "' must be a string");
+      out.text_pairs.push_back(pair->get<std::string>());
     }
     out.texts.push_back(t->get<std::string>());
     out.labels.push_back(std::move(label));

@@ -5,6 +5,8 @@
 //   - CSV / TSV with a header row (RFC 4180 quoting: "a, b" and "" escapes, newlines inside
 //     quotes), columns chosen by name.
 //   - JSON Lines: one {"text": ..., "label": ...} object a line; label an int or a string.
+// Text pairs (NLI, paraphrase): a "text_pair" column / field next to "text" makes every
+// example a pair, encoded as HF's tokenizer(text, text_pair). TweetEval folders are singles.
 // A folder may hold one file per split: train.csv, val.csv (or validation/dev), test.csv, and
 // the same with .tsv / .jsonl. A single file is one split.
 // Labels are kept raw (an int id or a name) here; label_mapping.h maps them to model ids.
@@ -31,11 +33,13 @@ struct TextSplit {
   std::filesystem::path labels_source;  // where the labels are, when not in `source` (TweetEval)
   std::vector<std::string> texts;
   std::vector<RawLabel> labels;  // same length as texts
+  std::vector<std::string> text_pairs;  // empty (singles), or the second text of each example
   size_t size() const { return texts.size(); }
 };
 
 struct DataColumns {
   std::string text = "text", label = "label";
+  std::string text_pair = "text_pair";  // optional: present in the data -> pairs
 };
 
 struct Dataset {

@@ -186,7 +186,7 @@ PreparedSplit prepare_split(const train::TextSplit& split, const std::vector<std
   PreparedSplit p;
   p.name = split.name;
   const std::vector<int32_t> labels = train::map_labels(split, data_names, model_labels);
-  p.tok = train::tokenize_split(tokenizer, split.texts, labels, max_length);
+  p.tok = train::tokenize_split(tokenizer, split.texts, labels, max_length, split.text_pairs);
   return p;
 }
 

@@ -28,11 +28,13 @@ struct FakeStats {
   std::atomic<int> runs{0};
   std::atomic<bool> hold{false};     // run() waits while set (bounded: 20 s)
   std::atomic<int> running{0};       // batches inside run() now
+  std::atomic<int> peak{0};          // most batches inside run() at once since reset()
   void reset() {
     std::lock_guard lock(mu);
     batch_sizes.clear();
     runs = 0;
     hold = false;
+    peak = 0;
   }
 };
 inline FakeStats& fake_stats() {
@@ -61,9 +63,56 @@ class FakeBackend final : public InferenceBackend {
     }
     return ids;
   }
+  // Pairs as RoBERTa lays them out, <s> a </s></s> b </s>, truncated longest_first-style
+  // (the longer text loses tokens first) so the server's pair path can be checked end to end.
+  std::vector<int32_t> tokenize_input(std::string_view text, const std::string* text_pair, int max_length,
+                                      TruncationSide side) const override {
+    auto words = [](std::string_view t) {
+      std::vector<int32_t> ids;
+      std::istringstream in{std::string(t)};
+      std::string word;
+      while (in >> word) ids.push_back(fake_word_id(word));
+      return ids;
+    };
+    auto cut = [side](std::vector<int32_t>& v, size_t n) {
+      if (v.size() <= n) return;
+      if (side == TruncationSide::left) v.erase(v.begin(), v.end() - std::ptrdiff_t(n));
+      else v.resize(n);
+    };
+    std::vector<int32_t> a = words(text), b = text_pair ? words(*text_pair) : std::vector<int32_t>{};
+    const size_t specials = text_pair ? 4 : 2;
+    if (max_length > 0) {
+      if (size_t(max_length) < specials) throw Error(Errc::invalid_argument, "max_length too small");
+      const size_t budget = size_t(max_length) - specials;
+      while (a.size() + b.size() > budget) {
+        if (a.size() >= b.size()) cut(a, a.size() - 1);
+        else cut(b, b.size() - 1);
+      }
+    }
+    std::vector<int32_t> ids{0};
+    ids.insert(ids.end(), a.begin(), a.end());
+    ids.push_back(2);
+    if (text_pair) {
+      ids.push_back(2);
+      ids.insert(ids.end(), b.begin(), b.end());
+      ids.push_back(2);
+    }
+    return ids;
+  }
+  std::string decode(std::span<const int32_t> ids, bool skip_special_tokens) const override {
+    std::string out;
+    for (int32_t id : ids) {
+      if (skip_special_tokens && is_special(id)) continue;
+      out += (out.empty() ? "" : " ") + token_text(id);
+    }
+    return out;
+  }
+  std::string dtype() const override { return "float32"; }
   std::vector<Prediction> run(std::span<const std::vector<int32_t>> rows) const override {
     FakeStats& stats = fake_stats();
-    stats.running.fetch_add(1);
+    const int now_running = stats.running.fetch_add(1) + 1;
+    for (int p = stats.peak.load(); now_running > p && !stats.peak.compare_exchange_weak(p, now_running);) {
+    }
     for (int i = 0; i < 2000 && stats.hold.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     if (delay_ms_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_));
     {

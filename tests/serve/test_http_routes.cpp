@@ -89,7 +89,7 @@ TEST(HttpRoutes, TorchServePredictionsAndVersions) {
   EXPECT_EQ(json::parse(all.body).size(), 2u);
 
   auto scale = call("PUT", s.mgmt("/models/sentiment?min_worker=3"), "", "");
-  ASSERT_EQ(scale.status, 200) << scale.body;
+  ASSERT_EQ(scale.status, 202) << scale.body;  // TorchServe: asynchronous unless synchronous=true
   auto desc = call("GET", s.mgmt("/models/sentiment"), "", "");
   ASSERT_EQ(desc.status, 200);
   json d = json::parse(desc.body);
@@ -97,10 +97,10 @@ TEST(HttpRoutes, TorchServePredictionsAndVersions) {
   EXPECT_EQ(d[0]["minWorkers"], 3);
 
   // Zero workers stops the version from serving (TorchServe); scaling up brings it back.
-  ASSERT_EQ(call("PUT", s.mgmt("/models/sentiment/2.0?min_worker=0"), "", "").status, 200);
+  ASSERT_EQ(call("PUT", s.mgmt("/models/sentiment/2.0?min_worker=0&synchronous=true"), "", "").status, 200);
   expect_error(call("POST", s.url("/predictions/sentiment/2.0"), R"({"inputs": "bad"})"), 503);
   EXPECT_EQ(call("POST", s.url("/predictions/sentiment/1.0"), R"({"inputs": "bad"})").status, 200);
-  ASSERT_EQ(call("PUT", s.mgmt("/models/sentiment/2.0?min_worker=1"), "", "").status, 200);
+  ASSERT_EQ(call("PUT", s.mgmt("/models/sentiment/2.0?min_worker=1&synchronous=true"), "", "").status, 200);
   EXPECT_EQ(call("POST", s.url("/predictions/sentiment/2.0"), R"({"inputs": "bad"})").status, 200);
 
   auto del = call("DELETE", s.mgmt("/models/sentiment/1.0"), "", "");
@@ -145,7 +145,7 @@ TEST(HttpRoutes, TeiPredictAndTokenize) {
   ASSERT_EQ(j.size(), 2u);  // every label, best first
   EXPECT_EQ(j[0]["label"], "negative");
   EXPECT_GT(j[0]["score"].get<double>(), j[1]["score"].get<double>());
-  auto batch = call("POST", s.url("/predict"), R"({"inputs": ["bad", "good"]})");
+  auto batch = call("POST", s.url("/predict"), R"({"inputs": [["bad"], ["good"]]})");
   ASSERT_EQ(batch.status, 200);
   EXPECT_EQ(json::parse(batch.body)[1][0]["label"], "positive");
 

@@ -63,7 +63,11 @@ TEST(ParseInvocation, PlainAndCsv) {
 
 TEST(ParseInvocation, MalformedIs400) {
   EXPECT_EQ(status_of([] { parse_invocation("{\"inputs\": ", "application/json"); }), 400);
-  EXPECT_EQ(status_of([] { parse_invocation("{\"text\": \"a\"}", "application/json"); }), 400);
+  EXPECT_EQ(status_of([] { parse_invocation("{\"txt\": \"a\"}", "application/json"); }), 400);
+  // {"text": ...} alone is the pipeline's dict form (a text, maybe with "text_pair"); a
+  // non-string text_pair is not.
+  EXPECT_EQ(status_of([] { parse_invocation("{\"text\": \"a\"}", "application/json"); }), 0);
+  EXPECT_EQ(status_of([] { parse_invocation("{\"inputs\": [{\"text\": \"a\", \"text_pair\": 3}]}", "application/json"); }), 400);
   EXPECT_EQ(status_of([] { parse_invocation("{\"inputs\": []}", "application/json"); }), 400);
   EXPECT_EQ(status_of([] { parse_invocation("{\"inputs\": [1, 2]}", "application/json"); }), 400);
   EXPECT_EQ(status_of([] { parse_invocation("{\"inputs\": \"a\", \"top_k\": -3}", "application/json"); }), 400);

@@ -1,0 +1,202 @@
+// KServe v2 / Open Inference Protocol REST routes (see kserve.h for the bodies): server
+// metadata, live/ready, model metadata/ready and infer, with or without /versions/{v}.
+// Health answers follow the protocol: 200 for true; not ready is 503 (a 4xx/5xx is false).
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "roberta/version.h"
+#include "serve/http_error.h"
+#include "serve/kserve.h"
+#include "serve/routes.h"
+#include "serve/tokenize_answer.h"
+
+using nlohmann::json;
+
+namespace rc::serve {
+namespace {
+
+HttpError bad(const std::string& message) { return HttpError(400, "BadRequest", message, Errc::format); }
+
+const char* kOutputs[] = {"logits", "probabilities", "labels"};
+
+// Row-major flattening of nested data; every leaf must be a string (BYTES as JSON strings).
+void flatten(const json& data, std::vector<std::string>& out, int depth) {
+  if (depth > 8) throw bad("input data is nested too deeply");
+  if (data.is_array()) {
+    for (const auto& d : data) flatten(d, out, depth + 1);
+    return;
+  }
+  if (!data.is_string()) throw bad(std::string("BYTES data must hold strings, got ") + data.type_name());
+  out.push_back(data.get<std::string>());
+}
+
+struct Tensor {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::vector<std::string> data;
+};
+
+Tensor read_input(const json& in) {
+  if (!in.is_object()) throw bad("every input must be an object {\"name\", \"shape\", \"datatype\", \"data\"}");
+  Tensor t;
+  for (const char* key : {"name", "shape", "datatype", "data"})
+    if (!in.contains(key)) throw bad(std::string("an input has no \"") + key + "\"");
+  if (!in["name"].is_string()) throw bad("an input's \"name\" must be a string");
+  t.name = in["name"].get<std::string>();
+  if (!in["datatype"].is_string() || in["datatype"].get<std::string>() != "BYTES")
+    throw bad("input '" + t.name + "': datatype must be BYTES (texts), got " + in["datatype"].dump());
+  if (!in["shape"].is_array() || in["shape"].empty() || in["shape"].size() > 2)
+    throw bad("input '" + t.name + "': shape must be [N], [N, 1] or [N, 2]");
+  for (const auto& d : in["shape"]) {
+    if (!d.is_number_integer() || d.get<int64_t>() < 0 || d.get<int64_t>() > (int64_t(1) << 24))
+      throw bad("input '" + t.name + "': shape must hold non-negative integers");
+    t.shape.push_back(d.get<int64_t>());
+  }
+  flatten(in["data"], t.data, 0);
+  int64_t elements = 1;
+  for (int64_t d : t.shape) elements *= d;
+  if (elements != int64_t(t.data.size()))
+    throw bad("input '" + t.name + "': shape " + in["shape"].dump() + " holds " + std::to_string(elements) +
+              " elements but data has " + std::to_string(t.data.size()));
+  return t;
+}
+
+}  // namespace
+
+KServeRequest parse_kserve_infer(std::string_view body) {
+  const json j = json::parse(body, nullptr, false);
+  if (j.is_discarded()) throw bad(is_valid_utf8(body) ? "request body is not valid JSON" : "request body is not valid UTF-8");
+  if (!j.is_object()) throw bad("expected an inference request object {\"inputs\": [...]}");
+  KServeRequest out;
+  if (auto id = j.find("id"); id != j.end()) {
+    if (!id->is_string()) throw bad("\"id\" must be a string");
+    out.id = id->get<std::string>();
+  }
+  auto inputs = j.find("inputs");
+  if (inputs == j.end() || !inputs->is_array() || inputs->empty()) throw bad("\"inputs\" must be a non-empty list");
+  if (inputs->size() > 2) throw bad("at most two inputs: the texts and \"text_pair\"");
+  Tensor texts = read_input((*inputs)[0]);
+  ParsedInputs& p = out.inputs;
+  if (texts.shape.size() == 2 && texts.shape[1] == 2) {  // [N, 2]: pairs
+    for (size_t i = 0; i + 1 < texts.data.size(); i += 2) {
+      p.texts.push_back(std::move(texts.data[i]));
+      p.pairs.emplace_back(std::move(texts.data[i + 1]));
+    }
+  } else {
+    if (texts.shape.size() == 2 && texts.shape[1] != 1) throw bad("input '" + texts.name + "': shape must be [N], [N, 1] or [N, 2]");
+    p.texts = std::move(texts.data);
+  }
+  if (inputs->size() == 2) {
+    Tensor pair = read_input((*inputs)[1]);
+    if (!p.pairs.empty()) throw bad("pairs given twice: a [N, 2] input and a second input");
+    if (pair.data.size() != p.texts.size())
+      throw bad("input '" + pair.name + "' has " + std::to_string(pair.data.size()) + " texts for " +
+                std::to_string(p.texts.size()) + " in '" + texts.name + "'");
+    for (auto& s : pair.data) p.pairs.emplace_back(std::move(s));
+  }
+  if (p.texts.empty()) throw bad("the inputs hold no texts");
+  if (auto outputs = j.find("outputs"); outputs != j.end() && !outputs->is_null()) {
+    if (!outputs->is_array()) throw bad("\"outputs\" must be a list of {\"name\": ...}");
+    for (const auto& o : *outputs) {
+      if (!o.is_object() || !o.contains("name") || !o["name"].is_string()) throw bad("every output needs a \"name\"");
+      const std::string name = o["name"].get<std::string>();
+      if (std::find(std::begin(kOutputs), std::end(kOutputs), name) == std::end(kOutputs))
+        throw bad("unknown output '" + name + "'; this model has logits, probabilities and labels");
+      out.outputs.push_back(name);
+    }
+  }
+  return out;
+}
+
+std::string render_kserve_infer(const std::vector<Prediction>& predictions, const KServeRequest& request,
+                                const std::string& model_name, const std::string& model_version) {
+  const size_t n = predictions.size(), labels = n ? predictions[0].logits.size() : 0;
+  json outputs = json::array();
+  auto wanted = [&](const char* name) {
+    return request.outputs.empty() || std::find(request.outputs.begin(), request.outputs.end(), name) != request.outputs.end();
+  };
+  auto fp32 = [&](const char* name, bool logits) {
+    json data = json::array();
+    for (const auto& p : predictions)
+      for (float v : logits ? p.logits : p.scores) data.push_back(std::isfinite(v) ? double(v) : 0.0);
+    return json{{"name", name}, {"datatype", "FP32"}, {"shape", {n, labels}}, {"data", data}};
+  };
+  for (const char* name : kOutputs) {
+    if (!wanted(name)) continue;
+    if (std::string(name) == "labels") {
+      json data = json::array();
+      for (const auto& p : predictions) data.push_back(p.label);
+      outputs.push_back({{"name", name}, {"datatype", "BYTES"}, {"shape", {n}}, {"data", data}});
+    } else {
+      outputs.push_back(fp32(name, std::string(name) == "logits"));
+    }
+  }
+  json out = {{"model_name", model_name}, {"model_version", model_version}};
+  if (!request.id.empty()) out["id"] = request.id;
+  out["outputs"] = std::move(outputs);
+  return out.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::shared_ptr<LoadedModel> Router::v2_model(const RouteMatch& m) const {
+  auto model = registry_.find(m.param("model"), m.param("version"));
+  if (!model)
+    throw HttpError(404, "ModelNotFound",
+                    "model '" + m.param("model") + "'" +
+                        (m.param("version").empty() ? "" : " version " + m.param("version")) + " is not loaded",
+                    Errc::not_found);
+  return model;
+}
+
+void Router::v2_server_metadata(const Ex& ex, const RouteMatch&) {
+  ex->reply(make_response(ex->request, 200,
+                          json{{"name", "roberta.cpp"}, {"version", version_string}, {"extensions", json::array()}}.dump()));
+}
+
+void Router::v2_live(const Ex& ex, const RouteMatch&) {
+  ex->reply(make_response(ex->request, 200, json{{"live", true}}.dump()));
+}
+
+void Router::v2_ready(const Ex& ex, const RouteMatch&) {
+  const bool ready = (!config_.ready || config_.ready()) && registry_.primary() != nullptr;
+  ex->reply(make_response(ex->request, ready ? 200 : 503, json{{"ready", ready}}.dump()));
+}
+
+void Router::v2_model_metadata(const Ex& ex, const RouteMatch& m) {
+  const auto model = v2_model(m);
+  json versions = json::array();
+  for (const auto& e : registry_.versions(model->name)) versions.push_back(e.model->version);
+  const int64_t labels = int64_t(model->backend->labels().size());
+  const json meta = {
+      {"name", model->name},
+      {"versions", versions},
+      {"platform", "roberta.cpp"},
+      {"inputs", {{{"name", "text"}, {"datatype", "BYTES"}, {"shape", {-1}}},
+                  {{"name", "text_pair"}, {"datatype", "BYTES"}, {"shape", {-1}}}}},
+      {"outputs", {{{"name", "logits"}, {"datatype", "FP32"}, {"shape", {-1, labels}}},
+                   {{"name", "probabilities"}, {"datatype", "FP32"}, {"shape", {-1, labels}}},
+                   {{"name", "labels"}, {"datatype", "BYTES"}, {"shape", {-1}}}}},
+  };
+  ex->reply(make_response(ex->request, 200, meta.dump(-1, ' ', false, json::error_handler_t::replace)));
+}
+
+void Router::v2_model_ready(const Ex& ex, const RouteMatch& m) {
+  const auto model = v2_model(m);
+  const bool ready = model->workers.load() > 0;
+  ex->reply(make_response(ex->request, ready ? 200 : 503, json{{"name", model->name}, {"ready", ready}}.dump()));
+}
+
+void Router::v2_infer(const Ex& ex, const RouteMatch& m) {
+  require_ready();
+  const auto model = v2_model(m);
+  auto request = std::make_shared<KServeRequest>(parse_kserve_infer(ex->request.body()));
+  check_rows_fit_queue(request->inputs.texts.size(), model->limits.queue_size, model->name);  // 413 before tokenizing
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::vector<int32_t>> rows = tokenize_inputs(request->inputs, *model);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  submit(ex, model, std::move(rows), seconds, [request, model](const Exchange& e, const Job& j) {
+    return make_response(e.request, 200, render_kserve_infer(j.results, *request, model->name, model->version));
+  });
+}
+
+}  // namespace rc::serve
