@@ -8,6 +8,7 @@
 
 #include "fuzz/fuzz_util.h"
 #include "serve/http_error.h"
+#include "serve/multipart.h"
 #include "serve/request.h"
 
 using namespace rc;
@@ -53,11 +54,12 @@ const BodyParser kParsers[] = {
        for (const auto& t : serve::parse_csv_texts(b)) (void)t;
      }},
     {"accept", [](std::string_view b, std::string_view) { (void)serve::response_format(b); }},
+    {"multipart", [](std::string_view b, std::string_view ct) { (void)serve::parse_multipart(b, ct); }},
 };
 
 const std::string_view kContentTypes[] = {
     "application/json", "text/csv", "text/plain", "", "application/jsonlines", "Application/JSON; charset=utf-8",
-    "application/x-www-form-urlencoded", "multipart/form-data; boundary=xyz", "image/png", "text/csv; header=present"};
+    "application/x-www-form-urlencoded", "multipart/form-data; boundary=xyz", "multipart/form-data; boundary=\"a b\"", "image/png", "text/csv; header=present"};
 
 }  // namespace
 

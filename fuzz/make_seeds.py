@@ -194,8 +194,24 @@ def seeds_tokenize():
         put("fuzz_tokenize", f"edge{i}", bytes([130]) + raw)
 
 
+def seeds_multipart():
+    # First line: the Content-Type header value; the rest: the body (fuzz_multipart.cpp).
+    curl_type = b"multipart/form-data; boundary=------------------------d74496d66958873e"
+    curl = (b"--------------------------d74496d66958873e\r\n"
+            b'Content-Disposition: form-data; name="data"; filename="t.txt"\r\nContent-Type: text/plain\r\n\r\n'
+            b"Covid cases are increasing fast!\r\n--------------------------d74496d66958873e--\r\n")
+    put("fuzz_multipart", "curl", curl_type + b"\n" + curl)
+    requests_body = (b'--8f1e2b\r\nContent-Disposition: form-data; name="other"\r\n\r\nignored\r\n'
+                     b'--8f1e2b\r\nContent-Disposition: form-data; name="data"; filename="data"\r\n'
+                     b'Content-Type: application/json\r\n\r\n{"inputs": ["a", "b"], "top_k": 2}\r\n--8f1e2b--\r\n')
+    put("fuzz_multipart", "requests_json", b"multipart/form-data; boundary=8f1e2b\n" + requests_body)
+    put("fuzz_multipart", "quoted_lf", b'multipart/form-data; charset=utf-8; boundary="a b;c"\n'
+        b'preamble\n--a b;c\ncontent-disposition: form-data; name="body"\n\nline\n--a b;c\r\n'
+        b'Content-Disposition: form-data; name="e"\r\n\r\n\r\n--a b;c--')
+
+
 def seeds_request_bodies():
-    # Byte 0: parser (0 invocation, 1 tei, 2 csv, 3 accept); byte 1: content type index
+    # Byte 0: parser (0 invocation, 1 tei, 2 csv, 3 accept, 4 multipart); byte 1: content type index
     # (0 json, 1 csv, 2 plain, 3 none) -- fuzz_request_bodies.cpp's tables.
     bodies = [
         (0, 0, b'{"inputs": "hello"}'),
@@ -210,6 +226,9 @@ def seeds_request_bodies():
         (2, 1, b'a\n"b,c"\n'),
         (3, 0, b"text/csv;q=0.9, application/json, */*"),
     ]
+    curl = (b'--xyz\r\nContent-Disposition: form-data; name="data"; filename="t.txt"\r\n'
+            b'Content-Type: text/plain\r\n\r\nCovid cases are increasing fast!\r\n--xyz--\r\n')
+    bodies += [(0, 7, curl), (4, 7, curl)]  # 7: multipart/form-data; boundary=xyz
     for i, (p, ct, body) in enumerate(bodies):
         put("fuzz_request_bodies", f"body{i:02d}", bytes([p, ct]) + body)
 
@@ -254,6 +273,9 @@ def dicts():
                                                    "raw_scores", "truncate", "truncation_direction",
                                                    "add_special_tokens", "top_k", "\r\n", '"\\"\\""', "application/json",
                                                    "text/csv", "*/*", ";q=0.5"])
+    write_dict("fuzz_multipart", ["multipart/form-data", "boundary=", '"\\x0d\\x0a--"', '"--"', "Content-Disposition",
+                                  "form-data", "name=", "filename=", "Content-Type", "text/plain", "application/json",
+                                  "application/octet-stream", "data", "body", '"\\""', '";"'])
     # Pickle opcodes torch emits and the names the whitelist knows.
     write_dict("fuzz_pickle", ['"\\x80\\x02"', '"\\x95"', '"."', '"("', '"}"', '"]"', '")"', '"N"', '"\\x88"',
                                '"\\x89"', '"J"', '"K"', '"M"', '"\\x8a"', '"G"', '"X"', '"\\x8c"', '"\\x8d"', '"B"',
@@ -279,6 +301,7 @@ def main():
     seeds_tokenizers()
     seeds_tokenize()
     seeds_request_bodies()
+    seeds_multipart()
     dicts()
     total = sum(f.stat().st_size for f in CORPUS.rglob("*") if f.is_file())
     count = sum(1 for f in CORPUS.rglob("*") if f.is_file())
