@@ -15,11 +15,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string saved = c.to_json();
     model::RobertaConfig back;
     RC_FUZZ_REQUIRE(fuzz::expect_rc_error([&] { back = model::RobertaConfig::from_json(saved, "saved config.json"); }));
-    RC_FUZZ_REQUIRE(back.vocab_size == c.vocab_size && back.hidden_size == c.hidden_size &&
-                    back.num_hidden_layers == c.num_hidden_layers && back.num_attention_heads == c.num_attention_heads &&
-                    back.intermediate_size == c.intermediate_size &&
-                    back.max_position_embeddings == c.max_position_embeddings && back.pad_token_id == c.pad_token_id &&
-                    back.id2label == c.id2label && back.problem_type == c.problem_type);
+    RC_FUZZ_REQUIRE(
+        back.vocab_size == c.vocab_size && back.hidden_size == c.hidden_size &&
+        back.num_hidden_layers == c.num_hidden_layers && back.num_attention_heads == c.num_attention_heads &&
+        back.intermediate_size == c.intermediate_size && back.max_position_embeddings == c.max_position_embeddings &&
+        back.pad_token_id == c.pad_token_id && back.id2label == c.id2label && back.problem_type == c.problem_type);
   }
   serve::ServingSettings s;
   if (fuzz::expect_rc_error([&] { s = serve::settings_from_json(text, "code/serving.json"); })) {

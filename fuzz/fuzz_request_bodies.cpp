@@ -50,16 +50,25 @@ struct BodyParser {
 const BodyParser kParsers[] = {
     {"invocation", [](std::string_view b, std::string_view ct) { check_parsed(serve::parse_invocation(b, ct)); }},
     {"tei", [](std::string_view b, std::string_view ct) { check_parsed(serve::parse_tei(b, ct)); }},
-    {"csv", [](std::string_view b, std::string_view) {
+    {"csv",
+     [](std::string_view b, std::string_view) {
        for (const auto& t : serve::parse_csv_texts(b)) (void)t;
      }},
     {"accept", [](std::string_view b, std::string_view) { (void)serve::response_format(b); }},
     {"multipart", [](std::string_view b, std::string_view ct) { (void)serve::parse_multipart(b, ct); }},
 };
 
-const std::string_view kContentTypes[] = {
-    "application/json", "text/csv", "text/plain", "", "application/jsonlines", "Application/JSON; charset=utf-8",
-    "application/x-www-form-urlencoded", "multipart/form-data; boundary=xyz", "multipart/form-data; boundary=\"a b\"", "image/png", "text/csv; header=present"};
+const std::string_view kContentTypes[] = {"application/json",
+                                          "text/csv",
+                                          "text/plain",
+                                          "",
+                                          "application/jsonlines",
+                                          "Application/JSON; charset=utf-8",
+                                          "application/x-www-form-urlencoded",
+                                          "multipart/form-data; boundary=xyz",
+                                          "multipart/form-data; boundary=\"a b\"",
+                                          "image/png",
+                                          "text/csv; header=present"};
 
 }  // namespace
 
@@ -75,7 +84,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string rendered = serve::error_body(e.status(), e.type(), e.what());
     RC_FUZZ_REQUIRE(!nlohmann::json::parse(rendered, nullptr, false).is_discarded());
   } catch (const rc::Error& e) {  // the routes map it by errc (400 for format)
-    RC_FUZZ_REQUIRE(!nlohmann::json::parse(serve::error_body(400, "BadRequest", e.what()), nullptr, false).is_discarded());
+    RC_FUZZ_REQUIRE(
+        !nlohmann::json::parse(serve::error_body(400, "BadRequest", e.what()), nullptr, false).is_discarded());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "FUZZ FINDING: %s: %s escaped: %s\n", parser.name, typeid(e).name(), e.what());
     std::abort();

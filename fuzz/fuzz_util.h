@@ -43,7 +43,8 @@ bool expect_rc_error(Fn&& fn) {
 // (file parsers open, mmap and fsync; tmpfs makes that cheap), removed at exit.
 inline const std::filesystem::path& scratch_dir() {
   static const std::filesystem::path dir = [] {
-    std::filesystem::path base = std::filesystem::exists("/dev/shm") ? "/dev/shm" : std::filesystem::temp_directory_path();
+    std::filesystem::path base =
+        std::filesystem::exists("/dev/shm") ? "/dev/shm" : std::filesystem::temp_directory_path();
     if (const char* t = std::getenv("RC_FUZZ_TMP")) base = t;
     std::filesystem::path d = base / ("rc-fuzz-" + std::to_string(::getpid()));
     std::filesystem::remove_all(d);
@@ -86,12 +87,12 @@ inline std::string_view as_view(const uint8_t* data, size_t size) {
 }
 
 // A check on the parser's result that must hold for every input it accepts.
-#define RC_FUZZ_REQUIRE(cond)                                                                  \
-  do {                                                                                         \
-    if (!(cond)) {                                                                             \
+#define RC_FUZZ_REQUIRE(cond)                                                                         \
+  do {                                                                                                \
+    if (!(cond)) {                                                                                    \
       std::fprintf(stderr, "FUZZ FINDING: %s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond); \
-      std::abort();                                                                            \
-    }                                                                                          \
+      std::abort();                                                                                   \
+    }                                                                                                 \
   } while (0)
 
 }  // namespace rc::fuzz

@@ -54,7 +54,8 @@ inline void check_tokenizer_on(const Tokenizer& tok, std::string_view text, int 
   (void)tok.token_to_id(text);
 
   // A batch of the halves pads to the longest row and masks the padding.
-  const std::string texts[2] = {std::string(text.substr(0, text.size() / 2)), std::string(text.substr(text.size() / 2))};
+  const std::string texts[2] = {std::string(text.substr(0, text.size() / 2)),
+                                std::string(text.substr(text.size() / 2))};
   const EncodedBatch b = tok.encode_batch(texts, 0);
   RC_FUZZ_REQUIRE(b.batch == 2 && b.ids.size() == size_t(b.batch * b.max_len));
   for (int r = 0; r < 2; ++r) {

@@ -9,7 +9,9 @@
 namespace rc::serve {
 namespace {
 
-HttpError bad(const std::string& message) { return HttpError(400, "BadRequest", "multipart body: " + message, Errc::format); }
+HttpError bad(const std::string& message) {
+  return HttpError(400, "BadRequest", "multipart body: " + message, Errc::format);
+}
 
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -91,9 +93,13 @@ std::vector<FormPart> parse_multipart(std::string_view body, std::string_view co
     pos += delimiter.size();
     if (body.substr(pos, 2) == "--") return parts;
     while (pos < body.size() && (body[pos] == ' ' || body[pos] == '\t')) ++pos;
-    if (body.substr(pos, 2) == "\r\n") pos += 2;
-    else if (body.substr(pos, 1) == "\n") pos += 1;
-    else throw bad("a boundary line is followed by text, or the body ends without the closing '" + delimiter.substr(0, 80) + "--'");
+    if (body.substr(pos, 2) == "\r\n")
+      pos += 2;
+    else if (body.substr(pos, 1) == "\n")
+      pos += 1;
+    else
+      throw bad("a boundary line is followed by text, or the body ends without the closing '" +
+                delimiter.substr(0, 80) + "--'");
     if (parts.size() >= kMaxFormParts) throw bad("more than " + std::to_string(kMaxFormParts) + " parts");
 
     FormPart part;
@@ -107,7 +113,8 @@ std::vector<FormPart> parse_multipart(std::string_view body, std::string_view co
       const std::string_view name = trim(line.substr(0, colon)), value = trim(line.substr(colon + 1));
       if (iequals(name, "Content-Disposition")) {
         const std::string_view kind = trim(value.substr(0, value.find(';')));
-        if (!iequals(kind, "form-data")) throw bad("Content-Disposition '" + std::string(kind.substr(0, 80)) + "' is not form-data");
+        if (!iequals(kind, "form-data"))
+          throw bad("Content-Disposition '" + std::string(kind.substr(0, 80)) + "' is not form-data");
         part.name = param(value, "name");
         part.filename = param(value, "filename");
         disposition = true;
@@ -119,7 +126,8 @@ std::vector<FormPart> parse_multipart(std::string_view body, std::string_view co
     // The content runs to the next delimiter, which starts a line (its CRLF belongs to it).
     // Searching from the blank line's own '\n' finds an empty content too.
     const size_t next = body.find("\n" + delimiter, pos - 1);
-    if (next == std::string_view::npos) throw bad("the body ends without the closing '" + delimiter.substr(0, 80) + "--'");
+    if (next == std::string_view::npos)
+      throw bad("the body ends without the closing '" + delimiter.substr(0, 80) + "--'");
     size_t end = std::max(next, pos);
     if (end > pos && body[end - 1] == '\r') --end;
     part.body = body.substr(pos, end - pos);

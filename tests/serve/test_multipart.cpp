@@ -96,28 +96,37 @@ TEST(Multipart, MalformedIs400) {
   const std::string type = "multipart/form-data; boundary=XyZ";
   const std::string part = "--XyZ\r\nContent-Disposition: form-data; name=\"data\"\r\n\r\nhi\r\n";
   EXPECT_EQ(status_of([&] { parse_invocation(part + "--XyZ--", "multipart/form-data"); }), 400);  // no boundary
-  EXPECT_EQ(status_of([&] { parse_invocation(part + "--XyZ--", "multipart/form-data; boundary=" + std::string(71, 'b')); }), 400);
-  EXPECT_EQ(status_of([&] { parse_invocation(part, type); }), 400);                     // no closing delimiter
+  EXPECT_EQ(
+      status_of([&] { parse_invocation(part + "--XyZ--", "multipart/form-data; boundary=" + std::string(71, 'b')); }),
+      400);
+  EXPECT_EQ(status_of([&] { parse_invocation(part, type); }), 400);  // no closing delimiter
   EXPECT_EQ(status_of([&] { parse_invocation("no delimiter at all", type); }), 400);
   EXPECT_EQ(status_of([&] { parse_invocation("--XyZ\r\n\r\nhi\r\n--XyZ--", type); }), 400);  // no disposition
   EXPECT_EQ(status_of([&] { parse_invocation("--XyZ\r\nContent-Disposition: form-data; name=\"data\"", type); }), 400);
-  EXPECT_EQ(status_of([&] { parse_invocation("--XyZ\r\nContent-Disposition: attachment\r\n\r\nx\r\n--XyZ--", type); }), 400);
+  EXPECT_EQ(status_of([&] { parse_invocation("--XyZ\r\nContent-Disposition: attachment\r\n\r\nx\r\n--XyZ--", type); }),
+            400);
   EXPECT_EQ(status_of([&] { parse_invocation("--XyZtrailing\r\n", type); }), 400);
   // Two parts, neither named data/body: which one is the input is not ours to guess.
-  const std::string two = "--XyZ\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nx\r\n"
-                          "--XyZ\r\nContent-Disposition: form-data; name=\"b\"\r\n\r\ny\r\n--XyZ--";
+  const std::string two =
+      "--XyZ\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nx\r\n"
+      "--XyZ\r\nContent-Disposition: form-data; name=\"b\"\r\n\r\ny\r\n--XyZ--";
   EXPECT_EQ(status_of([&] { parse_invocation(two, type); }), 400);
   // A part that is itself multipart is refused, not parsed recursively.
-  const std::string nested = "--XyZ\r\nContent-Disposition: form-data; name=\"data\"\r\n"
-                             "Content-Type: multipart/form-data; boundary=In\r\n\r\n--In--\r\n--XyZ--";
+  const std::string nested =
+      "--XyZ\r\nContent-Disposition: form-data; name=\"data\"\r\n"
+      "Content-Type: multipart/form-data; boundary=In\r\n\r\n--In--\r\n--XyZ--";
   EXPECT_EQ(parse_multipart(nested, type).at(0).body, "--In--");
   EXPECT_EQ(status_of([&] { parse_invocation(nested, type); }), 400);
   // Part count is bounded.
   std::string many;
-  for (size_t i = 0; i <= kMaxFormParts; ++i) many += "--XyZ\r\nContent-Disposition: form-data; name=\"p\"\r\n\r\nx\r\n";
+  for (size_t i = 0; i <= kMaxFormParts; ++i)
+    many += "--XyZ\r\nContent-Disposition: form-data; name=\"p\"\r\n\r\nx\r\n";
   EXPECT_EQ(status_of([&] { parse_multipart(many + "--XyZ--", type); }), 400);
   // Invalid UTF-8 in the text part is a 400 as in a text/plain body.
-  EXPECT_EQ(status_of([&] { parse_invocation("--XyZ\r\nContent-Disposition: form-data; name=\"data\"\r\n\r\n\xFF\r\n--XyZ--", type); }), 400);
+  EXPECT_EQ(status_of([&] {
+              parse_invocation("--XyZ\r\nContent-Disposition: form-data; name=\"data\"\r\n\r\n\xFF\r\n--XyZ--", type);
+            }),
+            400);
 }
 
 }  // namespace
