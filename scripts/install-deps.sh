@@ -14,6 +14,7 @@ apt-get update -q
 # ~14x slower fp32 matmuls, and the PyTorch baseline of docs/ANCHORS.md (OpenBLAS) is not met.
 # ocl-icd-opencl-dev: Debian's dnnl-config.cmake looks for OpenCL (its GPU runtime is OpenCL).
 # protobuf-compiler: tests decode our TensorBoard records with protoc against the Event schema.
+# clang-16 + libfuzzer-16-dev (+ libomp-16-dev, OpenMP for clang): the fuzz build (scripts/fuzz.sh).
 apt-get install -y -q --no-install-recommends \
   build-essential cmake ninja-build pkg-config git ca-certificates \
   libdnnl-dev ocl-icd-opencl-dev opencl-headers \
@@ -23,7 +24,8 @@ apt-get install -y -q --no-install-recommends \
   libboost1.74-dev libssl-dev \
   wrk curl protobuf-compiler \
   python3 python3-torch python3-numpy \
-  libopenblas0-pthread
+  libopenblas0-pthread \
+  clang-16 libfuzzer-16-dev libomp-16-dev
 
 # Reference tools (tools/*.py) run on Debian's own Python, where python3-torch lives.
 /usr/bin/python3 -c 'import torch; print("install-deps: torch", torch.__version__)'

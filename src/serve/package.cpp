@@ -37,7 +37,13 @@ ServingSettings settings_from_json(std::string_view text, const std::string& wha
   RC_CHECK(j.is_object(), Errc::format, what, ": expected a JSON object with the serving settings");
   ServingSettings s;
   try {
-    const int version = j.value("format_version", 1);
+    // An integer, compared without narrowing: j.value<int> was undefined for 1e22 (found
+    // by fuzz_config; GCC's build read it as INT_MIN, an "old" version) and took 1.5 as 1.
+    auto fv = j.find("format_version");
+    RC_CHECK(fv == j.end() || fv->is_number_integer(), Errc::format, what, ": format_version must be an integer, got ",
+             fv->dump());
+    const int64_t version = fv == j.end() ? 1 : fv->is_number_unsigned() && fv->get<uint64_t>() > INT64_MAX
+                                                     ? INT64_MAX : fv->get<int64_t>();
     RC_CHECK(version <= settings_format_version, Errc::format, what, ": format_version ", version,
              " is newer than this build reads (", settings_format_version,
              ")\nHINT: re-package the model with this version of `roberta package`, or upgrade roberta");

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "serve/http_error.h"
+#include "serve/multipart.h"
 
 using nlohmann::json;
 
@@ -222,10 +223,25 @@ ParsedInputs parse_invocation(std::string_view body, std::string_view content_ty
   } else if (type == "text/csv") {
     if (!is_valid_utf8(body)) throw bad_request("request body is not valid UTF-8");
     out.texts = parse_csv_texts(body);
+  } else if (type == "multipart/form-data") {
+    // TorchServe clients (curl -F data=@file): the part named "data" or "body" (TorchServe's
+    // names), or the only part, parsed by its own Content-Type (text/plain when none).
+    const std::vector<FormPart> parts = parse_multipart(body, content_type);
+    const FormPart* chosen = parts.size() == 1 ? &parts[0] : nullptr;
+    for (const FormPart& p : parts)
+      if (p.name == "data" || p.name == "body") {
+        chosen = &p;
+        break;
+      }
+    if (!chosen) throw bad_request("multipart body: expected a part named \"data\" or \"body\", or exactly one part");
+    std::string part_type = media_type(chosen->content_type);
+    if (part_type.empty() || part_type == "application/octet-stream") part_type = "text/plain";
+    if (part_type == "multipart/form-data") throw bad_request("multipart body: a part is itself multipart");
+    return parse_invocation(chosen->body, part_type == "text/plain" ? "text/plain" : chosen->content_type);
   } else {
     throw HttpError(415, "UnsupportedMediaType",
                     "Content-Type '" + std::string(content_type) +
-                        "' is not supported; use application/json, text/plain or text/csv",
+                        "' is not supported; use application/json, text/plain, text/csv or multipart/form-data",
                     Errc::unsupported);
   }
   return out;

@@ -1,6 +1,7 @@
 // Parsing tokenizer.json / vocab.json + merges.txt (+ configs) into a TokenizerSpec.
 #include "tokenizer/tokenizer_files.h"
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -89,6 +90,16 @@ AddedToken parse_added_token(const json& t, const fs::path& file) {
   a.single_word = get_bool(t, "single_word", false);
   a.normalized = get_bool(t, "normalized", !a.special);
   return a;
+}
+
+// Ids index a table (one entry per id up to the largest), so they must be dense, as every
+// real vocabulary is (0..n-1, added tokens right after). Without this a 30-byte vocab.json
+// {"a": 2000000000} asked for a 144 GB table (found by fuzz_vocab_merges).
+void check_ids_dense(int64_t max_id, size_t tokens, const fs::path& file) {
+  const int64_t bound = 2 * int64_t(tokens) + 1024;
+  RC_CHECK(max_id < bound, Errc::format, "tokenizer file '", file.string(), "': token id ", max_id,
+           " is far past the ", tokens, " tokens it defines (ids must be dense, below ", bound, ")",
+           "\nHINT: the file is corrupt; real vocabularies number their tokens 0, 1, 2, ...");
 }
 
 void unsupported(const fs::path& file, const std::string& what) {
@@ -246,6 +257,10 @@ TokenizerSpec read_tokenizer_json(const fs::path& file) {
     RC_THROW(Errc::format, "tokenizer file '", file.string(), "' has an unexpected layout: ", e.what(),
              kFileHint);
   }
+  int64_t max_id = -1;
+  for (const auto& [t, id] : spec.vocab) max_id = std::max<int64_t>(max_id, id);
+  for (const AddedToken& a : spec.added) max_id = std::max<int64_t>(max_id, a.id);
+  check_ids_dense(max_id, spec.vocab.size() + spec.added.size(), file);
   if (spec.pad.empty()) spec.pad = "<pad>";
   if (spec.unk.empty()) spec.unk = "<unk>";
   if (spec.bos.empty()) spec.bos = "<s>";
@@ -340,7 +355,11 @@ TokenizerSpec read_vocab_merges(const fs::path& vocab_json, const fs::path& merg
   }
   int32_t next_id = 0;
   for (const auto& [t, id] : spec.vocab) next_id = std::max(next_id, id + 1);
-  for (const AddedToken& a : declared) next_id = std::max(next_id, a.id + 1);
+  check_ids_dense(next_id - 1, spec.vocab.size(), vocab_json);
+  for (const AddedToken& a : declared) {
+    check_ids_dense(a.id, spec.vocab.size() + declared.size(), config_dir / "tokenizer_config.json");
+    next_id = std::max(next_id, a.id + 1);
+  }
   auto add = [&](AddedToken a) {
     for (const AddedToken& b : spec.added)
       if (b.content == a.content) return;

@@ -97,6 +97,28 @@ TEST(TokenizerFiles, MergesReferencingUnknownTokens) {
   expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::format, {"merges.txt", "line 2"});
 }
 
+// Found by fuzz_vocab_merges: ids index a table, so a tiny file with one huge id asked for
+// a 144 GB allocation (std::bad_alloc or the OOM killer). Sparse ids are refused first.
+TEST(TokenizerFiles, HugeIdsAreRefusedBeforeAnythingIsSized) {
+  TempDir d("hugeid");
+  d.write("vocab.json", R"({"a": 2000000000, "b": 1})");
+  d.write("merges.txt", "#version: 0.2\n");
+  expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::format, {"vocab.json", "2000000000", "dense"});
+
+  d.write("vocab.json", R"({"a": 0, "b": 1})");
+  d.write("tokenizer_config.json", R"({"added_tokens_decoder": {"2000000000": {"content": "<x>"}}})");
+  expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::format, {"tokenizer_config.json", "2000000000", "dense"});
+
+  TempDir j("hugeid_json");
+  j.write("tokenizer.json", R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []},
+      "pre_tokenizer": {"type": "ByteLevel"}, "added_tokens": [{"id": 2000000000, "content": "<x>"}]})");
+  expect_error([&] { Tokenizer::from_dir(j.path); }, Errc::format, {"tokenizer.json", "2000000000", "dense"});
+  // Dense ids with a gap for added tokens still load.
+  j.write("tokenizer.json", R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []},
+      "pre_tokenizer": {"type": "ByteLevel"}, "added_tokens": [{"id": 5, "content": "<x>"}]})");
+  EXPECT_EQ(Tokenizer::from_dir(j.path)->token_to_id("<x>"), 5);
+}
+
 TEST(TokenizerFiles, TokenizerJsonMergesReferencingUnknownTokens) {
   TempDir d("unkmergejson");
   auto j = nlohmann::json::parse(read_text(roberta_tokenizer_dir() / "tokenizer.json"));
