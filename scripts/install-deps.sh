@@ -19,7 +19,7 @@ apt-get install -y -q --no-install-recommends \
   nlohmann-json3-dev libcli11-dev \
   libgtest-dev libgmock-dev libbenchmark-dev \
   libutf8proc-dev libzip-dev libarchive-dev \
-  libboost1.74-dev libssl-dev \
+  libboost1.74-dev libssl-dev libcurl4-openssl-dev \
   wrk curl \
   python3 python3-torch python3-numpy \
   libopenblas0-pthread
