@@ -318,21 +318,21 @@ FetchResult fetch(const HubSettings& settings, const std::string& repo, const st
   auto get = [&](const std::string& file, bool optional) {
     return download_file(s, repo, commit, file, optional, nullptr, &out.bytes_downloaded);
   };
-  if (want == Want::model) {
+  // A snapshot already holding a usable set (e.g. one huggingface_hub wrote, without
+  // .no_exist markers) is not asked about the files it lacks: no network call.
+  const RepoCache cache(s.cache, repo);
+  auto have = [&](const char* f) { return fs::exists(cache.pointer(commit, f)); };
+  if (want == Want::model && !have("model.safetensors") && !have("pytorch_model.bin")) {
     if (get("model.safetensors", true).empty() && get("pytorch_model.bin", true).empty())
       RC_THROW(Errc::not_found, "model '", repo, "' at '", rev, "' has neither model.safetensors nor pytorch_model.bin",
                "\nHINT: sharded checkpoints (*.index.json) are not supported; save it as one file");
   }
-  bool has_json = false, has_vocab = false, has_merges = false;
+  const bool tokenizer_cached = have("tokenizer.json") || (have("vocab.json") && have("merges.txt"));
   for (const char* f : {"tokenizer.json", "vocab.json", "merges.txt", "tokenizer_config.json",
-                        "special_tokens_map.json", "added_tokens.json"}) {
-    const bool found = !get(f, true).empty();
-    if (std::string(f) == "tokenizer.json") has_json = found;
-    if (std::string(f) == "vocab.json") has_vocab = found;
-    if (std::string(f) == "merges.txt") has_merges = found;
-  }
-  RC_CHECK(has_json || (has_vocab && has_merges), Errc::not_found, "model '", repo, "' at '", rev,
-           "' has no tokenizer (tokenizer.json, or vocab.json + merges.txt)");
+                        "special_tokens_map.json", "added_tokens.json"})
+    if (!(tokenizer_cached && !have(f))) get(f, true);
+  RC_CHECK(have("tokenizer.json") || (have("vocab.json") && have("merges.txt")), Errc::not_found, "model '", repo,
+           "' at '", rev, "' has no tokenizer (tokenizer.json, or vocab.json + merges.txt)");
   out.commit = commit;
   out.snapshot = RepoCache(s.cache, repo).snapshot(commit);
   out.from_cache_only = net::request_count() == calls_before;

@@ -203,6 +203,7 @@ void perform_once(const Request& req, const std::string& url, bool send_auth, co
   if (ex.upload) std::fclose(ex.upload);
   curl_slist_free_all(headers);
   if (rc != CURLE_OK) {
+    resp.status = 0;  // an answer cut short is no answer: callers retry or report the transport error
     if (ex.aborted_by_sink) {
       resp.error = "aborted while writing the download";
     } else {

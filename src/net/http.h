@@ -40,7 +40,7 @@ struct Request {
 };
 
 struct Response {
-  long status = 0;                                 // 0: no HTTP answer (see error)
+  long status = 0;                                 // 0: no complete HTTP answer (see error)
   std::map<std::string, std::string> headers;      // lower-case names, of the last answer
   std::string body;                                // when no sink took it (capped, see max_body)
   std::string url;                                 // the URL that answered last
