@@ -157,7 +157,9 @@ void perform_once(const Request& req, const std::string& url, bool send_auth, co
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &ex);
 
-  curl_slist* headers = curl_slist_append(nullptr, "Expect:");  // no 100-continue round trip
+  // No 100-continue round trip; but not when signing: libcurl 7.88 would sign the empty
+  // "Expect:" it never sends, and S3 would refuse the signature.
+  curl_slist* headers = req.aws ? nullptr : curl_slist_append(nullptr, "Expect:");
   for (const auto& [k, v] : req.headers) {
     if (!send_auth && lower(k) == "authorization") continue;
     headers = curl_slist_append(headers, (k + ": " + v).c_str());
