@@ -91,7 +91,7 @@ void add_serve_command(CLI::App& app) {
                   "the variable: arguments are visible in ps");
   cmd->add_option("--model-store", o->model_store,
                   "Folder that models may be registered from by URL (POST /models). Paths outside it, other "
-                  "schemes and s3:// are refused. Without it, registration by URL is off");
+                  "schemes are refused, s3:// unless --allowed-urls matches. Without it, registration by path is off");
   cmd->add_option("--work-dir", o->work_dir, "Where packages are unpacked (default: the temp folder)");
   auto* mbs = cmd->add_option("--max-batch-size", o->max_batch_size,
                               "Most texts per forward pass. Larger batches raise throughput under load; a batch "

@@ -20,7 +20,7 @@ apt-get install -y -q --no-install-recommends \
   libgtest-dev libgmock-dev libbenchmark-dev \
   libutf8proc-dev libzip-dev libarchive-dev \
   libboost1.74-dev libssl-dev libcurl4-openssl-dev \
-  wrk curl \
+  wrk curl bc \
   python3 python3-torch python3-numpy \
   libopenblas0-pthread
 

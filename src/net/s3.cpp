@@ -68,13 +68,13 @@ Target target_for(const S3Location& loc) {
   if (code == "NoSuchBucket") RC_THROW(Errc::not_found, what, "\nHINT: check the bucket name and AWS_ENDPOINT_URL");
   if (code == "SignatureDoesNotMatch" || code == "InvalidAccessKeyId" || code == "InvalidToken" ||
       code == "ExpiredToken")
-    RC_THROW(Errc::invalid_argument, what, "\nHINT: the credentials from ", t.source,
+    RC_THROW(Errc::io, what, "\nHINT: the credentials from ", t.source,
              " were refused; check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_PROFILE");
   if (r.status == 403)
-    RC_THROW(Errc::invalid_argument, what, "\nHINT: the identity from ", t.source,
+    RC_THROW(Errc::io, what, "\nHINT: the identity from ", t.source,
              " lacks permission (s3:GetObject / s3:PutObject on this key)");
   if (r.status == 301 || code == "PermanentRedirect" || code == "AuthorizationHeaderMalformed")
-    RC_THROW(Errc::invalid_argument, what, "\nHINT: the bucket is in region '", r.header("x-amz-bucket-region"),
+    RC_THROW(Errc::io, what, "\nHINT: the bucket is in region '", r.header("x-amz-bucket-region"),
              "': set AWS_REGION to it");
   RC_THROW(Errc::io, what, "\nHINT: run again; S3 may be throttling or down");
 }
