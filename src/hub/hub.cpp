@@ -137,7 +137,7 @@ uint64_t download_blob(const HubSettings& s, const std::string& url, bool send_t
   }
   net::Progress progress(label, expected_size, have);
   const uint64_t resumed_from = have;
-  bool write_failed = false;
+  bool write_failed = false, too_long = false;
   const net::RetryPolicy policy = net::RetryPolicy::from_env();
   for (int attempt = 0;; ++attempt) {
     if (expected_size && have == expected_size) break;  // nothing left (a complete .incomplete)
@@ -156,6 +156,10 @@ uint64_t download_blob(const HubSettings& s, const std::string& url, bool send_t
       return true;
     };
     const net::Response r = net::perform(req, [&](const char* p, size_t n) {
+      if (expected_size && have + n > expected_size) {  // more than announced: stop, do not fill the disk
+        too_long = true;
+        return false;
+      }
       if (std::fwrite(p, 1, n, f.get()) != n) {
         write_failed = true;
         return false;
@@ -167,6 +171,12 @@ uint64_t download_blob(const HubSettings& s, const std::string& url, bool send_t
     });
     RC_CHECK(!write_failed, Errc::io, "cannot write '", incomplete.string(), "' (disk full?)\nHINT: free space under ",
              s.cache.string(), " or point HF_HUB_CACHE elsewhere");
+    if (too_long) {
+      f.reset();
+      fs::remove(incomplete, ec);
+      RC_THROW(Errc::format, label, ": the server sent more than the ", expected_size,
+               " bytes it announced; nothing was cached\nHINT: check HF_ENDPOINT and any proxy in between");
+    }
     if (r.status >= 200 && r.status < 300 && r.error.empty()) break;
     if (r.status == 416 && expected_size && have == expected_size) break;
     const bool retry = r.status == 0 ? r.transport_retryable : net::is_retryable_status(r.status);

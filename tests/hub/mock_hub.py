@@ -11,6 +11,7 @@ Faults are switched on through POST /_control on the Hub port (JSON):
   {"fail_500": N}     the next N requests (either port) get 500
   {"drop_after": B}   the next storage GET sends B bytes then closes the connection
   {"corrupt": true}   storage serves LFS blobs with one byte flipped (sha256 no longer matches)
+  {"size_delta": D}   the Hub announces LFS sizes off by D bytes (X-Linked-Size)
   {"reset": true}     all faults off, request log cleared
 GET /_log returns the request log: [{port, method, path, range, auth, status, bytes}].
 
@@ -32,7 +33,7 @@ TOKEN = "secret-token"
 LFS = {"model.safetensors", "pytorch_model.bin"}
 SMALL = ["config.json", "vocab.json", "merges.txt"]
 
-state = {"fail_500": 0, "drop_after": None, "corrupt": False, "log": []}
+state = {"fail_500": 0, "drop_after": None, "corrupt": False, "size_delta": 0, "log": []}
 lock = threading.Lock()
 repos = {}
 blobs = {}  # sha256 -> path
@@ -106,8 +107,8 @@ class Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(n) or b"{}")
         with lock:
             if body.get("reset"):
-                state.update({"fail_500": 0, "drop_after": None, "corrupt": False, "log": []})
-            for k in ("fail_500", "drop_after", "corrupt"):
+                state.update({"fail_500": 0, "drop_after": None, "corrupt": False, "size_delta": 0, "log": []})
+            for k in ("fail_500", "drop_after", "corrupt", "size_delta"):
                 if k in body:
                     state[k] = body[k]
         self.send_response(200)
@@ -162,7 +163,7 @@ class Handler(BaseHTTPRequestHandler):
         if "lfs" in entry:
             location = "http://127.0.0.1:%d/blobs/%s" % (ports["storage"], entry["lfs"])
             common.update({"Location": location, "X-Linked-Etag": '"%s"' % entry["lfs"],
-                           "X-Linked-Size": str(entry["size"]), "ETag": '"%s"' % git_oid(entry["path"])[:40]})
+                           "X-Linked-Size": str(entry["size"] + state["size_delta"]), "ETag": '"%s"' % git_oid(entry["path"])[:40]})
             return self.reply(302, common, b"", send_body)
         data = open(entry["path"], "rb").read()
         common.update({"ETag": '"%s"' % entry["oid"]})

@@ -213,6 +213,22 @@ TEST_F(HubDownload, WrongSha256CachesNothing) {
   EXPECT_FALSE(fs::exists(cache_ / "models--org--tiny" / "snapshots" / hub_->commit() / "model.safetensors"));
 }
 
+TEST_F(HubDownload, SizeOtherThanAnnouncedCachesNothing) {
+  for (int delta : {-100, 100}) {  // the server sends more than announced (stopped early), or fewer
+    hub_->control({{"reset", true}, {"size_delta", delta}});
+    try {
+      rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model);
+      FAIL() << "accepted a blob of the wrong size, delta " << delta;
+    } catch (const rc::Error& e) {
+      EXPECT_EQ(e.errc(), rc::Errc::format) << e.what();
+      EXPECT_NE(std::string(e.what()).find("nothing was cached"), std::string::npos) << e.what();
+    }
+    const fs::path blobs = cache_ / "models--org--tiny" / "blobs";
+    EXPECT_FALSE(fs::exists(blobs / hub_->sha256()));
+    EXPECT_FALSE(fs::exists(blobs / (hub_->sha256() + ".incomplete")));
+  }
+}
+
 TEST_F(HubDownload, ConcurrentFetchesDownloadEachBlobOnce) {
   std::vector<std::thread> threads;
   std::atomic<int> ok{0};
