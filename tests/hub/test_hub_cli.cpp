@@ -97,6 +97,13 @@ TEST_F(HubCli, InitTakesATokenizerFromTheHub) {
   EXPECT_EQ(slurp(dir_ / "fresh" / "vocab.json"), slurp(kTiny / "vocab.json"));
 }
 
+TEST_F(HubCli, TokenizeTakesAHubId) {
+  ASSERT_EQ(run("tokenize --tokenizer " + kTiny.string() + " 'Hello world'"), 0) << err();
+  const std::string local = out();
+  ASSERT_EQ(run("tokenize --tokenizer org/tiny 'Hello world'"), 0) << err();
+  EXPECT_EQ(out(), local);
+}
+
 TEST_F(HubCli, PackageNamesTheArchiveAfterTheRepo) {
   ASSERT_EQ(run("package --model org/tiny --output " + (dir_ / "tiny.tar.gz").string()), 0) << err();
   EXPECT_TRUE(fs::exists(dir_ / "tiny.tar.gz"));
