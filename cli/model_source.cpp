@@ -41,8 +41,8 @@ std::string resolve_model_source(const std::string& model, const std::string& re
     // Say both halves of the rule: a mistyped local path also lands here.
     throw Error(e.errc(), "'" + model + "' is not a local path, and from the Hub: " + e.what(), e.hint());
   }
-  log::info("hub", repo, "@", rev.empty() ? "main" : rev, " -> ", r.snapshot.string(), " (commit ", r.commit.substr(0, 10),
-            r.from_cache_only ? ", from the cache" : "",
+  log::info("hub", repo, "@", rev.empty() ? "main" : rev, " -> ", r.snapshot.string(), " (commit ",
+            r.commit.substr(0, 10), r.from_cache_only ? ", from the cache" : "",
             r.bytes_downloaded ? ", " + std::to_string(r.bytes_downloaded) + " bytes downloaded" : "", ")");
   return r.snapshot.string();
 }

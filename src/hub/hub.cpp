@@ -40,8 +40,8 @@ const char* kTokenHint = "for a private or gated model set HF_TOKEN (or log in o
     RC_THROW(Errc::not_found, "no model '", repo, "' at ", s.endpoint, " (HTTP ", status, ")\nHINT: check the id; ",
              s.token.empty() ? kTokenHint : "HF_TOKEN is set: does that account have access?");
   if (r.status == 401 || r.status == 403)
-    RC_THROW(Errc::not_found, "access to model '", repo, "' denied (HTTP ", status, ")\nHINT: ",
-             s.token.empty() ? kTokenHint : "HF_TOKEN is set but has no access to this model");
+    RC_THROW(Errc::not_found, "access to model '", repo, "' denied (HTTP ", status,
+             ")\nHINT: ", s.token.empty() ? kTokenHint : "HF_TOKEN is set but has no access to this model");
   if (code == "RevisionNotFound")
     RC_THROW(Errc::not_found, "model '", repo, "' has no revision '", rev,
              "'\nHINT: --revision takes a branch, a tag or a full commit sha");
@@ -192,8 +192,8 @@ uint64_t download_blob(const HubSettings& s, const std::string& url, bool send_t
               net::human_bytes(have), "; resuming (", attempt + 1, "/", policy.attempts - 1, ")");
     net::backoff_sleep(policy, attempt);
   }
-  RC_CHECK(std::fflush(f.get()) == 0 && ::fsync(fileno(f.get())) == 0, Errc::io, "cannot write '",
-           incomplete.string(), "' (disk full?)");
+  RC_CHECK(std::fflush(f.get()) == 0 && ::fsync(fileno(f.get())) == 0, Errc::io, "cannot write '", incomplete.string(),
+           "' (disk full?)");
   f.reset();
   progress.finish();
   if (expected_size && have != expected_size) {
@@ -281,11 +281,14 @@ fs::path download_file(const HubSettings& s, const std::string& repo, const std:
   if (!(r.status >= 200 && r.status < 300) && !redirect) throw_http(s, r, repo, rev, file);
 
   const std::string commit = r.header("x-repo-commit");
-  const std::string etag = normalize_etag(!r.header("x-linked-etag").empty() ? r.header("x-linked-etag") : r.header("etag"));
-  RC_CHECK(is_commit_hash(commit) && !etag.empty() && etag.find('/') == std::string::npos && etag.find("..") == std::string::npos,
+  const std::string etag =
+      normalize_etag(!r.header("x-linked-etag").empty() ? r.header("x-linked-etag") : r.header("etag"));
+  RC_CHECK(is_commit_hash(commit) && !etag.empty() && etag.find('/') == std::string::npos &&
+               etag.find("..") == std::string::npos,
            Errc::format, r.url, " did not answer as the Hub does (no X-Repo-Commit or ETag)",
            "\nHINT: check HF_ENDPOINT and any proxy or firewall in between");
-  const std::string size_str = !r.header("x-linked-size").empty() ? r.header("x-linked-size") : r.header("content-length");
+  const std::string size_str =
+      !r.header("x-linked-size").empty() ? r.header("x-linked-size") : r.header("content-length");
   const uint64_t size = size_str.empty() ? 0 : std::strtoull(size_str.c_str(), nullptr, 10);
   // A redirect to another host is the CDN holding LFS blobs: its signed URL gets no token.
   std::string download_url = url;
@@ -321,7 +324,8 @@ FetchResult fetch(const HubSettings& settings, const std::string& repo, const st
   t_fell_back = false;
   const bool config_optional = want == Want::tokenizer;
   fs::path config = download_file(s, repo, rev, "config.json", config_optional, &commit, &out.bytes_downloaded);
-  RC_CHECK(is_commit_hash(commit), Errc::not_found, "model '", repo, "' at '", rev, "' could not be resolved to a commit");
+  RC_CHECK(is_commit_hash(commit), Errc::not_found, "model '", repo, "' at '", rev,
+           "' could not be resolved to a commit");
   // The rest at that commit, so that a branch moving mid-download cannot mix two versions.
   // If the first question already failed over to the cache, ask no more.
   if (t_fell_back) s.offline = s.cache_fallback = true;

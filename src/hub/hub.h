@@ -20,7 +20,7 @@ enum class Want {
 struct FetchResult {
   std::filesystem::path snapshot;  // snapshots/<commit>: a folder the loaders read as is
   std::string commit;
-  bool from_cache_only = false;    // no HTTP call was made (offline or fell back)
+  bool from_cache_only = false;  // no HTTP call was made (offline or fell back)
   uint64_t bytes_downloaded = 0;
 };
 

@@ -44,12 +44,18 @@ HubSettings HubSettings::from_env() {
   s.endpoint = env("HF_ENDPOINT").empty() ? "https://huggingface.co" : env("HF_ENDPOINT");
   while (!s.endpoint.empty() && s.endpoint.back() == '/') s.endpoint.pop_back();
   fs::path home;
-  if (!env("HF_HOME").empty()) home = env("HF_HOME");
-  else if (!env("XDG_CACHE_HOME").empty()) home = fs::path(env("XDG_CACHE_HOME")) / "huggingface";
-  else home = fs::path(env("HOME").empty() ? "/root" : env("HOME")) / ".cache" / "huggingface";
-  if (!env("HF_HUB_CACHE").empty()) s.cache = env("HF_HUB_CACHE");
-  else if (!env("HUGGINGFACE_HUB_CACHE").empty()) s.cache = env("HUGGINGFACE_HUB_CACHE");  // legacy name
-  else s.cache = home / "hub";
+  if (!env("HF_HOME").empty())
+    home = env("HF_HOME");
+  else if (!env("XDG_CACHE_HOME").empty())
+    home = fs::path(env("XDG_CACHE_HOME")) / "huggingface";
+  else
+    home = fs::path(env("HOME").empty() ? "/root" : env("HOME")) / ".cache" / "huggingface";
+  if (!env("HF_HUB_CACHE").empty())
+    s.cache = env("HF_HUB_CACHE");
+  else if (!env("HUGGINGFACE_HUB_CACHE").empty())
+    s.cache = env("HUGGINGFACE_HUB_CACHE");  // legacy name
+  else
+    s.cache = home / "hub";
   s.token = trim(env("HF_TOKEN"));
   if (s.token.empty()) s.token = trim(env("HUGGING_FACE_HUB_TOKEN"));  // legacy name
   if (s.token.empty()) {
@@ -62,7 +68,8 @@ HubSettings HubSettings::from_env() {
     }
   }
   s.offline = truthy(env("HF_HUB_OFFLINE")) || truthy(env("TRANSFORMERS_OFFLINE"));
-  if (!env("HF_HUB_ETAG_TIMEOUT").empty()) s.etag_timeout_ms = long(std::atof(env("HF_HUB_ETAG_TIMEOUT").c_str()) * 1000);
+  if (!env("HF_HUB_ETAG_TIMEOUT").empty())
+    s.etag_timeout_ms = long(std::atof(env("HF_HUB_ETAG_TIMEOUT").c_str()) * 1000);
   return s;
 }
 
@@ -93,7 +100,8 @@ bool is_valid_repo_id(const std::string& id) {
 static bool all_hex(const std::string& s, size_t n, bool lower_only) {
   if (s.size() != n) return false;
   for (char c : s)
-    if (!(std::isdigit(static_cast<unsigned char>(c)) || (c >= 'a' && c <= 'f') || (!lower_only && c >= 'A' && c <= 'F')))
+    if (!(std::isdigit(static_cast<unsigned char>(c)) || (c >= 'a' && c <= 'f') ||
+          (!lower_only && c >= 'A' && c <= 'F')))
       return false;
   return true;
 }
@@ -115,8 +123,8 @@ RepoCache::RepoCache(const fs::path& cache, const std::string& repo_id) : cache_
 
 static void check_inside(const std::string& name, const std::string& what) {
   // A repo's file names come from the user or the server: keep them inside the snapshot.
-  RC_CHECK(!name.empty() && name[0] != '/' && name.find("..") == std::string::npos, Errc::invalid_argument,
-           "refusing ", what, " name '", name, "'");
+  RC_CHECK(!name.empty() && name[0] != '/' && name.find("..") == std::string::npos, Errc::invalid_argument, "refusing ",
+           what, " name '", name, "'");
 }
 
 fs::path RepoCache::pointer(const std::string& commit, const std::string& file) const {
@@ -160,11 +168,12 @@ void RepoCache::link(const std::string& commit, const std::string& file, const s
   std::error_code ec;
   fs::create_directories(ptr.parent_path(), ec);
   // Relative, as huggingface_hub's _create_symlink (os.path.relpath): the cache can move.
-  const fs::path target = fs::absolute(blob(etag)).lexically_normal().lexically_relative(
-      fs::absolute(ptr.parent_path()).lexically_normal());
+  const fs::path target = fs::absolute(blob(etag))
+                              .lexically_normal()
+                              .lexically_relative(fs::absolute(ptr.parent_path()).lexically_normal());
   static std::atomic<unsigned> counter{0};
-  const fs::path tmp = ptr.parent_path() /
-                       (".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1)));
+  const fs::path tmp =
+      ptr.parent_path() / (".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1)));
   fs::create_symlink(target, tmp, ec);
   RC_CHECK(!ec, Errc::io, "cannot create symlink '", tmp.string(), "': ", ec.message());
   fs::rename(tmp, ptr, ec);

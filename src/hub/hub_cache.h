@@ -15,12 +15,12 @@
 namespace rc::hub {
 
 struct HubSettings {
-  std::string endpoint;            // HF_ENDPOINT, default https://huggingface.co (no trailing /)
-  std::filesystem::path cache;     // HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub
-  std::string token;               // HF_TOKEN, else the file $HF_TOKEN_PATH / $HF_HOME/token
-  bool offline = false;            // HF_HUB_OFFLINE=1 (also TRANSFORMERS_OFFLINE): no HTTP at all
-  long etag_timeout_ms = 10000;    // HF_HUB_ETAG_TIMEOUT (seconds), the metadata request's limit
-  bool cache_fallback = false;     // internal: offline because the Hub could not be reached
+  std::string endpoint;          // HF_ENDPOINT, default https://huggingface.co (no trailing /)
+  std::filesystem::path cache;   // HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub
+  std::string token;             // HF_TOKEN, else the file $HF_TOKEN_PATH / $HF_HOME/token
+  bool offline = false;          // HF_HUB_OFFLINE=1 (also TRANSFORMERS_OFFLINE): no HTTP at all
+  long etag_timeout_ms = 10000;  // HF_HUB_ETAG_TIMEOUT (seconds), the metadata request's limit
+  bool cache_fallback = false;   // internal: offline because the Hub could not be reached
   static HubSettings from_env();
 };
 

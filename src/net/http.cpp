@@ -106,8 +106,10 @@ bool retryable_code(CURLcode c) {
     case CURLE_GOT_NOTHING:
     case CURLE_HTTP2:
     case CURLE_HTTP2_STREAM:
-    case CURLE_SSL_CONNECT_ERROR: return true;
-    default: return false;
+    case CURLE_SSL_CONNECT_ERROR:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -119,8 +121,10 @@ CURL* thread_handle() {
     }
   };
   thread_local Holder holder;
-  if (!holder.h) holder.h = curl_easy_init();
-  else curl_easy_reset(holder.h);
+  if (!holder.h)
+    holder.h = curl_easy_init();
+  else
+    curl_easy_reset(holder.h);
   RC_CHECK(holder.h != nullptr, Errc::internal, "curl_easy_init failed");
   return holder.h;
 }
@@ -281,8 +285,8 @@ Response perform(const Request& req, const Sink& sink, size_t max_body) {
     // The token goes only to the host the user asked for (as requests' rebuild_auth does).
     const bool same_host = origin_of(url) == first_origin;
     perform_once(req, url, same_host, sink, max_body, resp);
-    const bool redirect = resp.status == 301 || resp.status == 302 || resp.status == 303 || resp.status == 307 ||
-                          resp.status == 308;
+    const bool redirect =
+        resp.status == 301 || resp.status == 302 || resp.status == 303 || resp.status == 307 || resp.status == 308;
     if (!redirect || !may_follow) return resp;
     const std::string loc = resp.header("location");
     if (loc.empty()) return resp;

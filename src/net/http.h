@@ -25,28 +25,28 @@ struct Request {
   std::string method = "GET";
   std::string url;
   std::vector<std::pair<std::string, std::string>> headers;
-  std::string body;                      // small request bodies (JSON, XML)
-  std::filesystem::path upload_file;     // or: stream [upload_offset, +upload_size) of a file
+  std::string body;                   // small request bodies (JSON, XML)
+  std::filesystem::path upload_file;  // or: stream [upload_offset, +upload_size) of a file
   uint64_t upload_offset = 0, upload_size = 0;
   const AwsSigning* aws = nullptr;
   bool follow_redirects = true;
-  bool follow_relative_only = false;     // huggingface_hub's HEAD: absolute redirects are read, not followed
+  bool follow_relative_only = false;  // huggingface_hub's HEAD: absolute redirects are read, not followed
   long connect_timeout_ms = 10000;
-  long low_speed_timeout_s = 60;         // abort when under 1 byte/s for this long (a stalled peer)
-  long total_timeout_ms = 0;             // 0: none (large downloads)
+  long low_speed_timeout_s = 60;  // abort when under 1 byte/s for this long (a stalled peer)
+  long total_timeout_ms = 0;      // 0: none (large downloads)
   // Called once with the status and headers of a 2xx answer before its first body byte
   // reaches the sink (e.g. 200 instead of 206: the server ignored Range). false aborts.
   std::function<bool(long status, const std::map<std::string, std::string>& headers)> on_answer;
 };
 
 struct Response {
-  long status = 0;                                 // 0: no complete HTTP answer (see error)
-  std::map<std::string, std::string> headers;      // lower-case names, of the last answer
-  std::string body;                                // when no sink took it (capped, see max_body)
-  std::string url;                                 // the URL that answered last
-  std::string error;                               // transport failure, "" when an answer came
-  bool transport_retryable = false;                // dropped connection, timeout, refused
-  uint64_t sink_bytes = 0;                         // bytes handed to the sink
+  long status = 0;                             // 0: no complete HTTP answer (see error)
+  std::map<std::string, std::string> headers;  // lower-case names, of the last answer
+  std::string body;                            // when no sink took it (capped, see max_body)
+  std::string url;                             // the URL that answered last
+  std::string error;                           // transport failure, "" when an answer came
+  bool transport_retryable = false;            // dropped connection, timeout, refused
+  uint64_t sink_bytes = 0;                     // bytes handed to the sink
   std::string header(const std::string& lower_name) const;
 };
 

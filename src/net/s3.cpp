@@ -48,7 +48,8 @@ Target target_for(const S3Location& loc) {
   std::string endpoint = !env("AWS_ENDPOINT_URL_S3").empty() ? env("AWS_ENDPOINT_URL_S3") : env("AWS_ENDPOINT_URL");
   while (!endpoint.empty() && endpoint.back() == '/') endpoint.pop_back();
   const std::string key = url_encode(loc.key, true);
-  if (!endpoint.empty()) t.base = endpoint + "/" + loc.bucket + "/" + key;
+  if (!endpoint.empty())
+    t.base = endpoint + "/" + loc.bucket + "/" + key;
   else if (loc.bucket.find('.') == std::string::npos)
     t.base = "https://" + loc.bucket + ".s3." + t.signing.region + ".amazonaws.com/" + key;
   else  // dots break the wildcard certificate of virtual-hosted names
@@ -105,7 +106,9 @@ S3Location parse_s3_url(const std::string& url) {
   loc.bucket = rest.substr(0, slash);
   loc.key = slash == std::string::npos ? "" : rest.substr(slash + 1);
   bool ok = loc.bucket.size() >= 3 && loc.bucket.size() <= 63;
-  for (char c : loc.bucket) ok = ok && (std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '.');
+  for (char c : loc.bucket)
+    ok = ok && (std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
+                c == '-' || c == '.');
   RC_CHECK(ok, Errc::invalid_argument, "'", url, "': bucket name must be 3-63 of [a-z0-9.-]");
   RC_CHECK(!loc.key.empty() && loc.key.back() != '/', Errc::invalid_argument, "'", url,
            "' names no object\nHINT: give the full key, e.g. s3://bucket/models/model.tar.gz");
@@ -121,42 +124,44 @@ uint64_t s3_download(const std::string& url, const fs::path& dest, uint64_t max_
   Response r;
   uint64_t got = 0;
   bool too_big = false, write_failed = false;
-  r = with_retries([&] {
-    std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(part.c_str(), "wb"), std::fclose);  // each try starts over
-    RC_CHECK(f != nullptr, Errc::io, "cannot write '", part.string(), "'");
-    std::setvbuf(f.get(), nullptr, _IOFBF, 1 << 20);
-    got = 0;
-    std::unique_ptr<Progress> progress;
-    Request req;
-    req.url = t.base;
-    req.aws = &t.signing;
-    req.on_answer = [&](long, const std::map<std::string, std::string>& h) {
-      const auto it = h.find("content-length");
-      const uint64_t size = it == h.end() ? 0 : std::strtoull(it->second.c_str(), nullptr, 10);
-      if (max_bytes && size > max_bytes) {
-        too_big = true;
-        return false;
-      }
-      progress = std::make_unique<Progress>(url, size);
-      return true;
-    };
-    Response resp = perform(req, [&](const char* p, size_t n) {
-      if (max_bytes && got + n > max_bytes) {
-        too_big = true;
-        return false;
-      }
-      if (std::fwrite(p, 1, n, f.get()) != n) {
-        write_failed = true;
-        return false;
-      }
-      got += n;
-      if (progress) progress->advance(n);
-      return true;
-    });
-    if (std::fflush(f.get()) != 0) write_failed = true;
-    if (progress && resp.error.empty() && resp.status == 200) progress->finish();
-    return resp;
-  }, "GET " + url);
+  r = with_retries(
+      [&] {
+        std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(part.c_str(), "wb"), std::fclose);  // each try starts over
+        RC_CHECK(f != nullptr, Errc::io, "cannot write '", part.string(), "'");
+        std::setvbuf(f.get(), nullptr, _IOFBF, 1 << 20);
+        got = 0;
+        std::unique_ptr<Progress> progress;
+        Request req;
+        req.url = t.base;
+        req.aws = &t.signing;
+        req.on_answer = [&](long, const std::map<std::string, std::string>& h) {
+          const auto it = h.find("content-length");
+          const uint64_t size = it == h.end() ? 0 : std::strtoull(it->second.c_str(), nullptr, 10);
+          if (max_bytes && size > max_bytes) {
+            too_big = true;
+            return false;
+          }
+          progress = std::make_unique<Progress>(url, size);
+          return true;
+        };
+        Response resp = perform(req, [&](const char* p, size_t n) {
+          if (max_bytes && got + n > max_bytes) {
+            too_big = true;
+            return false;
+          }
+          if (std::fwrite(p, 1, n, f.get()) != n) {
+            write_failed = true;
+            return false;
+          }
+          got += n;
+          if (progress) progress->advance(n);
+          return true;
+        });
+        if (std::fflush(f.get()) != 0) write_failed = true;
+        if (progress && resp.error.empty() && resp.status == 200) progress->finish();
+        return resp;
+      },
+      "GET " + url);
   if (too_big || write_failed || r.status != 200 || !r.error.empty()) fs::remove(part, ec);
   RC_CHECK(!too_big, Errc::resource_exhausted, url, " is larger than the ", max_bytes, "-byte limit");
   RC_CHECK(!write_failed, Errc::io, "cannot write '", part.string(), "' (disk full?)");
@@ -173,15 +178,17 @@ void s3_upload(const fs::path& file, const std::string& url, const S3UploadOptio
   RC_CHECK(!ec, Errc::not_found, "cannot read '", file.string(), "'");
   const Target t = target_for(loc);
   if (size <= o.multipart_threshold) {
-    const Response r = with_retries([&] {
-      Request req;
-      req.method = "PUT";
-      req.url = t.base;
-      req.aws = &t.signing;
-      req.upload_file = file;
-      req.upload_size = size;
-      return perform(req);
-    }, "PUT " + url);
+    const Response r = with_retries(
+        [&] {
+          Request req;
+          req.method = "PUT";
+          req.url = t.base;
+          req.aws = &t.signing;
+          req.upload_file = file;
+          req.upload_size = size;
+          return perform(req);
+        },
+        "PUT " + url);
     if (r.status != 200 || !r.error.empty()) throw_s3(r, url, t, "PUT");
     log::info("s3", "uploaded ", url, " (", human_bytes(size), ")");
     return;
@@ -209,19 +216,22 @@ void s3_upload(const fs::path& file, const std::string& url, const S3UploadOptio
     const uint64_t parts = (size + part_size - 1) / part_size;
     for (uint64_t n = 1; n <= parts; ++n) {
       const uint64_t off = (n - 1) * part_size, len = std::min(part_size, size - off);
-      const Response pr = with_retries([&] {
-        Request req;
-        req.method = "PUT";
-        // Query parameters in canonical (sorted) order: libcurl signs the query as given.
-        req.url = t.base + "?partNumber=" + std::to_string(n) + "&" + id_q;
-        req.aws = &t.signing;
-        req.upload_file = file;
-        req.upload_offset = off;
-        req.upload_size = len;
-        return perform(req);
-      }, "UploadPart " + std::to_string(n) + " of " + url);
+      const Response pr = with_retries(
+          [&] {
+            Request req;
+            req.method = "PUT";
+            // Query parameters in canonical (sorted) order: libcurl signs the query as given.
+            req.url = t.base + "?partNumber=" + std::to_string(n) + "&" + id_q;
+            req.aws = &t.signing;
+            req.upload_file = file;
+            req.upload_offset = off;
+            req.upload_size = len;
+            return perform(req);
+          },
+          "UploadPart " + std::to_string(n) + " of " + url);
       if (pr.status != 200 || pr.header("etag").empty()) throw_s3(pr, url, t, "UploadPart");
-      complete += "<Part><PartNumber>" + std::to_string(n) + "</PartNumber><ETag>" + pr.header("etag") + "</ETag></Part>";
+      complete +=
+          "<Part><PartNumber>" + std::to_string(n) + "</PartNumber><ETag>" + pr.header("etag") + "</ETag></Part>";
       progress.advance(len);
     }
     complete += "</CompleteMultipartUpload>";
@@ -233,7 +243,8 @@ void s3_upload(const fs::path& file, const std::string& url, const S3UploadOptio
     fin.headers.push_back({"Content-Type", "application/xml"});
     const Response fr = with_retries([&] { return perform(fin); }, "CompleteMultipartUpload " + url);
     // S3 can answer 200 and still fail: the error is then in the body.
-    if (fr.status != 200 || fr.body.find("<Error>") != std::string::npos) throw_s3(fr, url, t, "CompleteMultipartUpload");
+    if (fr.status != 200 || fr.body.find("<Error>") != std::string::npos)
+      throw_s3(fr, url, t, "CompleteMultipartUpload");
     progress.finish();
     log::info("s3", "uploaded ", url, " (", human_bytes(size), ", ", parts, " parts)");
   } catch (...) {

@@ -32,9 +32,10 @@ class HubCli : public ::testing::Test {
   }
   // Runs roberta with the mock Hub and this suite's cache; returns the exit code.
   int run(const std::string& args, const std::string& extra_env = "") {
-    const std::string cmd = "cd " + dir_.string() + " && env RC_PROGRESS=0 RC_NET_BACKOFF_MS=10 HF_ENDPOINT=" +
-                            hub_->endpoint() + " HF_HUB_CACHE=" + (dir_ / "cache").string() + " " + extra_env + " " +
-                            kRoberta + " " + args + " >" + (dir_ / "out").string() + " 2>" + (dir_ / "err").string();
+    const std::string cmd = "cd " + dir_.string() +
+                            " && env RC_PROGRESS=0 RC_NET_BACKOFF_MS=10 HF_ENDPOINT=" + hub_->endpoint() +
+                            " HF_HUB_CACHE=" + (dir_ / "cache").string() + " " + extra_env + " " + kRoberta + " " +
+                            args + " >" + (dir_ / "out").string() + " 2>" + (dir_ / "err").string();
     const int status = std::system(cmd.c_str());
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }

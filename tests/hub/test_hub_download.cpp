@@ -282,10 +282,12 @@ TEST_F(HubDownload, UsesACacheLaidOutByHuggingfaceHub) {
   { std::ofstream(root / "refs" / "main") << commit; }
   settings_.endpoint = "http://127.0.0.1:9";  // nothing listens: any call would fail
   const uint64_t before = rc::net::request_count();
-  const auto by_sha = rc::hub::fetch(settings_, "cardiffnlp/twitter-roberta-base-sep2022", commit, rc::hub::Want::model);
+  const auto by_sha =
+      rc::hub::fetch(settings_, "cardiffnlp/twitter-roberta-base-sep2022", commit, rc::hub::Want::model);
   EXPECT_EQ(by_sha.snapshot, root / "snapshots" / commit);
   settings_.offline = true;
-  const auto by_ref = rc::hub::fetch(settings_, "cardiffnlp/twitter-roberta-base-sep2022", "main", rc::hub::Want::model);
+  const auto by_ref =
+      rc::hub::fetch(settings_, "cardiffnlp/twitter-roberta-base-sep2022", "main", rc::hub::Want::model);
   EXPECT_EQ(by_ref.snapshot, root / "snapshots" / commit);
   EXPECT_EQ(rc::net::request_count(), before);
 }

@@ -17,8 +17,10 @@ namespace {
 TEST(Http, TlsIsVerifiedAndTheCaBundleComesFromTheEnvironment) {
   const fs::path dir = rc::test::fresh_dir("rc-test-tls");
   const std::string cert = (dir / "cert.pem").string(), key = (dir / "key.pem").string();
-  const std::string make = "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 "
-                           "-addext subjectAltName=IP:127.0.0.1 -keyout " + key + " -out " + cert + " >/dev/null 2>&1";
+  const std::string make =
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 "
+      "-addext subjectAltName=IP:127.0.0.1 -keyout " +
+      key + " -out " + cert + " >/dev/null 2>&1";
   if (std::system(make.c_str()) != 0) GTEST_SKIP() << "openssl cannot make a test certificate";
   rc::test::Subprocess server({"python3", std::string(RC_SOURCE_DIR) + "/tests/net/tls_server.py", "--cert", cert,
                                "--key", key, "--port-file", (dir / "port.json").string()},

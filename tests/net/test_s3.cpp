@@ -30,9 +30,9 @@ class S3 : public ::testing::Test {
       return;
     }
     dir_ = rc::test::fresh_dir("rc-test-s3");
-    moto_ = new rc::test::Subprocess({"python3", std::string(RC_SOURCE_DIR) + "/tests/net/moto_s3.py", "--port-file",
-                                      (dir_ / "moto.json").string()},
-                                     (dir_ / "moto.log").string());
+    moto_ = new rc::test::Subprocess(
+        {"python3", std::string(RC_SOURCE_DIR) + "/tests/net/moto_s3.py", "--port-file", (dir_ / "moto.json").string()},
+        (dir_ / "moto.log").string());
     const std::string text = rc::test::wait_for_file(dir_ / "moto.json", 60);
     ASSERT_FALSE(text.empty()) << "moto did not start: " << slurp(dir_ / "moto.log");
     info_ = nlohmann::json::parse(text);
@@ -60,7 +60,9 @@ class S3 : public ::testing::Test {
     ::setenv("RC_PROGRESS", "0", 1);
   }
   std::string url(const std::string& key) const { return "s3://" + info_["bucket"].get<std::string>() + "/" + key; }
-  std::string metadata_endpoint() const { return "http://127.0.0.1:" + std::to_string(info_["metadata_port"].get<int>()); }
+  std::string metadata_endpoint() const {
+    return "http://127.0.0.1:" + std::to_string(info_["metadata_port"].get<int>());
+  }
   void no_env_keys() {
     ::unsetenv("AWS_ACCESS_KEY_ID");
     ::unsetenv("AWS_SECRET_ACCESS_KEY");
@@ -225,7 +227,8 @@ TEST_F(S3, PackageToS3ThenServeFromS3) {
   EXPECT_EQ(denied.status, 403) << denied.body;
   EXPECT_NE(denied.body.find("allowed-urls"), std::string::npos) << denied.body;
   // Nothing downloaded is left behind in the work dir once unpacked.
-  for (const auto& e : fs::directory_iterator(dir_)) EXPECT_EQ(e.path().filename().string().rfind("rc-fetch-", 0), std::string::npos) << e.path();
+  for (const auto& e : fs::directory_iterator(dir_))
+    EXPECT_EQ(e.path().filename().string().rfind("rc-fetch-", 0), std::string::npos) << e.path();
 }
 
 }  // namespace
