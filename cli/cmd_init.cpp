@@ -4,6 +4,7 @@
 
 #include "commands.h"
 #include "core/check.h"
+#include "model_source.h"
 #include "roberta/trainer.h"
 
 namespace rc::cli {
@@ -15,12 +16,14 @@ void add_init_command(CLI::App& app) {
   cmd->add_option("--config", o->config,
                   "tiny (2x128), small (4x256), base (roberta-base shapes) or a config.json path")
       ->capture_default_str();
-  cmd->add_option("--tokenizer", o->tokenizer_dir, "Folder with vocab.json + merges.txt or tokenizer.json")->required();
+  cmd->add_option("--tokenizer", o->tokenizer_dir, "Folder with vocab.json + merges.txt or tokenizer.json, or a Hugging Face model id whose tokenizer to use")
+      ->required();
   cmd->add_option("--labels", *labels, "Comma-separated label names, in id order")->required();
   cmd->add_option("--output", o->output_dir, "Output folder")->required();
   cmd->add_option("--seed", o->seed, "Initialisation seed")->capture_default_str();
   cmd->callback([o, labels] {
     InitOptions opts = *o;
+    opts.tokenizer_dir = resolve_model_source(opts.tokenizer_dir.string(), "", ModelNeed::tokenizer);
     std::string cur;
     for (char c : *labels + ",") {
       if (c == ',') {

@@ -3,23 +3,25 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "model_source.h"
 #include "roberta/classifier.h"
 
 namespace rc::cli {
 
 void add_inspect_command(CLI::App& app) {
   struct Opts {
-    std::string model;
+    std::string model, revision;
     bool init_head = false;
   };
   auto opts = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("inspect", "Summarise a checkpoint: config, parameters, dtypes, missing/unexpected keys");
-  cmd->add_option("--model", opts->model, "Checkpoint folder")->required();
+  cmd->add_option("--model", opts->model, "Checkpoint folder or Hugging Face model id (org/name[@rev])")->required();
+  add_revision_option(*cmd, opts->revision);
   cmd->add_flag("--init-head", opts->init_head, "Accept a body-only checkpoint (reports the head as missing)");
   cmd->callback([opts] {
     LoadOptions load;
     load.init_head = opts->init_head;
-    auto classifier = Classifier::load(opts->model, load);
+    auto classifier = Classifier::load(resolve_model_source(opts->model, opts->revision), load);
     const ModelInfo& m = classifier->info();
     nlohmann::ordered_json j;
     j["model_type"] = m.model_type;

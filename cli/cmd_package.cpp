@@ -2,22 +2,29 @@
 // at the root, code/serving.json with the serving settings). Deterministic and atomic.
 #include <cstdio>
 #include <filesystem>
+#include <unistd.h>
 
 #include "commands.h"
 #include "core/check.h"
+#include "model_source.h"
+#include "net/s3.h"
 #include "serve/package.h"
 
 namespace rc::cli {
 
 void add_package_command(CLI::App& app) {
   struct Opts {
-    std::string model, output, name, version, precision;
+    std::string model, revision, output, name, version, precision;
     int max_length = 0, max_batch_size = 0, max_batch_delay_ms = -1;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("package", "Pack a checkpoint folder into a SageMaker model.tar.gz");
-  cmd->add_option("--model", o->model, "Checkpoint folder (config.json, weights, tokenizer files)")->required();
-  cmd->add_option("--output", o->output, "Archive to write, e.g. model.tar.gz (replaced atomically)")->required();
+  cmd->add_option("--model", o->model, "Checkpoint folder (config.json, weights, tokenizer files) or Hugging Face model id")
+      ->required();
+  add_revision_option(*cmd, o->revision);
+  cmd->add_option("--output", o->output, "Archive to write, e.g. model.tar.gz (replaced atomically), or s3://bucket/key to upload it "
+                  "(multipart when large; AWS credentials as the AWS CLI finds them)")
+      ->required();
   cmd->add_option("--name", o->name, "Model name recorded in code/serving.json (default: the folder's name)");
   cmd->add_option("--version", o->version, "Model version (default 1.0)");
   cmd->add_option("--max-length", o->max_length, "Serving: truncate texts to this many tokens (default: the model's)")
@@ -36,10 +43,27 @@ void add_package_command(CLI::App& app) {
     p.max_batch_size = o->max_batch_size;
     p.max_batch_delay_ms = o->max_batch_delay_ms;
     p.precision = o->precision;
-    const auto members = serve::write_package(o->model, o->output, p);
+    const std::string model = resolve_model_source(o->model, o->revision);
+    if (p.name.empty() && model != o->model)  // a Hub id: its name, not the snapshot's commit hash
+      p.name = std::filesystem::path(o->model.substr(0, o->model.find('@'))).filename().string();
+    const bool to_s3 = net::is_s3_url(o->output);
+    if (to_s3) net::parse_s3_url(o->output);  // a bad URL fails before the archive is built
+    // For S3 the archive is built locally first (deterministic, checked), then uploaded.
+    const std::filesystem::path local =
+        to_s3 ? std::filesystem::temp_directory_path() / ("rc-package-" + std::to_string(::getpid()) + ".tar.gz")
+              : std::filesystem::path(o->output);
+    struct Cleanup {
+      std::filesystem::path p;
+      ~Cleanup() {
+        std::error_code ec;
+        if (!p.empty()) std::filesystem::remove(p, ec);
+      }
+    } cleanup{to_s3 ? local : std::filesystem::path()};
+    const auto members = serve::write_package(model, local, p);
     for (const auto& m : members) std::fprintf(stderr, "  %s\n", m.c_str());
-    std::fprintf(stderr, "wrote %s (%llu bytes, %zu files)\n", o->output.c_str(),
-                 static_cast<unsigned long long>(std::filesystem::file_size(o->output)), members.size());
+    const auto bytes = static_cast<unsigned long long>(std::filesystem::file_size(local));
+    if (to_s3) net::s3_upload(local, o->output);
+    std::fprintf(stderr, "wrote %s (%llu bytes, %zu files)\n", o->output.c_str(), bytes, members.size());
   });
 }
 

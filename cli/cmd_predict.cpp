@@ -6,21 +6,22 @@
 #include "commands.h"
 #include "core/check.h"
 #include "roberta/classifier.h"
+#include "model_source.h"
 #include "text_input.h"
 
 namespace rc::cli {
 
 void add_predict_command(CLI::App& app) {
   struct Opts {
-    std::string model, input, precision;
+    std::string model, revision, input, precision;
     std::vector<std::string> texts, text_pairs;
     int batch_size = 32, max_length = 0, threads = 0;
     bool logits = false, init_head = false;
   };
   auto opts = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("predict", "Classify texts with a Hugging Face RoBERTa checkpoint (CPU)");
-  cmd->add_option("--model", opts->model, "Checkpoint folder: config.json, model.safetensors or pytorch_model.bin, "
-                                          "tokenizer files")
+  cmd->add_option("--model", opts->model, "Checkpoint folder (config.json, model.safetensors or pytorch_model.bin, "
+                                          "tokenizer files) or a Hugging Face model id (org/name[@rev])")
       ->required();
   cmd->add_option("texts", opts->texts, "Texts to classify (default: --input, else one per stdin line)");
   cmd->add_option("--input", opts->input,
@@ -40,6 +41,7 @@ void add_predict_command(CLI::App& app) {
                   "runs it natively, else fp32");
   cmd->add_flag("--logits", opts->logits, "Also print the raw logits");
   cmd->add_flag("--init-head", opts->init_head, "Allow a body-only checkpoint; the head is random (for testing only)");
+  add_revision_option(*cmd, opts->revision);
   add_threads_option(*cmd, opts->threads);
   cmd->callback([opts] {
     apply_threads(opts->threads);
@@ -47,7 +49,7 @@ void add_predict_command(CLI::App& app) {
     load.precision = opts->precision.empty() ? default_precision() : parse_precision(opts->precision);
     load.max_length = opts->max_length;
     load.init_head = opts->init_head;
-    auto classifier = Classifier::load(opts->model, load);
+    auto classifier = Classifier::load(resolve_model_source(opts->model, opts->revision), load);
     std::vector<std::string> pairs = opts->text_pairs;
     RC_CHECK(pairs.empty() || pairs.size() == opts->texts.size(), Errc::invalid_argument, "--text-pair given ",
              pairs.size(), " times for ", opts->texts.size(), " texts\nHINT: one --text-pair per TEXT argument");

@@ -5,9 +5,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <regex>
 
 #include "commands.h"
 #include "core/check.h"
+#include "model_source.h"
+#include "net/s3.h"
 #include "roberta/log.h"
 #include "roberta/runtime.h"
 #include "serve/http_server.h"
@@ -23,25 +26,30 @@ std::string env(const char* name) {
   return v ? v : "";
 }
 
-// NAME=PATH, or PATH alone (the name is the folder's / archive's base name).
-serve::ModelSpec parse_model_arg(const std::string& arg) {
+// NAME=SOURCE, or SOURCE alone (the name is the folder's / archive's / repo's base name).
+// SOURCE: a local folder or model.tar.gz, a Hugging Face id (org/name[@rev]), or s3://...
+serve::ModelSpec parse_model_arg(const std::string& arg, const std::string& revision) {
   serve::ModelSpec spec;
   const size_t eq = arg.find('=');
-  if (eq != std::string::npos && eq > 0) {
+  const bool named = eq != std::string::npos && eq > 0 && arg.find("://") > eq;
+  const std::string source = named ? arg.substr(eq + 1) : arg;
+  std::error_code ec;
+  const bool local = fs::exists(source, ec);
+  if (named) {
     spec.name = arg.substr(0, eq);
-    spec.path = arg.substr(eq + 1);
   } else {
-    spec.path = arg;
-    std::string base = fs::absolute(spec.path).lexically_normal().filename().string();
-    if (base.empty()) base = fs::absolute(spec.path).lexically_normal().parent_path().filename().string();
+    const fs::path p = fs::absolute(local ? fs::path(source) : fs::path(source.substr(0, source.find('@'))));
+    std::string base = p.lexically_normal().filename().string();
+    if (base.empty()) base = p.lexically_normal().parent_path().filename().string();
     for (const char* ext : {".tar.gz", ".tgz"})
       if (base.size() > std::strlen(ext) && base.ends_with(ext)) base.resize(base.size() - std::strlen(ext));
     spec.name = base.empty() ? "model" : base;
   }
   RC_CHECK(serve::is_valid_model_name(spec.name), Errc::invalid_argument, "--model '", arg, "': model name '",
            spec.name, "' must be 1-128 of [A-Za-z0-9_.-]\nHINT: name it explicitly: --model NAME=PATH");
-  RC_CHECK(fs::exists(spec.path), Errc::not_found, "--model '", arg, "': '", spec.path.string(), "' does not exist");
-  spec.url = spec.path.string();
+  spec.url = source;
+  if (net::is_s3_url(source)) net::parse_s3_url(source);  // fetched by the registry's loader (path left empty)
+  else spec.path = local ? source : resolve_model_source(source, revision);  // else a Hub id
   return spec;
 }
 
@@ -49,7 +57,8 @@ serve::ModelSpec parse_model_arg(const std::string& arg) {
 
 void add_serve_command(CLI::App& app) {
   struct Opts {
-    std::vector<std::string> models;
+    std::vector<std::string> models, allowed_urls;
+    std::string revision;
     std::string host, management_host = "127.0.0.1", tls_cert, tls_key, auth_token, api_key, key_file,
                 model_store, work_dir, precision;
     int port = 8080, management_port = 8081, threads = 0, http_threads = 1, handler_threads = 2, inference_threads = 1;
@@ -63,9 +72,14 @@ void add_serve_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "serve", "Serve classifiers over HTTP(S): SageMaker, TorchServe and TEI APIs with dynamic batching");
   auto* model_opt = cmd->add_option("--model", o->models,
-                                    "NAME=PATH (repeatable): a checkpoint folder or a model.tar.gz from `roberta "
-                                    "package`. Default: $SM_MODEL_DIR or /opt/ml/model, as SageMaker mounts it. "
-                                    "/invocations serves the first");
+                                    "NAME=SOURCE (repeatable): a checkpoint folder, a model.tar.gz from `roberta "
+                                    "package`, a Hugging Face id (org/name[@rev]) or s3://bucket/key.tar.gz. "
+                                    "Default: $HF_MODEL_ID (at $HF_MODEL_REVISION), else $SM_MODEL_DIR or "
+                                    "/opt/ml/model, as SageMaker mounts it. /invocations serves the first");
+  add_revision_option(*cmd, o->revision);
+  cmd->add_option("--allowed-urls", o->allowed_urls,
+                  "Regexes (whole-URL match, as TorchServe's allowed_urls) of s3:// URLs that POST /models and "
+                  "SageMaker multi-model loads may fetch. Default: none (only the model store)");
   auto* port_opt = cmd->add_option("--port", o->port, "Inference port (default 8080, or $SAGEMAKER_BIND_TO_PORT)");
   cmd->add_option("--host", o->host,
                   "Inference address to bind. Default: 127.0.0.1 (this machine only), or 0.0.0.0 inside a "
@@ -95,7 +109,7 @@ void add_serve_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--model-store", o->model_store,
                   "Folder that models may be registered from by URL (POST /models). Paths outside it, other "
-                  "schemes and s3:// are refused. Without it, registration by URL is off");
+                  "schemes are refused, s3:// unless --allowed-urls matches. Without it, registration by path is off");
   cmd->add_option("--work-dir", o->work_dir, "Where packages are unpacked (default: the temp folder)");
   auto* mbs = cmd->add_option("--max-batch-size", o->max_batch_size,
                               "Most texts per forward pass. Larger batches raise throughput under load; a batch "
@@ -189,11 +203,24 @@ void add_serve_command(CLI::App& app) {
       RC_CHECK(fs::is_directory(c.registry.model_store), Errc::not_found, "--model-store '",
                c.registry.model_store.string(), "' is not a folder");
     c.registry.work_dir = o->work_dir;
+    for (const auto& pattern : o->allowed_urls) {
+      try {
+        std::regex check(pattern);
+      } catch (const std::regex_error& e) {
+        RC_THROW(Errc::invalid_argument, "--allowed-urls '", pattern, "' is not a valid regex: ", e.what());
+      }
+    }
+    c.registry.allowed_urls = o->allowed_urls;
+    c.registry.fetch = [](const std::string& url, const fs::path& dest) { net::s3_download(url, dest); };
 
     bool startup_failed = false;
     std::vector<serve::ModelSpec> specs;
-    for (const auto& m : o->models) specs.push_back(parse_model_arg(m));
-    if (model_opt->count() == 0) {
+    for (const auto& m : o->models) specs.push_back(parse_model_arg(m, o->revision));
+    if (model_opt->count() == 0 && !env("HF_MODEL_ID").empty()) {
+      // The Hugging Face SageMaker container and TEI: the model comes from the Hub.
+      serve::ModelSpec spec = parse_model_arg("model=" + env("HF_MODEL_ID"), env("HF_MODEL_REVISION"));
+      specs.push_back(spec);
+    } else if (model_opt->count() == 0) {
       // The SageMaker container contract: the model is mounted at /opt/ml/model.
       const std::string dir = env("SM_MODEL_DIR").empty() ? "/opt/ml/model" : env("SM_MODEL_DIR");
       if (fs::exists(dir)) {

@@ -4,6 +4,7 @@
 
 #include "commands.h"
 #include "core/check.h"
+#include "model_source.h"
 #include "roberta/tokenizer.h"
 #include "text_input.h"
 
@@ -18,9 +19,9 @@ void add_tokenize_command(CLI::App& app) {
   };
   auto opts = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("tokenize", "Print token ids as Hugging Face's tokenizer gives them");
-  auto* model = cmd->add_option("--model", opts->model, "A checkpoint folder with tokenizer files");
+  auto* model = cmd->add_option("--model", opts->model, "A checkpoint folder with tokenizer files (or a Hugging Face model id)");
   auto* tok = cmd->add_option("--tokenizer", opts->tokenizer,
-                              "A folder with tokenizer.json, or vocab.json + merges.txt");
+                              "A folder with tokenizer.json, or vocab.json + merges.txt (or a Hugging Face model id)");
   model->excludes(tok);
   cmd->add_option("texts", opts->texts, "Texts (default: --input, else one per stdin line)");
   cmd->add_option("--input", opts->input, "A .txt (one text per line) or .jsonl ({\"text\": ...}) file");
@@ -30,7 +31,8 @@ void add_tokenize_command(CLI::App& app) {
   cmd->callback([opts] {
     RC_CHECK(!opts->model.empty() || !opts->tokenizer.empty(), Errc::invalid_argument,
              "tokenize needs --model DIR or --tokenizer DIR");
-    auto tokenizer = Tokenizer::from_dir(opts->model.empty() ? opts->tokenizer : opts->model);
+    auto tokenizer = Tokenizer::from_dir(
+        resolve_model_source(opts->model.empty() ? opts->tokenizer : opts->model, "", ModelNeed::tokenizer));
     for (const std::string& text : gather_texts(opts->texts, opts->input)) {
       nlohmann::json j;
       j["ids"] = tokenizer->encode(text, !opts->no_special, opts->max_length);

@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "core/check.h"
+#include "model_source.h"
 #include "roberta/trainer.h"
 
 namespace rc::cli {
@@ -28,7 +29,7 @@ std::vector<std::string> split_commas(const std::string& s) {
 
 struct TrainFlags {
   TrainOptions o;
-  std::string eval_every = "epoch", labels, metrics, tensorboard;
+  std::string eval_every = "epoch", labels, metrics, tensorboard, revision;
   float dropout = -1;
   bool no_shuffle = false, progress = false, no_progress = false;
   int threads = 0;
@@ -39,7 +40,9 @@ struct TrainFlags {
 void add_train_command(CLI::App& app) {
   auto f = std::make_shared<TrainFlags>();
   auto* cmd = app.add_subcommand("train", "Fine-tune a RoBERTa checkpoint on a labelled text dataset (CPU)");
-  cmd->add_option("--model", f->o.model_dir, "Starting checkpoint (HF folder; `roberta init` makes one)")->required();
+  cmd->add_option("--model", f->o.model_dir, "Starting checkpoint: HF folder (`roberta init` makes one) or Hugging Face model id (org/name[@rev])")
+      ->required();
+  add_revision_option(*cmd, f->revision);
   cmd->add_option("--data", f->o.data,
                   "TweetEval folder ({train,val,test}_text.txt + _labels.txt + mapping.txt), a CSV/TSV/JSONL file, "
                   "or a folder of train/val/test files")
@@ -88,6 +91,7 @@ void add_train_command(CLI::App& app) {
   cmd->callback([f] {
     apply_threads(f->threads);
     TrainOptions o = f->o;
+    o.model_dir = resolve_model_source(o.model_dir.string(), f->revision);
     if (f->eval_every != "epoch") {
       char* end = nullptr;
       const long long n = std::strtoll(f->eval_every.c_str(), &end, 10);

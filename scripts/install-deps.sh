@@ -21,8 +21,8 @@ apt-get install -y -q --no-install-recommends \
   nlohmann-json3-dev libcli11-dev \
   libgtest-dev libgmock-dev libbenchmark-dev \
   libutf8proc-dev libzip-dev libarchive-dev \
-  libboost1.74-dev libssl-dev \
-  wrk curl protobuf-compiler \
+  libboost1.74-dev libssl-dev libcurl4-openssl-dev \
+  wrk curl bc protobuf-compiler \
   python3 python3-torch python3-numpy \
   libopenblas0-pthread \
   clang-16 libfuzzer-16-dev libomp-16-dev

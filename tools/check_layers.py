@@ -20,11 +20,13 @@ ALLOWED = {
     "device": {"core", "tensor"},
     "kernels": {"core", "tensor", "device"},
     "io": {"core", "tensor"},
+    "net": {"core"},                           # beside io: the HTTP client, S3, AWS credentials
+    "hub": {"core", "tensor", "io", "net"},    # Hugging Face Hub downloads and cache
     "tokenizer": {"core", "io"},
     "model": {"core", "tensor", "device", "kernels", "io", "tokenizer"},
     "train": {"core", "tensor", "device", "kernels", "io", "tokenizer", "model"},
     "serve": {"core", "tensor", "device", "kernels", "io", "tokenizer", "model"},
-    "cli": {"core", "tensor", "device", "kernels", "io", "tokenizer", "model", "train", "serve"},
+    "cli": {"core", "tensor", "device", "kernels", "io", "tokenizer", "model", "train", "serve", "net", "hub"},
 }
 PUBLIC = "roberta"
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([A-Za-z0-9_]+)/')

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <future>
+#include <regex>
 #include <signal.h>
 #include <unistd.h>
 
@@ -24,6 +25,19 @@ LoadedModel::~LoadedModel() {
     fs::remove_all(extracted, ec);
   }
 }
+
+namespace {
+bool is_remote_url(const std::string& url) { return url.rfind("s3://", 0) == 0; }
+
+// A fresh folder per fetch keeps the object's own file name (TorchServe names a model
+// after its archive) and cannot collide with another load.
+fs::path fetch_path(const fs::path& work_dir, const std::string& url) {
+  static std::atomic<uint64_t> counter{0};
+  std::string base = url.substr(url.find_last_of('/') + 1);
+  if (base.empty() || base[0] == '.') base = "model.tar.gz";
+  return work_dir / ("rc-fetch-" + std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1))) / base;
+}
+}  // namespace
 
 bool is_valid_model_name(const std::string& name) {
   if (name.empty() || name.size() > 128 || name[0] == '.') return false;
@@ -82,11 +96,16 @@ fs::path ModelRegistry::resolve_url(const std::string& url) const {
   std::string path = url;
   if (auto scheme = url.find("://"); scheme != std::string::npos) {
     const std::string s = url.substr(0, scheme);
-    if (s == "s3")
-      throw HttpError(400, "BadRequest",
-                      "s3:// model URLs are not enabled in this server; copy the model into the model store "
-                      "and register it by its path there",
-                      Errc::unsupported);
+    if (s == "s3") {
+      if (defaults_.allowed_urls.empty() || !defaults_.fetch)
+        throw HttpError(400, "BadRequest",
+                        "s3:// model URLs are not enabled in this server; start it with --allowed-urls "
+                        "'s3://BUCKET/PREFIX/.*', or copy the model into the model store",
+                        Errc::unsupported);
+      for (const auto& pattern : defaults_.allowed_urls)
+        if (std::regex_match(url, std::regex(pattern))) return fetch_path(defaults_.work_dir, url);
+      throw HttpError(403, "Forbidden", "model url '" + url + "' matches none of --allowed-urls", Errc::invalid_argument);
+    }
     if (s != "file")
       throw HttpError(400, "BadRequest",
                       "model url scheme '" + s + "' is refused: only paths inside the model store are accepted",
@@ -122,6 +141,19 @@ std::shared_ptr<LoadedModel> load_model(const ModelSpec& spec, const BackendLoad
   model->url = spec.url.empty() ? spec.path.string() : spec.url;
   fs::path dir = spec.path;
   std::error_code ec;
+  struct RemoveOnExit {  // the downloaded archive goes once it is unpacked (or failed to)
+    fs::path folder;
+    ~RemoveOnExit() {
+      std::error_code e;
+      if (!folder.empty()) fs::remove_all(folder, e);
+    }
+  } fetched;
+  if (is_remote_url(spec.url)) {
+    RC_CHECK(defaults_.fetch != nullptr, Errc::unsupported, "'", spec.url, "': remote models are not enabled");
+    if (dir.empty()) dir = fetch_path(defaults_.work_dir, spec.url);
+    fetched.folder = dir.parent_path();
+    defaults_.fetch(spec.url, dir);
+  }
   if (fs::is_regular_file(dir, ec)) {
     RC_CHECK(is_tar_gz(dir), Errc::format, "'", dir.string(),
              "' is neither a checkpoint folder nor a model.tar.gz\nHINT: make one with `roberta package`");

@@ -60,6 +60,11 @@ struct RegistryDefaults {
   BackendOptions backend;
   std::filesystem::path model_store;  // empty: registering by URL is refused
   std::filesystem::path work_dir;     // where packages are unpacked
+  // Remote models (s3://): registering one by URL needs a match in allowed_urls (regexes
+  // over the whole URL, as TorchServe's allowed_urls; empty: none). fetch downloads it
+  // (set by the CLI from src/net, so serve does not link the network layer).
+  std::vector<std::string> allowed_urls;
+  std::function<void(const std::string& url, const std::filesystem::path& dest)> fetch;
 };
 
 class ModelRegistry {

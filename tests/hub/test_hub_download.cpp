@@ -1,0 +1,320 @@
+// Hub downloads against tests/hub/mock_hub.py on loopback: the huggingface_hub cache
+// layout, warm-cache behaviour, redirects without the token, resume, retries, the sha256
+// check, errors with hints, offline mode, and a cache laid out by hand as Python does.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <thread>
+
+#include "hub/hub.h"
+#include "hub_fixture.h"
+#include "net/http.h"
+#include "roberta/error.h"
+
+namespace fs = std::filesystem;
+using rc::test::MockHub;
+using rc::test::slurp;
+
+namespace {
+
+const fs::path kTiny = fs::path(RC_TEST_DATA_DIR) / "tiny";
+
+class HubDownload : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    ::setenv("RC_NET_RETRIES", "4", 1);
+    ::setenv("RC_NET_BACKOFF_MS", "20", 1);  // retries stay, the waiting does not
+    ::setenv("RC_PROGRESS", "0", 1);
+    dir_ = rc::test::fresh_dir("rc-test-hub");
+    hub_ = new MockHub;
+    ASSERT_TRUE(hub_->start(dir_)) << "mock Hub did not start (python3 tests/hub/mock_hub.py)";
+  }
+  static void TearDownTestSuite() {
+    delete hub_;
+    fs::remove_all(dir_);
+  }
+  void SetUp() override {
+    hub_->control({{"reset", true}});
+    cache_ = dir_ / ("cache-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(cache_);
+    settings_.endpoint = hub_->endpoint();
+    settings_.cache = cache_;
+    settings_.token.clear();
+    settings_.offline = false;
+  }
+  rc::hub::RepoCache repo(const std::string& id = "org/tiny") const { return rc::hub::RepoCache(cache_, id); }
+
+  static fs::path dir_;
+  static MockHub* hub_;
+  fs::path cache_;
+  rc::hub::HubSettings settings_;
+};
+fs::path HubDownload::dir_;
+MockHub* HubDownload::hub_ = nullptr;
+
+TEST_F(HubDownload, LaysOutTheCacheAsHuggingfaceHub) {
+  const auto r = rc::hub::fetch(settings_, "org/tiny", "", rc::hub::Want::model);
+  EXPECT_EQ(r.commit, hub_->commit());
+  EXPECT_EQ(r.snapshot, cache_ / "models--org--tiny" / "snapshots" / hub_->commit());
+  EXPECT_EQ(slurp(cache_ / "models--org--tiny" / "refs" / "main"), hub_->commit());  // bare hash, no newline
+  for (const char* f : {"config.json", "model.safetensors", "vocab.json", "merges.txt"}) {
+    const fs::path p = r.snapshot / f;
+    ASSERT_TRUE(fs::is_symlink(p)) << f;
+    const fs::path target = fs::read_symlink(p);
+    EXPECT_TRUE(target.is_relative()) << target;
+    EXPECT_EQ(target.parent_path(), fs::path("../../blobs")) << target;
+    EXPECT_EQ(slurp(p), slurp(kTiny / f)) << f;
+  }
+  // LFS blobs are stored under their sha256, as huggingface_hub names them.
+  EXPECT_EQ(fs::read_symlink(r.snapshot / "model.safetensors").filename(), hub_->sha256());
+  // safetensors exists, so the .bin is not fetched; absent tokenizer files are marked.
+  EXPECT_FALSE(fs::exists(r.snapshot / "pytorch_model.bin"));
+  EXPECT_TRUE(fs::exists(cache_ / "models--org--tiny" / ".no_exist" / hub_->commit() / "tokenizer.json"));
+  EXPECT_TRUE(fs::exists(cache_ / ".locks" / "models--org--tiny" / (hub_->sha256() + ".lock")));
+  EXPECT_EQ(r.bytes_downloaded, fs::file_size(kTiny / "model.safetensors") + fs::file_size(kTiny / "config.json") +
+                                    fs::file_size(kTiny / "vocab.json") + fs::file_size(kTiny / "merges.txt"));
+  for (const auto& e : fs::directory_iterator(cache_ / "models--org--tiny" / "blobs"))
+    EXPECT_NE(e.path().extension(), ".incomplete");
+}
+
+TEST_F(HubDownload, WarmCacheDownloadsNothing) {
+  rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model);
+  hub_->control({{"reset", true}});
+  const auto r = rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model);
+  EXPECT_EQ(r.bytes_downloaded, 0u);
+  const auto log = hub_->log();
+  EXPECT_EQ(MockHub::count(log, "hub", "GET") + MockHub::count(log, "storage", "GET"), 0) << log.dump();
+  EXPECT_EQ(MockHub::count(log, "hub", "HEAD"), 1) << "a branch is asked once for its commit: " << log.dump();
+  uint64_t bytes = 0;
+  for (const auto& e : log) bytes += e["bytes"].get<uint64_t>();
+  EXPECT_EQ(bytes, 0u);
+  // A commit sha names immutable content: no request at all.
+  const uint64_t before = rc::net::request_count();
+  rc::hub::fetch(settings_, "org/tiny", hub_->commit(), rc::hub::Want::model);
+  EXPECT_EQ(rc::net::request_count(), before);
+}
+
+TEST_F(HubDownload, RedirectToStorageDropsTheToken) {
+  settings_.token = "secret-token";
+  rc::hub::fetch(settings_, "org/private", "main", rc::hub::Want::model);
+  const auto log = hub_->log();
+  int storage_gets = 0;
+  for (const auto& e : log) {
+    if (e["port"] == "hub") {
+      EXPECT_EQ(e["auth"], "Bearer secret-token") << e.dump();
+    } else {
+      EXPECT_TRUE(e["auth"].is_null()) << "the token leaked to the storage host: " << e.dump();
+      storage_gets += e["method"] == "GET";
+    }
+  }
+  EXPECT_EQ(storage_gets, 1);
+}
+
+TEST_F(HubDownload, PrivateModelWithoutTokenSaysSetHfToken) {
+  try {
+    rc::hub::fetch(settings_, "org/private", "main", rc::hub::Want::model);
+    FAIL() << "expected an error";
+  } catch (const rc::Error& e) {
+    EXPECT_EQ(e.errc(), rc::Errc::not_found);
+    EXPECT_NE(std::string(e.what()).find("no model 'org/private'"), std::string::npos) << e.what();
+    EXPECT_NE(e.hint().find("HF_TOKEN"), std::string::npos) << e.hint();
+  }
+  EXPECT_FALSE(fs::exists(cache_ / "models--org--private" / "snapshots"));
+}
+
+TEST_F(HubDownload, GatedModelSaysAcceptTermsAndSetToken) {
+  try {
+    rc::hub::fetch(settings_, "org/gated", "main", rc::hub::Want::model);
+    FAIL() << "expected an error";
+  } catch (const rc::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("gated"), std::string::npos) << e.what();
+    EXPECT_NE(e.hint().find("HF_TOKEN"), std::string::npos) << e.hint();
+  }
+}
+
+TEST_F(HubDownload, MissingModelRevisionAndFileEachSaySo) {
+  auto message = [&](const std::string& repo, const std::string& rev) -> std::string {
+    try {
+      rc::hub::fetch(settings_, repo, rev, rc::hub::Want::model);
+    } catch (const rc::Error& e) {
+      EXPECT_EQ(e.errc(), rc::Errc::not_found) << e.what();
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_NE(message("org/nothing-here", "main").find("no model 'org/nothing-here'"), std::string::npos);
+  EXPECT_NE(message("org/tiny", "no-such-branch").find("has no revision 'no-such-branch'"), std::string::npos);
+  EXPECT_THROW(rc::hub::download_file(settings_, "org/tiny", "main", "nope.bin", false, nullptr), rc::Error);
+  EXPECT_TRUE(rc::hub::download_file(settings_, "org/tiny", "main", "nope.bin", true, nullptr).empty());
+  EXPECT_THROW(rc::hub::fetch(settings_, "../etc", "main", rc::hub::Want::model), rc::Error);
+}
+
+TEST_F(HubDownload, FallsBackToPytorchBinWithoutSafetensors) {
+  const auto r = rc::hub::fetch(settings_, "org/nosafetensors", "main", rc::hub::Want::model);
+  EXPECT_EQ(slurp(r.snapshot / "pytorch_model.bin"), slurp(kTiny / "pytorch_model.bin"));
+  EXPECT_FALSE(fs::exists(r.snapshot / "model.safetensors"));
+}
+
+TEST_F(HubDownload, ServerErrorsAreRetried) {
+  hub_->control({{"fail_500", 3}});
+  const auto r = rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model);
+  EXPECT_EQ(slurp(r.snapshot / "model.safetensors"), slurp(kTiny / "model.safetensors"));
+  int five_hundreds = 0;
+  for (const auto& e : hub_->log()) five_hundreds += e["status"] == 500;
+  EXPECT_EQ(five_hundreds, 3);
+}
+
+TEST_F(HubDownload, DroppedConnectionResumesWithRange) {
+  hub_->control({{"drop_after", 1 << 20}});
+  const auto r = rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model);
+  EXPECT_EQ(slurp(r.snapshot / "model.safetensors"), slurp(kTiny / "model.safetensors"));
+  std::vector<std::string> ranges;
+  uint64_t storage_bytes = 0;
+  for (const auto& e : hub_->log())
+    if (e["port"] == "storage" && e["method"] == "GET") {
+      ranges.push_back(e["range"].is_null() ? "" : e["range"].get<std::string>());
+      storage_bytes += e["bytes"].get<uint64_t>();
+    }
+  ASSERT_EQ(ranges.size(), 2u);
+  EXPECT_EQ(ranges[0], "");
+  EXPECT_EQ(ranges[1], "bytes=1048576-");
+  EXPECT_EQ(storage_bytes, fs::file_size(kTiny / "model.safetensors")) << "resumed, not restarted";
+}
+
+TEST_F(HubDownload, IncompleteFileFromAnEarlierRunIsResumed) {
+  const std::string full = slurp(kTiny / "model.safetensors");
+  const fs::path blobs = cache_ / "models--org--tiny" / "blobs";
+  fs::create_directories(blobs);
+  {
+    std::ofstream out(blobs / (hub_->sha256() + ".incomplete"), std::ios::binary);
+    out.write(full.data(), 1000);
+  }
+  const auto r = rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model);
+  EXPECT_EQ(slurp(r.snapshot / "model.safetensors"), full);
+  for (const auto& e : hub_->log())
+    if (e["port"] == "storage" && e["method"] == "GET") {
+      EXPECT_EQ(e["range"], "bytes=1000-");
+      EXPECT_EQ(e["bytes"].get<uint64_t>(), full.size() - 1000);
+    }
+}
+
+TEST_F(HubDownload, WrongSha256CachesNothing) {
+  hub_->control({{"corrupt", true}});
+  try {
+    rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model);
+    FAIL() << "a corrupted blob was accepted";
+  } catch (const rc::Error& e) {
+    EXPECT_EQ(e.errc(), rc::Errc::format);
+    EXPECT_NE(std::string(e.what()).find("sha256"), std::string::npos) << e.what();
+  }
+  const fs::path blobs = cache_ / "models--org--tiny" / "blobs";
+  EXPECT_FALSE(fs::exists(blobs / hub_->sha256()));
+  EXPECT_FALSE(fs::exists(blobs / (hub_->sha256() + ".incomplete")));
+  EXPECT_FALSE(fs::exists(cache_ / "models--org--tiny" / "snapshots" / hub_->commit() / "model.safetensors"));
+}
+
+TEST_F(HubDownload, SizeOtherThanAnnouncedCachesNothing) {
+  for (int delta : {-100, 100}) {  // the server sends more than announced (stopped early), or fewer
+    hub_->control({{"reset", true}, {"size_delta", delta}});
+    try {
+      rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model);
+      FAIL() << "accepted a blob of the wrong size, delta " << delta;
+    } catch (const rc::Error& e) {
+      EXPECT_EQ(e.errc(), rc::Errc::format) << e.what();
+      EXPECT_NE(std::string(e.what()).find("nothing was cached"), std::string::npos) << e.what();
+    }
+    const fs::path blobs = cache_ / "models--org--tiny" / "blobs";
+    EXPECT_FALSE(fs::exists(blobs / hub_->sha256()));
+    EXPECT_FALSE(fs::exists(blobs / (hub_->sha256() + ".incomplete")));
+  }
+}
+
+TEST_F(HubDownload, ConcurrentFetchesDownloadEachBlobOnce) {
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 3; ++i)
+    threads.emplace_back([&] {
+      try {
+        rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model);
+        ++ok;
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok, 3);
+  EXPECT_EQ(MockHub::count(hub_->log(), "storage", "GET"), 1) << "the blob lock let two downloads through";
+}
+
+TEST_F(HubDownload, OfflineUsesTheCacheAndMakesNoCall) {
+  rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model);
+  settings_.offline = true;
+  const uint64_t before = rc::net::request_count();
+  const auto r = rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model);
+  EXPECT_TRUE(r.from_cache_only);
+  EXPECT_EQ(rc::net::request_count(), before);
+  EXPECT_EQ(slurp(r.snapshot / "config.json"), slurp(kTiny / "config.json"));
+  // Nothing cached for that revision: one line that says offline, and how to fix it.
+  try {
+    rc::hub::fetch(settings_, "org/tiny", "v1", rc::hub::Want::model);
+    FAIL() << "expected an error";
+  } catch (const rc::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("HF_HUB_OFFLINE"), std::string::npos) << e.what();
+    EXPECT_NE(e.hint().find("online"), std::string::npos) << e.hint();
+  }
+  EXPECT_EQ(rc::net::request_count(), before);
+}
+
+// A cache as huggingface_hub writes it (blobs + relative symlinks + refs), built by hand:
+// used with no network call, offline or with a commit sha.
+TEST_F(HubDownload, UsesACacheLaidOutByHuggingfaceHub) {
+  const std::string commit = "0123456789abcdef0123456789abcdef01234567";
+  const fs::path root = cache_ / "models--cardiffnlp--twitter-roberta-base-sep2022";
+  fs::create_directories(root / "blobs");
+  fs::create_directories(root / "refs");
+  fs::create_directories(root / "snapshots" / commit);
+  int i = 0;
+  for (const char* f : {"config.json", "model.safetensors", "vocab.json", "merges.txt"}) {
+    const std::string etag = std::string(40, char('a' + i++));
+    fs::copy_file(kTiny / f, root / "blobs" / etag);
+    fs::create_symlink(fs::path("../../blobs") / etag, root / "snapshots" / commit / f);
+  }
+  { std::ofstream(root / "refs" / "main") << commit; }
+  settings_.endpoint = "http://127.0.0.1:9";  // nothing listens: any call would fail
+  const uint64_t before = rc::net::request_count();
+  const auto by_sha =
+      rc::hub::fetch(settings_, "cardiffnlp/twitter-roberta-base-sep2022", commit, rc::hub::Want::model);
+  EXPECT_EQ(by_sha.snapshot, root / "snapshots" / commit);
+  settings_.offline = true;
+  const auto by_ref =
+      rc::hub::fetch(settings_, "cardiffnlp/twitter-roberta-base-sep2022", "main", rc::hub::Want::model);
+  EXPECT_EQ(by_ref.snapshot, root / "snapshots" / commit);
+  EXPECT_EQ(rc::net::request_count(), before);
+}
+
+TEST_F(HubDownload, UnreachableHubFallsBackToTheCache) {
+  rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model);
+  settings_.endpoint = "http://127.0.0.1:9";
+  ::setenv("RC_NET_RETRIES", "1", 1);
+  const auto r = rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model);
+  ::setenv("RC_NET_RETRIES", "4", 1);
+  EXPECT_EQ(r.commit, hub_->commit());
+  EXPECT_EQ(slurp(r.snapshot / "model.safetensors"), slurp(kTiny / "model.safetensors"));
+}
+
+TEST(HubNames, RepoIdsAsHuggingfaceHubValidatesThem) {
+  using rc::hub::is_valid_repo_id;
+  EXPECT_TRUE(is_valid_repo_id("cardiffnlp/twitter-roberta-base-sep2022"));
+  EXPECT_TRUE(is_valid_repo_id("roberta-base"));
+  EXPECT_FALSE(is_valid_repo_id("a/b/c"));
+  EXPECT_FALSE(is_valid_repo_id("org/-name"));
+  EXPECT_FALSE(is_valid_repo_id("org--x/name"));
+  EXPECT_FALSE(is_valid_repo_id("../name"));
+  EXPECT_FALSE(is_valid_repo_id("/abs"));
+  EXPECT_FALSE(is_valid_repo_id(std::string(97, 'a')));
+  EXPECT_EQ(rc::hub::normalize_etag("W/\"abc\""), "abc");
+  EXPECT_TRUE(rc::hub::is_sha256(std::string(64, 'f')));
+  EXPECT_FALSE(rc::hub::is_commit_hash("main"));
+}
+
+}  // namespace

@@ -1,0 +1,234 @@
+// S3 against moto (tests/net/moto_s3.py) on loopback, with SigV4 checked: upload (single
+// and multipart), download, a missing key, wrong credentials, the credential chain
+// (profile file, IMDSv2, ECS), and `roberta package`/`roberta serve` with s3:// URLs.
+// Skipped with the reason when this machine's python3 has no moto.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "net/http.h"
+#include "net/s3.h"
+#include "roberta/error.h"
+#include "support/subprocess.h"
+
+namespace fs = std::filesystem;
+using rc::test::slurp;
+
+namespace {
+
+const fs::path kTiny = fs::path(RC_TEST_DATA_DIR) / "tiny";
+const std::string kRoberta = std::string(RC_BINARY_DIR) + "/cli/roberta";
+
+class S3 : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (std::system("python3 -c 'import moto, boto3' >/dev/null 2>&1") != 0) {
+      skip_ = "python3 has no moto/boto3 (pip install 'moto[server]')";
+      return;
+    }
+    dir_ = rc::test::fresh_dir("rc-test-s3");
+    moto_ = new rc::test::Subprocess(
+        {"python3", std::string(RC_SOURCE_DIR) + "/tests/net/moto_s3.py", "--port-file", (dir_ / "moto.json").string()},
+        (dir_ / "moto.log").string());
+    const std::string text = rc::test::wait_for_file(dir_ / "moto.json", 60);
+    ASSERT_FALSE(text.empty()) << "moto did not start: " << slurp(dir_ / "moto.log");
+    info_ = nlohmann::json::parse(text);
+  }
+  static void TearDownTestSuite() {
+    delete moto_;
+    moto_ = nullptr;
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+  void SetUp() override {
+    if (!skip_.empty()) GTEST_SKIP() << skip_;
+    ::setenv("AWS_ENDPOINT_URL", ("http://127.0.0.1:" + std::to_string(info_["port"].get<int>())).c_str(), 1);
+    ::unsetenv("AWS_ENDPOINT_URL_S3");
+    ::setenv("AWS_ACCESS_KEY_ID", info_["access_key"].get<std::string>().c_str(), 1);
+    ::setenv("AWS_SECRET_ACCESS_KEY", info_["secret_key"].get<std::string>().c_str(), 1);
+    ::unsetenv("AWS_SESSION_TOKEN");
+    ::setenv("AWS_REGION", "us-east-1", 1);
+    ::unsetenv("AWS_PROFILE");
+    ::setenv("AWS_SHARED_CREDENTIALS_FILE", (dir_ / "no-credentials").c_str(), 1);
+    ::setenv("AWS_CONFIG_FILE", (dir_ / "no-config").c_str(), 1);
+    ::setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
+    ::unsetenv("AWS_CONTAINER_CREDENTIALS_FULL_URI");
+    ::unsetenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
+    ::setenv("RC_NET_BACKOFF_MS", "20", 1);
+    ::setenv("RC_PROGRESS", "0", 1);
+  }
+  std::string url(const std::string& key) const { return "s3://" + info_["bucket"].get<std::string>() + "/" + key; }
+  std::string metadata_endpoint() const {
+    return "http://127.0.0.1:" + std::to_string(info_["metadata_port"].get<int>());
+  }
+  void no_env_keys() {
+    ::unsetenv("AWS_ACCESS_KEY_ID");
+    ::unsetenv("AWS_SECRET_ACCESS_KEY");
+  }
+
+  static inline std::string skip_;
+  static inline fs::path dir_;
+  static inline rc::test::Subprocess* moto_ = nullptr;
+  static inline nlohmann::json info_;
+};
+
+TEST_F(S3, UploadsAndDownloadsAFile) {
+  rc::net::s3_upload(kTiny / "config.json", url("small/config.json"));
+  const fs::path got = dir_ / "config.copy";
+  EXPECT_EQ(rc::net::s3_download(url("small/config.json"), got), fs::file_size(kTiny / "config.json"));
+  EXPECT_EQ(slurp(got), slurp(kTiny / "config.json"));
+  EXPECT_FALSE(fs::exists(got.string() + ".part"));
+}
+
+TEST_F(S3, LargeFilesGoUpInParts) {
+  const fs::path big = dir_ / "big.bin";
+  {
+    std::mt19937 rng(7);
+    std::string data(12u << 20, '\0');
+    for (auto& c : data) c = static_cast<char>(rng());
+    std::ofstream(big, std::ios::binary) << data;
+  }
+  rc::net::S3UploadOptions o;
+  o.multipart_threshold = 1u << 20;
+  o.part_size = 5u << 20;  // S3's smallest part
+  rc::net::s3_upload(big, url("multi/big.bin"), o);
+  const std::string log = slurp(dir_ / "moto.log");
+  EXPECT_NE(log.find("POST /rc-models/multi/big.bin?uploads="), std::string::npos) << "no multipart upload started";
+  EXPECT_NE(log.find("PUT /rc-models/multi/big.bin?partNumber=3&uploadId="), std::string::npos) << "expected 3 parts";
+  const fs::path got = dir_ / "big.copy";
+  rc::net::s3_download(url("multi/big.bin"), got);
+  EXPECT_EQ(slurp(got), slurp(big));
+  // A bound on what a URL may make us write is enforced, and leaves nothing behind.
+  EXPECT_THROW(rc::net::s3_download(url("multi/big.bin"), dir_ / "bounded", 1u << 20), rc::Error);
+  EXPECT_FALSE(fs::exists(dir_ / "bounded.part"));
+}
+
+TEST_F(S3, MissingKeyIsAClearNotFound) {
+  try {
+    rc::net::s3_download(url("no/such/model.tar.gz"), dir_ / "x");
+    FAIL() << "expected an error";
+  } catch (const rc::Error& e) {
+    EXPECT_EQ(e.errc(), rc::Errc::not_found);
+    EXPECT_NE(std::string(e.what()).find("NoSuchKey"), std::string::npos) << e.what();
+    EXPECT_NE(e.hint().find("key"), std::string::npos) << e.hint();
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "x"));
+}
+
+TEST_F(S3, WrongCredentialsAreAClearError) {
+  rc::net::s3_upload(kTiny / "config.json", url("auth/config.json"));
+  ::setenv("AWS_SECRET_ACCESS_KEY", "definitely-wrong", 1);
+  try {
+    rc::net::s3_download(url("auth/config.json"), dir_ / "y");
+    FAIL() << "moto accepted a bad signature";
+  } catch (const rc::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("HTTP 403 SignatureDoesNotMatch"), std::string::npos) << e.what();
+    EXPECT_NE(e.hint().find("AWS_SECRET_ACCESS_KEY"), std::string::npos) << e.hint();
+    EXPECT_NE(e.hint().find("environment"), std::string::npos) << "should say where the keys came from";
+  }
+}
+
+TEST_F(S3, NoCredentialsAnywhereSaysWhereItLooked) {
+  no_env_keys();
+  try {
+    rc::net::s3_download(url("auth/config.json"), dir_ / "z");
+    FAIL();
+  } catch (const rc::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no AWS credentials"), std::string::npos) << e.what();
+    EXPECT_NE(e.hint().find("AWS_PROFILE"), std::string::npos);
+  }
+}
+
+TEST_F(S3, CredentialsFromAProfileFile) {
+  rc::net::s3_upload(kTiny / "config.json", url("profile/config.json"));
+  no_env_keys();
+  const fs::path creds = dir_ / "credentials";
+  std::ofstream(creds) << "[default]\naws_access_key_id = wrong\naws_secret_access_key = wrong\n\n[rc]\n"
+                       << "aws_access_key_id = " << info_["access_key"].get<std::string>()
+                       << "\naws_secret_access_key = " << info_["secret_key"].get<std::string>() << "\n";
+  ::setenv("AWS_SHARED_CREDENTIALS_FILE", creds.c_str(), 1);
+  ::setenv("AWS_PROFILE", "rc", 1);
+  rc::net::s3_download(url("profile/config.json"), dir_ / "p");
+  EXPECT_EQ(slurp(dir_ / "p"), slurp(kTiny / "config.json"));
+  ::setenv("AWS_PROFILE", "default", 1);  // the wrong keys: proves the profile is what was used
+  EXPECT_THROW(rc::net::s3_download(url("profile/config.json"), dir_ / "p2"), rc::Error);
+}
+
+TEST_F(S3, CredentialsFromImdsV2) {
+  rc::net::s3_upload(kTiny / "config.json", url("imds/config.json"));
+  no_env_keys();
+  ::setenv("AWS_EC2_METADATA_DISABLED", "false", 1);
+  ::setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", metadata_endpoint().c_str(), 1);
+  rc::net::s3_download(url("imds/config.json"), dir_ / "i");  // the mock refuses IMDSv1 (no token)
+  EXPECT_EQ(slurp(dir_ / "i"), slurp(kTiny / "config.json"));
+  ::unsetenv("AWS_EC2_METADATA_SERVICE_ENDPOINT");
+}
+
+TEST_F(S3, CredentialsFromTheEcsContainerEndpoint) {
+  rc::net::s3_upload(kTiny / "config.json", url("ecs/config.json"));
+  no_env_keys();
+  ::setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", (metadata_endpoint() + "/ecs-creds").c_str(), 1);
+  ::setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN", info_["ecs_auth"].get<std::string>().c_str(), 1);
+  rc::net::s3_download(url("ecs/config.json"), dir_ / "e");
+  EXPECT_EQ(slurp(dir_ / "e"), slurp(kTiny / "config.json"));
+  ::unsetenv("AWS_CONTAINER_AUTHORIZATION_TOKEN");  // the endpoint then refuses: a clear error
+  EXPECT_THROW(rc::net::s3_download(url("ecs/config.json"), dir_ / "e2"), rc::Error);
+}
+
+TEST_F(S3, BadUrlsAreUsageErrors) {
+  EXPECT_THROW(rc::net::parse_s3_url("s3://B/key"), rc::Error);
+  EXPECT_THROW(rc::net::parse_s3_url("s3://bucket/"), rc::Error);
+  EXPECT_THROW(rc::net::parse_s3_url("https://bucket/key"), rc::Error);
+  EXPECT_EQ(rc::net::parse_s3_url("s3://my-bucket/a/b.tar.gz").key, "a/b.tar.gz");
+}
+
+// End to end through the CLI: package to S3, serve from S3, register from S3 by URL.
+TEST_F(S3, PackageToS3ThenServeFromS3) {
+  if (!fs::exists(kRoberta)) GTEST_SKIP() << kRoberta << " is not built";
+  const std::string pkg = url("models/tiny.tar.gz");
+  ASSERT_EQ(std::system((kRoberta + " package --model " + kTiny.string() + " --output " + pkg + " >" +
+                         (dir_ / "package.log").string() + " 2>&1")
+                            .c_str()),
+            0)
+      << slurp(dir_ / "package.log");
+  const int port = rc::test::free_port(), mport = rc::test::free_port();
+  rc::test::Subprocess serve({kRoberta, "serve", "--model", "tiny=" + pkg, "--host", "127.0.0.1", "--port",
+                              std::to_string(port), "--management-port", std::to_string(mport), "--threads", "1",
+                              "--allowed-urls", "s3://rc-models/models/.*", "--work-dir", dir_.string()},
+                             (dir_ / "serve.log").string());
+  const std::string base = "http://127.0.0.1:" + std::to_string(port);
+  bool up = false;
+  for (int i = 0; i < 300 && !up && serve.running(); ++i) {
+    rc::net::Request ping;
+    ping.url = base + "/ping";
+    up = rc::net::perform(ping).status == 200;
+    if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(up) << slurp(dir_ / "serve.log");
+  rc::net::Request inv;
+  inv.method = "POST";
+  inv.url = base + "/invocations";
+  inv.headers.push_back({"Content-Type", "application/json"});
+  inv.body = R"({"inputs": "hello world"})";
+  const auto r = rc::net::perform(inv);
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_NE(r.body.find("\"label\""), std::string::npos) << r.body;
+
+  const std::string mgmt = "http://127.0.0.1:" + std::to_string(mport);
+  rc::net::Request reg;
+  reg.method = "POST";
+  reg.url = mgmt + "/models?model_name=tiny2&url=" + rc::net::url_encode(pkg, false) + "&synchronous=true";
+  const auto rr = rc::net::perform(reg);
+  EXPECT_EQ(rr.status, 200) << rr.body;
+  reg.url = mgmt + "/models?model_name=evil&url=" + rc::net::url_encode(url("elsewhere/x.tar.gz"), false);
+  const auto denied = rc::net::perform(reg);
+  EXPECT_EQ(denied.status, 403) << denied.body;
+  EXPECT_NE(denied.body.find("allowed-urls"), std::string::npos) << denied.body;
+  // Nothing downloaded is left behind in the work dir once unpacked.
+  for (const auto& e : fs::directory_iterator(dir_))
+    EXPECT_EQ(e.path().filename().string().rfind("rc-fetch-", 0), std::string::npos) << e.path();
+}
+
+}  // namespace
