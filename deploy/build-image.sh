@@ -65,7 +65,7 @@ if [ "$REBUILD_BASE" = 1 ] || ! "${BUILDAH[@]}" inspect --type image "$BASE_TAG"
 fi
 
 # --format docker: HEALTHCHECK is a Docker-format field (OCI images drop it).
-"${BUILDAH[@]}" bud --isolation chroot --format docker --layers=false \
+"${BUILDAH[@]}" bud --isolation chroot --format docker --layers \
   --arch "$ARCH" --build-arg BASE="$BASE_TAG" -f deploy/Dockerfile -t "$TAG" .
 
 size=$("${BUILDAH[@]}" inspect --type image --format '{{.FromImageID}}' "$TAG" >/dev/null 2>&1; \
