@@ -3,8 +3,10 @@
 #
 # Usage: deploy/sagemaker/sagemaker.sh STEP [args]
 #   upload MODEL.tar.gz        copy the package (`roberta package`) to s3://$BUCKET/$PREFIX/model.tar.gz
-#   train [DATA_DIR]           optional: a training job with our image (channels train/validation from
-#                              DATA_DIR's files uploaded to S3; hyperparameters from $HYPERPARAMETERS)
+#   train [DATA_DIR]           optional: a managed spot training job with our image: channel `train` =
+#                              DATA_DIR uploaded to S3 (a TweetEval folder or train/val/test files),
+#                              channel `model` = $START_MODEL_S3_URI (an S3 prefix holding the starting
+#                              HF folder), hyperparameters $HYPERPARAMETERS; prints the model.tar.gz URI
 #   deploy                     model + endpoint config ($INSTANCE_TYPE) + endpoint, waits for InService
 #   autoscale                  target tracking on SageMakerVariantInvocationsPerInstance ($TARGET_INVOCATIONS)
 #   invoke TEXT...             POST {"inputs": [TEXT...]} to the endpoint and print the answer
@@ -89,7 +91,7 @@ step_train() {
     [ -d "$data" ] || EXIT=2 die "train: $data is not a folder"
     awsc s3 cp --only-show-errors --recursive "$data" "s3://$b/$p/data/train/"
     channels="[{\"ChannelName\":\"train\",\"DataSource\":{\"S3DataSource\":{\"S3DataType\":\"S3Prefix\",\"S3Uri\":\"s3://$b/$p/data/train/\",\"S3DataDistributionType\":\"FullyReplicated\"}}}"
-    [ -n "${MODEL_S3_URI:-}" ] && channels+=",{\"ChannelName\":\"model\",\"DataSource\":{\"S3DataSource\":{\"S3DataType\":\"S3Prefix\",\"S3Uri\":\"$MODEL_S3_URI\"}}}"
+    [ -n "${START_MODEL_S3_URI:-}" ] && channels+=",{\"ChannelName\":\"model\",\"DataSource\":{\"S3DataSource\":{\"S3DataType\":\"S3Prefix\",\"S3Uri\":\"$START_MODEL_S3_URI\",\"S3DataDistributionType\":\"FullyReplicated\"}}}"
     channels+="]"
   fi
   # The metric regexes SageMaker applies to the job's log (docs/deploy.md lists them).

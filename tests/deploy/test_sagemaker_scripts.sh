@@ -74,10 +74,14 @@ echo "== training job with our image, channels and metric definitions"
 mkdir -p "$WORK/data"
 head -n 32 "$SRC/data/tweeteval/sentiment/train_text.txt" > "$WORK/data/train_text.txt"
 head -n 32 "$SRC/data/tweeteval/sentiment/train_labels.txt" > "$WORK/data/train_labels.txt"
-HYPERPARAMETERS='{"epochs":"2","lr":"2e-5"}' "$SM" train "$WORK/data" > "$WORK/artifact.txt"
+START_MODEL_S3_URI=s3://roberta-demo-123456789012/rc-test/init/ HYPERPARAMETERS='{"epochs":"2","lr":"2e-5"}' \
+  "$SM" train "$WORK/data" > "$WORK/artifact.txt"
 job=$(aws_ sagemaker list-training-jobs --query 'TrainingJobSummaries[0].TrainingJobName')
 [ "$(aws_ sagemaker describe-training-job --training-job-name "$job" --query 'HyperParameters.epochs')" = 2 ] || fail "hyperparameters"
 [ "$(aws_ sagemaker describe-training-job --training-job-name "$job" --query 'CheckpointConfig.LocalPath')" = /opt/ml/checkpoints ] || fail "checkpoint config"
+[ "$(aws_ sagemaker describe-training-job --training-job-name "$job" --query 'InputDataConfig[].ChannelName' | tr '\t' ' ')" = "train model" ] \
+  || fail "channels train + model expected"
+grep -q '^s3://.*model.tar.gz$' "$WORK/artifact.txt" || fail "train did not print the model artifact URI"
 aws_ s3 ls "s3://roberta-demo-123456789012/rc-test/data/train/train_text.txt" >/dev/null || fail "channel data not uploaded"
 "$SM" delete --s3 >/dev/null 2>&1
 [ -z "$(aws_ s3api list-buckets --query 'Buckets[].Name')" ] || fail "bucket left after training"
