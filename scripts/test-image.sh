@@ -31,11 +31,12 @@ if [ "$REBUILD" = 1 ] || ! "${B[@]}" inspect --type image "$TAG" >/dev/null 2>&1
 fi
 
 echo "== image config"
-cfg=$("${B[@]}" inspect --type image --format '{{json .Docker.Config}}' "$TAG")
+W0=$(mktemp -d /tmp/rc-image-inspect.XXXXXX)
+"${B[@]}" inspect --type image "$TAG" > "$W0/inspect.json"
 size=$("${B[@]}" images --format '{{.Size}}' "$TAG" | head -n1)
-python3 - "$cfg" <<'PY'
+python3 - "$W0/inspect.json" <<'PY'
 import json, sys
-c = json.loads(sys.argv[1])
+c = json.load(open(sys.argv[1]))["Docker"]["config"]
 assert c["Entrypoint"] == ["roberta"], c["Entrypoint"]
 assert c["User"] not in ("", "root", "0"), c["User"]
 labels = c.get("Labels") or {}
@@ -53,7 +54,7 @@ SERVER_PID=""
 cleanup() {
   [ -n "$SERVER_PID" ] && kill -TERM "$SERVER_PID" 2>/dev/null || true
   "${B[@]}" rm "$CTR" >/dev/null 2>&1 || true
-  rm -rf "$W"
+  rm -rf "$W" "$W0"
 }
 trap cleanup EXIT
 chmod 755 "$W"
@@ -79,9 +80,9 @@ outside=$("$HOST_BIN" predict --model "$SRC/tests/data/tiny" "Covid cases are in
 echo "inside: $inside"
 python3 -c "import json,sys; a=json.loads(sys.argv[1]); a=a[0] if isinstance(a,list) else a; b=json.loads(sys.argv[2]); \
 assert a['label']==b['label'] and abs(a['score']-b['score'])<1e-4, (a,b)" "$inside" "$outside" || fail "image answer differs from the host's: $outside"
-hc=$("${B[@]}" inspect --type image --format '{{json .Docker.Config.Healthcheck.Test}}' "$TAG")
 # The HEALTHCHECK command as Docker would run it (CMD form: Test[1:] is argv).
-python3 -c "import json,sys; print('\0'.join(json.loads(sys.argv[1])[1:]), end='')" "$hc" > "$W/hc"
+python3 -c "import json,sys; print('\0'.join(json.load(open(sys.argv[1]))['Docker']['config']['Healthcheck']['Test'][1:]), end='')" \
+  "$W0/inspect.json" > "$W/hc"
 mapfile -d '' hc_argv < "$W/hc"
 "${RUN[@]}" --env SAGEMAKER_BIND_TO_PORT="$PORT" "$CTR" -- "${hc_argv[@]}" || fail "HEALTHCHECK failed against a healthy server"
 echo "ok: HEALTHCHECK passes"
