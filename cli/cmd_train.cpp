@@ -8,6 +8,7 @@
 #include "core/check.h"
 #include "model_source.h"
 #include "roberta/trainer.h"
+#include "sagemaker_train.h"
 
 namespace rc::cli {
 namespace {
@@ -88,7 +89,9 @@ void add_train_command(CLI::App& app) {
   cmd->add_flag("--progress", f->progress, "Force the progress bar (default: only on a terminal)");
   cmd->add_flag("--no-progress", f->no_progress, "Plain log lines even on a terminal");
   add_threads_option(*cmd, f->threads);
-  cmd->callback([f] {
+  relax_required_flags_for_sagemaker(*cmd);  // `train` with no flags in a SageMaker job
+  cmd->callback([f, cmd] {
+    if (run_sagemaker_training(*cmd)) return;  // re-enters this command with flags from /opt/ml
     apply_threads(f->threads);
     TrainOptions o = f->o;
     o.model_dir = resolve_model_source(o.model_dir.string(), f->revision);

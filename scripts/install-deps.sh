@@ -1,7 +1,20 @@
 #!/usr/bin/env bash
 # Installs everything roberta.cpp needs to build, test and benchmark, from Debian 12 only.
 # Run as root (or with sudo) on a fresh machine; safe to run again.
+# Usage: scripts/install-deps.sh [--image] [--scaleout]
+#   --image     also buildah + mmdebstrap (deploy/build-image.sh, scripts/test-image.sh)
+#   --scaleout  also nginx-light (scripts/test-scaleout.sh)
+# Neither is needed by scripts/test.sh (CI): those tests carry the `slow` label.
 set -euo pipefail
+
+extra=()
+for arg in "$@"; do
+  case "$arg" in
+    --image) extra+=(buildah mmdebstrap) ;;
+    --scaleout) extra+=(nginx-light) ;;
+    *) echo "install-deps: unknown option '$arg' (--image, --scaleout)" >&2; exit 2 ;;
+  esac
+done
 
 if [ "$(id -u)" -ne 0 ]; then
   echo "install-deps: run as root (e.g. sudo $0)" >&2
@@ -26,6 +39,9 @@ apt-get install -y -q --no-install-recommends \
   python3 python3-torch python3-numpy \
   libopenblas0-pthread \
   clang-16 libfuzzer-16-dev libomp-16-dev
+if [ ${#extra[@]} -gt 0 ]; then
+  apt-get install -y -q --no-install-recommends "${extra[@]}"
+fi
 
 # Reference tools (tools/*.py) run on Debian's own Python, where python3-torch lives.
 /usr/bin/python3 -c 'import torch; print("install-deps: torch", torch.__version__)'

@@ -1,0 +1,177 @@
+// SageMaker training jobs on top of `roberta train` (sagemaker_train.h). Hyperparameters are
+// translated into train's own flags and parsed by the same CLI11 command, so every flag (and
+// its validation) is a hyperparameter with no second list to keep in sync.
+#include "sagemaker_train.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <new>
+#include <set>
+
+#include "commands.h"
+#include "core/check.h"
+#include "roberta/log.h"
+#include "train/sagemaker_env.h"
+
+namespace rc::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Set while a job runs: a std::exit() from train (130 after SIGTERM/SIGINT saved a checkpoint)
+// still leaves SageMaker a reason.
+bool g_job_running = false;
+
+void write_interrupted_reason() {
+  if (!g_job_running) return;
+  train::write_sagemaker_failure(train::kSageMakerRoot,
+                                 "training stopped by a signal (spot interruption or StopTrainingJob) after saving a "
+                                 "checkpoint in " + (train::kSageMakerRoot / "checkpoints").string() +
+                                     "; a restarted job with the same CheckpointConfig resumes from it");
+}
+
+std::string reason_of(const Error& e) {
+  std::string r = e.what();
+  if (!e.hint().empty()) r += "\nhint: " + e.hint();
+  return r;
+}
+
+bool has_checkpoint(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return false;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string n = e.path().filename().string();
+    if (e.is_directory() && n.rfind("checkpoint-", 0) == 0 && n.size() > 11 &&
+        n.find_first_not_of("0123456789", 11) == std::string::npos && fs::exists(e.path() / "trainer_state.json"))
+      return true;
+  }
+  return false;
+}
+
+// train's flags built from the hyperparameters: "batch_size": "32" -> --batch-size 32,
+// "bf16": "true" -> --bf16. Unknown keys are errors (a typo must not train with a default).
+std::vector<std::string> flags_from_hyperparameters(const train::SageMakerEnv& env, std::string& model) {
+  CLI::App probe;
+  add_train_command(probe);
+  CLI::App* train_cmd = probe.get_subcommand("train");
+  static const std::set<std::string> set_by_contract{"data", "output", "resume", "help"};
+  std::vector<std::string> args;
+  for (const auto& [raw_key, value] : env.hyperparameters) {
+    if (raw_key.rfind("sagemaker_", 0) == 0 || raw_key.rfind("_", 0) == 0) {
+      log::info("sagemaker", "ignoring SageMaker's own hyperparameter '", raw_key, "'");
+      continue;
+    }
+    std::string key = raw_key;
+    std::replace(key.begin(), key.end(), '_', '-');
+    RC_CHECK(!set_by_contract.count(key), Errc::invalid_argument, "hyperparameter '", raw_key,
+             "' cannot be set in a SageMaker job: data come from the channels, the model goes to /opt/ml/model, "
+             "checkpoints to /opt/ml/checkpoints (resumed automatically)\nHINT: remove '", raw_key, "' from the hyperparameters");
+    if (key == "model") {
+      model = value;
+      continue;
+    }
+    const CLI::Option* opt = train_cmd->get_option_no_throw("--" + key);
+    RC_CHECK(opt != nullptr, Errc::invalid_argument, "unknown hyperparameter '", raw_key,
+             "'\nHINT: hyperparameters are `roberta train --help` flag names with - or _ (epochs, batch_size, lr, ...)");
+    if (opt->get_expected_min() == 0) {  // a flag: SageMaker sends "true"/"false"
+      std::string v = value;
+      for (char& c : v) c = char(std::tolower(static_cast<unsigned char>(c)));
+      RC_CHECK(v == "true" || v == "false" || v == "1" || v == "0", Errc::invalid_argument, "hyperparameter '", raw_key,
+               "' is a switch: expected \"true\" or \"false\", got \"", value, "\"");
+      if (v == "true" || v == "1") args.push_back("--" + key);
+    } else {
+      args.push_back("--" + key);
+      args.push_back(value);
+    }
+  }
+  return args;
+}
+
+void run_job(const fs::path& root) {
+  const train::SageMakerEnv env = train::load_sagemaker_env(root);
+  std::string channels;
+  for (const auto& [name, ch] : env.channels) channels += " " + name;
+  log::info("sagemaker", "training job on ", env.current_host.empty() ? "this host" : env.current_host, " (",
+            std::max<size_t>(1, env.hosts.size()), " host(s)); channels:", channels.empty() ? " none" : channels);
+  RC_CHECK(env.hosts.size() <= 1, Errc::unsupported, "resourceconfig.json lists ", env.hosts.size(),
+           " hosts; distributed training across instances is not implemented yet (each would train its own copy)"
+           "\nHINT: run the training job with InstanceCount=1");
+
+  std::string model;
+  std::vector<std::string> flags = flags_from_hyperparameters(env, model);
+  if (model.empty()) {
+    auto it = env.channels.find("model");
+    RC_CHECK(it != env.channels.end(), Errc::invalid_argument,
+             "no starting model: set the 'model' hyperparameter or give the job a 'model' channel"
+             "\nHINT: a channel named 'model' holding an HF folder (config.json, model.safetensors, tokenizer files)");
+    model = it->second.dir.string();
+  }
+  const fs::path staging = fs::temp_directory_path() / ("roberta-sagemaker-data-" + std::to_string(getpid()));
+  train::stage_sagemaker_dataset(env, staging);
+
+  const bool resume = has_checkpoint(env.checkpoint_dir());
+  if (resume) log::info("sagemaker", "resuming from the checkpoints in ", env.checkpoint_dir().string());
+  std::vector<std::string> args{"train", "--model", model, "--data", staging.string(),
+                                "--output", env.checkpoint_dir().string(), "--no-progress"};
+  if (resume) args.push_back("--resume");
+  args.insert(args.end(), flags.begin(), flags.end());
+
+  CLI::App app;
+  add_train_command(app);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last-first
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    RC_THROW(Errc::invalid_argument, "bad hyperparameter: ", e.what(),
+             "\nHINT: values are train's flag values as strings (`roberta train --help`)");
+  }
+  train::publish_model_files(env.checkpoint_dir(), env.model_dir());
+  std::error_code ec;
+  fs::remove_all(staging, ec);
+  log::info("sagemaker", "model written to ", env.model_dir().string());
+}
+
+}  // namespace
+
+void relax_required_flags_for_sagemaker(CLI::App& train_cmd) {
+  if (!train::sagemaker_training_requested()) return;
+  for (const char* name : {"--model", "--data", "--output"})
+    if (CLI::Option* o = train_cmd.get_option_no_throw(name)) o->required(false);
+}
+
+bool run_sagemaker_training(CLI::App& train_cmd) {
+  if (!train::sagemaker_training_requested()) return false;
+  // count_all() counts the subcommand's own name once per use; anything beyond that is a flag.
+  if (train_cmd.count_all() > train_cmd.count()) {  // flags given: an ordinary run, so the usual requirements hold
+    for (const char* name : {"--model", "--data", "--output"})
+      RC_CHECK(train_cmd.count(name) > 0, Errc::invalid_argument, name,
+               " is required\nHINT: `roberta train` with no flags at all reads a SageMaker job's /opt/ml files");
+    return false;
+  }
+  const fs::path root = train::kSageMakerRoot;
+  g_job_running = true;
+  std::atexit(write_interrupted_reason);
+  try {
+    run_job(root);
+  } catch (const Error& e) {
+    g_job_running = false;
+    train::write_sagemaker_failure(root, reason_of(e));
+    throw;
+  } catch (const std::bad_alloc&) {
+    g_job_running = false;
+    train::write_sagemaker_failure(root, "out of memory\nhint: use a smaller batch_size or max_length, or a larger instance");
+    throw;
+  } catch (const std::exception& e) {
+    g_job_running = false;
+    train::write_sagemaker_failure(root, e.what());
+    throw;
+  }
+  g_job_running = false;
+  return true;
+}
+
+}  // namespace rc::cli
