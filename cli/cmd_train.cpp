@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "commands.h"
+#include "device/device_choice.h"
 #include "core/check.h"
 #include "roberta/trainer.h"
 
@@ -85,8 +86,10 @@ void add_train_command(CLI::App& app) {
   cmd->add_flag("--progress", f->progress, "Force the progress bar (default: only on a terminal)");
   cmd->add_flag("--no-progress", f->no_progress, "Plain log lines even on a terminal");
   add_threads_option(*cmd, f->threads);
+  add_device_option(*cmd, f->o.device);
   cmd->callback([f] {
     apply_threads(f->threads);
+    resolve_device_choice(f->o.device);  // no CUDA device: exit 4 before reading any data
     TrainOptions o = f->o;
     if (f->eval_every != "epoch") {
       char* end = nullptr;
