@@ -28,7 +28,7 @@ struct Data {
 
 Data random_data(const m::RobertaConfig& c, uint64_t seed) {
   Data d;
-  std::mt19937 rng(uint32_t(seed));
+  std::mt19937 rng{uint32_t(seed)};
   d.ids.assign(size_t(d.B * d.T), c.pad_token_id);
   d.lens.resize(size_t(d.B));
   d.labels.resize(size_t(d.B));
