@@ -6,9 +6,10 @@
 // --busy-threshold cores (from /proc/stat minus this process's own CPU time) is discarded
 // and repeated (ANCHORS.md lesson 5), at most 10 times per measurement.
 //
-// --precision: infer fp32 runs model::forward_logits (the fp32 path); bf16 and int8 run the
-// packed model (model/packed_model.h: weights packed once, fused forward) exactly as
-// `predict --precision` does.  train fp32 | bf16 (GEMM inputs rounded to bf16 per call).
+// Both modes run the product's code: infer is model::forward_logits in the model's weight
+// format (fp32, or bf16 / int8 packed once at load, exactly as `predict --precision` does);
+// train is train::TrainEngine::step, the trainer's optimizer step (fp32 | bf16 GEMM inputs).
+// --device cuda runs the same functions on a GPU (bf16 there: fp32 weights, bf16 GEMMs).
 // Each line also reports the measured GEMM peak for that precision on this machine (a packed
 // 2048×768·768ᵀ… product set shaped like the model's, same threads) and the share of it the
 // whole model achieved, plus the time to load the checkpoint and to pack it.
@@ -28,12 +29,13 @@
 #include "commands.h"
 #include "core/check.h"
 #include "device/cpu_isa.h"
+#include "device/device_choice.h"
 #include "kernels/linear.h"
 #include "kernels/optimizer.h"
 #include "model/checkpoint.h"
-#include "model/packed_model.h"
 #include "model/roberta_model.h"
 #include "roberta/classifier.h"
+#include "train/train_step.h"
 
 namespace rc::cli {
 namespace {
@@ -161,15 +163,110 @@ double gemm_peak_tflops(kernels::PackedType type, int64_t M, int64_t C, int64_t 
   return flops / best / 1e12;
 }
 
+struct BenchOpts {
+  std::string mode, model, batch = "1,32", seq = "32,64", precision = "fp32", device = "cpu";
+  std::string lengths;
+  int threads = 0, iters = 20, warmup = 3;
+  double busy_threshold = 0.3, peak_tflops = 0;
+};
+
+// bench train --lengths: the trainer's optimizer step on batches whose real lengths follow a
+// file's distribution (dynamic padding to a multiple of 8, as a length-bucketed trainer runs
+// them). FLOPs are the useful ones over real tokens: 6·(12·C²·L + head)·tokens + 12·L·C·Σ len²
+// (bench/gpu/torch2_baseline.py counts the same).
+void bench_train_lengths(const kernels::ExecCtx& ctx, model::RobertaModel& m, const DeviceChoice& dev, int B,
+                         const BenchOpts& o, double load_ms) {
+  const model::RobertaConfig& c = m.config();
+  std::ifstream in(o.lengths);
+  RC_CHECK(in, Errc::not_found, o.lengths, ": cannot open the lengths file");
+  std::vector<int32_t> all;
+  for (long long x; in >> x;) all.push_back(int32_t(std::clamp<long long>(x, 2, c.max_tokens())));
+  RC_CHECK(!all.empty(), Errc::format, o.lengths, ": no lengths in it");
+  std::mt19937_64 gen(1234);
+  std::shuffle(all.begin(), all.end(), gen);
+  auto padded = [&](const std::vector<int32_t>& lens) {
+    const int64_t mx = *std::max_element(lens.begin(), lens.end());
+    return std::min<int64_t>((mx + 7) / 8 * 8, c.max_tokens());
+  };
+  std::vector<std::vector<int32_t>> batches(size_t(o.iters));
+  for (int i = 0; i < o.iters; ++i)
+    for (int j = 0; j < B; ++j) batches[size_t(i)].push_back(all[size_t(int64_t(i) * B + j) % all.size()]);
+  int64_t max_T = 8;
+  for (const auto& b : batches) max_T = std::max(max_T, padded(b));
+  train::OptimConfig oc;
+  oc.weight_decay = 0.01;
+  oc.schedule.kind = train::LrScheduleKind::constant;
+  oc.schedule.base_lr = 2e-5;
+  train::TrainEngine engine(m, oc, ctx, model::DropoutConfig::from(c), 42, B, max_T);
+  std::uniform_int_distribution<int32_t> token(3, int32_t(std::min<int64_t>(c.vocab_size, 50000)) - 1);
+  struct Host {
+    std::vector<int32_t> ids, lens, labels;
+    model::Batch batch;
+  };
+  std::vector<Host> host(batches.size());
+  for (size_t i = 0; i < batches.size(); ++i) {
+    const int64_t T = padded(batches[i]);
+    Host& h = host[i];
+    h.ids.assign(size_t(B * T), c.pad_token_id);
+    h.lens = batches[i];
+    h.labels.resize(size_t(B));
+    for (int b = 0; b < B; ++b) {
+      const int32_t n = h.lens[size_t(b)];
+      for (int32_t t = 0; t < n; ++t) h.ids[size_t(b * T + t)] = token(gen);
+      h.ids[size_t(b * T)] = c.bos_token_id;
+      h.ids[size_t(b * T + n - 1)] = c.eos_token_id;
+      h.labels[size_t(b)] = b % int(c.num_labels());
+    }
+    h.batch = model::Batch{B, T, h.ids.data(), h.lens.data(), nullptr};
+  }
+  auto step = [&](const Host& h) {
+    const model::Batch micro[] = {h.batch};
+    const int32_t* labels[] = {h.labels.data()};
+    engine.step(micro, labels);  // synchronises (the loss and gradient norm come back to the host)
+  };
+  // Warm-up: one step per distinct padded length (caches, GEMM plans), outside the timing.
+  std::vector<int64_t> seen;
+  for (const Host& h : host)
+    if (std::find(seen.begin(), seen.end(), h.batch.T) == seen.end()) {
+      seen.push_back(h.batch.T);
+      step(h);
+    }
+  const double C = double(c.hidden_size), L = double(c.num_hidden_layers), K = double(c.num_labels());
+  const double per_token = L * 12 * C * C + C * C + K * C;
+  double flops = 0, tokens = 0;
+  const double t0 = now_s();
+  for (const Host& h : host) {
+    step(h);
+    for (int32_t n : h.lens) {
+      tokens += n;
+      flops += 6.0 * per_token * n + 12.0 * L * C * double(n) * n;
+    }
+  }
+  const double sec = now_s() - t0;
+  const double tflops = flops / sec / 1e12;
+  nlohmann::ordered_json j;
+  j["engine"] = "roberta.cpp";
+  j["mode"] = "train";
+  j["precision"] = o.precision;
+  j["batch"] = B;
+  j["lengths"] = o.lengths;
+  j["steps"] = o.iters;
+  j["padded_lengths"] = seen.size();
+  j["device"] = dev.name();
+  j["threads"] = rc::num_threads();
+  j["ms_per_step"] = sec * 1e3 / double(o.iters);
+  j["tok_per_s"] = tokens / sec;
+  j["tflops"] = tflops;
+  if (o.peak_tflops > 0) j["mfu"] = tflops / o.peak_tflops;
+  j["load_ms"] = load_ms;
+  std::printf("%s\n", j.dump().c_str());
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
-  struct Opts {
-    std::string mode, model, batch = "1,32", seq = "32,64", precision = "fp32";
-    int threads = 0, iters = 20, warmup = 3;
-    double busy_threshold = 0.3;
-  };
-  auto opts = std::make_shared<Opts>();
+  auto opts = std::make_shared<BenchOpts>();
   auto* cmd = app.add_subcommand("bench", "Time inference or a training step; one JSON line per shape");
   cmd->add_option("mode", opts->mode, "infer | train")->required()->check(CLI::IsMember({"infer", "train"}));
   cmd->add_option("--model", opts->model, "Checkpoint folder (e.g. tools/make_checkpoint.py --size base)")->required();
@@ -181,24 +278,41 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--warmup", opts->warmup, "Untimed iterations first")->check(CLI::NonNegativeNumber);
   cmd->add_option("--busy-threshold", opts->busy_threshold,
                   "Discard a timing block when other processes used more cores than this");
+  cmd->add_option("--lengths", opts->lengths,
+                  "train: draw each batch's real lengths from this file (one per line, e.g. "
+                  "bench/gpu/tweeteval_train_lengths.txt; shuffled, seed 1234), padded to a multiple of 8; "
+                  "--iters steps after one warm-up step per padded length");
+  cmd->add_option("--peak-tflops", opts->peak_tflops,
+                  "Report mfu = useful TFLOP/s / this peak (e.g. 790 for an H200's dense bf16)")
+      ->check(CLI::NonNegativeNumber);
   add_threads_option(*cmd, opts->threads);
+  add_device_option(*cmd, opts->device);
   cmd->callback([opts] {
     apply_threads(opts->threads);
+    const DeviceChoice dev = resolve_device_choice(opts->device);
     const Precision precision = parse_precision(opts->precision);
     RC_CHECK(opts->mode == "infer" || precision != Precision::int8, Errc::unsupported,
              "int8 is for inference only\nHINT: train with --precision fp32 or bf16");
+    RC_CHECK(!dev.cuda || precision != Precision::int8, Errc::unsupported,
+             "int8 runs on the CPU only\nHINT: use --precision bf16 with --device cuda");
     kernels::ExecCtx ctx;
-    if (precision == Precision::bf16 && opts->mode == "train") ctx.matmul_precision = kernels::MatmulPrecision::bf16;
+    if (dev.cuda) {
+      ctx.device = Device::cuda;
+      ctx.device_index = dev.index;
+      select_device(ctx.device, ctx.device_index);
+    }
+    // Packed weights on the CPU for inference; bf16 GEMM inputs for training and on CUDA.
+    const bool packed = opts->mode == "infer" && precision != Precision::fp32 && !dev.cuda;
+    if (precision == Precision::bf16 && !packed) ctx.matmul_precision = kernels::MatmulPrecision::bf16;
     const double load0 = now_s();
     auto m = model::load_checkpoint(opts->model, {});
+    m->to_device(ctx);
     const double load_ms = (now_s() - load0) * 1e3;
     const model::RobertaConfig& c = m->config();
-    std::unique_ptr<model::PackedModel> packed;
     double pack_ms = 0;
-    if (opts->mode == "infer" && precision != Precision::fp32) {
+    if (packed) {
       const double t0 = now_s();
-      packed = std::make_unique<model::PackedModel>(
-          *m, precision == Precision::int8 ? model::PackedPrecision::int8 : model::PackedPrecision::bf16);
+      m->set_weight_format(precision == Precision::int8 ? model::WeightFormat::int8 : model::WeightFormat::bf16);
       pack_ms = (now_s() - t0) * 1e3;
     }
     const kernels::PackedType peak_type = precision == Precision::int8   ? kernels::PackedType::s8
@@ -206,6 +320,11 @@ void add_bench_command(CLI::App& app) {
                                                                          : kernels::PackedType::f32;
     std::mt19937 rng(1234);
     std::uniform_int_distribution<int32_t> token(3, int32_t(std::min<int64_t>(c.vocab_size, 50000)) - 1);
+    if (!opts->lengths.empty()) {
+      RC_CHECK(opts->mode == "train", Errc::invalid_argument, "--lengths is for `bench train`");
+      for (int B : parse_list(opts->batch)) bench_train_lengths(ctx, *m, dev, B, *opts, load_ms);
+      return;
+    }
     for (int B : parse_list(opts->batch)) {
       for (int T : parse_list(opts->seq)) {
         RC_CHECK(T <= c.max_tokens() && T >= 2, Errc::invalid_argument, "--seq-len ", T, " outside [2, ",
@@ -220,46 +339,31 @@ void add_bench_command(CLI::App& app) {
         const model::Batch batch{B, T, ids.data(), lens.data(), nullptr};
         Timing timing;
         double flops = forward_flops(c, T) * B;
-        if (opts->mode == "infer" && packed) {
-          model::PackedWorkspace ws(c, B, T);
+        if (opts->mode == "infer") {
+          model::InferenceWorkspace ws(ctx, c, B, T);
           std::vector<float> logits(size_t(B) * c.num_labels());
-          timing = time_guarded([&] { packed->forward_logits(ctx, batch, ws, logits.data()); }, opts->iters,
-                                opts->warmup, opts->busy_threshold);
-        } else if (opts->mode == "infer") {
-          model::InferenceWorkspace ws(c, B, T);
-          std::vector<float> logits(size_t(B) * c.num_labels());
+          // forward_logits returns host logits: on CUDA each call ends synchronised.
           timing = time_guarded([&] { model::forward_logits(ctx, *m, batch, ws, logits.data()); }, opts->iters,
                                 opts->warmup, opts->busy_threshold);
         } else {
-          // One optimizer step as the trainer runs it: forward + backward with dropout,
-          // global-norm clipping, fused AdamW over the flat buffers.
+          // One optimizer step exactly as the trainer takes it (train::TrainEngine): forward +
+          // backward with dropout, global-norm clipping, fused AdamW over the flat buffers.
           flops *= 3;
-          model::TrainWorkspace ws(c, B, T);
-          const int64_t n = m->num_params();
-          model::FloatBuffer grads(n), mom(n), vel(n);
-          std::vector<kernels::AdamWSegment> segs;
-          for (const auto& e : m->layout().entries()) segs.push_back({e.offset, e.numel, e.decay});
-          const auto dropout = model::DropoutConfig::from(c);
-          int64_t step = 0;
-          timing = time_guarded(
-              [&] {
-                kernels::zero(ctx, grads.data(), n);
-                model::forward_backward(ctx, *m, batch, labels.data(), dropout, uint64_t(step), 1.0f, grads.data(),
-                                        ws, nullptr);
-                const double norm = std::sqrt(kernels::sum_squares(ctx, grads.data(), n));
-                kernels::AdamWHyper h;
-                h.lr = 2e-5f;
-                h.weight_decay = 0.01f;
-                h.step = ++step;
-                h.grad_scale = norm > 1.0 ? float(1.0 / (norm + 1e-6)) : 1.0f;
-                kernels::adamw_step(ctx, m->params(), grads.data(), mom.data(), vel.data(), segs.data(),
-                                    int64_t(segs.size()), h);
-              },
-              opts->iters, opts->warmup, opts->busy_threshold);
+          train::OptimConfig oc;
+          oc.weight_decay = 0.01;
+          oc.schedule.kind = train::LrScheduleKind::constant;
+          oc.schedule.base_lr = 2e-5;
+          train::TrainEngine engine(*m, oc, ctx, model::DropoutConfig::from(c), 42, B, T);
+          const model::Batch micro[] = {batch};
+          const int32_t* micro_labels[] = {labels.data()};
+          timing = time_guarded([&] { engine.step(micro, micro_labels); }, opts->iters, opts->warmup,
+                                opts->busy_threshold);
         }
         const double med = percentile(timing.ms, 0.5);
         const double tflops = flops / (med / 1e3) / 1e12;
-        const double peak = gemm_peak_tflops(peak_type, int64_t(B) * T, c.hidden_size, c.intermediate_size);
+        // The CPU GEMM ceiling (a GPU run reports 0: the GPU peak is in scripts/gpu-check.sh).
+        const double peak =
+            dev.cuda ? 0.0 : gemm_peak_tflops(peak_type, int64_t(B) * T, c.hidden_size, c.intermediate_size);
         nlohmann::ordered_json j;
         j["engine"] = "roberta.cpp";
         j["mode"] = opts->mode;
@@ -276,7 +380,9 @@ void add_bench_command(CLI::App& app) {
         j["tok_per_s"] = double(B) * T / (med / 1e3);
         j["tflops"] = tflops;
         j["gemm_peak_tflops"] = peak;
-        j["pct_of_gemm_peak"] = 100.0 * tflops / peak;
+        j["pct_of_gemm_peak"] = peak > 0 ? 100.0 * tflops / peak : 0.0;
+        if (opts->peak_tflops > 0) j["mfu"] = tflops / opts->peak_tflops;
+        j["device"] = dev.name();
         j["load_ms"] = load_ms;
         j["pack_ms"] = pack_ms;
         j["busy_retries"] = timing.busy_retries;

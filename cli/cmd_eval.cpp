@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "commands.h"
+#include "device/device_choice.h"
 #include "model_source.h"
 #include "roberta/trainer.h"
 
@@ -23,8 +24,10 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--label-column", o->label_column, "CSV/TSV/JSONL label field")->capture_default_str();
   cmd->add_flag("--bf16", o->bf16, "bf16 GEMMs where the CPU has them");
   add_threads_option(*cmd, *threads);
+  add_device_option(*cmd, o->device);
   cmd->callback([o, threads, revision] {
     apply_threads(*threads);
+    resolve_device_choice(o->device);  // no CUDA device: exit 4 before reading any data
     o->model_dir = resolve_model_source(o->model_dir.string(), *revision);
     const EvalResult r = evaluate(*o);
     std::printf("%s\n", r.to_json(o->split == "val" ? "eval" : o->split, 2).c_str());

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "device/device_choice.h"
 #include "core/check.h"
 #include "roberta/classifier.h"
 #include "model_source.h"
@@ -13,7 +14,7 @@ namespace rc::cli {
 
 void add_predict_command(CLI::App& app) {
   struct Opts {
-    std::string model, revision, input, precision;
+    std::string model, revision, input, precision, device = "cpu";
     std::vector<std::string> texts, text_pairs;
     int batch_size = 32, max_length = 0, threads = 0;
     bool logits = false, init_head = false;
@@ -43,12 +44,15 @@ void add_predict_command(CLI::App& app) {
   cmd->add_flag("--init-head", opts->init_head, "Allow a body-only checkpoint; the head is random (for testing only)");
   add_revision_option(*cmd, opts->revision);
   add_threads_option(*cmd, opts->threads);
+  add_device_option(*cmd, opts->device);
   cmd->callback([opts] {
     apply_threads(opts->threads);
     LoadOptions load;
     load.precision = opts->precision.empty() ? default_precision() : parse_precision(opts->precision);
     load.max_length = opts->max_length;
     load.init_head = opts->init_head;
+    load.device = opts->device;
+    resolve_device_choice(opts->device);  // no CUDA device: exit 4 before loading anything
     auto classifier = Classifier::load(resolve_model_source(opts->model, opts->revision), load);
     std::vector<std::string> pairs = opts->text_pairs;
     RC_CHECK(pairs.empty() || pairs.size() == opts->texts.size(), Errc::invalid_argument, "--text-pair given ",

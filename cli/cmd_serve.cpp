@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "commands.h"
+#include "device/device_choice.h"
 #include "core/check.h"
 #include "model_source.h"
 #include "net/s3.h"
@@ -60,7 +61,7 @@ void add_serve_command(CLI::App& app) {
     std::vector<std::string> models, allowed_urls;
     std::string revision;
     std::string host, management_host = "127.0.0.1", tls_cert, tls_key, auth_token, api_key, key_file,
-                model_store, work_dir, precision;
+                model_store, work_dir, precision, device = "cpu";
     int port = 8080, management_port = 8081, threads = 0, http_threads = 1, handler_threads = 2, inference_threads = 1;
     int max_batch_size = 32, max_batch_delay_ms = 5, max_length = 0, max_connections = 4096;
     int max_client_batch_size = 32;
@@ -149,6 +150,7 @@ void add_serve_command(CLI::App& app) {
                   "Batches run at once. Each uses --threads compute threads: keep the product at the core count")
       ->check(CLI::Range(1, 64));
   add_threads_option(*cmd, o->threads);
+  add_device_option(*cmd, o->device);
 
   cmd->callback([o, port_opt, mgmt_port_opt, model_opt, mbs, mbd] {
     serve::ServerConfig c;
@@ -196,6 +198,8 @@ void add_serve_command(CLI::App& app) {
     c.registry.limits.max_batch_delay_ms = o->max_batch_delay_ms;
     c.registry.limits.queue_size = o->queue_size;
     c.registry.backend.precision = o->precision;
+    c.registry.backend.device = o->device;
+    resolve_device_choice(o->device);  // no CUDA device: exit 4 before binding any port
     c.registry.backend.max_length = o->max_length;
     c.registry.model_store = o->model_store;
     if (c.registry.model_store.empty() && serve::env_flag_is_true(env("SAGEMAKER_MULTI_MODEL"))) c.registry.model_store = "/opt/ml/models";

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "commands.h"
+#include "device/device_choice.h"
 #include "core/check.h"
 #include "model_source.h"
 #include "roberta/trainer.h"
@@ -89,10 +90,12 @@ void add_train_command(CLI::App& app) {
   cmd->add_flag("--progress", f->progress, "Force the progress bar (default: only on a terminal)");
   cmd->add_flag("--no-progress", f->no_progress, "Plain log lines even on a terminal");
   add_threads_option(*cmd, f->threads);
+  add_device_option(*cmd, f->o.device);
   relax_required_flags_for_sagemaker(*cmd);  // `train` with no flags in a SageMaker job
   cmd->callback([f, cmd] {
     if (run_sagemaker_training(*cmd)) return;  // re-enters this command with flags from /opt/ml
     apply_threads(f->threads);
+    resolve_device_choice(f->o.device);  // no CUDA device: exit 4 before reading any data
     TrainOptions o = f->o;
     o.model_dir = resolve_model_source(o.model_dir.string(), f->revision);
     if (f->eval_every != "epoch") {

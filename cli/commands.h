@@ -4,6 +4,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <string>
 
 namespace rc::cli {
 
@@ -21,5 +22,9 @@ void add_bench_command(CLI::App& app);
 // --threads N for any command: sets the one OpenMP pool (0 = physical cores).
 void add_threads_option(CLI::App& cmd, int& threads);
 void apply_threads(int threads);
+
+// --device cpu|cuda|cuda:N|auto for train, eval, predict, serve and bench (default cpu).
+// Resolve it with rc::resolve_device_choice (device/device_choice.h): no CUDA device → exit 4.
+void add_device_option(CLI::App& cmd, std::string& device);
 
 }  // namespace rc::cli

@@ -28,6 +28,13 @@ void add_threads_option(CLI::App& cmd, int& threads) {
 
 void apply_threads(int threads) { rc::set_num_threads(threads); }
 
+void add_device_option(CLI::App& cmd, std::string& device) {
+  cmd.add_option("--device", device,
+                 "Where the model runs: cpu, cuda (device 0), cuda:N, or auto (CUDA when a device is "
+                 "visible, else cpu). No CUDA device for cuda/cuda:N: exit code 4.")
+      ->capture_default_str();
+}
+
 }  // namespace rc::cli
 
 namespace {

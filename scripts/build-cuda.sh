@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CI step for the CUDA backend on a machine WITHOUT a GPU: configure with RC_WITH_CUDA=ON,
-# compile the CUDA code for sm_80 and sm_90 (so it never rots), build the GPU tests and the
-# GPU benchmark, and run the host-side tests. GPU tests run too: without a device they skip.
+# compile the CUDA code for sm_80 and sm_90 (so it never rots), build the roberta CLI and the
+# GPU tests, and run the host-side tests. GPU tests run too: without a device they skip.
 # Prints the compile time of the CUDA targets.
 # Usage: scripts/build-cuda.sh [build-dir]       (default build-cuda-ci)
 # Env:   CUDA_HOME (default /usr/local/cuda), CUDA_ARCHS (default "80;90"), JOBS (default nproc),
@@ -28,9 +28,10 @@ cmake --build "$BUILD_DIR" -j"$JOBS" --target rc_kernels_cuda
 end=$(date +%s)
 echo "build-cuda: CUDA targets (rc_kernels_cuda, rc_device_cuda) compiled in $((end - start)) s with -j$JOBS"
 
-gpu_tests=$(cd tests && ls kernels/test_*_gpu.cpp unit/test_cuda_host*.cpp 2>/dev/null | xargs -n1 basename | sed 's/\.cpp$//')
+gpu_tests=$(cd tests && ls */test_*_gpu.cpp unit/test_cuda_host*.cpp unit/test_cli_device.cpp 2>/dev/null | xargs -n1 basename | sed 's/\.cpp$//')
+# The CLI too: the whole engine (model, trainer, serve) must compile and link with CUDA on.
 # shellcheck disable=SC2086
-cmake --build "$BUILD_DIR" -j"$JOBS" --target $gpu_tests
+cmake --build "$BUILD_DIR" -j"$JOBS" --target roberta $gpu_tests
 for t in $gpu_tests; do
   "$BUILD_DIR/tests/$t" --gtest_brief=1
 done

@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
-"""PyTorch 2 training-throughput baseline for scripts/gpu-check.sh: the reference pipeline's
-settings (torch.compile, bf16 autocast, fused AdamW, fp32 master weights, dropout 0.1) on a
+"""PyTorch 2 baseline for scripts/gpu-check.sh: the reference pipeline's settings
+(torch.compile, bf16 autocast, fused AdamW, fp32 master weights, dropout 0.1) on a
 pure-PyTorch RoBERTa (tools/roberta_ref.py: HF modeling_roberta semantics; transformers is not
-required), on exactly the shapes bench_train_step_gpu runs:
+required), on exactly the shapes `roberta bench train|infer --device cuda` runs:
   fixed:    --batch B --seq T             (every row T real tokens)
   lengths:  --batch B --lengths FILE      (real length distribution, dynamic padding to a
                                            multiple of 8, the same shuffle seed and order)
 Attention runs through F.scaled_dot_product_attention by default (what transformers >= 4.36
 uses, the stronger baseline); --eager keeps HF 4.30's matmul-softmax-matmul.
-Prints one JSON line with the same keys as bench_train_step_gpu (tokens_per_s, mfu, ...).
-FLOPs: 6·(12·C²·L + head)·tokens + 12·L·C·Σlen², real tokens only (bench_train_step_gpu.cpp).
+  infer:    --infer --batch B --seq T     (eval mode, inference_mode, bf16 autocast, compiled;
+                                           seq_per_s and ms per batch = latency at B = 1)
+Prints one JSON line (tok_per_s, mfu, ... as `roberta bench` prints them).
+FLOPs: 6·(12·C²·L + head)·tokens + 12·L·C·Σlen², real tokens only (cli/cmd_bench.cpp).
 """
 from __future__ import annotations
 
@@ -52,6 +54,7 @@ def main() -> int:
     ap.add_argument("--peak-tflops", type=float, default=790.0)
     ap.add_argument("--eager", action="store_true", help="HF 4.30 eager attention instead of SDPA")
     ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--infer", action="store_true", help="time inference (eval, no grad) instead of training")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         print("torch2_baseline: no CUDA device", file=sys.stderr)
@@ -67,9 +70,11 @@ def main() -> int:
     no_decay = [p for n, p in model.named_parameters() if n.endswith("bias") or "LayerNorm" in n]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}],
                             lr=1e-5, fused=True)
+    if args.infer:
+        return infer(args, cfg, model, dev)
     fwd = model if args.no_compile else torch.compile(model, dynamic=bool(args.lengths))
 
-    # Same batches as bench_train_step_gpu: fixed shapes, or lengths shuffled with seed 1234
+    # Same batches as `roberta bench train --lengths`: fixed shapes, or lengths shuffled with seed 1234
     # (std::mt19937_64 and Python's shuffle differ, so the ORDER differs; the distribution
     # and the padded shapes' mix are the same over enough steps).
     if args.lengths:
@@ -127,9 +132,43 @@ def main() -> int:
     tflops = flops / sec / 1e12
     print(json.dumps({"impl": "torch2", "mode": "lengths" if args.lengths else "fixed", "batch": args.batch,
                       "seq": args.seq, "steps": args.steps, "ms_per_step": sec * 1e3 / args.steps,
-                      "tokens_per_s": tokens / sec, "tflops": tflops, "mfu": tflops / args.peak_tflops,
+                      "tok_per_s": tokens / sec, "tflops": tflops, "mfu": tflops / args.peak_tflops,
                       "peak_tflops": args.peak_tflops, "torch": torch.__version__,
                       "compile": not args.no_compile, "attention": "eager" if args.eager else "sdpa"}))
+    return 0
+
+
+def infer(args, cfg, model, dev) -> int:
+    model.eval()
+    fwd = model if args.no_compile else torch.compile(model)
+    B, T = args.batch, args.seq
+    ids = torch.randint(3, cfg.vocab_size, (B, T), device=dev)
+    ids[:, 0], ids[:, -1] = 0, 2
+    mask = torch.ones(B, T, dtype=torch.long, device=dev)
+
+    def run():
+        with torch.inference_mode(), torch.autocast("cuda", dtype=torch.bfloat16):
+            return fwd(ids, mask)
+
+    for _ in range(max(3, args.warmup)):
+        run()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(args.steps):
+        t0, t1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        t0.record()
+        out = run()
+        out = out[-1] if isinstance(out, tuple) else out  # (loss, logits)
+        out.float().cpu()  # logits to the host, as `roberta bench infer` returns them
+        t1.record()
+        t1.synchronize()
+        times.append(t0.elapsed_time(t1))
+    times.sort()
+    ms = times[len(times) // 2]
+    print(json.dumps({"impl": "torch2", "mode": "infer", "batch": B, "seq": T, "iters": args.steps,
+                      "ms_median": ms, "seq_per_s": B / (ms / 1e3), "tok_per_s": B * T / (ms / 1e3),
+                      "torch": torch.__version__, "compile": not args.no_compile,
+                      "attention": "eager" if args.eager else "sdpa"}))
     return 0
 
 

@@ -32,6 +32,9 @@ struct LoadOptions {
   std::vector<std::string> labels;  // with init_head: label names (default LABEL_0, LABEL_1)
   uint64_t seed = 42;               // for init_head
   int max_length = 0;               // tokens incl. <s> </s>; 0: the model's limit
+  // Where the model runs: "cpu", "cuda", "cuda:N" or "auto" (CUDA when a device is present).
+  // Tokenization stays on the calling threads. No device → rc::Error(Errc::device).
+  std::string device = "cpu";
 };
 
 struct ModelInfo {

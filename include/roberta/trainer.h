@@ -38,6 +38,7 @@ struct TrainOptions {
   int max_length = 512;              // tokens incl. <s> </s>; clamped to the model's limit
   uint64_t seed = 42;
   bool bf16 = false;
+  std::string device = "cpu";        // cpu | cuda | cuda:N | auto: where the step runs
   bool shuffle = true;
   bool group_by_length = false;
   std::optional<float> dropout;      // overrides every dropout probability of the config
@@ -88,6 +89,7 @@ struct EvalOptions {
   int64_t batch_size = 64;
   int max_length = 512;
   bool bf16 = false;
+  std::string device = "cpu";  // cpu | cuda | cuda:N | auto
 };
 EvalResult evaluate(const EvalOptions& options);
 

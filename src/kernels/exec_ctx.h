@@ -1,19 +1,37 @@
 // What every kernel call is told besides pointers and shapes: where it runs and how
 // precise its GEMMs may be. Passed explicitly; there is no global device state.
+// Memory for a context's device comes from alloc(): one Buffer per role (device/buffer.h).
 #pragma once
+
+#include <cstddef>
+
+#include "device/buffer.h"
 
 namespace rc::kernels {
 
-enum class Device { cpu, cuda };
+using rc::Device;
 
 // fp32: GEMMs in fp32. bf16: GEMM inputs rounded to bf16, fp32 accumulation and output
-// (AMX / AVX512-BF16 through oneDNN); everything outside GEMMs stays fp32.
+// (AMX / AVX512-BF16 through oneDNN, tensor cores on CUDA); everything outside GEMMs stays fp32.
 enum class MatmulPrecision { fp32, bf16 };
 
 struct ExecCtx {
   Device device = Device::cpu;
   MatmulPrecision matmul_precision = MatmulPrecision::fp32;
-  void* stream = nullptr;  // cudaStream_t on Device::cuda
+  void* stream = nullptr;  // cudaStream_t on Device::cuda (null: the default stream)
+  int device_index = 0;    // CUDA ordinal (cuda:N)
 };
+
+// Zero-filled memory on the context's device.
+inline Buffer alloc(const ExecCtx& ctx, size_t bytes) { return Buffer::allocate(ctx.device, ctx.device_index, bytes); }
+inline Buffer alloc_floats(const ExecCtx& ctx, int64_t n) { return alloc(ctx, size_t(n > 0 ? n : 0) * sizeof(float)); }
+
+// Host ↔ the context's device.
+inline void upload(const ExecCtx& ctx, void* dst, const void* host, size_t bytes) {
+  copy_to(ctx.device, dst, host, bytes, ctx.stream);
+}
+inline void download(const ExecCtx& ctx, void* host, const void* src, size_t bytes) {
+  copy_from(ctx.device, host, src, bytes, ctx.stream);
+}
 
 }  // namespace rc::kernels

@@ -1,3 +1,10 @@
+// Linear layers: y = epilogue(x·Wᵀ + bias), the single GEMM entry point of the model.
+// A LinearWeight is what the GEMM reads, in one of the weight formats:
+//   f32    - a view of (N, K) fp32 weights in the model's parameter buffer, on any device
+//            (cpu or cuda matmul_nt at ExecCtx::matmul_precision; GELU as a second pass);
+//   packed - a PackedLinear: CPU weights converted and reordered once (bf16 / int8 / fp32).
+// Adding a weight format touches LinearWeight, kernels/linear.cpp and a packer, not the model.
+//
 // Packed-weight Linear for inference: weights converted (fp32, bf16 or int8) and reordered ONCE
 // into the GEMM library's preferred blocked layout, then y = epilogue(x·Wᵀ + bias) per call with
 // no weight traffic beyond the packed read.  No oneDNN types here (pimpl): only
@@ -56,7 +63,30 @@ class PackedLinear {
   std::unique_ptr<Impl> impl_;
 };
 
-// y(M, N) = epilogue(x(M, K) · Wᵀ + bias(N)).  bias may be null.  OVERWRITES y.
+// What a Linear's GEMM reads (see the file comment). Non-owning: the model owns the storage.
+struct LinearWeight {
+  enum class Kind { f32, packed };
+  Kind kind = Kind::f32;
+  const float* w = nullptr;              // f32: (N, K) row-major, on the context's device
+  const PackedLinear* packed = nullptr;  // packed (CPU only)
+  int64_t n = 0, k = 0;
+
+  static LinearWeight f32(const float* w, int64_t N, int64_t K) { return {Kind::f32, w, nullptr, N, K}; }
+  static LinearWeight of(const PackedLinear& p) { return {Kind::packed, nullptr, &p, p.n(), p.k()}; }
+  // The activation type a GELU output feeding the next GEMM is best kept in: bf16 for packed
+  // bf16 / int8 weights (their GEMMs read bf16 or quantise anyway), fp32 otherwise.
+  ActType preferred_hidden_type() const noexcept {
+    return kind == Kind::packed && packed->type() != PackedType::f32 ? ActType::bf16 : ActType::f32;
+  }
+};
+
+// y(M, N) = epilogue(x(M, K) · Wᵀ + bias(N)) for any weight kind on the context's device.
+// bias may be null. OVERWRITES y. f32 weights take fp32 activations (x_type = y_type = f32);
+// packed weights run on the CPU only (Errc::unsupported elsewhere).
+void linear_forward(const ExecCtx& ctx, void* y, ActType y_type, const void* x, ActType x_type,
+                    const LinearWeight& w, const float* bias, int64_t M, Epilogue epilogue);
+
+// y(M, N) = epilogue(x(M, K) · Wᵀ + bias(N)) with packed weights.  bias may be null.  OVERWRITES y.
 // Thread-safe: one PackedLinear may serve several threads at once.  The first call for each
 // distinct (M, types, epilogue) creates (and caches inside `w`) one GEMM primitive; later calls
 // allocate nothing but per-thread scratch on growth.  x is rounded to bf16 (bf16 weights) or

@@ -26,7 +26,8 @@ void softmax_forward(const ExecCtx& ctx, float* probs, const float* logits, int6
 void cross_entropy_forward(const ExecCtx& ctx, float* losses, float* probs, const float* logits,
                            const int32_t* labels, int64_t B, int64_t K) {
   RC_ASSERT(B >= 0 && K > 0 && (B == 0 || (losses && probs && logits && labels)));
-  for (int64_t b = 0; b < B; ++b) RC_ASSERT(labels[b] >= 0 && labels[b] < K);
+  if (ctx.device == Device::cpu)  // host memory only: device arrays are not readable here
+    for (int64_t b = 0; b < B; ++b) RC_ASSERT(labels[b] >= 0 && labels[b] < K);
   switch (ctx.device) {
     case Device::cpu: return cpu::cross_entropy_forward(losses, probs, logits, labels, B, K);
     case Device::cuda:
@@ -41,7 +42,8 @@ void cross_entropy_forward(const ExecCtx& ctx, float* losses, float* probs, cons
 void cross_entropy_backward(const ExecCtx& ctx, float* dlogits, const float* probs, const int32_t* labels, int64_t B,
                             int64_t K, float scale) {
   RC_ASSERT(B >= 0 && K > 0 && (B == 0 || (dlogits && probs && labels)));
-  for (int64_t b = 0; b < B; ++b) RC_ASSERT(labels[b] >= 0 && labels[b] < K);
+  if (ctx.device == Device::cpu)  // host memory only: device arrays are not readable here
+    for (int64_t b = 0; b < B; ++b) RC_ASSERT(labels[b] >= 0 && labels[b] < K);
   switch (ctx.device) {
     case Device::cpu: return cpu::cross_entropy_backward(dlogits, probs, labels, B, K, scale);
     case Device::cuda:

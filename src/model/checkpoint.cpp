@@ -152,9 +152,16 @@ void save_checkpoint(const fs::path& dir, const RobertaModel& model,
   std::error_code ec;
   fs::create_directories(dir, ec);
   RC_CHECK(!ec, Errc::io, dir.string(), ": cannot create folder (", ec.message(), ")");
+  // A model on a device is written from a host copy of its parameters.
+  std::vector<float> host;
+  const float* P = model.params();
+  if (model.device() != Device::cpu) {
+    host.resize(size_t(model.num_params()));
+    model.copy_params_to_host(host.data());
+    P = host.data();
+  }
   std::vector<io::TensorToWrite> tensors;
-  for (const ParamEntry& e : model.layout().entries())
-    tensors.push_back({e.name, DType::f32, e.shape, model.params() + e.offset});
+  for (const ParamEntry& e : model.layout().entries()) tensors.push_back({e.name, DType::f32, e.shape, P + e.offset});
   std::map<std::string, std::string> meta = metadata;
   meta["format"] = "pt";  // what transformers' save_pretrained writes
   io::write_safetensors(dir / "model.safetensors", tensors, meta);

@@ -9,8 +9,8 @@
 
 #include "core/check.h"
 #include "device/cpu_isa.h"
+#include "device/device_choice.h"
 #include "model/checkpoint.h"
-#include "model/packed_model.h"
 #include "model/roberta_model.h"
 #include "roberta/log.h"
 
@@ -36,6 +36,17 @@ Precision default_precision() noexcept { return cpu_has_bf16() ? Precision::bf16
 
 namespace {
 
+kernels::ExecCtx resolve_device(const std::string& text) {
+  kernels::ExecCtx ctx;
+  const DeviceChoice d = resolve_device_choice(text);
+  if (d.cuda) {
+    ctx.device = Device::cuda;
+    ctx.device_index = d.index;
+    select_device(ctx.device, ctx.device_index);
+  }
+  return ctx;
+}
+
 class RobertaClassifier final : public Classifier {
  public:
   RobertaClassifier(const std::filesystem::path& dir, const LoadOptions& options) {
@@ -55,22 +66,31 @@ class RobertaClassifier final : public Classifier {
       max_length_ = options.max_length;
     }
     precision_ = options.precision;
-    switch (precision_) {
-      case Precision::fp32: break;
-      case Precision::bf16:
-        if (!cpu_has_bf16()) {
-          log::warn("model", "this CPU has no fast bf16 (AVX512-BF16/AMX); running fp32 instead");
-          precision_ = Precision::fp32;
-        } else {
-          // Weights converted and packed once here; the fused forward runs on them.
-          packed_ = std::make_unique<model::PackedModel>(*model_, model::PackedPrecision::bf16);
-        }
-        break;
-      case Precision::int8:
-        // Per-channel int8 weights, per-token int8 activations (VNNI / AMX-INT8 through oneDNN;
-        // portable loops elsewhere).
-        packed_ = std::make_unique<model::PackedModel>(*model_, model::PackedPrecision::int8);
-        break;
+    ctx_ = resolve_device(options.device);
+    if (ctx_.device == Device::cuda) {
+      // On a GPU the weights stay fp32 and bf16 means bf16 tensor-core GEMMs; int8 is a CPU format.
+      RC_CHECK(precision_ != Precision::int8, Errc::unsupported,
+               "--precision int8 runs on the CPU only\nHINT: use --precision bf16 or fp32 with --device cuda");
+      if (precision_ == Precision::bf16) ctx_.matmul_precision = kernels::MatmulPrecision::bf16;
+      model_->to_device(ctx_);
+    } else {
+      switch (precision_) {
+        case Precision::fp32: break;
+        case Precision::bf16:
+          if (!cpu_has_bf16()) {
+            log::warn("model", "this CPU has no fast bf16 (AVX512-BF16/AMX); running fp32 instead");
+            precision_ = Precision::fp32;
+          } else {
+            // Weights converted and packed once here; the fused forward runs on them.
+            model_->set_weight_format(model::WeightFormat::bf16);
+          }
+          break;
+        case Precision::int8:
+          // Per-channel int8 weights, per-token int8 activations (VNNI / AMX-INT8 through oneDNN;
+          // portable loops elsewhere).
+          model_->set_weight_format(model::WeightFormat::int8);
+          break;
+      }
     }
 
     labels_ = c.id2label;
@@ -148,11 +168,7 @@ class RobertaClassifier final : public Classifier {
     model::Batch batch{B, T, ids.data(), lens.data(), nullptr};
     const int64_t K = c.num_labels();
     std::vector<float> logits(size_t(B * K));
-    if (packed_) {
-      auto ws = acquire_workspace(packed_pool_, B, T);
-      packed_->forward_logits(ctx_, batch, *ws, logits.data());
-      release_workspace(packed_pool_, std::move(ws));
-    } else {
+    {
       auto ws = acquire_workspace(pool_, B, T);
       model::forward_logits(ctx_, *model_, batch, *ws, logits.data());
       release_workspace(pool_, std::move(ws));
@@ -199,7 +215,7 @@ class RobertaClassifier final : public Classifier {
       }
       if (!pool.empty()) pool.pop_back();  // too small: let it go rather than hoard memory
     }
-    return std::make_unique<W>(model_->config(), std::max<int64_t>(B, 32),
+    return std::make_unique<W>(ctx_, model_->config(), std::max<int64_t>(B, 32),
                                std::min<int64_t>(std::max<int64_t>(T, 128), max_length_));
   }
   template <class W>
@@ -210,7 +226,6 @@ class RobertaClassifier final : public Classifier {
 
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<model::RobertaModel> model_;
-  std::unique_ptr<model::PackedModel> packed_;  // bf16 / int8: built once from model_
   std::vector<std::string> labels_;
   ModelInfo info_;
   int max_length_ = 0;
@@ -219,7 +234,6 @@ class RobertaClassifier final : public Classifier {
   kernels::ExecCtx ctx_;
   mutable std::mutex pool_mutex_;
   mutable std::vector<std::unique_ptr<model::InferenceWorkspace>> pool_;
-  mutable std::vector<std::unique_ptr<model::PackedWorkspace>> packed_pool_;
 };
 
 }  // namespace

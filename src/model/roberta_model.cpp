@@ -1,21 +1,15 @@
-// RobertaForSequenceClassification forward (inference) and forward + backward (training)
-// on the kernels layer. Reads like the math; every op is a kernel call.
+// RobertaModel (roberta_model.h): parameter storage and initialisation, weight formats,
+// batch validation and staging. The passes are in inference.cpp and training.cpp.
 #include "model/roberta_model.h"
 
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <mutex>
 #include <new>
 
 #include "core/check.h"
-#include "kernels/activation.h"
-#include "kernels/attention.h"
-#include "kernels/dropout.h"
-#include "kernels/embedding.h"
-#include "kernels/layernorm.h"
-#include "kernels/loss.h"
-#include "kernels/matmul.h"
-#include "kernels/optimizer.h"
 
 namespace rc::model {
 
@@ -24,15 +18,13 @@ using kernels::ExecCtx;
 // ---------------------------------------------------------------------------------------
 // Storage
 
-void FloatBuffer::Free::operator()(float* p) const noexcept { std::free(p); }
-
-FloatBuffer::FloatBuffer(int64_t n) : size_(n) {
-  if (n <= 0) return;
-  const size_t bytes = (size_t(n) * sizeof(float) + 63) / 64 * 64;
-  float* p = static_cast<float*>(std::aligned_alloc(64, bytes));
-  if (!p) throw std::bad_alloc();
-  std::memset(p, 0, bytes);
-  data_.reset(p);
+const char* weight_format_name(WeightFormat f) noexcept {
+  switch (f) {
+    case WeightFormat::fp32: return "fp32";
+    case WeightFormat::bf16: return "bf16";
+    case WeightFormat::int8: return "int8";
+  }
+  return "?";
 }
 
 // Refuse configs whose parameters alone would not fit in memory, before allocating:
@@ -46,19 +38,140 @@ static void check_model_size(const RobertaConfig& c, const ParamLayout& layout) 
 RobertaModel::RobertaModel(RobertaConfig config)
     : config_(std::move(config)), layout_(ParamLayout::build(config_)), offsets_(model_offsets(layout_, config_)) {
   check_model_size(config_, layout_);
-  params_ = FloatBuffer(layout_.total());
+  params_ = Buffer::allocate(Device::cpu, 0, size_t(layout_.total()) * sizeof(float));
 }
 
 std::span<float> RobertaModel::param(std::string_view name) {
   const ParamEntry* e = layout_.find(name);
   RC_CHECK(e, Errc::not_found, "no parameter named '", name, "'");
-  return {params_.data() + e->offset, size_t(e->numel)};
+  RC_CHECK(device() == Device::cpu, Errc::unsupported, "param('", name, "'): the model is not in host memory");
+  return {params() + e->offset, size_t(e->numel)};
 }
 
 std::span<const float> RobertaModel::param(std::string_view name) const {
   const ParamEntry* e = layout_.find(name);
   RC_CHECK(e, Errc::not_found, "no parameter named '", name, "'");
-  return {params_.data() + e->offset, size_t(e->numel)};
+  RC_CHECK(device() == Device::cpu, Errc::unsupported, "param('", name, "'): the model is not in host memory");
+  return {params() + e->offset, size_t(e->numel)};
+}
+
+void RobertaModel::to_device(const ExecCtx& ctx) {
+  if (ctx.device == device() && ctx.device_index == device_index()) return;
+  const size_t bytes = size_t(num_params()) * sizeof(float);
+  std::vector<float> host(static_cast<size_t>(num_params()));
+  copy_params_to_host(host.data());
+  Buffer moved = kernels::alloc(ctx, bytes);
+  kernels::upload(ctx, moved.data(), host.data(), bytes);
+  params_ = std::move(moved);
+  set_weight_format(WeightFormat::fp32);
+}
+
+void RobertaModel::copy_params_to_host(float* dst) const {
+  copy_from(device(), dst, params(), size_t(num_params()) * sizeof(float), nullptr);
+}
+
+void RobertaModel::copy_params_from_host(const float* src) {
+  copy_to(device(), params(), src, size_t(num_params()) * sizeof(float), nullptr);
+}
+
+void RobertaModel::set_weight_format(WeightFormat format) {
+  packed_.clear();
+  packed_head_ = {};
+  format_ = WeightFormat::fp32;
+  if (format == WeightFormat::fp32) return;
+  RC_CHECK(device() == Device::cpu, Errc::unsupported, "weight format ", weight_format_name(format),
+           " is packed for the CPU\nHINT: on CUDA, bf16 runs as fp32 weights with bf16 GEMMs");
+  const ModelOffsets& o = offsets_;
+  const float* P = params();
+  const int64_t C = config_.hidden_size, I = config_.intermediate_size;
+  const kernels::PackedType t = format == WeightFormat::int8 ? kernels::PackedType::s8 : kernels::PackedType::bf16;
+  std::vector<PackedLayer> layers(o.layers.size());
+  kernels::PackedLinear head;
+  struct Job {
+    kernels::PackedLinear* out;
+    const float* w;
+    int64_t N, K;
+    kernels::PackedType type;
+  };
+  std::vector<Job> jobs;
+  for (size_t l = 0; l < o.layers.size(); ++l) {
+    const LayerOffsets& L = o.layers[l];
+    jobs.push_back({&layers[l].qkv, P + L.qkv_w, 3 * C, C, t});
+    jobs.push_back({&layers[l].attn_out, P + L.attn_out_w, C, C, t});
+    jobs.push_back({&layers[l].ffn_in, P + L.ffn_in_w, I, C, t});
+    jobs.push_back({&layers[l].ffn_out, P + L.ffn_out_w, C, I, t});
+  }
+  // The head's dense layer is bf16 for either packed format (B rows: int8 would save nothing).
+  jobs.push_back({&head, P + o.head_dense_w, C, C, kernels::PackedType::bf16});
+  // One parallel region over the matrices (each packed by one thread; the conversions and
+  // oneDNN reorders inside see omp_in_parallel() and run serially) rather than many short
+  // parallel regions: on a loaded 2-core machine every region's barrier costs a time slice.
+  // Errors are carried out of the region and rethrown.
+  std::exception_ptr error;
+  std::mutex error_mutex;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t j = 0; j < int64_t(jobs.size()); ++j) {
+    try {
+      const Job& job = jobs[size_t(j)];
+      *job.out = kernels::PackedLinear::pack(job.w, job.N, job.K, job.type);
+    } catch (...) {
+      std::lock_guard lock(error_mutex);
+      if (!error) error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
+  packed_ = std::move(layers);
+  packed_head_ = std::move(head);
+  format_ = format;
+}
+
+size_t RobertaModel::packed_bytes() const {
+  size_t n = packed_head_.packed_bytes();
+  for (const PackedLayer& L : packed_)
+    n += L.qkv.packed_bytes() + L.attn_out.packed_bytes() + L.ffn_in.packed_bytes() + L.ffn_out.packed_bytes();
+  return n;
+}
+
+LayerWeights RobertaModel::layer_weights(size_t l, bool fp32_view) const {
+  RC_ASSERT(l < offsets_.layers.size());
+  const LayerOffsets& L = offsets_.layers[l];
+  const float* P = params();
+  const int64_t C = config_.hidden_size, I = config_.intermediate_size;
+  using kernels::LinearWeight;
+  LayerWeights w;
+  if (format_ == WeightFormat::fp32 || fp32_view) {
+    w.qkv = LinearWeight::f32(P + L.qkv_w, 3 * C, C);
+    w.attn_out = LinearWeight::f32(P + L.attn_out_w, C, C);
+    w.ffn_in = LinearWeight::f32(P + L.ffn_in_w, I, C);
+    w.ffn_out = LinearWeight::f32(P + L.ffn_out_w, C, I);
+  } else {
+    const PackedLayer& p = packed_[l];
+    w.qkv = LinearWeight::of(p.qkv);
+    w.attn_out = LinearWeight::of(p.attn_out);
+    w.ffn_in = LinearWeight::of(p.ffn_in);
+    w.ffn_out = LinearWeight::of(p.ffn_out);
+  }
+  w.qkv_b = P + L.qkv_b;
+  w.attn_out_b = P + L.attn_out_b;
+  w.ln1_gamma = P + L.ln_attn_gamma;
+  w.ln1_beta = P + L.ln_attn_beta;
+  w.ffn_in_b = P + L.ffn_in_b;
+  w.ffn_out_b = P + L.ffn_out_b;
+  w.ln2_gamma = P + L.ln_ffn_gamma;
+  w.ln2_beta = P + L.ln_ffn_beta;
+  return w;
+}
+
+kernels::LinearWeight RobertaModel::head_dense_weight(bool fp32_view) const {
+  if (format_ == WeightFormat::fp32 || fp32_view)
+    return kernels::LinearWeight::f32(params() + offsets_.head_dense_w, config_.hidden_size, config_.hidden_size);
+  return kernels::LinearWeight::of(packed_head_);
+}
+
+LayerGrads RobertaModel::layer_grads(float* G, size_t l) const {
+  const LayerOffsets& L = offsets_.layers[l];
+  return {G + L.qkv_w,    G + L.qkv_b,    G + L.attn_out_w, G + L.attn_out_b, G + L.ln_attn_gamma, G + L.ln_attn_beta,
+          G + L.ffn_in_w, G + L.ffn_in_b, G + L.ffn_out_w,  G + L.ffn_out_b,  G + L.ln_ffn_gamma,  G + L.ln_ffn_beta};
 }
 
 namespace {
@@ -89,10 +202,11 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 }  // namespace
 
 void RobertaModel::init_weights(uint64_t seed, bool head_only) {
+  RC_CHECK(device() == Device::cpu, Errc::unsupported, "init_weights: initialise on the CPU, then to_device");
   uint64_t state = seed ^ 0x5DEECE66Dull;
   for (const ParamEntry& e : layout_.entries()) {
     if (head_only && !e.is_head) continue;
-    float* p = params_.data() + e.offset;
+    float* p = params() + e.offset;
     if (e.name.find("LayerNorm.weight") != std::string::npos) {
       std::fill(p, p + e.numel, 1.0f);
     } else if (ends_with(e.name, ".bias") || e.name.find("LayerNorm") != std::string::npos) {
@@ -104,8 +218,8 @@ void RobertaModel::init_weights(uint64_t seed, bool head_only) {
   if (!head_only) {
     // nn.Embedding(padding_idx=pad) rows start at zero (word and position tables).
     const int64_t C = config_.hidden_size, pad = config_.pad_token_id;
-    std::fill_n(params_.data() + offsets_.wte + pad * C, C, 0.0f);
-    if (pad < config_.max_position_embeddings) std::fill_n(params_.data() + offsets_.wpe + pad * C, C, 0.0f);
+    std::fill_n(params() + offsets_.wte + pad * C, C, 0.0f);
+    if (pad < config_.max_position_embeddings) std::fill_n(params() + offsets_.wpe + pad * C, C, 0.0f);
   }
 }
 
@@ -143,277 +257,44 @@ void make_positions(int32_t* positions, const Batch& batch, int32_t pad) {
   }
 }
 
-namespace {
-
-// Distinct dropout streams per site and step: site k of a step seeded s.
-uint64_t site_seed(uint64_t seed, uint64_t site) {
+uint64_t dropout_site_seed(uint64_t seed, uint64_t site) {
   uint64_t state = seed ^ (site * 0xD1B54A32D192ED03ull);
   return splitmix64(state);
 }
 
-}  // namespace
-
-// ---------------------------------------------------------------------------------------
-// Inference
-
-void embed_for_inference(const ExecCtx& ctx, const RobertaModel& model, const Batch& batch, int32_t* positions,
-                         float* scratch, float* x) {
-  const RobertaConfig& c = model.config();
-  const ModelOffsets& o = model.offsets();
-  const float* P = model.params();
-  const int64_t BT = batch.B * batch.T, C = c.hidden_size;
-  make_positions(positions, batch, c.pad_token_id);
-  kernels::embedding_forward(ctx, scratch, batch.ids, positions, batch.token_types, P + o.wte, P + o.wpe, P + o.tte,
-                             BT, C);
-  kernels::layernorm_forward(ctx, x, nullptr, nullptr, scratch, P + o.ln_emb_gamma, P + o.ln_emb_beta, BT, C,
-                             c.layer_norm_eps);
+DeviceBatch::DeviceBatch(const ExecCtx& ctx, int64_t max_B_, int64_t max_T_, bool with_labels)
+    : max_B(max_B_), max_T(max_T_) {
+  const size_t BT = size_t(max_B * max_T) * sizeof(int32_t), Bb = size_t(max_B) * sizeof(int32_t);
+  positions = kernels::alloc(ctx, BT);
+  if (ctx.device == Device::cpu) return;  // the CPU reads the caller's arrays in place
+  ids = kernels::alloc(ctx, BT);
+  seq_lens = kernels::alloc(ctx, Bb);
+  token_types = kernels::alloc(ctx, BT);
+  if (with_labels) labels = kernels::alloc(ctx, Bb);
 }
 
-InferenceWorkspace::InferenceWorkspace(const RobertaConfig& c, int64_t max_B, int64_t max_T)
-    : max_B_(max_B), max_T_(max_T) {
-  RC_CHECK(max_B > 0 && max_T > 0, Errc::invalid_argument, "workspace needs a positive batch and length");
-  const int64_t BT = max_B * max_T, C = c.hidden_size;
-  x_ = FloatBuffer(BT * C);
-  qkv_ = FloatBuffer(BT * 3 * C);
-  attn_ = FloatBuffer(BT * C);
-  tmp_ = FloatBuffer(BT * C);
-  ffn_ = FloatBuffer(BT * c.intermediate_size);
-  head_ = FloatBuffer(2 * max_B * C);
-  positions_.resize(BT);
-}
-
-void forward_logits(const ExecCtx& ctx, const RobertaModel& model, const Batch& batch, InferenceWorkspace& ws,
-                    float* logits) {
-  const RobertaConfig& c = model.config();
-  RC_CHECK(batch.B <= ws.max_B() && batch.T <= ws.max_T(), Errc::invalid_argument, "batch ", batch.B, "x", batch.T,
-           " exceeds the workspace ", ws.max_B(), "x", ws.max_T());
-  validate_batch(c, batch);
-  const ModelOffsets& o = model.offsets();
-  const float* P = model.params();
-  const int64_t B = batch.B, T = batch.T, BT = B * T, C = c.hidden_size, I = c.intermediate_size;
-  const int64_t H = c.num_attention_heads, D = c.head_dim(), K = c.num_labels();
-  const float eps = c.layer_norm_eps;
-  float *x = ws.x_.data(), *qkv = ws.qkv_.data(), *attn = ws.attn_.data(), *tmp = ws.tmp_.data();
-  float* ffn = ws.ffn_.data();
-
-  embed_for_inference(ctx, model, batch, ws.positions_.data(), tmp, x);
-
-  for (const LayerOffsets& L : o.layers) {
-    kernels::matmul_nt(ctx, qkv, x, P + L.qkv_w, P + L.qkv_b, BT, 3 * C, C);
-    kernels::attention_forward(ctx, attn, nullptr, qkv, batch.seq_lens, B, T, H, D, 0.0f, 0);
-    kernels::matmul_nt(ctx, tmp, attn, P + L.attn_out_w, P + L.attn_out_b, BT, C, C);
-    kernels::add_layernorm_forward(ctx, x, tmp, nullptr, nullptr, tmp, x, P + L.ln_attn_gamma, P + L.ln_attn_beta,
-                                   BT, C, eps);
-    kernels::matmul_nt(ctx, ffn, x, P + L.ffn_in_w, P + L.ffn_in_b, BT, I, C);
-    kernels::gelu_erf_forward(ctx, ffn, ffn, BT * I);
-    kernels::matmul_nt(ctx, tmp, ffn, P + L.ffn_out_w, P + L.ffn_out_b, BT, C, I);
-    kernels::add_layernorm_forward(ctx, x, tmp, nullptr, nullptr, tmp, x, P + L.ln_ffn_gamma, P + L.ln_ffn_beta, BT,
-                                   C, eps);
+Batch DeviceBatch::stage(const ExecCtx& ctx, const Batch& host, const int32_t* host_labels,
+                         const int32_t** device_labels) {
+  RC_ASSERT(host.B <= max_B && host.T <= max_T);
+  Batch d = host;
+  if (ctx.device != Device::cpu) {
+    const size_t BT = size_t(host.B * host.T) * sizeof(int32_t), Bb = size_t(host.B) * sizeof(int32_t);
+    kernels::upload(ctx, ids.data(), host.ids, BT);
+    kernels::upload(ctx, seq_lens.data(), host.seq_lens, Bb);
+    d.ids = ids.as<int32_t>();
+    d.seq_lens = seq_lens.as<int32_t>();
+    if (host.token_types) {
+      kernels::upload(ctx, token_types.data(), host.token_types, BT);
+      d.token_types = token_types.as<int32_t>();
+    }
+    if (host_labels) {
+      RC_ASSERT(labels.data());
+      kernels::upload(ctx, labels.data(), host_labels, Bb);
+      host_labels = labels.as<int32_t>();
+    }
   }
-
-  // Head on the first token only: dense → tanh → out_proj.
-  float* cls = ws.head_.data();
-  float* hidden = cls + B * C;
-  for (int64_t b = 0; b < B; ++b) std::memcpy(cls + b * C, x + b * T * C, C * sizeof(float));
-  kernels::matmul_nt(ctx, hidden, cls, P + o.head_dense_w, P + o.head_dense_b, B, C, C);
-  kernels::tanh_forward(ctx, hidden, hidden, B * C);
-  kernels::matmul_nt(ctx, logits, hidden, P + o.head_out_w, P + o.head_out_b, B, K, C);
-}
-
-// ---------------------------------------------------------------------------------------
-// Training
-
-DropoutConfig DropoutConfig::from(const RobertaConfig& c) {
-  return {c.hidden_dropout_prob, c.attention_probs_dropout_prob, c.classifier_dropout_prob()};
-}
-
-TrainWorkspace::TrainWorkspace(const RobertaConfig& c, int64_t max_B, int64_t max_T) : max_B_(max_B), max_T_(max_T) {
-  RC_CHECK(max_B > 0 && max_T > 0, Errc::invalid_argument, "workspace needs a positive batch and length");
-  const int64_t L = c.num_hidden_layers, BT = max_B * max_T, C = c.hidden_size, I = c.intermediate_size;
-  const int64_t H = c.num_attention_heads, K = c.num_labels();
-  emb_sum_ = FloatBuffer(BT * C);
-  emb_mean_ = FloatBuffer(BT);
-  emb_rstd_ = FloatBuffer(BT);
-  layer_in_ = FloatBuffer((L + 1) * BT * C);
-  qkv_ = FloatBuffer(L * BT * 3 * C);
-  probs_ = FloatBuffer(L * max_B * H * max_T * max_T);
-  attn_ctx_ = FloatBuffer(L * BT * C);
-  attn_proj_ = FloatBuffer(BT * C);
-  attn_sum_ = FloatBuffer(L * BT * C);
-  ln1_out_ = FloatBuffer(L * BT * C);
-  ln1_mean_ = FloatBuffer(L * BT);
-  ln1_rstd_ = FloatBuffer(L * BT);
-  ffn_pre_ = FloatBuffer(L * BT * I);
-  ffn_act_ = FloatBuffer(L * BT * I);
-  ffn_proj_ = FloatBuffer(BT * C);
-  ffn_sum_ = FloatBuffer(L * BT * C);
-  ln2_mean_ = FloatBuffer(L * BT);
-  ln2_rstd_ = FloatBuffer(L * BT);
-  head_in_ = FloatBuffer(max_B * C);
-  head_pre_ = FloatBuffer(max_B * C);
-  head_act_ = FloatBuffer(max_B * C);
-  head_drop_ = FloatBuffer(max_B * C);
-  logits_ = FloatBuffer(max_B * K);
-  probs_out_ = FloatBuffer(max_B * K);
-  losses_ = FloatBuffer(max_B);
-  d_x_ = FloatBuffer(BT * C);
-  d_x2_ = FloatBuffer(BT * C);
-  d_qkv_ = FloatBuffer(BT * 3 * C);
-  d_ctx_ = FloatBuffer(BT * C);
-  d_ffn_ = FloatBuffer(BT * I);
-  d_head_ = FloatBuffer(max_B * (K + 3 * C));
-  positions_.resize(BT);
-}
-
-float forward_backward(const ExecCtx& ctx, const RobertaModel& model, const Batch& batch, const int32_t* labels,
-                       const DropoutConfig& dropout, uint64_t seed, float loss_scale, float* grads,
-                       TrainWorkspace& ws, float* logits_out) {
-  const RobertaConfig& c = model.config();
-  RC_CHECK(batch.B <= ws.max_B() && batch.T <= ws.max_T(), Errc::invalid_argument, "batch ", batch.B, "x", batch.T,
-           " exceeds the workspace ", ws.max_B(), "x", ws.max_T());
-  validate_batch(c, batch);
-  const int64_t K = c.num_labels();
-  for (int64_t b = 0; b < batch.B; ++b)
-    RC_CHECK(labels[b] >= 0 && labels[b] < K, Errc::invalid_argument, "label ", labels[b], " outside [0, ", K, ")");
-
-  const ModelOffsets& o = model.offsets();
-  const float* P = model.params();
-  float* G = grads;
-  const int64_t B = batch.B, T = batch.T, BT = B * T, C = c.hidden_size, I = c.intermediate_size;
-  const int64_t H = c.num_attention_heads, D = c.head_dim(), NL = c.num_hidden_layers;
-  const float eps = c.layer_norm_eps;
-  const int64_t probs_stride = B * H * T * T;
-  // Dropout sites: 0 embeddings, then 3 per layer (attention probs, attention output,
-  // FFN output), then the head's two. Each gets its own stream from the step seed.
-  auto seed_of = [&](int64_t site) { return site_seed(seed, uint64_t(site)); };
-  const int64_t head_site = 1 + 3 * NL;
-
-  // ---- forward, saving what backward needs
-  make_positions(ws.positions_.data(), batch, c.pad_token_id);
-  kernels::embedding_forward(ctx, ws.emb_sum_.data(), batch.ids, ws.positions_.data(), batch.token_types, P + o.wte,
-                             P + o.wpe, P + o.tte, BT, C);
-  float* x0 = ws.layer_in_.data();
-  kernels::layernorm_forward(ctx, x0, ws.emb_mean_.data(), ws.emb_rstd_.data(), ws.emb_sum_.data(),
-                             P + o.ln_emb_gamma, P + o.ln_emb_beta, BT, C, eps);
-  kernels::dropout_forward(ctx, x0, x0, BT * C, dropout.hidden, seed_of(0));
-
-  for (int64_t l = 0; l < NL; ++l) {
-    const LayerOffsets& L = o.layers[l];
-    const float* x_in = ws.layer_in_.data() + l * BT * C;
-    float* x_out = ws.layer_in_.data() + (l + 1) * BT * C;
-    float* qkv = ws.qkv_.data() + l * BT * 3 * C;
-    float* probs = ws.probs_.data() + l * probs_stride;
-    float* ctx_out = ws.attn_ctx_.data() + l * BT * C;
-    float* attn_sum = ws.attn_sum_.data() + l * BT * C;
-    float* ln1 = ws.ln1_out_.data() + l * BT * C;
-    float* ffn_pre = ws.ffn_pre_.data() + l * BT * I;
-    float* ffn_act = ws.ffn_act_.data() + l * BT * I;
-    float* ffn_sum = ws.ffn_sum_.data() + l * BT * C;
-
-    kernels::matmul_nt(ctx, qkv, x_in, P + L.qkv_w, P + L.qkv_b, BT, 3 * C, C);
-    kernels::attention_forward(ctx, ctx_out, probs, qkv, batch.seq_lens, B, T, H, D, dropout.attention,
-                               seed_of(1 + 3 * l));
-    kernels::matmul_nt(ctx, ws.attn_proj_.data(), ctx_out, P + L.attn_out_w, P + L.attn_out_b, BT, C, C);
-    kernels::dropout_forward(ctx, ws.attn_proj_.data(), ws.attn_proj_.data(), BT * C, dropout.hidden,
-                             seed_of(2 + 3 * l));
-    kernels::add_layernorm_forward(ctx, ln1, attn_sum, ws.ln1_mean_.data() + l * BT, ws.ln1_rstd_.data() + l * BT,
-                                   ws.attn_proj_.data(), x_in, P + L.ln_attn_gamma, P + L.ln_attn_beta, BT, C, eps);
-    kernels::matmul_nt(ctx, ffn_pre, ln1, P + L.ffn_in_w, P + L.ffn_in_b, BT, I, C);
-    kernels::gelu_erf_forward(ctx, ffn_act, ffn_pre, BT * I);
-    kernels::matmul_nt(ctx, ws.ffn_proj_.data(), ffn_act, P + L.ffn_out_w, P + L.ffn_out_b, BT, C, I);
-    kernels::dropout_forward(ctx, ws.ffn_proj_.data(), ws.ffn_proj_.data(), BT * C, dropout.hidden,
-                             seed_of(3 + 3 * l));
-    kernels::add_layernorm_forward(ctx, x_out, ffn_sum, ws.ln2_mean_.data() + l * BT, ws.ln2_rstd_.data() + l * BT,
-                                   ws.ffn_proj_.data(), ln1, P + L.ln_ffn_gamma, P + L.ln_ffn_beta, BT, C, eps);
-  }
-
-  // Head: dropout → dense → tanh → dropout → out_proj, on token 0 of each row.
-  const float* x_last = ws.layer_in_.data() + NL * BT * C;
-  float *head_in = ws.head_in_.data(), *head_act = ws.head_act_.data(), *head_drop = ws.head_drop_.data();
-  for (int64_t b = 0; b < B; ++b) std::memcpy(head_in + b * C, x_last + b * T * C, C * sizeof(float));
-  kernels::dropout_forward(ctx, head_in, head_in, B * C, dropout.classifier, seed_of(head_site));
-  kernels::matmul_nt(ctx, ws.head_pre_.data(), head_in, P + o.head_dense_w, P + o.head_dense_b, B, C, C);
-  kernels::tanh_forward(ctx, head_act, ws.head_pre_.data(), B * C);
-  kernels::dropout_forward(ctx, head_drop, head_act, B * C, dropout.classifier, seed_of(head_site + 1));
-  float* logits = ws.logits_.data();
-  kernels::matmul_nt(ctx, logits, head_drop, P + o.head_out_w, P + o.head_out_b, B, K, C);
-  kernels::cross_entropy_forward(ctx, ws.losses_.data(), ws.probs_out_.data(), logits, labels, B, K);
-  double loss_sum = 0;
-  for (int64_t b = 0; b < B; ++b) loss_sum += ws.losses_.data()[b];
-  if (logits_out) std::memcpy(logits_out, logits, B * K * sizeof(float));
-
-  // ---- backward: parameter grads ACCUMULATE into G; activation grads overwrite.
-  float* d_logits = ws.d_head_.data();
-  float* d_head_drop = d_logits + B * K;  // d_head_ holds B·K + 3·B·C
-  float* d_head_pre = d_head_drop + B * C;
-  float* d_head_in = d_head_pre + B * C;
-  kernels::cross_entropy_backward(ctx, d_logits, ws.probs_out_.data(), labels, B, K, loss_scale / float(B));
-  kernels::matmul_tn(ctx, G + o.head_out_w, d_logits, head_drop, K, C, B, true);
-  kernels::bias_backward(ctx, G + o.head_out_b, d_logits, B, K);
-  kernels::matmul_nn(ctx, d_head_drop, d_logits, P + o.head_out_w, B, C, K, false);
-  kernels::dropout_backward(ctx, d_head_drop, d_head_drop, B * C, dropout.classifier, seed_of(head_site + 1));
-  kernels::tanh_backward(ctx, d_head_pre, d_head_drop, head_act, B * C);
-  kernels::matmul_tn(ctx, G + o.head_dense_w, d_head_pre, head_in, C, C, B, true);
-  kernels::bias_backward(ctx, G + o.head_dense_b, d_head_pre, B, C);
-  kernels::matmul_nn(ctx, d_head_in, d_head_pre, P + o.head_dense_w, B, C, C, false);
-  kernels::dropout_backward(ctx, d_head_in, d_head_in, B * C, dropout.classifier, seed_of(head_site));
-
-  float* d_x = ws.d_x_.data();    // gradient w.r.t. the current layer's output
-  float* d_s = ws.d_x2_.data();   // gradient w.r.t. a LayerNorm's input (residual sum)
-  kernels::zero(ctx, d_x, BT * C);
-  for (int64_t b = 0; b < B; ++b) std::memcpy(d_x + b * T * C, d_head_in + b * C, C * sizeof(float));
-
-  for (int64_t l = NL - 1; l >= 0; --l) {
-    const LayerOffsets& L = o.layers[l];
-    const float* x_in = ws.layer_in_.data() + l * BT * C;
-    const float* qkv = ws.qkv_.data() + l * BT * 3 * C;
-    const float* probs = ws.probs_.data() + l * probs_stride;
-    const float* ctx_out = ws.attn_ctx_.data() + l * BT * C;
-    const float* attn_sum = ws.attn_sum_.data() + l * BT * C;
-    const float* ln1 = ws.ln1_out_.data() + l * BT * C;
-    const float* ffn_pre = ws.ffn_pre_.data() + l * BT * I;
-    const float* ffn_act = ws.ffn_act_.data() + l * BT * I;
-    const float* ffn_sum = ws.ffn_sum_.data() + l * BT * C;
-    float* d_ffn = ws.d_ffn_.data();
-
-    // x_out = LN2(dropout(ffn_act·W2ᵀ + b2) + ln1)
-    kernels::layernorm_backward(ctx, d_s, G + L.ln_ffn_gamma, G + L.ln_ffn_beta, d_x, ffn_sum, P + L.ln_ffn_gamma,
-                                ws.ln2_mean_.data() + l * BT, ws.ln2_rstd_.data() + l * BT, BT, C);
-    // d_x ← dropout'(d_s): the FFN branch's gradient (d_s itself continues as the residual's).
-    kernels::dropout_backward(ctx, d_x, d_s, BT * C, dropout.hidden, seed_of(3 + 3 * l));
-    kernels::matmul_tn(ctx, G + L.ffn_out_w, d_x, ffn_act, C, I, BT, true);
-    kernels::bias_backward(ctx, G + L.ffn_out_b, d_x, BT, C);
-    kernels::matmul_nn(ctx, d_ffn, d_x, P + L.ffn_out_w, BT, I, C, false);
-    kernels::gelu_erf_backward(ctx, d_ffn, d_ffn, ffn_pre, BT * I);
-    kernels::matmul_tn(ctx, G + L.ffn_in_w, d_ffn, ln1, I, C, BT, true);
-    kernels::bias_backward(ctx, G + L.ffn_in_b, d_ffn, BT, I);
-    // d(ln1) = d_ffn·W1 + d_s (residual)
-    kernels::matmul_nn(ctx, d_s, d_ffn, P + L.ffn_in_w, BT, C, I, true);
-
-    // ln1 = LN1(dropout(ctx·Woᵀ + bo) + x_in)
-    kernels::layernorm_backward(ctx, d_x, G + L.ln_attn_gamma, G + L.ln_attn_beta, d_s, attn_sum,
-                                P + L.ln_attn_gamma, ws.ln1_mean_.data() + l * BT, ws.ln1_rstd_.data() + l * BT, BT,
-                                C);
-    // d_x now holds d(x_in) through the residual; d_s takes the attention branch.
-    kernels::dropout_backward(ctx, d_s, d_x, BT * C, dropout.hidden, seed_of(2 + 3 * l));
-    kernels::matmul_tn(ctx, G + L.attn_out_w, d_s, ctx_out, C, C, BT, true);
-    kernels::bias_backward(ctx, G + L.attn_out_b, d_s, BT, C);
-    kernels::matmul_nn(ctx, ws.d_ctx_.data(), d_s, P + L.attn_out_w, BT, C, C, false);
-    kernels::attention_backward(ctx, ws.d_qkv_.data(), ws.d_ctx_.data(), qkv, probs, batch.seq_lens, B, T, H, D,
-                                dropout.attention, seed_of(1 + 3 * l));
-    kernels::matmul_tn(ctx, G + L.qkv_w, ws.d_qkv_.data(), x_in, 3 * C, C, BT, true);
-    kernels::bias_backward(ctx, G + L.qkv_b, ws.d_qkv_.data(), BT, 3 * C);
-    // d(x_in) = residual part (already in d_x) + d_qkv·W_qkv
-    kernels::matmul_nn(ctx, d_x, ws.d_qkv_.data(), P + L.qkv_w, BT, C, 3 * C, true);
-  }
-
-  // Embeddings: x0 = dropout(LN(emb_sum))
-  kernels::dropout_backward(ctx, d_x, d_x, BT * C, dropout.hidden, seed_of(0));
-  kernels::layernorm_backward(ctx, d_s, G + o.ln_emb_gamma, G + o.ln_emb_beta, d_x, ws.emb_sum_.data(),
-                              P + o.ln_emb_gamma, ws.emb_mean_.data(), ws.emb_rstd_.data(), BT, C);
-  kernels::embedding_backward(ctx, G + o.wte, G + o.wpe, G + o.tte, d_s, batch.ids, ws.positions_.data(),
-                              batch.token_types, BT, C, c.pad_token_id);
-  return float(loss_sum / double(B));
+  if (device_labels) *device_labels = host_labels;
+  return d;
 }
 
 }  // namespace rc::model

@@ -1,7 +1,9 @@
-// RobertaForSequenceClassification on the kernels layer: parameters in one flat fp32
-// buffer (param_layout.h), forward for inference, forward + backward for training.
-// Activations are planned once for the largest batch × length of a workspace; nothing is
-// allocated per layer or per call.
+// RobertaForSequenceClassification on the kernels layer: fp32 master parameters in one flat
+// Buffer on the model's device (param_layout.h), a weight format for the encoder's GEMMs
+// (fp32 view, or packed bf16 / int8 derived from the master at set_weight_format), the
+// inference forward and the training forward + backward. Both run the one encoder layer
+// (encoder.h). Activations live in workspaces planned once for the largest batch × length;
+// nothing is allocated per layer or per call.
 #pragma once
 
 #include <cstdint>
@@ -10,76 +12,96 @@
 #include <string_view>
 #include <vector>
 
+#include "device/buffer.h"
 #include "kernels/exec_ctx.h"
+#include "kernels/linear.h"
+#include "model/batch.h"
+#include "model/encoder.h"
 #include "model/param_layout.h"
 #include "model/roberta_config.h"
 
 namespace rc::model {
 
-// 64-byte aligned, zero-initialised float storage.
-class FloatBuffer {
- public:
-  FloatBuffer() = default;
-  explicit FloatBuffer(int64_t n);
-  float* data() { return data_.get(); }
-  const float* data() const { return data_.get(); }
-  int64_t size() const { return size_; }
-
- private:
-  struct Free { void operator()(float* p) const noexcept; };
-  std::unique_ptr<float[], Free> data_;
-  int64_t size_ = 0;
-};
+// The encoder GEMMs' weights. bf16 / int8 are packed once from the fp32 master (CPU only;
+// on CUDA the fp32 weights feed bf16 tensor-core GEMMs through ExecCtx::matmul_precision).
+enum class WeightFormat { fp32, bf16, int8 };
+const char* weight_format_name(WeightFormat f) noexcept;
 
 class RobertaModel {
  public:
-  explicit RobertaModel(RobertaConfig config);  // parameters zeroed
+  explicit RobertaModel(RobertaConfig config);  // on the CPU, parameters zeroed, fp32 format
   const RobertaConfig& config() const { return config_; }
   const ParamLayout& layout() const { return layout_; }
   const ModelOffsets& offsets() const { return offsets_; }
-  float* params() { return params_.data(); }
-  const float* params() const { return params_.data(); }
+  // The flat fp32 parameters, on device().
+  float* params() { return params_.f32(); }
+  const float* params() const { return params_.f32(); }
   int64_t num_params() const { return layout_.total(); }
-  // The parameter's slice; throws not_found for an unknown name.
+  Device device() const { return params_.device(); }
+  int device_index() const { return params_.device_index(); }
+  // The parameter's slice (host models only); throws not_found for an unknown name.
   std::span<float> param(std::string_view hf_name);
   std::span<const float> param(std::string_view hf_name) const;
   // HF's _init_weights: normal(0, initializer_range) for Linear/Embedding weights, zero
   // biases, LayerNorm 1/0, zero padding rows. head_only: only classifier.* (--init-head).
   void init_weights(uint64_t seed, bool head_only = false);
 
+  // Moves the parameters to ctx's device (a copy; the weight format returns to fp32).
+  void to_device(const kernels::ExecCtx& ctx);
+  // num_params() floats between the parameters and host memory, whatever the device.
+  void copy_params_to_host(float* dst) const;
+  void copy_params_from_host(const float* src);
+
+  // Packs (bf16 / int8) or drops (fp32) the derived GEMM weights from the current master.
+  // Call again after changing the parameters. bf16 / int8 need a CPU model.
+  void set_weight_format(WeightFormat format);
+  WeightFormat weight_format() const { return format_; }
+  size_t packed_bytes() const;  // 0 for fp32
+
+  // What layer l's GEMMs read in the current format; fp32_view: the master, whatever the
+  // format (training). The head's dense layer likewise (packed bf16 for either packed format).
+  LayerWeights layer_weights(size_t l, bool fp32_view = false) const;
+  kernels::LinearWeight head_dense_weight(bool fp32_view = false) const;
+  LayerGrads layer_grads(float* grads, size_t l) const;
+
  private:
+  struct PackedLayer {
+    kernels::PackedLinear qkv, attn_out, ffn_in, ffn_out;
+  };
   RobertaConfig config_;
   ParamLayout layout_;
   ModelOffsets offsets_;
-  FloatBuffer params_;
+  Buffer params_;
+  WeightFormat format_ = WeightFormat::fp32;
+  std::vector<PackedLayer> packed_;
+  kernels::PackedLinear packed_head_;
 };
 
-// A right-padded batch of token ids. seq_lens[b] real tokens in row b (≥ 1).
-struct Batch {
-  int64_t B = 0, T = 0;
-  const int32_t* ids = nullptr;          // (B, T)
-  const int32_t* seq_lens = nullptr;     // (B)
-  const int32_t* token_types = nullptr;  // (B, T) or null → 0
-};
-
-// Checks ids against the vocabulary, lengths against T and the model limit. Throws
-// rc::Error(invalid_argument) — batches can come from users.
-void validate_batch(const RobertaConfig& config, const Batch& batch);
-
-// HF create_position_ids_from_input_ids: pad + running count of non-pad tokens; pad tokens
-// (padding included) get position pad. positions: (B, T), OVERWRITTEN.
+// HF create_position_ids_from_input_ids on the host (reference for tests and tools; the
+// model runs kernels::position_ids). positions: (B, T), OVERWRITTEN.
 void make_positions(int32_t* positions, const Batch& batch, int32_t pad);
 
-// Inference embeddings: x(B·T, C) = LayerNorm(wte[ids] + wpe[positions] + tte[types]), no
-// dropout. positions (B·T) and scratch (B·T·C) are the caller's workspace; all OVERWRITTEN.
-// Shared by the fp32 and the packed (bf16/int8) forwards.
-void embed_for_inference(const kernels::ExecCtx& ctx, const RobertaModel& model, const Batch& batch,
-                         int32_t* positions, float* scratch, float* x);
+// Distinct dropout streams per site and step: site k of a step seeded s (training.cpp).
+uint64_t dropout_site_seed(uint64_t seed, uint64_t site);
 
-// Scratch for forward passes up to (max_B, max_T). One per concurrent caller.
+// A batch copied to a device: ids, lengths, token types (and labels) in workspace memory.
+struct DeviceBatch {
+  Buffer ids, seq_lens, token_types, labels, positions;
+  int64_t max_B = 0, max_T = 0;
+  DeviceBatch() = default;
+  DeviceBatch(const kernels::ExecCtx& ctx, int64_t max_B, int64_t max_T, bool with_labels);
+  // The batch with its pointers on ctx's device (the CPU reads the caller's arrays in place;
+  // CUDA gets one asynchronous copy of each); labels likewise when asked. `positions` is for
+  // the caller's kernels::position_ids.
+  Batch stage(const kernels::ExecCtx& ctx, const Batch& host, const int32_t* host_labels,
+              const int32_t** device_labels);
+};
+
+// Scratch for forward passes up to (max_B, max_T) on one device. One per concurrent caller.
 class InferenceWorkspace {
  public:
-  InferenceWorkspace(const RobertaConfig& config, int64_t max_B, int64_t max_T);
+  InferenceWorkspace(const RobertaConfig& config, int64_t max_B, int64_t max_T);  // CPU
+  InferenceWorkspace(const kernels::ExecCtx& ctx, const RobertaConfig& config, int64_t max_B, int64_t max_T);
   int64_t max_B() const { return max_B_; }
   int64_t max_T() const { return max_T_; }
 
@@ -87,12 +109,19 @@ class InferenceWorkspace {
   friend void forward_logits(const kernels::ExecCtx&, const RobertaModel&, const Batch&, InferenceWorkspace&,
                              float*);
   int64_t max_B_, max_T_;
-  FloatBuffer x_, qkv_, attn_, tmp_, ffn_, head_;
-  std::vector<int32_t> positions_;
+  Device device_;
+  Buffer x_, qkv_, attn_, tmp_, ffn_, rows_, logits_;
+  DeviceBatch batch_;
 };
 
-// logits (B, num_labels). Eval mode: no dropout. Same logits for a row whether padded in
-// a batch or alone.
+// Inference embeddings: x(B·T, C) = LayerNorm(wte[ids] + wpe[positions] + tte[types]), no
+// dropout. batch on ctx's device; positions (B·T) and scratch (B·T·C) OVERWRITTEN.
+void embed_for_inference(const kernels::ExecCtx& ctx, const RobertaModel& model, const Batch& batch,
+                         int32_t* positions, float* scratch, float* x);
+
+// logits (B, num_labels), host memory. Eval mode: no dropout. Runs the model's weight format
+// on ctx's device (the model and the workspace must be there). The last layer runs on the
+// first token only. Same logits for a row whether padded in a batch or alone.
 void forward_logits(const kernels::ExecCtx& ctx, const RobertaModel& model, const Batch& batch,
                     InferenceWorkspace& ws, float* logits);
 
@@ -102,10 +131,11 @@ struct DropoutConfig {
   static DropoutConfig from(const RobertaConfig& config);  // the config's probabilities
 };
 
-// Saved activations for one forward + backward up to (max_B, max_T).
+// Saved activations for one forward + backward up to (max_B, max_T), on one device.
 class TrainWorkspace {
  public:
-  TrainWorkspace(const RobertaConfig& config, int64_t max_B, int64_t max_T);
+  TrainWorkspace(const RobertaConfig& config, int64_t max_B, int64_t max_T);  // CPU
+  TrainWorkspace(const kernels::ExecCtx& ctx, const RobertaConfig& config, int64_t max_B, int64_t max_T);
   int64_t max_B() const { return max_B_; }
   int64_t max_T() const { return max_T_; }
 
@@ -113,18 +143,20 @@ class TrainWorkspace {
   friend float forward_backward(const kernels::ExecCtx&, const RobertaModel&, const Batch&, const int32_t*,
                                 const DropoutConfig&, uint64_t, float, float*, TrainWorkspace&, float*);
   int64_t max_B_, max_T_;
+  Device device_;
   // Per layer: inputs of every op the backward needs (llm.c style, one buffer per role).
-  FloatBuffer emb_sum_, emb_mean_, emb_rstd_, layer_in_;
-  FloatBuffer qkv_, probs_, attn_ctx_, attn_proj_, attn_sum_, ln1_out_, ln1_mean_, ln1_rstd_;
-  FloatBuffer ffn_pre_, ffn_act_, ffn_proj_, ffn_sum_, ln2_mean_, ln2_rstd_;
-  FloatBuffer head_in_, head_pre_, head_act_, head_drop_, logits_, probs_out_, losses_;
-  FloatBuffer d_x_, d_x2_, d_qkv_, d_ctx_, d_ffn_, d_head_;
-  std::vector<int32_t> positions_;
+  Buffer emb_sum_, emb_mean_, emb_rstd_, layer_in_;
+  Buffer qkv_, probs_, attn_ctx_, proj_, attn_sum_, ln1_out_, ln1_mean_, ln1_rstd_;
+  Buffer ffn_pre_, ffn_act_, ffn_sum_, ln2_mean_, ln2_rstd_;
+  Buffer head_in_, head_pre_, head_act_, head_drop_, logits_, probs_out_, losses_, loss_;
+  Buffer d_x_, d_x2_, d_qkv_, d_ctx_, d_ffn_, d_head_;
+  DeviceBatch batch_;
 };
 
 // Mean cross-entropy over the batch; gradients of (loss · loss_scale) ACCUMULATE into
-// grads (the model's layout). logits_out (B, num_labels) may be null. Dropout masks come
-// from `seed` (counter-based: the same seed gives the same masks on any thread count).
+// grads (the model's layout, on ctx's device). batch and labels are host memory;
+// logits_out (B, num_labels, host) may be null. Always the fp32 weights. Dropout masks come
+// from `seed` (counter-based: the same seed gives the same masks on any thread count and device).
 float forward_backward(const kernels::ExecCtx& ctx, const RobertaModel& model, const Batch& batch,
                        const int32_t* labels, const DropoutConfig& dropout, uint64_t seed, float loss_scale,
                        float* grads, TrainWorkspace& ws, float* logits_out);

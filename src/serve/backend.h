@@ -49,6 +49,7 @@ class InferenceBackend {
 struct BackendOptions {
   std::string precision;  // "" = the library default
   int max_length = 0;     // 0 = the model's limit
+  std::string device = "cpu";  // cpu | cuda | cuda:N | auto; several models may share one device
 };
 
 // Turns a checkpoint folder into a backend. The server is given one, so tests can load

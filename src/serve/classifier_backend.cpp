@@ -70,6 +70,7 @@ std::shared_ptr<InferenceBackend> make_classifier_backend(const std::filesystem:
   if (!options.precision.empty()) load.precision = parse_precision(options.precision);
   else load.precision = default_precision();
   load.max_length = options.max_length;
+  load.device = options.device;
   return std::make_shared<ClassifierBackend>(Classifier::load(dir, load));
 }
 

@@ -28,26 +28,29 @@ TrainEngine::TrainEngine(model::RobertaModel& model, const OptimConfig& optim, c
       ctx_(ctx),
       dropout_(dropout),
       seed_(seed),
-      grads_(model.num_params()),
-      m_(model.num_params()),
-      v_(model.num_params()),
+      grads_(kernels::alloc_floats(ctx, model.num_params())),
+      m_(kernels::alloc_floats(ctx, model.num_params())),
+      v_(kernels::alloc_floats(ctx, model.num_params())),
       segments_(adamw_segments(model.layout(), optim.weight_decay > 0)),
-      ws_(model.config(), max_B, max_T) {}
+      ws_(ctx, model.config(), max_B, max_T) {
+  RC_CHECK(model.device() == ctx.device, Errc::invalid_argument,
+           "TrainEngine: move the model to the training device first (RobertaModel::to_device)");
+}
 
 StepResult TrainEngine::step(std::span<const model::Batch> micro, std::span<const int32_t* const> labels) {
   RC_ASSERT(micro.size() == labels.size() && !micro.empty());
   const int64_t n = model_.num_params();
-  kernels::zero(ctx_, grads_.data(), n);
+  kernels::zero(ctx_, grads_.f32(), n);
   const float scale = 1.0f / float(micro.size());
   double loss = 0;
   for (size_t i = 0; i < micro.size(); ++i) {
     const uint64_t dropout_seed = mix_seed(seed_, uint64_t(step_), uint64_t(i));
     loss += double(model::forward_backward(ctx_, model_, micro[i], labels[i], dropout_, dropout_seed, scale,
-                                           grads_.data(), ws_, nullptr));
+                                           grads_.f32(), ws_, nullptr));
   }
   StepResult r;
   r.loss = loss / double(micro.size());
-  r.grad_norm = std::sqrt(kernels::sum_squares(ctx_, grads_.data(), n));
+  r.grad_norm = std::sqrt(kernels::sum_squares(ctx_, grads_.f32(), n));
   float clip = 1.0f;
   if (optim_.max_grad_norm > 0) {
     // torch: clip_coef = max_norm / (total_norm + 1e-6), applied only when < 1 (fp32).
@@ -63,7 +66,7 @@ StepResult TrainEngine::step(std::span<const model::Batch> micro, std::span<cons
   h.weight_decay = float(optim_.weight_decay);
   h.step = step_ + 1;
   h.grad_scale = clip;
-  kernels::adamw_step(ctx_, model_.params(), grads_.data(), m_.data(), v_.data(), segments_.data(),
+  kernels::adamw_step(ctx_, model_.params(), grads_.f32(), m_.f32(), v_.f32(), segments_.data(),
                       int64_t(segments_.size()), h);
   ++step_;
   return r;

@@ -4,7 +4,9 @@
 //   max_norm / (norm + 1e-6) when that is < 1 (torch.nn.utils.clip_grad_norm_);
 //   AdamW with lr = schedule(step) in ONE fused pass (the clip factor rides in grad_scale);
 //   step ← step + 1.
-// All buffers (grads, m, v, activations) are allocated once here; a step allocates nothing.
+// All buffers (grads, m, v, activations) are allocated once here, on the context's device
+// (one Buffer per role; the model must already be there); a step allocates nothing but the
+// batch's one copy to the device.
 #pragma once
 
 #include <cstdint>
@@ -42,11 +44,13 @@ class TrainEngine {
 
   int64_t global_step() const { return step_; }
   void set_global_step(int64_t s) { step_ = s; }
-  float* exp_avg() { return m_.data(); }
-  float* exp_avg_sq() { return v_.data(); }
-  const float* exp_avg() const { return m_.data(); }
-  const float* exp_avg_sq() const { return v_.data(); }
-  const float* grads() const { return grads_.data(); }
+  // On the context's device (host memory on the CPU).
+  float* exp_avg() { return m_.f32(); }
+  float* exp_avg_sq() { return v_.f32(); }
+  const float* exp_avg() const { return m_.f32(); }
+  const float* exp_avg_sq() const { return v_.f32(); }
+  const float* grads() const { return grads_.f32(); }
+  const kernels::ExecCtx& ctx() const { return ctx_; }
   model::RobertaModel& model() { return model_; }
   const OptimConfig& optim() const { return optim_; }
 
@@ -57,7 +61,7 @@ class TrainEngine {
   model::DropoutConfig dropout_;
   uint64_t seed_;
   int64_t step_ = 0;
-  model::FloatBuffer grads_, m_, v_;
+  Buffer grads_, m_, v_;
   std::vector<kernels::AdamWSegment> segments_;
   model::TrainWorkspace ws_;
 };

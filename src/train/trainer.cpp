@@ -27,6 +27,7 @@
 
 #include "core/check.h"
 #include "device/cpu_isa.h"
+#include "device/device_choice.h"
 #include "io/atomic_file.h"
 #include "io/tensor_source.h"
 #include "model/checkpoint.h"
@@ -164,8 +165,18 @@ std::unique_ptr<model::RobertaModel> reheaded(const model::RobertaModel& m, cons
   return out;
 }
 
-kernels::ExecCtx make_ctx(bool bf16) {
+// The device (--device) and GEMM precision (--bf16) of a run. On CUDA bf16 means tensor-core
+// GEMMs (every supported GPU has them); on the CPU only where AVX512-BF16/AMX run it natively.
+kernels::ExecCtx make_ctx(bool bf16, const std::string& device) {
   kernels::ExecCtx ctx;
+  const DeviceChoice d = resolve_device_choice(device);
+  if (d.cuda) {
+    ctx.device = Device::cuda;
+    ctx.device_index = d.index;
+    select_device(ctx.device, ctx.device_index);
+    if (bf16) ctx.matmul_precision = kernels::MatmulPrecision::bf16;
+    return ctx;
+  }
   if (bf16) {
     if (cpu_has_bf16()) {
       ctx.matmul_precision = kernels::MatmulPrecision::bf16;
@@ -473,7 +484,8 @@ TrainSummary fit(const TrainOptions& o) {
   const int64_t num_epochs = (total_steps + updates_per_epoch - 1) / updates_per_epoch;
   const int64_t warmup = warmup_steps_for(total_steps, o.warmup_ratio, o.warmup_steps);
 
-  const kernels::ExecCtx ctx = make_ctx(o.bf16);
+  const kernels::ExecCtx ctx = make_ctx(o.bf16, o.device);
+  model->to_device(ctx);  // parameters, then gradients, moments and workspaces, on the device
   const bool bf16_active = ctx.matmul_precision == kernels::MatmulPrecision::bf16;
 
   OptimConfig oc;
@@ -491,7 +503,7 @@ TrainSummary fit(const TrainOptions& o) {
   int64_t eval_T = 1;
   if (val_data) eval_T = std::max<int64_t>(eval_T, val_data->tok.max_length());
   if (test_data) eval_T = std::max<int64_t>(eval_T, test_data->tok.max_length());
-  model::InferenceWorkspace eval_ws(cfg, o.eval_batch_size, eval_T);
+  model::InferenceWorkspace eval_ws(ctx, cfg, o.eval_batch_size, eval_T);
 
   const json args_json = options_json(o, total_steps, warmup, bf16_active);
   const uint64_t data_fp = fingerprint(train_data.tok);
@@ -546,7 +558,7 @@ TrainSummary fit(const TrainOptions& o) {
                (resume_dir / "optimizer.safetensors").string(), ": tensor '", name, "' missing or not F32 [",
                model->num_params(), "]");
       auto bytes = opt->data(name);
-      std::memcpy(dst, bytes.data(), bytes.size());
+      kernels::upload(ctx, dst, bytes.data(), bytes.size());
     }
     // The metrics file continues from the checkpoint: drop lines of steps after it.
     if (fs::exists(metrics_path)) {
@@ -579,7 +591,9 @@ TrainSummary fit(const TrainOptions& o) {
               for (auto& l : cfg.id2label) s += (s.empty() ? "" : ", ") + l;
               return s;
             }(),
-            "]; ", bf16_active ? "bf16" : "fp32", " GEMMs, ", num_threads(), " threads");
+            "]; ", bf16_active ? "bf16" : "fp32", " GEMMs on ",
+            ctx.device == Device::cuda ? "cuda:" + std::to_string(ctx.device_index) : std::string("cpu"), ", ",
+            num_threads(), " threads");
   log::info("train", "data: ", N, " train", val_data ? ", " + std::to_string(val_data->tok.size()) + " val" : "",
             test_data ? ", " + std::to_string(test_data->tok.size()) + " test" : "", " examples (", ds.layout,
             "); ", total_steps, " optimizer steps (", updates_per_epoch, " per epoch, ", num_epochs,
@@ -647,8 +661,20 @@ TrainSummary fit(const TrainOptions& o) {
       model::save_checkpoint(tmp, *model);
       model::copy_tokenizer_files(o.model_dir, tmp);
       const std::vector<int64_t> shape{model->num_params()};
-      const io::TensorToWrite t[] = {{"exp_avg", DType::f32, shape, engine.exp_avg()},
-                                     {"exp_avg_sq", DType::f32, shape, engine.exp_avg_sq()}};
+      // Moments on a device are written from host copies.
+      std::vector<float> m_host, v_host;
+      const float* m = engine.exp_avg();
+      const float* v = engine.exp_avg_sq();
+      if (ctx.device != Device::cpu) {
+        const size_t bytes = size_t(model->num_params()) * sizeof(float);
+        m_host.resize(size_t(model->num_params()));
+        v_host.resize(size_t(model->num_params()));
+        kernels::download(ctx, m_host.data(), m, bytes);
+        kernels::download(ctx, v_host.data(), v, bytes);
+        m = m_host.data();
+        v = v_host.data();
+      }
+      const io::TensorToWrite t[] = {{"exp_avg", DType::f32, shape, m}, {"exp_avg_sq", DType::f32, shape, v}};
       io::write_safetensors(tmp / "optimizer.safetensors", t, {{"step", std::to_string(step)}, {"format", "pt"}});
       write_json_atomic(tmp / "training_args.json", args_json);
       write_json_atomic(tmp / "trainer_state.json", make_state(ep, upd, train_time));
@@ -818,7 +844,7 @@ TrainSummary fit(const TrainOptions& o) {
   if (!best_checkpoint.empty() && fs::exists(fs::path(best_checkpoint) / "model.safetensors") &&
       fs::path(best_checkpoint).filename() != ("checkpoint-" + std::to_string(s.global_step))) {
     auto best = model::load_checkpoint(best_checkpoint, {});
-    std::memcpy(model->params(), best->params(), size_t(model->num_params()) * sizeof(float));
+    model->copy_params_from_host(best->params());
   }
   if (val_data) {
     // The best eval from this process, or re-scored after a resume.
@@ -866,8 +892,10 @@ EvalResult evaluate(const EvalOptions& o) {
   const int max_len = int(std::min<int64_t>(o.max_length, model->config().max_tokens()));
   const PreparedSplit p =
       prepare_split(*split, dataset_label_names(ds), model->config().id2label, *tokenizer, max_len);
-  model::InferenceWorkspace ws(model->config(), o.batch_size, std::max<int64_t>(1, p.tok.max_length()));
-  return evaluate_tokenized(make_ctx(o.bf16), *model, p, o.batch_size, ws);
+  const kernels::ExecCtx ctx = make_ctx(o.bf16, o.device);
+  model->to_device(ctx);
+  model::InferenceWorkspace ws(ctx, model->config(), o.batch_size, std::max<int64_t>(1, p.tok.max_length()));
+  return evaluate_tokenized(ctx, *model, p, o.batch_size, ws);
 }
 
 // ------------------------------------------------------------------------------ init

@@ -2,6 +2,9 @@
 // and one comparison that records the measured error (max |Δ|, NMSE) as a test property and
 // prints it, so scripts/gpu-check.sh's log carries the numbers the tolerances are set from.
 // Every GPU test starts with RC_REQUIRE_GPU(): it skips, not fails, without a device.
+// Tests call the public ops (kernels/<op>.h) with cuda_ctx(), i.e. through the dispatch
+// layer; only bf16-storage variants and the Gemm struct, which have no public op, call
+// kernels/cuda directly.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -18,6 +21,7 @@
 
 #if RC_WITH_CUDA
 #include "device/cuda/device.h"
+#include "kernels/exec_ctx.h"
 #include "kernels/cuda/cuda_kernels.h"
 
 #define RC_REQUIRE_GPU()                                                      \
@@ -26,6 +30,14 @@
   } while (0)
 
 namespace rc::test::gpu {
+
+// The context the public ops (kernels/<op>.h) dispatch to CUDA with: device 0, default stream.
+inline rc::kernels::ExecCtx cuda_ctx(rc::kernels::MatmulPrecision prec = rc::kernels::MatmulPrecision::fp32) {
+  rc::kernels::ExecCtx c;
+  c.device = rc::kernels::Device::cuda;
+  c.matmul_precision = prec;
+  return c;
+}
 
 template <class T>
 using Dev = rc::cuda::DeviceArray<T>;

@@ -22,13 +22,13 @@ TEST(ActivationGpu, GeluErfForwardBackwardF32AndBf16) {
     rc::kernels::ref::gelu_erf_backward(dx.data(), dy.data(), x.data(), n);
     auto dxv = up(x), ddy = up(dy);
     Dev<float> dyo(n), ddx(n);
-    kc::gelu_erf_forward(dyo.data(), dxv.data(), n, nullptr);
-    kc::gelu_erf_backward(ddx.data(), ddy.data(), dxv.data(), n, nullptr);
+    rc::kernels::gelu_erf_forward(cuda_ctx(), dyo.data(), dxv.data(), n);
+    rc::kernels::gelu_erf_backward(cuda_ctx(), ddx.data(), ddy.data(), dxv.data(), n);
     expect_close("gelu_fwd.f32." + std::to_string(n), down(dyo), y, kF32);
     expect_close("gelu_bwd.f32." + std::to_string(n), down(ddx), dx, kF32);
     // in place (y aliases x; dx aliases dy)
-    kc::gelu_erf_backward(ddy.data(), ddy.data(), dxv.data(), n, nullptr);
-    kc::gelu_erf_forward(dxv.data(), dxv.data(), n, nullptr);
+    rc::kernels::gelu_erf_backward(cuda_ctx(), ddy.data(), ddy.data(), dxv.data(), n);
+    rc::kernels::gelu_erf_forward(cuda_ctx(), dxv.data(), dxv.data(), n);
     expect_close("gelu_fwd.f32.inplace", down(dxv), y, kF32);
     expect_close("gelu_bwd.f32.inplace", down(ddy), dx, kF32);
 
@@ -54,9 +54,9 @@ TEST(ActivationGpu, TanhAddAndCasts) {
   for (int64_t i = 0; i < n; ++i) s[i] = x[i] + b[i];
   auto dxv = up(x), ddy = up(dy), dbv = up(b), dyv = up(y);
   Dev<float> o1(n), o2(n), o3(n);
-  kc::tanh_forward(o1.data(), dxv.data(), n, nullptr);
-  kc::tanh_backward(o2.data(), ddy.data(), dyv.data(), n, nullptr);
-  kc::add(o3.data(), dxv.data(), dbv.data(), n, nullptr);
+  rc::kernels::tanh_forward(cuda_ctx(), o1.data(), dxv.data(), n);
+  rc::kernels::tanh_backward(cuda_ctx(), o2.data(), ddy.data(), dyv.data(), n);
+  rc::kernels::add(cuda_ctx(), o3.data(), dxv.data(), dbv.data(), n);
   expect_close("tanh_fwd.f32", down(o1), y, kF32);
   expect_close("tanh_bwd.f32", down(o2), dx, kF32);
   expect_close("add.f32", down(o3), s, {0, 0});  // one fp32 add: exact

@@ -19,7 +19,7 @@ TEST(DropoutGpu, SameMaskAndValuesAsCpuRef) {
       rc::kernels::ref::dropout_forward(want.data(), x.data(), n, p, seed);
       auto dx = up(x);
       Dev<float> dy(n);
-      kc::dropout_forward(dy.data(), dx.data(), n, p, seed, nullptr);
+      rc::kernels::dropout_forward(cuda_ctx(), dy.data(), dx.data(), n, p, seed);
       const auto got = down(dy);
       ASSERT_EQ(got, want) << "p " << p << " seed " << seed;  // bitwise: same mask, same fp32 multiply
 
@@ -42,7 +42,7 @@ TEST(DropoutGpu, InPlaceWorks) {
   std::vector<float> want(n);
   rc::kernels::ref::dropout_forward(want.data(), x.data(), n, 0.3f, 9);
   auto d = up(x);
-  kc::dropout_forward(d.data(), d.data(), n, 0.3f, 9, nullptr);
+  rc::kernels::dropout_forward(cuda_ctx(), d.data(), d.data(), n, 0.3f, 9);
   EXPECT_EQ(down(d), want);
 }
 

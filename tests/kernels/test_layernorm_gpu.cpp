@@ -23,7 +23,7 @@ TEST(LayerNormGpu, ForwardMatchesRefF32AndBf16) {
     rc::kernels::ref::layernorm_forward(y.data(), mean.data(), rstd.data(), x.data(), g.data(), b.data(), N, C, 1e-5f);
     auto dx = up(x), dg = up(g), db = up(b);
     Dev<float> dy(N * C), dm(N), dr(N);
-    kc::layernorm_forward(dy.data(), dm.data(), dr.data(), dx.data(), dg.data(), db.data(), N, C, 1e-5f, nullptr);
+    rc::kernels::layernorm_forward(cuda_ctx(), dy.data(), dm.data(), dr.data(), dx.data(), dg.data(), db.data(), N, C, 1e-5f);
     const std::string tag = std::to_string(N) + "x" + std::to_string(C);
     expect_close("ln_fwd.f32.y." + tag, down(dy), y, kF32);
     expect_close("ln_fwd.f32.mean." + tag, down(dm), mean, kF32);
@@ -49,8 +49,8 @@ TEST(LayerNormGpu, AddLayerNormEqualsAddThenLayerNorm) {
   auto dx = up(x), dr = up(r), dg = up(g), db = up(b);
   Dev<float> dsum(N * C), dm(N), drs(N);
   // y aliases x (allowed by the contract)
-  kc::add_layernorm_forward(dx.data(), dsum.data(), dm.data(), drs.data(), dx.data(), dr.data(), dg.data(), db.data(),
-                            N, C, 1e-5f, nullptr);
+  rc::kernels::add_layernorm_forward(cuda_ctx(), dx.data(), dsum.data(), dm.data(), drs.data(), dx.data(), dr.data(), dg.data(), db.data(),
+                            N, C, 1e-5f);
   expect_close("add_ln.f32.sum", down(dsum), sum, {0, 0});  // one fp32 add: exact
   expect_close("add_ln.f32.y", down(dx), y, kF32);
 
@@ -82,8 +82,8 @@ TEST(LayerNormGpu, BackwardMatchesRefAndAccumulatesParamGrads) {
     Dev<float> ddx(N * C);
     auto ddgam = up(std::vector<float>(C, 0.5f)), ddbet = up(std::vector<float>(C, -0.5f));
     for (int k = 0; k < 2; ++k)
-      kc::layernorm_backward(ddx.data(), ddgam.data(), ddbet.data(), ddyv.data(), dxv.data(), dg.data(), dm.data(),
-                             dr.data(), N, C, nullptr);
+      rc::kernels::layernorm_backward(cuda_ctx(), ddx.data(), ddgam.data(), ddbet.data(), ddyv.data(), dxv.data(), dg.data(), dm.data(),
+                             dr.data(), N, C);
     const std::string tag = std::to_string(N) + "x" + std::to_string(C);
     expect_close("ln_bwd.f32.dx." + tag, down(ddx), dx, {1e-5, 1e-4});
     expect_close("ln_bwd.f32.dgamma." + tag, down(ddgam), dgam, {1e-4, 1e-4});  // sums over N rows

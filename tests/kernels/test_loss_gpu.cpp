@@ -22,9 +22,9 @@ TEST(LossGpu, SoftmaxCrossEntropyForwardBackwardMatchRef) {
     auto dlog = up(logits);
     auto dlab = up(labels);
     Dev<float> dsm(B * K), dpr(B * K), dlo(B), ddl(B * K);
-    kc::softmax_forward(dsm.data(), dlog.data(), B, K, nullptr);
-    kc::cross_entropy_forward(dlo.data(), dpr.data(), dlog.data(), dlab.data(), B, K, nullptr);
-    kc::cross_entropy_backward(ddl.data(), dpr.data(), dlab.data(), B, K, 1.0f / float(B), nullptr);
+    rc::kernels::softmax_forward(cuda_ctx(), dsm.data(), dlog.data(), B, K);
+    rc::kernels::cross_entropy_forward(cuda_ctx(), dlo.data(), dpr.data(), dlog.data(), dlab.data(), B, K);
+    rc::kernels::cross_entropy_backward(cuda_ctx(), ddl.data(), dpr.data(), dlab.data(), B, K, 1.0f / float(B));
     const std::string tag = std::to_string(B) + "x" + std::to_string(K);
     expect_close("softmax." + tag, down(dsm), sm, {1e-6, 1e-5});
     expect_close("ce_probs." + tag, down(dpr), probs, {1e-6, 1e-5});

@@ -62,11 +62,11 @@ TEST(OptimizerGpu, SumSquaresAndZero) {
     double want = 0;
     for (float e : x) want += double(e) * double(e);
     auto dx = up(x);
-    const double got = kc::sum_squares(dx.data(), n, nullptr);
+    const double got = rc::kernels::sum_squares(cuda_ctx(), dx.data(), n);
     EXPECT_NEAR(got, want, 1e-9 * want) << n;  // double accumulation both sides
-    EXPECT_EQ(kc::sum_squares(dx.data(), n, nullptr), got) << "not deterministic";
-    kc::zero(dx.data(), n, nullptr);
-    EXPECT_EQ(kc::sum_squares(dx.data(), n, nullptr), 0.0);
+    EXPECT_EQ(rc::kernels::sum_squares(cuda_ctx(), dx.data(), n), got) << "not deterministic";
+    rc::kernels::zero(cuda_ctx(), dx.data(), n);
+    EXPECT_EQ(rc::kernels::sum_squares(cuda_ctx(), dx.data(), n), 0.0);
   }
 }
 

@@ -1,4 +1,4 @@
-// PackedModel on a roberta-base-sized random model (HF init, N(0, 0.02), made in-process by
+// Packed weight formats on a roberta-base-sized random model (HF init, N(0, 0.02), made in-process by
 // RobertaModel::init_weights — the same distribution as tools/make_checkpoint.py --size base):
 // bf16 and int8 logits against the fp32 forward.  Labelled `slow` (file name): ~0.5 GB of
 // weights and a few seconds of fp32 forward.
@@ -8,7 +8,6 @@
 #include <random>
 #include <vector>
 
-#include "model/packed_model.h"
 #include "model/roberta_model.h"
 
 namespace rc::model {
@@ -44,10 +43,10 @@ TEST(PackedBase, Bf16AndInt8AgainstFp32) {
     InferenceWorkspace ws(c, B, T);
     forward_logits({}, m, batch, ws, want.data());
   }
-  for (PackedPrecision pr : {PackedPrecision::bf16, PackedPrecision::int8}) {
-    const PackedModel p(m, pr);
-    PackedWorkspace ws(c, B, T);
-    p.forward_logits({}, batch, ws, got.data());
+  for (WeightFormat pr : {WeightFormat::bf16, WeightFormat::int8}) {
+    m.set_weight_format(pr);
+    InferenceWorkspace ws(c, B, T);
+    forward_logits({}, m, batch, ws, got.data());
     double worst = 1;
     int64_t same = 0;
     for (int64_t b = 0; b < B; ++b) {
@@ -55,8 +54,8 @@ TEST(PackedBase, Bf16AndInt8AgainstFp32) {
       same += argmax(got.data() + b * K, K) == argmax(want.data() + b * K, K);
     }
     std::printf("    %s vs fp32 (roberta-base size): worst per-row cosine %.6f, same argmax %ld/%ld\n",
-                packed_precision_name(pr), worst, long(same), long(B));
-    if (pr == PackedPrecision::bf16) {
+                weight_format_name(pr), worst, long(same), long(B));
+    if (pr == WeightFormat::bf16) {
       EXPECT_GE(worst, 0.999);  // measured 0.999971
       EXPECT_EQ(same, B);
     } else {

@@ -1,4 +1,4 @@
-// PackedModel (bf16 / int8) against the fp32 forward on the golden tiny checkpoint: per-row
+// The packed weight formats (bf16 / int8) of RobertaModel against its fp32 format on the golden tiny checkpoint: per-row
 // logit cosine and argmax, padding invariance, the first-token-only last layer, and the
 // Classifier routing of --precision.
 #include <gtest/gtest.h>
@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "device/cpu_isa.h"
+#include "device/device_choice.h"
 #include "model/checkpoint.h"
-#include "model/packed_model.h"
 #include "model/roberta_model.h"
 #include "roberta/classifier.h"
 
@@ -52,16 +52,21 @@ std::vector<float> fp32_logits(const RobertaModel& m, const Ids& in) {
   forward_logits({}, m, Batch{in.B, in.T, in.ids.data(), in.lens.data(), nullptr}, ws, out.data());
   return out;
 }
-std::vector<float> packed_logits(const PackedModel& m, const Ids& in) {
-  PackedWorkspace ws(m.config(), in.B, in.T);
-  std::vector<float> out(size_t(in.B * m.config().num_labels()));
-  m.forward_logits({}, Batch{in.B, in.T, in.ids.data(), in.lens.data(), nullptr}, ws, out.data());
-  return out;
+// The same parameters in another weight format (packed from the fp32 master).
+std::unique_ptr<RobertaModel> with_format(const RobertaModel& m, WeightFormat f) {
+  auto p = std::make_unique<RobertaModel>(m.config());
+  p->copy_params_from_host(m.params());
+  p->set_weight_format(f);
+  EXPECT_EQ(p->weight_format(), f);
+  return p;
 }
+std::vector<float> packed_logits(const RobertaModel& m, const Ids& in) { return fp32_logits(m, in); }
+const char* packed_precision_name(WeightFormat f) { return weight_format_name(f); }
 
-TEST(PackedModel, Bf16LogitsMatchFp32OnTheTinyCheckpoint) {
+TEST(WeightFormats, Bf16LogitsMatchFp32OnTheTinyCheckpoint) {
   const auto m = load_checkpoint(kTiny, {});
-  const PackedModel p(*m, PackedPrecision::bf16);
+  const auto pm = with_format(*m, WeightFormat::bf16);
+  const RobertaModel& p = *pm;
   EXPECT_GT(p.packed_bytes(), 0u);
   const int64_t K = m->config().num_labels();
   double worst = 1;
@@ -80,9 +85,10 @@ TEST(PackedModel, Bf16LogitsMatchFp32OnTheTinyCheckpoint) {
   std::printf("    bf16 vs fp32: worst per-row cosine %.7f over %ld rows\n", worst, long(rows));
 }
 
-TEST(PackedModel, Int8AgreesWithFp32OnTheTinyCheckpoint) {
+TEST(WeightFormats, Int8AgreesWithFp32OnTheTinyCheckpoint) {
   const auto m = load_checkpoint(kTiny, {});
-  const PackedModel p(*m, PackedPrecision::int8);
+  const auto pm = with_format(*m, WeightFormat::int8);
+  const RobertaModel& p = *pm;
   const int64_t K = m->config().num_labels();
   int64_t same = 0, rows = 0;
   double worst = 1;
@@ -100,11 +106,12 @@ TEST(PackedModel, Int8AgreesWithFp32OnTheTinyCheckpoint) {
   EXPECT_GE(worst, 0.99);
 }
 
-TEST(PackedModel, PaddingAndBatchMatesDoNotChangeARow) {
+TEST(WeightFormats, PaddingAndBatchMatesDoNotChangeARow) {
   const auto m = load_checkpoint(kTiny, {});
   const int64_t K = m->config().num_labels();
-  for (PackedPrecision pr : {PackedPrecision::bf16, PackedPrecision::int8}) {
-    const PackedModel p(*m, pr);
+  for (WeightFormat pr : {WeightFormat::bf16, WeightFormat::int8}) {
+    const auto pm = with_format(*m, pr);
+    const RobertaModel& p = *pm;
     const Ids in = random_batch(m->config(), 6, 24, 77);
     const auto batched = packed_logits(p, in);
     double worst = 0;
@@ -123,19 +130,68 @@ TEST(PackedModel, PaddingAndBatchMatesDoNotChangeARow) {
   }
 }
 
-TEST(PackedModel, BadBatchIsAnError) {
+TEST(WeightFormats, BadBatchIsAnError) {
   const auto m = load_checkpoint(kTiny, {});
-  const PackedModel p(*m, PackedPrecision::bf16);
-  PackedWorkspace ws(m->config(), 2, 8);
+  const auto pm = with_format(*m, WeightFormat::bf16);
+  const RobertaModel& p = *pm;
+  InferenceWorkspace ws(m->config(), 2, 8);
   std::vector<int32_t> ids(16, 0), lens{8, 8};
   std::vector<float> out(2 * size_t(m->config().num_labels()));
   ids[3] = int32_t(m->config().vocab_size);  // outside the vocabulary
-  EXPECT_THROW(p.forward_logits({}, Batch{2, 8, ids.data(), lens.data(), nullptr}, ws, out.data()), rc::Error);
+  EXPECT_THROW(forward_logits({}, p, Batch{2, 8, ids.data(), lens.data(), nullptr}, ws, out.data()), rc::Error);
   std::vector<int32_t> big(3 * 8, 0), big_lens{8, 8, 8};
-  EXPECT_THROW(p.forward_logits({}, Batch{3, 8, big.data(), big_lens.data(), nullptr}, ws, out.data()), rc::Error);
+  EXPECT_THROW(forward_logits({}, p, Batch{3, 8, big.data(), big_lens.data(), nullptr}, ws, out.data()), rc::Error);
 }
 
-TEST(PackedModel, ClassifierRoutesEveryPrecision) {
+// Training always reads the fp32 master (packed copies are derived state for inference):
+// the same loss and gradients whatever the weight format, bit for bit.
+TEST(WeightFormats, TrainingReadsTheFp32MasterInEveryFormat) {
+  const auto m = load_checkpoint(kTiny, {});
+  const Ids in = random_batch(m->config(), 4, 12, 5);
+  const std::vector<int32_t> labels = {0, 1, 2, 1};
+  const Batch batch{in.B, in.T, in.ids.data(), in.lens.data(), nullptr};
+  TrainWorkspace ws(m->config(), in.B, in.T);
+  std::vector<float> want(size_t(m->num_params())), got(size_t(m->num_params()));
+  const float want_loss = forward_backward({}, *m, batch, labels.data(), {}, 3, 1.0f, want.data(), ws, nullptr);
+  for (WeightFormat f : {WeightFormat::bf16, WeightFormat::int8}) {
+    const auto p = with_format(*m, f);
+    std::fill(got.begin(), got.end(), 0.0f);
+    EXPECT_EQ(forward_backward({}, *p, batch, labels.data(), {}, 3, 1.0f, got.data(), ws, nullptr), want_loss);
+    EXPECT_EQ(got, want) << weight_format_name(f);
+  }
+  // And switching back to fp32 drops the packed copies.
+  auto p = with_format(*m, WeightFormat::int8);
+  EXPECT_GT(p->packed_bytes(), 0u);
+  p->set_weight_format(WeightFormat::fp32);
+  EXPECT_EQ(p->packed_bytes(), 0u);
+  EXPECT_EQ(fp32_logits(*p, in), fp32_logits(*m, in));
+}
+
+// Without a GPU, asking for CUDA memory or a CUDA classifier is Errc::device (exit code 4).
+TEST(WeightFormats, CudaWithoutADeviceIsADeviceError) {
+  if (cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present";
+  kernels::ExecCtx cuda;
+  cuda.device = Device::cuda;
+  auto m = load_checkpoint(kTiny, {});
+  try {
+    m->to_device(cuda);
+    FAIL() << "to_device(cuda) succeeded without a device";
+  } catch (const rc::Error& e) {
+    EXPECT_EQ(e.errc(), Errc::device) << e.what();
+  }
+  EXPECT_EQ(m->device(), Device::cpu);  // unchanged: still usable on the CPU
+  LoadOptions o;
+  o.device = "cuda";
+  try {
+    Classifier::load(kTiny, o);
+    FAIL() << "a CUDA classifier loaded without a device";
+  } catch (const rc::Error& e) {
+    EXPECT_EQ(e.errc(), Errc::device);
+    EXPECT_NE(std::string(e.what()).find("no CUDA device found"), std::string::npos) << e.what();
+  }
+}
+
+TEST(WeightFormats, ClassifierRoutesEveryPrecision) {
   const std::vector<std::string> texts = {"I love it", "this is terrible news", "ok", "what a day!! @user"};
   LoadOptions o;
   o.precision = Precision::fp32;

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kernels/exec_ctx.h"
+#include "kernels/linear.h"
 #include "kernels/optimizer.h"
 
 namespace rc::kernels::cpu {
@@ -60,6 +61,17 @@ void cross_entropy_forward(float* losses, float* probs, const float* logits, con
                            int64_t K) noexcept;
 void cross_entropy_backward(float* dlogits, const float* probs, const int32_t* labels, int64_t B, int64_t K,
                             float scale) noexcept;
+
+// linear.h: the packed-weight GEMM (onednn_linear.cpp; portable loops without oneDNN).
+// Throws rc::Error(device) when oneDNN fails (not noexcept).
+void packed_linear_forward(void* y, ActType y_type, const void* x, ActType x_type, const PackedLinear& w,
+                           const float* bias, int64_t M, Epilogue epilogue);
+
+// rows.h
+void position_ids(int32_t* positions, const int32_t* ids, int64_t B, int64_t T, int32_t pad) noexcept;
+void gather_first_tokens(float* dst, const float* src, int64_t B, int64_t T, int64_t C) noexcept;
+void scatter_first_tokens(float* dst, const float* src, int64_t B, int64_t T, int64_t C) noexcept;
+void mean_forward(float* out, const float* x, int64_t n) noexcept;
 
 // optimizer.h
 void adamw_step(float* params, const float* grads, float* m, float* v, const AdamWSegment* segments,

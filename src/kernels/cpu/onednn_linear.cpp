@@ -25,7 +25,6 @@
 #include "kernels/cpu/bf16_convert.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/onednn_matmul.h"
-#include "kernels/dispatch.h"
 #include "tensor/bf16.h"
 
 #if defined(RC_WITH_ONEDNN) && RC_WITH_ONEDNN
@@ -330,10 +329,9 @@ constexpr int64_t kInt8Chunk = 256;
 
 }  // namespace
 
-void linear_forward(const ExecCtx& ctx, void* y, ActType y_type, const void* x, ActType x_type,
-                    const PackedLinear& w, const float* bias, int64_t M, Epilogue epilogue) {
+void cpu::packed_linear_forward(void* y, ActType y_type, const void* x, ActType x_type, const PackedLinear& w,
+                                const float* bias, int64_t M, Epilogue epilogue) {
   RC_ASSERT(!w.empty() && M >= 0 && (M == 0 || (y && x)));
-  if (ctx.device == Device::cuda) detail::no_cuda("linear_forward");
   if (M == 0) return;
   PackedLinear::Impl& im = *w.impl();
   if (!im.onednn) return fallback_forward(im, y, y_type, x, x_type, bias, M, epilogue);
@@ -399,10 +397,9 @@ PackedLinear PackedLinear::pack(const float* w, int64_t N, int64_t K, PackedType
   return out;
 }
 
-void linear_forward(const ExecCtx& ctx, void* y, ActType y_type, const void* x, ActType x_type,
-                    const PackedLinear& w, const float* bias, int64_t M, Epilogue epilogue) {
+void cpu::packed_linear_forward(void* y, ActType y_type, const void* x, ActType x_type, const PackedLinear& w,
+                                const float* bias, int64_t M, Epilogue epilogue) {
   RC_ASSERT(!w.empty() && M >= 0 && (M == 0 || (y && x)));
-  if (ctx.device == Device::cuda) detail::no_cuda("linear_forward");
   if (M == 0) return;
   fallback_forward(*w.impl(), y, y_type, x, x_type, bias, M, epilogue);
 }

@@ -130,6 +130,13 @@ void cross_entropy_forward(float* losses, float* probs, const float* logits, con
 void cross_entropy_backward(float* dlogits, const float* probs, const int32_t* labels, int64_t B, int64_t K,
                             float scale, void* stream);
 
+// ---- rows.h (rows.cu): ids, positions are DEVICE arrays; out of mean_forward one device float
+void position_ids(int32_t* positions, const int32_t* ids, int64_t B, int64_t T, int32_t pad, void* stream);
+void gather_first_tokens(float* dst, const float* src, int64_t B, int64_t T, int64_t C, void* stream);
+void scatter_first_tokens(float* dst, const float* src, int64_t B, int64_t T, int64_t C, void* stream);
+// One block, fixed reduction order: deterministic (n is a batch's rows).
+void mean_forward(float* out, const float* x, int64_t n, void* stream);
+
 // ---- optimizer.h (optimizer.cu) ---------------------------------------------------------
 // One multi-tensor launch per kAdamWMaxSegments segments (host table, passed by value).
 // params_bf16 (may be null): also writes bf16(params) for the next forward's GEMMs.

@@ -1,0 +1,38 @@
+// Checks + dispatch for linear.h: on the weight kind, then on the device. The only place the
+// model's GEMMs go through (matmul.h's backward products aside).
+#include "kernels/linear.h"
+
+#include "kernels/activation.h"
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/dispatch.h"
+#include "kernels/matmul.h"
+
+namespace rc::kernels {
+
+void linear_forward(const ExecCtx& ctx, void* y, ActType y_type, const void* x, ActType x_type,
+                    const LinearWeight& w, const float* bias, int64_t M, Epilogue epilogue) {
+  RC_ASSERT(M >= 0 && w.n > 0 && w.k > 0 && (M == 0 || (y && x)));
+  switch (w.kind) {
+    case LinearWeight::Kind::f32: {
+      RC_ASSERT(w.w && x_type == ActType::f32 && y_type == ActType::f32);
+      float* yf = static_cast<float*>(y);
+      matmul_nt(ctx, yf, static_cast<const float*>(x), w.w, bias, M, w.n, w.k);
+      if (epilogue == Epilogue::gelu_erf) gelu_erf_forward(ctx, yf, yf, M * w.n);
+      return;
+    }
+    case LinearWeight::Kind::packed:
+      RC_ASSERT(w.packed && !w.packed->empty());
+      RC_CHECK(ctx.device == Device::cpu, Errc::unsupported,
+               "linear_forward: packed bf16/int8 weights are a CPU weight format"
+               "\nHINT: on CUDA keep fp32 weights and use bf16 GEMMs (--precision bf16)");
+      return cpu::packed_linear_forward(y, y_type, x, x_type, *w.packed, bias, M, epilogue);
+  }
+}
+
+void linear_forward(const ExecCtx& ctx, void* y, ActType y_type, const void* x, ActType x_type,
+                    const PackedLinear& w, const float* bias, int64_t M, Epilogue epilogue) {
+  RC_ASSERT(!w.empty());
+  linear_forward(ctx, y, y_type, x, x_type, LinearWeight::of(w), bias, M, epilogue);
+}
+
+}  // namespace rc::kernels

@@ -1,0 +1,75 @@
+// One RoBERTa encoder layer (post-LN), the only code that computes one — for every weight
+// format (fp32 view, packed bf16 / int8) and every device:
+//   ln1 = LN(dropout(attn(x·Wqkvᵀ)·Woᵀ + bo) + x);  out = LN(dropout(gelu(ln1·W1ᵀ + b1)·W2ᵀ + b2) + ln1)
+// Inference (fp32 and packed), training and the benchmarks loop over layers calling
+// encoder_layer_forward; training's backward calls encoder_layer_backward.
+// Pointers are on the context's device; shapes come from the config and the batch.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/exec_ctx.h"
+#include "kernels/linear.h"
+#include "model/roberta_config.h"
+
+namespace rc::model {
+
+// The four GEMM weights (any format) and the fp32 biases / LayerNorm parameters of a layer.
+struct LayerWeights {
+  kernels::LinearWeight qkv, attn_out, ffn_in, ffn_out;
+  const float *qkv_b, *attn_out_b, *ln1_gamma, *ln1_beta, *ffn_in_b, *ffn_out_b, *ln2_gamma, *ln2_beta;
+};
+
+// Gradient slices of a layer in the flat gradient buffer (ACCUMULATED into).
+struct LayerGrads {
+  float *qkv_w, *qkv_b, *attn_out_w, *attn_out_b, *ln1_gamma, *ln1_beta;
+  float *ffn_in_w, *ffn_in_b, *ffn_out_w, *ffn_out_b, *ln2_gamma, *ln2_beta;
+};
+
+// Where a layer reads and writes. Inference aliases buffers (x_in == x_out == ln1, sums
+// into proj, no statistics); training gives every saved tensor its own slot.
+struct LayerActs {
+  const float* x_in = nullptr;  // (B·T, C)
+  float* x_out = nullptr;       // (rows, C); may alias x_in
+  float* qkv = nullptr;         // (B·T, 3C)
+  float* probs = nullptr;       // (B, H, T, T) saved for backward, or null
+  float* attn = nullptr;        // (B·T, C) attention context
+  float* proj = nullptr;        // (B·T, C) scratch: a branch before its residual join
+  float* attn_sum = nullptr;    // (B·T, C) LN1 input saved (may alias proj)
+  float* ln1 = nullptr;         // (B·T, C) LN1 output (may alias x_out)
+  float *ln1_mean = nullptr, *ln1_rstd = nullptr;  // (B·T) or null
+  float* ffn_pre = nullptr;     // (B·T, I) pre-GELU saved for backward, or null: GELU fused into the GEMM
+  void* ffn_act = nullptr;      // (B·T, I) GELU output, of type ffn_type
+  kernels::ActType ffn_type = kernels::ActType::f32;
+  float* ffn_sum = nullptr;     // (B·T, C) LN2 input saved (may alias proj)
+  float *ln2_mean = nullptr, *ln2_rstd = nullptr;  // (B·T) or null
+  float* rows_scratch = nullptr;  // (2·B, C): Rows::first_token's gathered rows
+};
+
+// Dropout of one layer's three sites (training); null = eval mode.
+struct LayerDropout {
+  float hidden = 0, attention = 0;
+  uint64_t attn_seed = 0, attn_out_seed = 0, ffn_out_seed = 0;
+};
+
+// The rows a layer carries past its attention: every token, or token 0 of each sequence
+// only (the last layer at inference: the head reads nothing else; its attention still reads
+// every token's keys and values). With first_token the output has B rows.
+enum class Rows { all, first_token };
+
+// seq_lens: (B) on the context's device.
+void encoder_layer_forward(const kernels::ExecCtx& ctx, const RobertaConfig& config, const LayerWeights& w,
+                           const LayerActs& a, const int32_t* seq_lens, int64_t B, int64_t T,
+                           const LayerDropout* dropout, Rows rows);
+
+// Backward of a training forward (Rows::all, fp32 weights, every saved slot filled).
+// d_x: in, the gradient of the layer's output; out, of its input. Scratch: d_s (B·T, C),
+// d_qkv (B·T, 3C), d_attn (B·T, C), d_ffn (B·T, I).
+struct LayerBackwardScratch {
+  float *d_s, *d_qkv, *d_attn, *d_ffn;
+};
+void encoder_layer_backward(const kernels::ExecCtx& ctx, const RobertaConfig& config, const LayerWeights& w,
+                            const LayerGrads& g, const LayerActs& a, const int32_t* seq_lens, int64_t B, int64_t T,
+                            const LayerDropout& dropout, float* d_x, const LayerBackwardScratch& s);
+
+}  // namespace rc::model

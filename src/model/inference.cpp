@@ -1,0 +1,103 @@
+// The inference forward (roberta_model.h): embeddings, the encoder layers (encoder.h; the
+// last one on the first token only), the head. Every weight format, every device.
+#include <algorithm>
+
+#include "core/check.h"
+#include "kernels/activation.h"
+#include "kernels/embedding.h"
+#include "kernels/layernorm.h"
+#include "kernels/matmul.h"
+#include "kernels/rows.h"
+#include "model/roberta_model.h"
+
+namespace rc::model {
+
+using kernels::ActType;
+using kernels::Epilogue;
+using kernels::ExecCtx;
+
+InferenceWorkspace::InferenceWorkspace(const RobertaConfig& c, int64_t max_B, int64_t max_T)
+    : InferenceWorkspace(ExecCtx{}, c, max_B, max_T) {}
+
+InferenceWorkspace::InferenceWorkspace(const ExecCtx& ctx, const RobertaConfig& c, int64_t max_B, int64_t max_T)
+    : max_B_(max_B), max_T_(max_T), device_(ctx.device) {
+  RC_CHECK(max_B > 0 && max_T > 0, Errc::invalid_argument, "workspace needs a positive batch and length");
+  const int64_t BT = max_B * max_T, C = c.hidden_size;
+  x_ = kernels::alloc_floats(ctx, BT * C);
+  qkv_ = kernels::alloc_floats(ctx, BT * 3 * C);
+  attn_ = kernels::alloc_floats(ctx, BT * C);
+  tmp_ = kernels::alloc_floats(ctx, BT * C);
+  ffn_ = kernels::alloc_floats(ctx, BT * c.intermediate_size);  // fp32, or bf16 in its first half
+  rows_ = kernels::alloc_floats(ctx, 4 * max_B * C);  // gathered first tokens (2·B·C), head (2·B·C)
+  logits_ = kernels::alloc_floats(ctx, max_B * std::max<int64_t>(1, c.num_labels()));
+  batch_ = DeviceBatch(ctx, max_B, max_T, false);
+}
+
+void embed_for_inference(const ExecCtx& ctx, const RobertaModel& model, const Batch& batch, int32_t* positions,
+                         float* scratch, float* x) {
+  const RobertaConfig& c = model.config();
+  const ModelOffsets& o = model.offsets();
+  const float* P = model.params();
+  const int64_t BT = batch.B * batch.T, C = c.hidden_size;
+  kernels::position_ids(ctx, positions, batch.ids, batch.B, batch.T, c.pad_token_id);
+  kernels::embedding_forward(ctx, scratch, batch.ids, positions, batch.token_types, P + o.wte, P + o.wpe, P + o.tte,
+                             BT, C);
+  kernels::layernorm_forward(ctx, x, nullptr, nullptr, scratch, P + o.ln_emb_gamma, P + o.ln_emb_beta, BT, C,
+                             c.layer_norm_eps);
+}
+
+void forward_logits(const ExecCtx& ctx, const RobertaModel& model, const Batch& host_batch, InferenceWorkspace& ws,
+                    float* logits) {
+  const RobertaConfig& c = model.config();
+  RC_CHECK(host_batch.B <= ws.max_B() && host_batch.T <= ws.max_T(), Errc::invalid_argument, "batch ", host_batch.B,
+           "x", host_batch.T, " exceeds the workspace ", ws.max_B(), "x", ws.max_T());
+  RC_CHECK(model.device() == ctx.device && ws.device_ == ctx.device, Errc::invalid_argument,
+           "forward_logits: the model, the workspace and the context are on different devices");
+  validate_batch(c, host_batch);
+  const Batch batch = ws.batch_.stage(ctx, host_batch, nullptr, nullptr);
+  const ModelOffsets& o = model.offsets();
+  const float* P = model.params();
+  const int64_t B = batch.B, T = batch.T, C = c.hidden_size, K = c.num_labels();
+  float* x = ws.x_.f32();
+  float* tmp = ws.tmp_.f32();
+
+  embed_for_inference(ctx, model, batch, ws.batch_.positions.as<int32_t>(), tmp, x);
+
+  const size_t NL = o.layers.size();
+  for (size_t l = 0; l < NL; ++l) {
+    const LayerWeights w = model.layer_weights(l);
+    LayerActs a;
+    a.x_in = x;
+    a.x_out = x;
+    a.qkv = ws.qkv_.f32();
+    a.attn = ws.attn_.f32();
+    a.proj = tmp;
+    a.attn_sum = tmp;
+    a.ln1 = x;
+    a.ffn_act = ws.ffn_.data();
+    a.ffn_type = w.ffn_in.preferred_hidden_type();
+    a.ffn_sum = tmp;
+    a.rows_scratch = ws.rows_.f32();
+    encoder_layer_forward(ctx, c, w, a, batch.seq_lens, B, T, nullptr, l + 1 == NL ? Rows::first_token : Rows::all);
+  }
+
+  // Head: dense → tanh → out_proj on the first token (x holds one row per sequence after the
+  // last layer, or every token when there are no layers).
+  float* cls = x;
+  float* hidden = ws.rows_.f32() + 2 * B * C;
+  if (NL == 0 && T > 1) {
+    cls = ws.rows_.f32();
+    kernels::gather_first_tokens(ctx, cls, x, B, T, C);
+  }
+  kernels::linear_forward(ctx, hidden, ActType::f32, cls, ActType::f32, model.head_dense_weight(), P + o.head_dense_b,
+                          B, Epilogue::none);
+  kernels::tanh_forward(ctx, hidden, hidden, B * C);
+  if (ctx.device == Device::cpu) {
+    kernels::matmul_nt(ctx, logits, hidden, P + o.head_out_w, P + o.head_out_b, B, K, C);
+    return;
+  }
+  kernels::matmul_nt(ctx, ws.logits_.f32(), hidden, P + o.head_out_w, P + o.head_out_b, B, K, C);
+  kernels::download(ctx, logits, ws.logits_.data(), size_t(B * K) * sizeof(float));
+}
+
+}  // namespace rc::model

@@ -1,0 +1,200 @@
+// The training forward + backward (roberta_model.h): embeddings with dropout, the encoder
+// layers (encoder.h) saving what the backward needs, the head, the mean cross-entropy, then
+// the backward through the same layers. On any device; always the fp32 weights.
+#include <algorithm>
+
+#include "core/check.h"
+#include "kernels/activation.h"
+#include "kernels/dropout.h"
+#include "kernels/embedding.h"
+#include "kernels/layernorm.h"
+#include "kernels/loss.h"
+#include "kernels/matmul.h"
+#include "kernels/optimizer.h"
+#include "kernels/rows.h"
+#include "model/roberta_model.h"
+
+namespace rc::model {
+
+using kernels::ExecCtx;
+
+DropoutConfig DropoutConfig::from(const RobertaConfig& c) {
+  return {c.hidden_dropout_prob, c.attention_probs_dropout_prob, c.classifier_dropout_prob()};
+}
+
+TrainWorkspace::TrainWorkspace(const RobertaConfig& c, int64_t max_B, int64_t max_T)
+    : TrainWorkspace(ExecCtx{}, c, max_B, max_T) {}
+
+TrainWorkspace::TrainWorkspace(const ExecCtx& ctx, const RobertaConfig& c, int64_t max_B, int64_t max_T)
+    : max_B_(max_B), max_T_(max_T), device_(ctx.device) {
+  RC_CHECK(max_B > 0 && max_T > 0, Errc::invalid_argument, "workspace needs a positive batch and length");
+  const int64_t L = c.num_hidden_layers, BT = max_B * max_T, C = c.hidden_size, I = c.intermediate_size;
+  const int64_t H = c.num_attention_heads, K = std::max<int64_t>(1, c.num_labels());
+  auto f = [&](int64_t n) { return kernels::alloc_floats(ctx, n); };
+  emb_sum_ = f(BT * C);
+  emb_mean_ = f(BT);
+  emb_rstd_ = f(BT);
+  layer_in_ = f((L + 1) * BT * C);
+  qkv_ = f(L * BT * 3 * C);
+  probs_ = f(L * max_B * H * max_T * max_T);
+  attn_ctx_ = f(L * BT * C);
+  proj_ = f(BT * C);
+  attn_sum_ = f(L * BT * C);
+  ln1_out_ = f(L * BT * C);
+  ln1_mean_ = f(L * BT);
+  ln1_rstd_ = f(L * BT);
+  ffn_pre_ = f(L * BT * I);
+  ffn_act_ = f(L * BT * I);
+  ffn_sum_ = f(L * BT * C);
+  ln2_mean_ = f(L * BT);
+  ln2_rstd_ = f(L * BT);
+  head_in_ = f(max_B * C);
+  head_pre_ = f(max_B * C);
+  head_act_ = f(max_B * C);
+  head_drop_ = f(max_B * C);
+  logits_ = f(max_B * K);
+  probs_out_ = f(max_B * K);
+  losses_ = f(max_B);
+  loss_ = f(1);
+  d_x_ = f(BT * C);
+  d_x2_ = f(BT * C);
+  d_qkv_ = f(BT * 3 * C);
+  d_ctx_ = f(BT * C);
+  d_ffn_ = f(BT * I);
+  d_head_ = f(max_B * (K + 3 * C));
+  batch_ = DeviceBatch(ctx, max_B, max_T, true);
+}
+
+namespace {
+
+// Layer l's saved activations in the workspace for a (B, T) batch.
+LayerActs layer_acts(float* layer_in, float* qkv, float* probs, float* attn_ctx, float* proj, float* attn_sum,
+                     float* ln1, float* ln1_mean, float* ln1_rstd, float* ffn_pre, float* ffn_act, float* ffn_sum,
+                     float* ln2_mean, float* ln2_rstd, int64_t l, int64_t BT, int64_t C, int64_t I,
+                     int64_t probs_stride) {
+  LayerActs a;
+  a.x_in = layer_in + l * BT * C;
+  a.x_out = layer_in + (l + 1) * BT * C;
+  a.qkv = qkv + l * BT * 3 * C;
+  a.probs = probs + l * probs_stride;
+  a.attn = attn_ctx + l * BT * C;
+  a.proj = proj;
+  a.attn_sum = attn_sum + l * BT * C;
+  a.ln1 = ln1 + l * BT * C;
+  a.ln1_mean = ln1_mean + l * BT;
+  a.ln1_rstd = ln1_rstd + l * BT;
+  a.ffn_pre = ffn_pre + l * BT * I;
+  a.ffn_act = ffn_act + l * BT * I;
+  a.ffn_sum = ffn_sum + l * BT * C;
+  a.ln2_mean = ln2_mean + l * BT;
+  a.ln2_rstd = ln2_rstd + l * BT;
+  return a;
+}
+
+}  // namespace
+
+float forward_backward(const ExecCtx& ctx, const RobertaModel& model, const Batch& host_batch,
+                       const int32_t* host_labels, const DropoutConfig& dropout, uint64_t seed, float loss_scale,
+                       float* grads, TrainWorkspace& ws, float* logits_out) {
+  const RobertaConfig& c = model.config();
+  RC_CHECK(host_batch.B <= ws.max_B() && host_batch.T <= ws.max_T(), Errc::invalid_argument, "batch ",
+           host_batch.B, "x", host_batch.T, " exceeds the workspace ", ws.max_B(), "x", ws.max_T());
+  RC_CHECK(model.device() == ctx.device && ws.device_ == ctx.device, Errc::invalid_argument,
+           "forward_backward: the model, the workspace and the context are on different devices");
+  validate_batch(c, host_batch);
+  const int64_t K = c.num_labels();
+  for (int64_t b = 0; b < host_batch.B; ++b)
+    RC_CHECK(host_labels[b] >= 0 && host_labels[b] < K, Errc::invalid_argument, "label ", host_labels[b],
+             " outside [0, ", K, ")");
+  const int32_t* labels = nullptr;
+  const Batch batch = ws.batch_.stage(ctx, host_batch, host_labels, &labels);
+
+  const ModelOffsets& o = model.offsets();
+  const float* P = model.params();
+  float* G = grads;
+  const int64_t B = batch.B, T = batch.T, BT = B * T, C = c.hidden_size, I = c.intermediate_size;
+  const int64_t H = c.num_attention_heads, NL = c.num_hidden_layers;
+  const float eps = c.layer_norm_eps;
+  const int64_t probs_stride = B * H * T * T;
+  // Dropout sites: 0 embeddings, then 3 per layer (attention probs, attention output,
+  // FFN output), then the head's two. Each gets its own stream from the step seed.
+  auto seed_of = [&](int64_t site) { return dropout_site_seed(seed, uint64_t(site)); };
+  auto layer_dropout = [&](int64_t l) {
+    return LayerDropout{dropout.hidden, dropout.attention, seed_of(1 + 3 * l), seed_of(2 + 3 * l),
+                        seed_of(3 + 3 * l)};
+  };
+  auto acts = [&](int64_t l) {
+    return layer_acts(ws.layer_in_.f32(), ws.qkv_.f32(), ws.probs_.f32(), ws.attn_ctx_.f32(), ws.proj_.f32(),
+                      ws.attn_sum_.f32(), ws.ln1_out_.f32(), ws.ln1_mean_.f32(), ws.ln1_rstd_.f32(),
+                      ws.ffn_pre_.f32(), ws.ffn_act_.f32(), ws.ffn_sum_.f32(), ws.ln2_mean_.f32(),
+                      ws.ln2_rstd_.f32(), l, BT, C, I, probs_stride);
+  };
+  const int64_t head_site = 1 + 3 * NL;
+  int32_t* positions = ws.batch_.positions.as<int32_t>();
+
+  // ---- forward, saving what backward needs
+  kernels::position_ids(ctx, positions, batch.ids, B, T, c.pad_token_id);
+  kernels::embedding_forward(ctx, ws.emb_sum_.f32(), batch.ids, positions, batch.token_types, P + o.wte, P + o.wpe,
+                             P + o.tte, BT, C);
+  float* x0 = ws.layer_in_.f32();
+  kernels::layernorm_forward(ctx, x0, ws.emb_mean_.f32(), ws.emb_rstd_.f32(), ws.emb_sum_.f32(), P + o.ln_emb_gamma,
+                             P + o.ln_emb_beta, BT, C, eps);
+  kernels::dropout_forward(ctx, x0, x0, BT * C, dropout.hidden, seed_of(0));
+
+  for (int64_t l = 0; l < NL; ++l) {
+    const LayerDropout d = layer_dropout(l);
+    encoder_layer_forward(ctx, c, model.layer_weights(size_t(l), true), acts(l), batch.seq_lens, B, T, &d,
+                          Rows::all);
+  }
+
+  // Head: dropout → dense → tanh → dropout → out_proj, on token 0 of each row.
+  const float* x_last = ws.layer_in_.f32() + NL * BT * C;
+  float *head_in = ws.head_in_.f32(), *head_act = ws.head_act_.f32(), *head_drop = ws.head_drop_.f32();
+  kernels::gather_first_tokens(ctx, head_in, x_last, B, T, C);
+  kernels::dropout_forward(ctx, head_in, head_in, B * C, dropout.classifier, seed_of(head_site));
+  kernels::matmul_nt(ctx, ws.head_pre_.f32(), head_in, P + o.head_dense_w, P + o.head_dense_b, B, C, C);
+  kernels::tanh_forward(ctx, head_act, ws.head_pre_.f32(), B * C);
+  kernels::dropout_forward(ctx, head_drop, head_act, B * C, dropout.classifier, seed_of(head_site + 1));
+  float* logits = ws.logits_.f32();
+  kernels::matmul_nt(ctx, logits, head_drop, P + o.head_out_w, P + o.head_out_b, B, K, C);
+  kernels::cross_entropy_forward(ctx, ws.losses_.f32(), ws.probs_out_.f32(), logits, labels, B, K);
+  kernels::mean_forward(ctx, ws.loss_.f32(), ws.losses_.f32(), B);
+
+  // ---- backward: parameter grads ACCUMULATE into G; activation grads overwrite.
+  float* d_logits = ws.d_head_.f32();
+  float* d_head_drop = d_logits + B * K;  // d_head_ holds B·K + 3·B·C
+  float* d_head_pre = d_head_drop + B * C;
+  float* d_head_in = d_head_pre + B * C;
+  kernels::cross_entropy_backward(ctx, d_logits, ws.probs_out_.f32(), labels, B, K, loss_scale / float(B));
+  kernels::matmul_tn(ctx, G + o.head_out_w, d_logits, head_drop, K, C, B, true);
+  kernels::bias_backward(ctx, G + o.head_out_b, d_logits, B, K);
+  kernels::matmul_nn(ctx, d_head_drop, d_logits, P + o.head_out_w, B, C, K, false);
+  kernels::dropout_backward(ctx, d_head_drop, d_head_drop, B * C, dropout.classifier, seed_of(head_site + 1));
+  kernels::tanh_backward(ctx, d_head_pre, d_head_drop, head_act, B * C);
+  kernels::matmul_tn(ctx, G + o.head_dense_w, d_head_pre, head_in, C, C, B, true);
+  kernels::bias_backward(ctx, G + o.head_dense_b, d_head_pre, B, C);
+  kernels::matmul_nn(ctx, d_head_in, d_head_pre, P + o.head_dense_w, B, C, C, false);
+  kernels::dropout_backward(ctx, d_head_in, d_head_in, B * C, dropout.classifier, seed_of(head_site));
+
+  float* d_x = ws.d_x_.f32();  // gradient w.r.t. the current layer's output
+  kernels::scatter_first_tokens(ctx, d_x, d_head_in, B, T, C);
+  const LayerBackwardScratch scratch{ws.d_x2_.f32(), ws.d_qkv_.f32(), ws.d_ctx_.f32(), ws.d_ffn_.f32()};
+  for (int64_t l = NL - 1; l >= 0; --l) {
+    encoder_layer_backward(ctx, c, model.layer_weights(size_t(l), true), model.layer_grads(G, size_t(l)), acts(l),
+                           batch.seq_lens, B, T, layer_dropout(l), d_x, scratch);
+  }
+
+  // Embeddings: x0 = dropout(LN(emb_sum))
+  float* d_s = scratch.d_s;
+  kernels::dropout_backward(ctx, d_x, d_x, BT * C, dropout.hidden, seed_of(0));
+  kernels::layernorm_backward(ctx, d_s, G + o.ln_emb_gamma, G + o.ln_emb_beta, d_x, ws.emb_sum_.f32(),
+                              P + o.ln_emb_gamma, ws.emb_mean_.f32(), ws.emb_rstd_.f32(), BT, C);
+  kernels::embedding_backward(ctx, G + o.wte, G + o.wpe, G + o.tte, d_s, batch.ids, positions, batch.token_types, BT,
+                              C, c.pad_token_id);
+  if (logits_out) kernels::download(ctx, logits_out, logits, size_t(B * K) * sizeof(float));
+  float loss = 0;
+  kernels::download(ctx, &loss, ws.loss_.data(), sizeof(float));
+  return loss;
+}
+
+}  // namespace rc::model
