@@ -43,8 +43,11 @@ static void check_model_size(const RobertaConfig& c, const ParamLayout& layout) 
            layout.total(), " parameters, more than this build supports (", max_params, ")");
 }
 
-RobertaModel::RobertaModel(RobertaConfig config)
-    : config_(std::move(config)), layout_(ParamLayout::build(config_)), offsets_(model_offsets(layout_, config_)) {
+RobertaModel::RobertaModel(RobertaConfig config, HeadKind head)
+    : config_(std::move(config)),
+      head_(head),
+      layout_(ParamLayout::build(config_, head)),
+      offsets_(model_offsets(layout_, config_)) {
   check_model_size(config_, layout_);
   params_ = FloatBuffer(layout_.total());
 }
@@ -93,7 +96,8 @@ void RobertaModel::init_weights(uint64_t seed, bool head_only) {
   for (const ParamEntry& e : layout_.entries()) {
     if (head_only && !e.is_head) continue;
     float* p = params_.data() + e.offset;
-    if (e.name.find("LayerNorm.weight") != std::string::npos) {
+    // lm_head.layer_norm is the one LayerNorm HF names in snake case; lm_head.bias starts at 0.
+    if (e.name.find("LayerNorm.weight") != std::string::npos || e.name == "lm_head.layer_norm.weight") {
       std::fill(p, p + e.numel, 1.0f);
     } else if (ends_with(e.name, ".bias") || e.name.find("LayerNorm") != std::string::npos) {
       std::fill(p, p + e.numel, 0.0f);
@@ -265,16 +269,13 @@ TrainWorkspace::TrainWorkspace(const RobertaConfig& c, int64_t max_B, int64_t ma
   positions_.resize(BT);
 }
 
-float forward_backward(const ExecCtx& ctx, const RobertaModel& model, const Batch& batch, const int32_t* labels,
-                       const DropoutConfig& dropout, uint64_t seed, float loss_scale, float* grads,
-                       TrainWorkspace& ws, float* logits_out) {
+float forward_backward_hidden(const ExecCtx& ctx, const RobertaModel& model, const Batch& batch,
+                              const DropoutConfig& dropout, uint64_t seed, float* grads, TrainWorkspace& ws,
+                              HiddenHead& head) {
   const RobertaConfig& c = model.config();
   RC_CHECK(batch.B <= ws.max_B() && batch.T <= ws.max_T(), Errc::invalid_argument, "batch ", batch.B, "x", batch.T,
            " exceeds the workspace ", ws.max_B(), "x", ws.max_T());
   validate_batch(c, batch);
-  const int64_t K = c.num_labels();
-  for (int64_t b = 0; b < batch.B; ++b)
-    RC_CHECK(labels[b] >= 0 && labels[b] < K, Errc::invalid_argument, "label ", labels[b], " outside [0, ", K, ")");
 
   const ModelOffsets& o = model.offsets();
   const float* P = model.params();
@@ -284,10 +285,8 @@ float forward_backward(const ExecCtx& ctx, const RobertaModel& model, const Batc
   const float eps = c.layer_norm_eps;
   const int64_t probs_stride = B * H * T * T;
   // Dropout sites: 0 embeddings, then 3 per layer (attention probs, attention output,
-  // FFN output), then the head's two. Each gets its own stream from the step seed.
+  // FFN output), then the head's (from 1 + 3·NL). Each gets its own stream from the step seed.
   auto seed_of = [&](int64_t site) { return site_seed(seed, uint64_t(site)); };
-  const int64_t head_site = 1 + 3 * NL;
-
   // ---- forward, saving what backward needs
   make_positions(ws.positions_.data(), batch, c.pad_token_id);
   kernels::embedding_forward(ctx, ws.emb_sum_.data(), batch.ids, ws.positions_.data(), batch.token_types, P + o.wte,
@@ -327,41 +326,13 @@ float forward_backward(const ExecCtx& ctx, const RobertaModel& model, const Batc
                                    ws.ffn_proj_.data(), ln1, P + L.ln_ffn_gamma, P + L.ln_ffn_beta, BT, C, eps);
   }
 
-  // Head: dropout → dense → tanh → dropout → out_proj, on token 0 of each row.
+  // The head, then (if it asks) the backward through the layers from its d_x.
   const float* x_last = ws.layer_in_.data() + NL * BT * C;
-  float *head_in = ws.head_in_.data(), *head_act = ws.head_act_.data(), *head_drop = ws.head_drop_.data();
-  for (int64_t b = 0; b < B; ++b) std::memcpy(head_in + b * C, x_last + b * T * C, C * sizeof(float));
-  kernels::dropout_forward(ctx, head_in, head_in, B * C, dropout.classifier, seed_of(head_site));
-  kernels::matmul_nt(ctx, ws.head_pre_.data(), head_in, P + o.head_dense_w, P + o.head_dense_b, B, C, C);
-  kernels::tanh_forward(ctx, head_act, ws.head_pre_.data(), B * C);
-  kernels::dropout_forward(ctx, head_drop, head_act, B * C, dropout.classifier, seed_of(head_site + 1));
-  float* logits = ws.logits_.data();
-  kernels::matmul_nt(ctx, logits, head_drop, P + o.head_out_w, P + o.head_out_b, B, K, C);
-  kernels::cross_entropy_forward(ctx, ws.losses_.data(), ws.probs_out_.data(), logits, labels, B, K);
-  double loss_sum = 0;
-  for (int64_t b = 0; b < B; ++b) loss_sum += ws.losses_.data()[b];
-  if (logits_out) std::memcpy(logits_out, logits, B * K * sizeof(float));
-
-  // ---- backward: parameter grads ACCUMULATE into G; activation grads overwrite.
-  float* d_logits = ws.d_head_.data();
-  float* d_head_drop = d_logits + B * K;  // d_head_ holds B·K + 3·B·C
-  float* d_head_pre = d_head_drop + B * C;
-  float* d_head_in = d_head_pre + B * C;
-  kernels::cross_entropy_backward(ctx, d_logits, ws.probs_out_.data(), labels, B, K, loss_scale / float(B));
-  kernels::matmul_tn(ctx, G + o.head_out_w, d_logits, head_drop, K, C, B, true);
-  kernels::bias_backward(ctx, G + o.head_out_b, d_logits, B, K);
-  kernels::matmul_nn(ctx, d_head_drop, d_logits, P + o.head_out_w, B, C, K, false);
-  kernels::dropout_backward(ctx, d_head_drop, d_head_drop, B * C, dropout.classifier, seed_of(head_site + 1));
-  kernels::tanh_backward(ctx, d_head_pre, d_head_drop, head_act, B * C);
-  kernels::matmul_tn(ctx, G + o.head_dense_w, d_head_pre, head_in, C, C, B, true);
-  kernels::bias_backward(ctx, G + o.head_dense_b, d_head_pre, B, C);
-  kernels::matmul_nn(ctx, d_head_in, d_head_pre, P + o.head_dense_w, B, C, C, false);
-  kernels::dropout_backward(ctx, d_head_in, d_head_in, B * C, dropout.classifier, seed_of(head_site));
-
   float* d_x = ws.d_x_.data();    // gradient w.r.t. the current layer's output
   float* d_s = ws.d_x2_.data();   // gradient w.r.t. a LayerNorm's input (residual sum)
   kernels::zero(ctx, d_x, BT * C);
-  for (int64_t b = 0; b < B; ++b) std::memcpy(d_x + b * T * C, d_head_in + b * C, C * sizeof(float));
+  const HiddenHead::Result hr = head.run(x_last, d_x);
+  if (!hr.backward) return hr.loss;
 
   for (int64_t l = NL - 1; l >= 0; --l) {
     const LayerOffsets& L = o.layers[l];
@@ -413,7 +384,81 @@ float forward_backward(const ExecCtx& ctx, const RobertaModel& model, const Batc
                               P + o.ln_emb_gamma, ws.emb_mean_.data(), ws.emb_rstd_.data(), BT, C);
   kernels::embedding_backward(ctx, G + o.wte, G + o.wpe, G + o.tte, d_s, batch.ids, ws.positions_.data(),
                               batch.token_types, BT, C, c.pad_token_id);
-  return float(loss_sum / double(B));
+  return hr.loss;
+}
+
+float forward_backward(const ExecCtx& ctx, const RobertaModel& model, const Batch& batch, const int32_t* labels,
+                       const DropoutConfig& dropout, uint64_t seed, float loss_scale, float* grads,
+                       TrainWorkspace& ws, float* logits_out) {
+  const RobertaConfig& c = model.config();
+  RC_CHECK(model.head_kind() == HeadKind::classifier, Errc::invalid_argument,
+           "forward_backward needs a sequence classifier; this model has a masked-LM head");
+  const int64_t K = c.num_labels();
+  for (int64_t b = 0; b < batch.B; ++b)
+    RC_CHECK(labels[b] >= 0 && labels[b] < K, Errc::invalid_argument, "label ", labels[b], " outside [0, ", K, ")");
+  const ModelOffsets& o = model.offsets();
+  const float* P = model.params();
+  float* G = grads;
+  const int64_t B = batch.B, T = batch.T, C = c.hidden_size;
+  auto seed_of = [&](int64_t site) { return site_seed(seed, uint64_t(site)); };
+  const int64_t head_site = 1 + 3 * c.num_hidden_layers;
+
+  // RobertaClassificationHead on token 0 of each row, forward and backward.
+  struct Head final : HiddenHead {
+    const ExecCtx& ctx;
+    TrainWorkspace& ws;
+    const float* P;
+    float* G;
+    const ModelOffsets& o;
+    const int32_t* labels;
+    const DropoutConfig& dropout;
+    uint64_t s0, s1;
+    int64_t B, T, C, K;
+    float loss_scale;
+    float* logits_out;
+    Head(const ExecCtx& ctx_, TrainWorkspace& ws_, const float* P_, float* G_, const ModelOffsets& o_,
+         const int32_t* labels_, const DropoutConfig& dropout_, uint64_t s0_, uint64_t s1_, int64_t B_, int64_t T_,
+         int64_t C_, int64_t K_, float loss_scale_, float* logits_out_)
+        : ctx(ctx_), ws(ws_), P(P_), G(G_), o(o_), labels(labels_), dropout(dropout_), s0(s0_), s1(s1_), B(B_),
+          T(T_), C(C_), K(K_), loss_scale(loss_scale_), logits_out(logits_out_) {}
+    Result run(const float* x_last, float* d_x) override {
+      // Head: dropout → dense → tanh → dropout → out_proj, on token 0 of each row.
+      float *head_in = ws.head_in_.data(), *head_act = ws.head_act_.data(), *head_drop = ws.head_drop_.data();
+      for (int64_t b = 0; b < B; ++b) std::memcpy(head_in + b * C, x_last + b * T * C, C * sizeof(float));
+      kernels::dropout_forward(ctx, head_in, head_in, B * C, dropout.classifier, s0);
+      kernels::matmul_nt(ctx, ws.head_pre_.data(), head_in, P + o.head_dense_w, P + o.head_dense_b, B, C, C);
+      kernels::tanh_forward(ctx, head_act, ws.head_pre_.data(), B * C);
+      kernels::dropout_forward(ctx, head_drop, head_act, B * C, dropout.classifier, s1);
+      float* logits = ws.logits_.data();
+      kernels::matmul_nt(ctx, logits, head_drop, P + o.head_out_w, P + o.head_out_b, B, K, C);
+      kernels::cross_entropy_forward(ctx, ws.losses_.data(), ws.probs_out_.data(), logits, labels, B, K);
+      double loss_sum = 0;
+      for (int64_t b = 0; b < B; ++b) loss_sum += ws.losses_.data()[b];
+      if (logits_out) std::memcpy(logits_out, logits, B * K * sizeof(float));
+
+      // ---- backward: parameter grads ACCUMULATE into G; activation grads overwrite.
+      // (The encoder's continue in forward_backward_hidden from d_x.)
+      float* d_logits = ws.d_head_.data();
+      float* d_head_drop = d_logits + B * K;  // d_head_ holds B·K + 3·B·C
+      float* d_head_pre = d_head_drop + B * C;
+      float* d_head_in = d_head_pre + B * C;
+      kernels::cross_entropy_backward(ctx, d_logits, ws.probs_out_.data(), labels, B, K, loss_scale / float(B));
+      kernels::matmul_tn(ctx, G + o.head_out_w, d_logits, head_drop, K, C, B, true);
+      kernels::bias_backward(ctx, G + o.head_out_b, d_logits, B, K);
+      kernels::matmul_nn(ctx, d_head_drop, d_logits, P + o.head_out_w, B, C, K, false);
+      kernels::dropout_backward(ctx, d_head_drop, d_head_drop, B * C, dropout.classifier, s1);
+      kernels::tanh_backward(ctx, d_head_pre, d_head_drop, head_act, B * C);
+      kernels::matmul_tn(ctx, G + o.head_dense_w, d_head_pre, head_in, C, C, B, true);
+      kernels::bias_backward(ctx, G + o.head_dense_b, d_head_pre, B, C);
+      kernels::matmul_nn(ctx, d_head_in, d_head_pre, P + o.head_dense_w, B, C, C, false);
+      kernels::dropout_backward(ctx, d_head_in, d_head_in, B * C, dropout.classifier, s0);
+
+      for (int64_t b = 0; b < B; ++b) std::memcpy(d_x + b * T * C, d_head_in + b * C, C * sizeof(float));
+      return {float(loss_sum / double(B)), true};
+    }
+  } head(ctx, ws, P, G, o, labels, dropout, seed_of(head_site), seed_of(head_site + 1), B, T, C, K, loss_scale,
+         logits_out);
+  return forward_backward_hidden(ctx, model, batch, dropout, seed, grads, ws, head);
 }
 
 }  // namespace rc::model

@@ -33,8 +33,11 @@ class FloatBuffer {
 
 class RobertaModel {
  public:
-  explicit RobertaModel(RobertaConfig config);  // parameters zeroed
+  // Parameters zeroed. head: classifier.* (RobertaForSequenceClassification) or lm_head.*
+  // (RobertaForMaskedLM, see mlm_head.h).
+  explicit RobertaModel(RobertaConfig config, HeadKind head = HeadKind::classifier);
   const RobertaConfig& config() const { return config_; }
+  HeadKind head_kind() const { return head_; }
   const ParamLayout& layout() const { return layout_; }
   const ModelOffsets& offsets() const { return offsets_; }
   float* params() { return params_.data(); }
@@ -49,6 +52,7 @@ class RobertaModel {
 
  private:
   RobertaConfig config_;
+  HeadKind head_;
   ParamLayout layout_;
   ModelOffsets offsets_;
   FloatBuffer params_;
@@ -102,6 +106,8 @@ struct DropoutConfig {
   static DropoutConfig from(const RobertaConfig& config);  // the config's probabilities
 };
 
+struct HiddenHead;  // below
+
 // Saved activations for one forward + backward up to (max_B, max_T).
 class TrainWorkspace {
  public:
@@ -112,6 +118,8 @@ class TrainWorkspace {
  private:
   friend float forward_backward(const kernels::ExecCtx&, const RobertaModel&, const Batch&, const int32_t*,
                                 const DropoutConfig&, uint64_t, float, float*, TrainWorkspace&, float*);
+  friend float forward_backward_hidden(const kernels::ExecCtx&, const RobertaModel&, const Batch&,
+                                       const DropoutConfig&, uint64_t, float*, TrainWorkspace&, HiddenHead&);
   int64_t max_B_, max_T_;
   // Per layer: inputs of every op the backward needs (llm.c style, one buffer per role).
   FloatBuffer emb_sum_, emb_mean_, emb_rstd_, layer_in_;
@@ -128,5 +136,25 @@ class TrainWorkspace {
 float forward_backward(const kernels::ExecCtx& ctx, const RobertaModel& model, const Batch& batch,
                        const int32_t* labels, const DropoutConfig& dropout, uint64_t seed, float loss_scale,
                        float* grads, TrainWorkspace& ws, float* logits_out);
+
+// The seam for heads other than the classifier (RobertaForMaskedLM's lm_head, mlm_head.h):
+// the training forward through the embeddings and every encoder layer (activations saved,
+// dropout from `seed` as forward_backward), then head.run(x_last, d_x_last) with the final
+// hidden states x_last (B·T, C). The head returns its loss; when it asks for a backward it
+// has written ∂(its scaled loss)/∂x_last into d_x_last (B·T, C; zeroed before the call) and
+// ACCUMULATED its own parameters' gradients into grads, and the encoder backward then
+// accumulates the rest. backward = false makes this an eval-mode forward (pass dropout 0).
+// forward_backward is this function with the classifier head.
+struct HiddenHead {
+  struct Result {
+    float loss = 0;
+    bool backward = false;
+  };
+  virtual ~HiddenHead() = default;
+  virtual Result run(const float* x_last, float* d_x_last) = 0;
+};
+float forward_backward_hidden(const kernels::ExecCtx& ctx, const RobertaModel& model, const Batch& batch,
+                              const DropoutConfig& dropout, uint64_t seed, float* grads, TrainWorkspace& ws,
+                              HiddenHead& head);
 
 }  // namespace rc::model

@@ -32,7 +32,10 @@ TrainEngine::TrainEngine(model::RobertaModel& model, const OptimConfig& optim, c
       m_(model.num_params()),
       v_(model.num_params()),
       segments_(adamw_segments(model.layout(), optim.weight_decay > 0)),
-      ws_(model.config(), max_B, max_T) {}
+      ws_(model.config(), max_B, max_T) {
+  if (model.head_kind() == model::HeadKind::masked_lm)
+    mlm_ws_ = std::make_unique<model::MlmWorkspace>(model.config(), max_B * max_T);
+}
 
 StepResult TrainEngine::step(std::span<const model::Batch> micro, std::span<const int32_t* const> labels) {
   RC_ASSERT(micro.size() == labels.size() && !micro.empty());
@@ -42,6 +45,12 @@ StepResult TrainEngine::step(std::span<const model::Batch> micro, std::span<cons
   double loss = 0;
   for (size_t i = 0; i < micro.size(); ++i) {
     const uint64_t dropout_seed = mix_seed(seed_, uint64_t(step_), uint64_t(i));
+    if (mlm_ws_) {
+      loss += model::mlm_forward_backward(ctx_, model_, micro[i], labels[i], dropout_, dropout_seed, scale,
+                                          grads_.data(), ws_, *mlm_ws_)
+                  .mean();
+      continue;
+    }
     loss += double(model::forward_backward(ctx_, model_, micro[i], labels[i], dropout_, dropout_seed, scale,
                                            grads_.data(), ws_, nullptr));
   }
