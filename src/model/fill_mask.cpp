@@ -61,10 +61,11 @@ class FillMaskerImpl final : public FillMasker {
         cand.score = float(std::exp(double(l[cand.token]) - mx) / sum);
         const int32_t one[] = {cand.token};
         cand.token_str = tok_->decode(one, false);
-        // The pipeline fills this mask only (others stay <mask>) and decodes without specials.
+        // As FillMaskPipeline.postprocess: this mask filled, the others left as <mask>, and
+        // special tokens skipped only when the text has a single mask.
         std::vector<int32_t> filled = ids;
         filled[size_t(positions[m])] = cand.token;
-        cand.sequence = tok_->decode(filled, true);
+        cand.sequence = tok_->decode(filled, positions.size() == 1);
         cands.push_back(std::move(cand));
       }
       out.push_back(std::move(cands));
