@@ -1,6 +1,7 @@
 // roberta pretrain — masked-language-model training (RobertaForMaskedLM), as transformers'
 // run_mlm.py with HF Trainer (include/roberta/pretrain.h).
 #include <cstdio>
+#include <cstdlib>
 
 #include "commands.h"
 #include "core/check.h"
@@ -75,6 +76,8 @@ void add_pretrain_command(CLI::App& app) {
     o.tensorboard_dir = f->tensorboard;
     const PretrainSummary s = pretrain(o);
     std::printf("%s\n", s.to_json(2).c_str());
+    std::fflush(stdout);
+    if (s.interrupted) std::exit(130);  // as a shell reports a SIGINT-ended command
   });
 }
 

@@ -12,7 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -133,6 +135,26 @@ std::vector<std::pair<int64_t, fs::path>> list_checkpoints(const fs::path& out) 
   std::sort(v.begin(), v.end());
   return v;
 }
+
+std::atomic<int> g_stop{0};
+extern "C" void on_pretrain_stop(int sig) { g_stop.store(sig); }
+
+// SIGINT / SIGTERM during a run: finish the step, save a checkpoint, return (as `train`).
+struct StopSignals {
+  struct sigaction old_int {}, old_term {};
+  StopSignals() {
+    g_stop.store(0);
+    struct sigaction sa {};
+    sa.sa_handler = on_pretrain_stop;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+  }
+};
 
 }  // namespace
 
@@ -364,6 +386,7 @@ PretrainSummary pretrain(const PretrainOptions& o) {
     std::fflush(stdout);
   };
 
+  StopSignals signals;
   const double t_start = now_s();
   double eval_time = 0, log_loss = 0;
   int64_t log_n = 0, tokens_run = 0, steps_run = 0;
@@ -422,11 +445,18 @@ PretrainSummary pretrain(const PretrainOptions& o) {
       }
       const bool epoch_end = u + 1 == updates_per_epoch;
       const int64_t next_epoch = epoch_end ? epoch + 1 : epoch, next_update = epoch_end ? 0 : u + 1;
-      if ((o.eval_every > 0 ? step % o.eval_every == 0 : epoch_end) || step == total_steps) {
+      const bool stop = g_stop.load() != 0;
+      if ((o.eval_every > 0 ? step % o.eval_every == 0 : epoch_end) || step == total_steps || stop) {
         const double te = now_s();
-        evaluate(step, ep_f);
+        if (!stop) evaluate(step, ep_f);
         save_checkpoint_dir(next_epoch, next_update, train_time_before + now_s() - t_start - eval_time);
         eval_time += now_s() - te;
+      }
+      if (stop) {
+        std::printf("pretrain: stopped by signal %d at step %lld; checkpoint saved. Continue with --resume.\n",
+                    g_stop.load(), (long long)step);
+        s.interrupted = true;
+        break;
       }
     }
   }
