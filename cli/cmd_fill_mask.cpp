@@ -1,8 +1,6 @@
 // roberta fill-mask — HF's fill-mask pipeline on a RobertaForMaskedLM checkpoint
 // (include/roberta/fill_mask.h). One JSON line per text: a list of candidates for one
 // <mask>, a list of such lists for several, as the pipeline returns.
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
 #include <iostream>
 
@@ -29,16 +27,7 @@ void add_fill_mask_command(CLI::App& app) {
     apply_threads(f->threads);
     const auto fm = FillMasker::load(f->model);
     auto run = [&](const std::string& text) {
-      const auto res = fm->fill(text, f->top_k);
-      nlohmann::json all = nlohmann::json::array();
-      for (const auto& cands : res) {
-        nlohmann::json list = nlohmann::json::array();
-        for (const auto& c : cands)
-          list.push_back({{"score", c.score}, {"token", c.token}, {"token_str", c.token_str}, {"sequence", c.sequence}});
-        all.push_back(list);
-      }
-      const std::string line = (res.size() == 1 ? all[0] : all).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-      std::printf("%s\n", line.c_str());
+      std::printf("%s\n", fm->fill_json({text}, f->top_k, true).c_str());
       std::fflush(stdout);
     };
     if (!f->texts.empty()) {

@@ -26,6 +26,10 @@ class FillMasker {
   // mask, a list of lists for several). Throws invalid_argument when the text has no <mask>
   // or more than max_masks. Thread-safe.
   virtual std::vector<std::vector<FillMaskCandidate>> fill(const std::string& text, int top_k = 5) const = 0;
+  // The pipeline's JSON for texts: per text a list of candidates (one <mask>) or a list of
+  // such lists (several); a single text unwrapped when `single`.
+  std::string fill_json(const std::vector<std::string>& texts, int top_k, bool single) const;
+  virtual int max_length() const = 0;  // tokens incl. <s> </s>
   static constexpr int max_masks = 64;
 };
 

@@ -7,6 +7,8 @@
 #include <mutex>
 #include <numeric>
 
+#include <nlohmann/json.hpp>
+
 #include "core/check.h"
 #include "model/checkpoint.h"
 #include "model/mlm_head.h"
@@ -73,12 +75,32 @@ class FillMaskerImpl final : public FillMasker {
     return out;
   }
 
+  int max_length() const override { return int(model_->config().max_tokens()); }
+
  private:
   std::unique_ptr<model::RobertaModel> model_;
   std::unique_ptr<Tokenizer> tok_;
 };
 
 }  // namespace
+
+std::string FillMasker::fill_json(const std::vector<std::string>& texts, int top_k, bool single) const {
+  using nlohmann::json;
+  json all = json::array();
+  for (const std::string& text : texts) {
+    const auto res = fill(text, top_k);
+    json per_mask = json::array();
+    for (const auto& cands : res) {
+      json list = json::array();
+      for (const auto& c : cands)
+        list.push_back({{"score", c.score}, {"token", c.token}, {"token_str", c.token_str}, {"sequence", c.sequence}});
+      per_mask.push_back(std::move(list));
+    }
+    all.push_back(res.size() == 1 ? per_mask[0] : per_mask);
+  }
+  const json& out = single && all.size() == 1 ? all[0] : all;
+  return out.dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 std::unique_ptr<FillMasker> FillMasker::load(const std::filesystem::path& dir) {
   return std::make_unique<FillMaskerImpl>(dir);

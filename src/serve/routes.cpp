@@ -449,6 +449,12 @@ void Router::invoke(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<L
   ParsedInputs in = tei ? parse_tei(req.body(), content_type) : parse_invocation(req.body(), content_type);
   const ResponseFormat format = tei ? ResponseFormat::json : response_format(std::string(req[http::field::accept]));
   const bool truncate = in.truncate.value_or(config_.truncate);
+  if (!tei) {
+    if (auto body = model->backend->fill_mask(in.texts, in.top_k > 0 ? in.top_k : 5, in.single)) {
+      ex->reply(make_response(req, 200, *body));
+      return;
+    }
+  }
 
   const auto t0 = Clock::now();
   std::vector<std::vector<int32_t>> rows;
