@@ -62,6 +62,8 @@ int main(int argc, char** argv) {
   rc::cli::add_inspect_command(app);
   rc::cli::add_init_command(app);
   rc::cli::add_train_command(app);
+  rc::cli::add_pretrain_command(app);
+  rc::cli::add_fill_mask_command(app);
   rc::cli::add_eval_command(app);
   rc::cli::add_package_command(app);
   rc::cli::add_serve_command(app);

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The README's main command: the whole reference pipeline in one go, on CPU.
-#   install deps (root) -> build (Release) -> `roberta init` a small RoBERTa from scratch ->
+#   install deps (root) -> build (Release) -> start from the shipped small RoBERTa that
+#   `roberta pretrain` made from unlabelled tweets (assets/pretrained/tweets-tiny-mlm, README
+#   there; without it: `roberta init` from scratch) -> fill-mask with it ->
 #   fine-tune on the bundled TweetEval sentiment -> evaluate on val and test -> save ->
 #   predict "Covid cases are increasing fast!" -> serve the saved model, query it, stop it.
 # Sized for ~10 minutes on 2 cores (DEMO_MAX_STEPS / DEMO_CONFIG / DEMO_THREADS override).
@@ -34,13 +36,25 @@ BIN=$ROOT/$BUILD_DIR/cli/roberta
 rm -rf "$DEMO_DIR"
 mkdir -p "$DEMO_DIR"
 
-step "roberta init: a $DEMO_CONFIG RoBERTa classifier from scratch (HF init)"
-"$BIN" init --config "$DEMO_CONFIG" --tokenizer assets/tokenizer/roberta-base \
-  --labels negative,neutral,positive --output "$DEMO_DIR/init" --seed 42
+PRETRAINED=${DEMO_PRETRAINED:-assets/pretrained/tweets-tiny-mlm}
+if [ -f "$PRETRAINED/model.safetensors" ]; then
+  # The reference fine-tunes a model pretrained on tweets (TimeLMs); no hub is reachable here,
+  # so the repo ships a small one that `roberta pretrain` made (see its README).
+  step "pretrained start: $PRETRAINED (RobertaForMaskedLM, masked-LM on unlabelled tweets)"
+  mkdir -p "$DEMO_DIR/init"
+  cp "$PRETRAINED/config.json" "$PRETRAINED/model.safetensors" "$DEMO_DIR/init/"
+  cp assets/tokenizer/roberta-base/vocab.json assets/tokenizer/roberta-base/merges.txt "$DEMO_DIR/init/"
+  "$BIN" fill-mask --model "$DEMO_DIR/init" --top-k 3 "Covid cases are <mask> fast!" "I <mask> this phone"
+else
+  step "roberta init: a $DEMO_CONFIG RoBERTa classifier from scratch (HF init)"
+  "$BIN" init --config "$DEMO_CONFIG" --tokenizer assets/tokenizer/roberta-base \
+    --labels negative,neutral,positive --output "$DEMO_DIR/init" --seed 42
+fi
 
 step "roberta train: TweetEval sentiment, $DEMO_MAX_STEPS steps, $DEMO_THREADS threads"
-# From scratch, not fine-tuning a pretrained body: a larger lr than the reference's 1e-5,
-# warmup, and batches grouped by length (less padding).
+# A small model: a larger lr than the reference's 1e-5, warmup, and batches grouped by length
+# (less padding). From the masked-LM folder the encoder is loaded, lm_head reported unused and
+# the classifier initialised, as from_pretrained does.
 "$BIN" train --model "$DEMO_DIR/init" --data "$DATA" --output "$DEMO_DIR/model" \
   --max-steps "$DEMO_MAX_STEPS" --batch-size 32 --lr 1e-3 --warmup-ratio 0.06 --weight-decay 0.01 \
   --max-length 128 --eval-every 300 --eval-batch-size 128 --group-by-length --save-total-limit 2 \

@@ -361,6 +361,64 @@ class RobertaForSequenceClassification(nn.Module):
         return loss, logits
 
 
+class RobertaLMHead(nn.Module):
+    """transformers' RobertaLMHead: dense -> gelu -> layer_norm -> decoder (+ bias). The
+    decoder's weight is tied to the word embeddings by RobertaForMaskedLM, its bias IS
+    lm_head.bias (one Parameter under two names, as HF)."""
+
+    def __init__(self, config: RobertaConfig):
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
+        self.layer_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.decoder = nn.Linear(config.hidden_size, config.vocab_size)
+        self.bias = nn.Parameter(torch.zeros(config.vocab_size))
+        self.decoder.bias = self.bias
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        x = self.dense(features)
+        x = F.gelu(x)  # "gelu" = exact erf form
+        if x.dtype != self.layer_norm.weight.dtype:
+            # Under CPU autocast, torch >= 2 runs layer_norm in fp32 (its fp32 op list);
+            # torch 1.13 has no rule and refuses bf16 input with fp32 weights.
+            x = x.to(self.layer_norm.weight.dtype)
+        x = self.layer_norm(x)
+        return self.decoder(x)
+
+
+class RobertaForMaskedLM(nn.Module):
+    """RobertaForMaskedLM: loss = mean cross-entropy over the positions whose label != -100."""
+
+    def __init__(self, config: RobertaConfig, init: bool = True):
+        super().__init__()
+        self.config = config
+        self.roberta = RobertaModel(config)
+        self.lm_head = RobertaLMHead(config)
+        if init:
+            init_weights_hf(self, config.initializer_range)
+        # HF ties after init (post_init -> tie_weights): the embeddings' init wins.
+        self.lm_head.decoder.weight = self.roberta.embeddings.word_embeddings.weight
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: Optional[torch.Tensor] = None,
+                labels: Optional[torch.Tensor] = None) -> Tuple[Optional[torch.Tensor], torch.Tensor]:
+        logits = self.lm_head(self.roberta(input_ids, attention_mask))
+        loss = None
+        if labels is not None:
+            loss = F.cross_entropy(logits.view(-1, self.config.vocab_size), labels.view(-1), ignore_index=-100)
+        return loss, logits
+
+    def hf_named_parameters(self):
+        """(HF saved name, parameter) once each: the tied decoder is the word embedding and
+        its bias is lm_head.bias (transformers' safetensors save drops lm_head.decoder.*)."""
+        seen = set()
+        for mod_name, mod in self.named_modules():
+            for pn, p in mod._parameters.items():
+                n = f"{mod_name}.{pn}" if mod_name else pn
+                if p is None or n.startswith("lm_head.decoder.") or id(p) in seen:
+                    continue
+                seen.add(id(p))
+                yield n, p
+
+
 # ----------------------------------------------------------------------------- init / load
 
 def init_weights_hf(model: nn.Module, std: float) -> None:

@@ -3,7 +3,11 @@
 //   - keys without the "roberta." prefix (saved from RobertaModel) get it added;
 //   - legacy LayerNorm "gamma"/"beta" names mean "weight"/"bias";
 //   - buffers (position_ids, token_type_ids) are ignored;
-//   - anything else unknown (lm_head.*, pooler.*) is reported as unexpected, as HF warns.
+//   - lm_head.decoder.{weight,bias} are ties (to the word embeddings and lm_head.bias), not
+//     weights of their own: ignored, as transformers does;
+//   - anything else unknown (lm_head.* for a classifier, pooler.*) is reported as unused, as
+//     HF warns. A RobertaForMaskedLM load (HeadKind::masked_lm) reads lm_head.* instead of
+//     classifier.*.
 #include "model/checkpoint.h"
 
 #include <algorithm>
@@ -38,6 +42,7 @@ std::string canonical_name(std::string name) {
   if (ends_with(name, "LayerNorm.gamma")) name = name.substr(0, name.size() - 5) + "weight";
   if (ends_with(name, "LayerNorm.beta")) name = name.substr(0, name.size() - 4) + "bias";
   if (ends_with(name, "embeddings.position_ids") || ends_with(name, "embeddings.token_type_ids")) return "";
+  if (name == "lm_head.decoder.weight" || name == "lm_head.decoder.bias") return "";
   if (!starts_with(name, "roberta.") && !starts_with(name, "classifier.") && !starts_with(name, "lm_head.") &&
       (starts_with(name, "embeddings.") || starts_with(name, "encoder.") || starts_with(name, "pooler.")))
     name = "roberta." + name;
@@ -88,8 +93,13 @@ std::unique_ptr<RobertaModel> load_checkpoint(const fs::path& dir, const Checkpo
              "' both stand for '", name, "'");
     by_name[name] = &t;
   }
-  const bool has_head = by_name.count("classifier.out_proj.weight") > 0;
-  if (!has_head) {
+  const bool mlm = options.head == HeadKind::masked_lm;
+  const char* head_prefix = mlm ? "lm_head." : "classifier.";
+  const bool has_head = by_name.count(mlm ? "lm_head.bias" : "classifier.out_proj.weight") > 0;
+  if (mlm) {
+    RC_CHECK(has_head || options.init_head, Errc::format, file, ": no masked-LM head (lm_head.*)",
+             "\nHINT: start a fresh lm_head with init_head, as Hugging Face does");
+  } else if (!has_head) {
     RC_CHECK(options.init_head, Errc::format, file, ": no classification head (classifier.*): this is a body-only ",
              "checkpoint (RobertaModel / RobertaForMaskedLM)",
              "\nHINT: pass --init-head to start a freshly initialised head, as Hugging Face does");
@@ -102,7 +112,7 @@ std::unique_ptr<RobertaModel> load_checkpoint(const fs::path& dir, const Checkpo
              config.num_labels(), ", ", config.hidden_size, "] (config.json has ", config.num_labels(), " labels)");
   }
 
-  auto model = std::make_unique<RobertaModel>(config);
+  auto model = std::make_unique<RobertaModel>(config, options.head);
   std::vector<bool> loaded(model->layout().entries().size(), false);
   std::set<std::string> used;
   for (size_t i = 0; i < model->layout().entries().size(); ++i) {
@@ -128,20 +138,23 @@ std::unique_ptr<RobertaModel> load_checkpoint(const fs::path& dir, const Checkpo
 
   std::vector<std::string> missing_body;
   for (const std::string& n : rep.missing_keys)
-    if (!starts_with(n, "classifier.")) missing_body.push_back(n);
+    if (!starts_with(n, head_prefix)) missing_body.push_back(n);
   RC_CHECK(missing_body.empty(), Errc::format, file, ": missing tensors: ", join_some(missing_body),
            "\nHINT: the weights do not match config.json (num_hidden_layers, model type?)");
   if (!rep.missing_keys.empty()) {
     model->init_weights(options.seed, /*head_only=*/true);
     rep.head_initialised = true;
-    log::warn("model", "Some weights of RobertaForSequenceClassification were not initialized from the model ",
+    log::warn("model", "Some weights of ", mlm ? "RobertaForMaskedLM" : "RobertaForSequenceClassification",
+              " were not initialized from the model ",
               "checkpoint at ", dir.string(), " and are newly initialized: ", join_some(rep.missing_keys),
               ". You should probably TRAIN this model on a down-stream task to be able to use it for predictions ",
               "and inference.");
   }
   if (!rep.unexpected_keys.empty())
-    log::info("model", "unused weights in ", file, " (not part of a sequence classifier): ",
-              join_some(rep.unexpected_keys));
+    log::warn("model", "Some weights of the model checkpoint at ", dir.string(), " were not used when initializing ",
+              mlm ? "RobertaForMaskedLM" : "RobertaForSequenceClassification", ": ", join_some(rep.unexpected_keys),
+              ". This IS expected if you are initializing it from a model with another head (e.g. a ",
+              mlm ? "sequence classifier" : "RobertaForMaskedLM pretrained model", ").");
   for (const std::string& d : dtypes) rep.weights_dtype += (rep.weights_dtype.empty() ? "" : "+") + d;
   if (report) *report = std::move(rep);
   return model;
@@ -166,7 +179,14 @@ void save_checkpoint(const fs::path& dir, const RobertaModel& model,
   meta["format"] = "pt";  // what transformers' save_pretrained writes
   io::write_safetensors(dir / "model.safetensors", tensors, meta);
   RobertaConfig config = model.config();
-  if (config.problem_type.empty()) config.problem_type = "single_label_classification";
+  if (model.head_kind() == HeadKind::masked_lm) {
+    config.architectures = {"RobertaForMaskedLM"};
+    config.problem_type.clear();
+  } else {
+    if (config.architectures == std::vector<std::string>{"RobertaForMaskedLM"})
+      config.architectures = {"RobertaForSequenceClassification"};
+    if (config.problem_type.empty()) config.problem_type = "single_label_classification";
+  }
   io::write_file_atomic(dir / "config.json", config.to_json());
 }
 

@@ -4,7 +4,7 @@
 
 namespace rc::model {
 
-ParamLayout ParamLayout::build(const RobertaConfig& c) {
+ParamLayout ParamLayout::build(const RobertaConfig& c, HeadKind head) {
   ParamLayout layout;
   const int64_t C = c.hidden_size, I = c.intermediate_size, K = c.num_labels();
   auto add = [&](std::string name, std::vector<int64_t> shape, bool decay = true, bool head = false) {
@@ -44,6 +44,14 @@ ParamLayout ParamLayout::build(const RobertaConfig& c) {
     add(p + "output.dense.bias", {C}, no_decay);
     add(p + "output.LayerNorm.weight", {C}, no_decay);
     add(p + "output.LayerNorm.bias", {C}, no_decay);
+  }
+  if (head == HeadKind::masked_lm) {
+    add("lm_head.dense.weight", {C, C}, true, true);
+    add("lm_head.dense.bias", {C}, no_decay, true);
+    add("lm_head.layer_norm.weight", {C}, no_decay, true);
+    add("lm_head.layer_norm.bias", {C}, no_decay, true);
+    add("lm_head.bias", {c.vocab_size}, no_decay, true);
+    return layout;
   }
   add("classifier.dense.weight", {C, C}, true, true);
   add("classifier.dense.bias", {C}, no_decay, true);
@@ -89,6 +97,14 @@ ModelOffsets model_offsets(const ParamLayout& layout, const RobertaConfig& c) {
     L.ln_ffn_gamma = at(p + "output.LayerNorm.weight");
     L.ln_ffn_beta = at(p + "output.LayerNorm.bias");
     o.layers.push_back(L);
+  }
+  if (layout.find("lm_head.bias")) {
+    o.lm_dense_w = at("lm_head.dense.weight");
+    o.lm_dense_b = at("lm_head.dense.bias");
+    o.lm_ln_gamma = at("lm_head.layer_norm.weight");
+    o.lm_ln_beta = at("lm_head.layer_norm.bias");
+    o.lm_bias = at("lm_head.bias");
+    return o;
   }
   o.head_dense_w = at("classifier.dense.weight");
   o.head_dense_b = at("classifier.dense.bias");

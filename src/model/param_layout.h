@@ -17,18 +17,23 @@
 
 namespace rc::model {
 
+// Which head follows the encoder: RobertaForSequenceClassification's classifier.* or
+// RobertaForMaskedLM's lm_head.* (dense → GELU → LayerNorm → decoder tied to the word
+// embeddings + lm_head.bias; the tied decoder has no entry of its own, as HF saves it).
+enum class HeadKind { classifier, masked_lm };
+
 struct ParamEntry {
   std::string name;  // Hugging Face name, e.g. roberta.encoder.layer.3.attention.self.query.weight
   std::vector<int64_t> shape;
   int64_t offset = 0;  // in floats, into the flat buffer
   int64_t numel = 0;
   bool decay = true;   // HF Trainer: no weight decay for biases and LayerNorm weights
-  bool is_head = false;  // classifier.* (re-initialised by --init-head)
+  bool is_head = false;  // classifier.* or lm_head.* (re-initialised by --init-head)
 };
 
 class ParamLayout {
  public:
-  static ParamLayout build(const RobertaConfig& config);
+  static ParamLayout build(const RobertaConfig& config, HeadKind head = HeadKind::classifier);
   const std::vector<ParamEntry>& entries() const { return entries_; }
   int64_t total() const { return total_; }
   const ParamEntry* find(std::string_view name) const;  // nullptr when absent
@@ -46,7 +51,10 @@ struct LayerOffsets {
 struct ModelOffsets {
   int64_t wte, wpe, tte, ln_emb_gamma, ln_emb_beta;
   std::vector<LayerOffsets> layers;
-  int64_t head_dense_w, head_dense_b, head_out_w, head_out_b;
+  // classifier.* (-1 for a masked-LM layout)
+  int64_t head_dense_w = -1, head_dense_b = -1, head_out_w = -1, head_out_b = -1;
+  // lm_head.* (-1 for a classifier layout); the decoder weight is wte.
+  int64_t lm_dense_w = -1, lm_dense_b = -1, lm_ln_gamma = -1, lm_ln_beta = -1, lm_bias = -1;
 };
 ModelOffsets model_offsets(const ParamLayout& layout, const RobertaConfig& config);
 

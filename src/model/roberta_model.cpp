@@ -35,8 +35,11 @@ static void check_model_size(const RobertaConfig& c, const ParamLayout& layout) 
            layout.total(), " parameters, more than this build supports (", max_params, ")");
 }
 
-RobertaModel::RobertaModel(RobertaConfig config)
-    : config_(std::move(config)), layout_(ParamLayout::build(config_)), offsets_(model_offsets(layout_, config_)) {
+RobertaModel::RobertaModel(RobertaConfig config, HeadKind head)
+    : config_(std::move(config)),
+      head_(head),
+      layout_(ParamLayout::build(config_, head)),
+      offsets_(model_offsets(layout_, config_)) {
   check_model_size(config_, layout_);
   params_ = Buffer::allocate(Device::cpu, 0, size_t(layout_.total()) * sizeof(float));
 }
@@ -207,7 +210,8 @@ void RobertaModel::init_weights(uint64_t seed, bool head_only) {
   for (const ParamEntry& e : layout_.entries()) {
     if (head_only && !e.is_head) continue;
     float* p = params() + e.offset;
-    if (e.name.find("LayerNorm.weight") != std::string::npos) {
+    // lm_head.layer_norm is the one LayerNorm HF names in snake case; lm_head.bias starts at 0.
+    if (e.name.find("LayerNorm.weight") != std::string::npos || e.name == "lm_head.layer_norm.weight") {
       std::fill(p, p + e.numel, 1.0f);
     } else if (ends_with(e.name, ".bias") || e.name.find("LayerNorm") != std::string::npos) {
       std::fill(p, p + e.numel, 0.0f);

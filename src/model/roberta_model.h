@@ -29,8 +29,11 @@ const char* weight_format_name(WeightFormat f) noexcept;
 
 class RobertaModel {
  public:
-  explicit RobertaModel(RobertaConfig config);  // on the CPU, parameters zeroed, fp32 format
+  // On the CPU, parameters zeroed, fp32 format. head: classifier.* (RobertaForSequenceClassification)
+  // or lm_head.* (RobertaForMaskedLM, see mlm_head.h).
+  explicit RobertaModel(RobertaConfig config, HeadKind head = HeadKind::classifier);
   const RobertaConfig& config() const { return config_; }
+  HeadKind head_kind() const { return head_; }
   const ParamLayout& layout() const { return layout_; }
   const ModelOffsets& offsets() const { return offsets_; }
   // The flat fp32 parameters, on device().
@@ -69,6 +72,7 @@ class RobertaModel {
     kernels::PackedLinear qkv, attn_out, ffn_in, ffn_out;
   };
   RobertaConfig config_;
+  HeadKind head_;
   ParamLayout layout_;
   ModelOffsets offsets_;
   Buffer params_;
@@ -131,6 +135,8 @@ struct DropoutConfig {
   static DropoutConfig from(const RobertaConfig& config);  // the config's probabilities
 };
 
+struct HiddenHead;  // below
+
 // Saved activations for one forward + backward up to (max_B, max_T), on one device.
 class TrainWorkspace {
  public:
@@ -138,10 +144,17 @@ class TrainWorkspace {
   TrainWorkspace(const kernels::ExecCtx& ctx, const RobertaConfig& config, int64_t max_B, int64_t max_T);
   int64_t max_B() const { return max_B_; }
   int64_t max_T() const { return max_T_; }
+  // The classifier head's buffers (training.cpp).
+  struct HeadBuffers {
+    float *head_in, *head_pre, *head_act, *head_drop, *logits, *probs_out, *losses, *loss, *d_head;
+  };
 
  private:
+  HeadBuffers head_buffers();
   friend float forward_backward(const kernels::ExecCtx&, const RobertaModel&, const Batch&, const int32_t*,
                                 const DropoutConfig&, uint64_t, float, float*, TrainWorkspace&, float*);
+  friend float forward_backward_hidden(const kernels::ExecCtx&, const RobertaModel&, const Batch&,
+                                       const DropoutConfig&, uint64_t, float*, TrainWorkspace&, HiddenHead&);
   int64_t max_B_, max_T_;
   Device device_;
   // Per layer: inputs of every op the backward needs (llm.c style, one buffer per role).
@@ -160,5 +173,28 @@ class TrainWorkspace {
 float forward_backward(const kernels::ExecCtx& ctx, const RobertaModel& model, const Batch& batch,
                        const int32_t* labels, const DropoutConfig& dropout, uint64_t seed, float loss_scale,
                        float* grads, TrainWorkspace& ws, float* logits_out);
+
+// The seam for heads other than the classifier (RobertaForMaskedLM's lm_head, mlm_head.h):
+// the training forward through the embeddings and every encoder layer (activations saved,
+// dropout from `seed` as forward_backward), then head.run(x_last, d_x_last, labels) with the
+// final hidden states x_last (B·T, C, on ctx's device). The head returns its loss; when it
+// asks for a backward it has written ∂(its scaled loss)/∂x_last into d_x_last (B·T, C;
+// zeroed before the call) and ACCUMULATED its own parameters' gradients into grads, and the
+// encoder backward then accumulates the rest. backward = false makes this an eval-mode
+// forward (pass dropout 0). forward_backward is this function with the classifier head.
+struct HiddenHead {
+  struct Result {
+    float loss = 0;
+    bool backward = false;
+  };
+  virtual ~HiddenHead() = default;
+  // One label per row on the host, copied to the device with the batch and handed to run();
+  // null for a head that reads its own (the masked-LM head's B·T labels, host only).
+  virtual const int32_t* row_labels() const { return nullptr; }
+  virtual Result run(const float* x_last, float* d_x_last, const int32_t* device_row_labels) = 0;
+};
+float forward_backward_hidden(const kernels::ExecCtx& ctx, const RobertaModel& model, const Batch& batch,
+                              const DropoutConfig& dropout, uint64_t seed, float* grads, TrainWorkspace& ws,
+                              HiddenHead& head);
 
 }  // namespace rc::model

@@ -93,21 +93,17 @@ LayerActs layer_acts(float* layer_in, float* qkv, float* probs, float* attn_ctx,
 
 }  // namespace
 
-float forward_backward(const ExecCtx& ctx, const RobertaModel& model, const Batch& host_batch,
-                       const int32_t* host_labels, const DropoutConfig& dropout, uint64_t seed, float loss_scale,
-                       float* grads, TrainWorkspace& ws, float* logits_out) {
+float forward_backward_hidden(const ExecCtx& ctx, const RobertaModel& model, const Batch& host_batch,
+                              const DropoutConfig& dropout, uint64_t seed, float* grads, TrainWorkspace& ws,
+                              HiddenHead& head) {
   const RobertaConfig& c = model.config();
   RC_CHECK(host_batch.B <= ws.max_B() && host_batch.T <= ws.max_T(), Errc::invalid_argument, "batch ",
            host_batch.B, "x", host_batch.T, " exceeds the workspace ", ws.max_B(), "x", ws.max_T());
   RC_CHECK(model.device() == ctx.device && ws.device_ == ctx.device, Errc::invalid_argument,
            "forward_backward: the model, the workspace and the context are on different devices");
   validate_batch(c, host_batch);
-  const int64_t K = c.num_labels();
-  for (int64_t b = 0; b < host_batch.B; ++b)
-    RC_CHECK(host_labels[b] >= 0 && host_labels[b] < K, Errc::invalid_argument, "label ", host_labels[b],
-             " outside [0, ", K, ")");
   const int32_t* labels = nullptr;
-  const Batch batch = ws.batch_.stage(ctx, host_batch, host_labels, &labels);
+  const Batch batch = ws.batch_.stage(ctx, host_batch, head.row_labels(), &labels);
 
   const ModelOffsets& o = model.offsets();
   const float* P = model.params();
@@ -117,7 +113,7 @@ float forward_backward(const ExecCtx& ctx, const RobertaModel& model, const Batc
   const float eps = c.layer_norm_eps;
   const int64_t probs_stride = B * H * T * T;
   // Dropout sites: 0 embeddings, then 3 per layer (attention probs, attention output,
-  // FFN output), then the head's two. Each gets its own stream from the step seed.
+  // FFN output), then the head's (from 1 + 3·NL). Each gets its own stream from the step seed.
   auto seed_of = [&](int64_t site) { return dropout_site_seed(seed, uint64_t(site)); };
   auto layer_dropout = [&](int64_t l) {
     return LayerDropout{dropout.hidden, dropout.attention, seed_of(1 + 3 * l), seed_of(2 + 3 * l),
@@ -129,7 +125,6 @@ float forward_backward(const ExecCtx& ctx, const RobertaModel& model, const Batc
                       ws.ffn_pre_.f32(), ws.ffn_act_.f32(), ws.ffn_sum_.f32(), ws.ln2_mean_.f32(),
                       ws.ln2_rstd_.f32(), l, BT, C, I, probs_stride);
   };
-  const int64_t head_site = 1 + 3 * NL;
   int32_t* positions = ws.batch_.positions.as<int32_t>();
 
   // ---- forward, saving what backward needs
@@ -147,37 +142,14 @@ float forward_backward(const ExecCtx& ctx, const RobertaModel& model, const Batc
                           Rows::all);
   }
 
-  // Head: dropout → dense → tanh → dropout → out_proj, on token 0 of each row.
+  // ---- the head, then (if it asks) the backward through the layers from its d_x.
+  // Parameter grads ACCUMULATE into G; activation grads overwrite.
   const float* x_last = ws.layer_in_.f32() + NL * BT * C;
-  float *head_in = ws.head_in_.f32(), *head_act = ws.head_act_.f32(), *head_drop = ws.head_drop_.f32();
-  kernels::gather_first_tokens(ctx, head_in, x_last, B, T, C);
-  kernels::dropout_forward(ctx, head_in, head_in, B * C, dropout.classifier, seed_of(head_site));
-  kernels::matmul_nt(ctx, ws.head_pre_.f32(), head_in, P + o.head_dense_w, P + o.head_dense_b, B, C, C);
-  kernels::tanh_forward(ctx, head_act, ws.head_pre_.f32(), B * C);
-  kernels::dropout_forward(ctx, head_drop, head_act, B * C, dropout.classifier, seed_of(head_site + 1));
-  float* logits = ws.logits_.f32();
-  kernels::matmul_nt(ctx, logits, head_drop, P + o.head_out_w, P + o.head_out_b, B, K, C);
-  kernels::cross_entropy_forward(ctx, ws.losses_.f32(), ws.probs_out_.f32(), logits, labels, B, K);
-  kernels::mean_forward(ctx, ws.loss_.f32(), ws.losses_.f32(), B);
-
-  // ---- backward: parameter grads ACCUMULATE into G; activation grads overwrite.
-  float* d_logits = ws.d_head_.f32();
-  float* d_head_drop = d_logits + B * K;  // d_head_ holds B·K + 3·B·C
-  float* d_head_pre = d_head_drop + B * C;
-  float* d_head_in = d_head_pre + B * C;
-  kernels::cross_entropy_backward(ctx, d_logits, ws.probs_out_.f32(), labels, B, K, loss_scale / float(B));
-  kernels::matmul_tn(ctx, G + o.head_out_w, d_logits, head_drop, K, C, B, true);
-  kernels::bias_backward(ctx, G + o.head_out_b, d_logits, B, K);
-  kernels::matmul_nn(ctx, d_head_drop, d_logits, P + o.head_out_w, B, C, K, false);
-  kernels::dropout_backward(ctx, d_head_drop, d_head_drop, B * C, dropout.classifier, seed_of(head_site + 1));
-  kernels::tanh_backward(ctx, d_head_pre, d_head_drop, head_act, B * C);
-  kernels::matmul_tn(ctx, G + o.head_dense_w, d_head_pre, head_in, C, C, B, true);
-  kernels::bias_backward(ctx, G + o.head_dense_b, d_head_pre, B, C);
-  kernels::matmul_nn(ctx, d_head_in, d_head_pre, P + o.head_dense_w, B, C, C, false);
-  kernels::dropout_backward(ctx, d_head_in, d_head_in, B * C, dropout.classifier, seed_of(head_site));
-
   float* d_x = ws.d_x_.f32();  // gradient w.r.t. the current layer's output
-  kernels::scatter_first_tokens(ctx, d_x, d_head_in, B, T, C);
+  kernels::zero(ctx, d_x, BT * C);
+  const HiddenHead::Result hr = head.run(x_last, d_x, labels);
+  if (!hr.backward) return hr.loss;
+
   const LayerBackwardScratch scratch{ws.d_x2_.f32(), ws.d_qkv_.f32(), ws.d_ctx_.f32(), ws.d_ffn_.f32()};
   for (int64_t l = NL - 1; l >= 0; --l) {
     encoder_layer_backward(ctx, c, model.layer_weights(size_t(l), true), model.layer_grads(G, size_t(l)), acts(l),
@@ -191,10 +163,90 @@ float forward_backward(const ExecCtx& ctx, const RobertaModel& model, const Batc
                               P + o.ln_emb_gamma, ws.emb_mean_.f32(), ws.emb_rstd_.f32(), BT, C);
   kernels::embedding_backward(ctx, G + o.wte, G + o.wpe, G + o.tte, d_s, batch.ids, positions, batch.token_types, BT,
                               C, c.pad_token_id);
-  if (logits_out) kernels::download(ctx, logits_out, logits, size_t(B * K) * sizeof(float));
-  float loss = 0;
-  kernels::download(ctx, &loss, ws.loss_.data(), sizeof(float));
-  return loss;
+  return hr.loss;
+}
+
+namespace {
+
+// RobertaClassificationHead on token 0 of each row: dropout → dense → tanh → dropout →
+// out_proj, the mean cross-entropy, and its backward down to d_x_last.
+struct ClassifierHead final : HiddenHead {
+  const ExecCtx& ctx;
+  const RobertaModel& model;
+  TrainWorkspace::HeadBuffers ws;
+  const int32_t* host_labels;
+  float dropout_p;
+  uint64_t seed0, seed1;
+  int64_t B, T;
+  float loss_scale;
+  float* grads;
+  float* logits_out;
+  ClassifierHead(const ExecCtx& ctx_, const RobertaModel& model_, TrainWorkspace::HeadBuffers ws_,
+                 const int32_t* host_labels_, float dropout_p_, uint64_t seed0_, uint64_t seed1_, int64_t B_,
+                 int64_t T_, float loss_scale_, float* grads_, float* logits_out_)
+      : ctx(ctx_), model(model_), ws(ws_), host_labels(host_labels_), dropout_p(dropout_p_), seed0(seed0_),
+        seed1(seed1_), B(B_), T(T_), loss_scale(loss_scale_), grads(grads_), logits_out(logits_out_) {}
+
+  const int32_t* row_labels() const override { return host_labels; }
+
+  Result run(const float* x_last, float* d_x, const int32_t* labels) override {
+    const ModelOffsets& o = model.offsets();
+    const float* P = model.params();
+    float* G = grads;
+    const int64_t C = model.config().hidden_size, K = model.config().num_labels();
+    kernels::gather_first_tokens(ctx, ws.head_in, x_last, B, T, C);
+    kernels::dropout_forward(ctx, ws.head_in, ws.head_in, B * C, dropout_p, seed0);
+    kernels::matmul_nt(ctx, ws.head_pre, ws.head_in, P + o.head_dense_w, P + o.head_dense_b, B, C, C);
+    kernels::tanh_forward(ctx, ws.head_act, ws.head_pre, B * C);
+    kernels::dropout_forward(ctx, ws.head_drop, ws.head_act, B * C, dropout_p, seed1);
+    kernels::matmul_nt(ctx, ws.logits, ws.head_drop, P + o.head_out_w, P + o.head_out_b, B, K, C);
+    kernels::cross_entropy_forward(ctx, ws.losses, ws.probs_out, ws.logits, labels, B, K);
+    kernels::mean_forward(ctx, ws.loss, ws.losses, B);
+    if (logits_out) kernels::download(ctx, logits_out, ws.logits, size_t(B * K) * sizeof(float));
+    float loss = 0;
+    kernels::download(ctx, &loss, ws.loss, sizeof(float));
+
+    float* d_logits = ws.d_head;
+    float* d_head_drop = d_logits + B * K;  // d_head holds B·K + 3·B·C
+    float* d_head_pre = d_head_drop + B * C;
+    float* d_head_in = d_head_pre + B * C;
+    kernels::cross_entropy_backward(ctx, d_logits, ws.probs_out, labels, B, K, loss_scale / float(B));
+    kernels::matmul_tn(ctx, G + o.head_out_w, d_logits, ws.head_drop, K, C, B, true);
+    kernels::bias_backward(ctx, G + o.head_out_b, d_logits, B, K);
+    kernels::matmul_nn(ctx, d_head_drop, d_logits, P + o.head_out_w, B, C, K, false);
+    kernels::dropout_backward(ctx, d_head_drop, d_head_drop, B * C, dropout_p, seed1);
+    kernels::tanh_backward(ctx, d_head_pre, d_head_drop, ws.head_act, B * C);
+    kernels::matmul_tn(ctx, G + o.head_dense_w, d_head_pre, ws.head_in, C, C, B, true);
+    kernels::bias_backward(ctx, G + o.head_dense_b, d_head_pre, B, C);
+    kernels::matmul_nn(ctx, d_head_in, d_head_pre, P + o.head_dense_w, B, C, C, false);
+    kernels::dropout_backward(ctx, d_head_in, d_head_in, B * C, dropout_p, seed0);
+    kernels::scatter_first_tokens(ctx, d_x, d_head_in, B, T, C);
+    return {loss, true};
+  }
+};
+
+}  // namespace
+
+TrainWorkspace::HeadBuffers TrainWorkspace::head_buffers() {
+  return {head_in_.f32(), head_pre_.f32(), head_act_.f32(), head_drop_.f32(), logits_.f32(),
+          probs_out_.f32(), losses_.f32(),  loss_.f32(),      d_head_.f32()};
+}
+
+float forward_backward(const ExecCtx& ctx, const RobertaModel& model, const Batch& host_batch,
+                       const int32_t* host_labels, const DropoutConfig& dropout, uint64_t seed, float loss_scale,
+                       float* grads, TrainWorkspace& ws, float* logits_out) {
+  const RobertaConfig& c = model.config();
+  RC_CHECK(model.head_kind() == HeadKind::classifier, Errc::invalid_argument,
+           "forward_backward needs a sequence classifier; this model has a masked-LM head");
+  const int64_t K = c.num_labels();
+  for (int64_t b = 0; b < host_batch.B; ++b)
+    RC_CHECK(host_labels[b] >= 0 && host_labels[b] < K, Errc::invalid_argument, "label ", host_labels[b],
+             " outside [0, ", K, ")");
+  const int64_t head_site = 1 + 3 * c.num_hidden_layers;
+  ClassifierHead head(ctx, model, ws.head_buffers(), host_labels, dropout.classifier,
+                      dropout_site_seed(seed, uint64_t(head_site)), dropout_site_seed(seed, uint64_t(head_site + 1)),
+                      host_batch.B, host_batch.T, loss_scale, grads, logits_out);
+  return forward_backward_hidden(ctx, model, host_batch, dropout, seed, grads, ws, head);
 }
 
 }  // namespace rc::model

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -42,6 +43,12 @@ class InferenceBackend {
   virtual int max_length() const = 0;  // tokens incl. <s> </s>
   virtual std::string describe() const = 0;  // one line for logs and GET /models/{name}
   virtual std::string dtype() const = 0;     // "float32", "bfloat16", "int8" (TEI's model_dtype)
+  // Masked-LM models (RobertaForMaskedLM folders) answer invocations with HF's fill-mask
+  // pipeline JSON instead of classifying; classifiers return nullopt. HTTP threads.
+  virtual std::optional<std::string> fill_mask(const std::vector<std::string>& texts, int top_k,
+                                               bool single) const {
+    return std::nullopt;
+  }
 };
 
 // Everything a loader may take from the serving settings of a package (code/serving.json)
@@ -57,8 +64,10 @@ struct BackendOptions {
 using BackendLoader =
     std::function<std::shared_ptr<InferenceBackend>(const std::filesystem::path& dir, const BackendOptions&)>;
 
-// rc::Classifier::load(dir) behind the interface.
+// rc::Classifier::load(dir) behind the interface; a RobertaForMaskedLM folder (config.json's
+// architectures) gets rc::FillMasker instead (fill_mask_backend.cpp).
 std::shared_ptr<InferenceBackend> make_classifier_backend(const std::filesystem::path& dir,
                                                           const BackendOptions& options);
+std::shared_ptr<InferenceBackend> make_fill_mask_backend(const std::filesystem::path& dir);
 
 }  // namespace rc::serve

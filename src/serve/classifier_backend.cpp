@@ -1,6 +1,9 @@
 // InferenceBackend on rc::Classifier (the public engine API). Kept in its own file: a
 // binary that never loads a real model (the server's fake-model tests) does not pull the
 // engine in.
+#include <nlohmann/json.hpp>
+
+#include <fstream>
 #include <sstream>
 
 #include "roberta/classifier.h"
@@ -66,6 +69,13 @@ class ClassifierBackend final : public InferenceBackend {
 
 std::shared_ptr<InferenceBackend> make_classifier_backend(const std::filesystem::path& dir,
                                                           const BackendOptions& options) {
+  {
+    std::ifstream f(dir / "config.json");
+    const auto cfg = nlohmann::json::parse(f, nullptr, false);
+    if (cfg.is_object() && cfg.contains("architectures") && cfg["architectures"].is_array())
+      for (const auto& a : cfg["architectures"])
+        if (a == "RobertaForMaskedLM") return make_fill_mask_backend(dir);
+  }
   LoadOptions load;
   if (!options.precision.empty()) load.precision = parse_precision(options.precision);
   else load.precision = default_precision();

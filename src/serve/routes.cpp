@@ -496,6 +496,12 @@ void Router::invoke(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<L
                     "batch size " + std::to_string(in->texts.size()) + " > maximum allowed batch size " +
                         std::to_string(config_.max_client_batch_size));
   check_rows_fit_queue(in->texts.size(), model->limits.queue_size, model->name);  // 413 before tokenizing
+  if (format != Format::tei) {  // a masked-LM model answers HF's fill-mask pipeline instead
+    if (auto body = model->backend->fill_mask(in->texts, in->top_k > 0 ? in->top_k : 5, in->single)) {
+      ex->reply(make_response(req, 200, *body));
+      return;
+    }
+  }
   const ResponseFormat accept =
       format == Format::tei ? ResponseFormat::json : response_format(std::string(req[http::field::accept]));
   const auto t0 = Clock::now();

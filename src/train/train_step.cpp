@@ -35,6 +35,8 @@ TrainEngine::TrainEngine(model::RobertaModel& model, const OptimConfig& optim, c
       ws_(ctx, model.config(), max_B, max_T) {
   RC_CHECK(model.device() == ctx.device, Errc::invalid_argument,
            "TrainEngine: move the model to the training device first (RobertaModel::to_device)");
+  if (model.head_kind() == model::HeadKind::masked_lm)
+    mlm_ws_ = std::make_unique<model::MlmWorkspace>(model.config(), max_B * max_T);
 }
 
 StepResult TrainEngine::step(std::span<const model::Batch> micro, std::span<const int32_t* const> labels) {
@@ -45,6 +47,12 @@ StepResult TrainEngine::step(std::span<const model::Batch> micro, std::span<cons
   double loss = 0;
   for (size_t i = 0; i < micro.size(); ++i) {
     const uint64_t dropout_seed = mix_seed(seed_, uint64_t(step_), uint64_t(i));
+    if (mlm_ws_) {
+      loss += model::mlm_forward_backward(ctx_, model_, micro[i], labels[i], dropout_, dropout_seed, scale,
+                                          grads_.f32(), ws_, *mlm_ws_)
+                  .mean();
+      continue;
+    }
     loss += double(model::forward_backward(ctx_, model_, micro[i], labels[i], dropout_, dropout_seed, scale,
                                            grads_.f32(), ws_, nullptr));
   }

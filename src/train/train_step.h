@@ -10,11 +10,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "kernels/exec_ctx.h"
 #include "kernels/optimizer.h"
+#include "model/mlm_head.h"
 #include "model/roberta_model.h"
 #include "train/lr_schedule.h"
 
@@ -39,7 +41,9 @@ class TrainEngine {
   TrainEngine(model::RobertaModel& model, const OptimConfig& optim, const kernels::ExecCtx& ctx,
               const model::DropoutConfig& dropout, uint64_t seed, int64_t max_B, int64_t max_T);
 
-  // One optimizer step over `micro` batches (labels[i] belongs to micro[i]).
+  // One optimizer step over `micro` batches (labels[i] belongs to micro[i]). A classifier
+  // takes one label per row; a masked-LM model (RobertaForMaskedLM) one per token (B·T,
+  // -100 where there is no target), its loss the mean over the masked tokens (mlm_head.h).
   StepResult step(std::span<const model::Batch> micro, std::span<const int32_t* const> labels);
 
   int64_t global_step() const { return step_; }
@@ -64,6 +68,7 @@ class TrainEngine {
   Buffer grads_, m_, v_;
   std::vector<kernels::AdamWSegment> segments_;
   model::TrainWorkspace ws_;
+  std::unique_ptr<model::MlmWorkspace> mlm_ws_;  // masked-LM models only
 };
 
 }  // namespace rc::train

@@ -447,8 +447,10 @@ TrainSummary fit(const TrainOptions& o) {
   // Model: the starting checkpoint, re-headed with --labels, labels named from the data when
   // the checkpoint only has placeholder names.
   model::CheckpointLoadOptions lo;
-  lo.init_head = !o.labels.empty();
-  lo.labels = o.labels;
+  // As from_pretrained: a checkpoint without a classifier (RobertaModel, RobertaForMaskedLM)
+  // loads its encoder, reports lm_head.* as unused and gets a new head, labels from the data.
+  lo.init_head = true;
+  lo.labels = o.labels.empty() ? data_names : o.labels;
   lo.seed = o.seed;
   model::LoadReport report;
   const fs::path resume_dir = o.resume ? checkpoints.back().second : fs::path();

@@ -1,0 +1,42 @@
+// roberta fill-mask — HF's fill-mask pipeline on a RobertaForMaskedLM checkpoint
+// (include/roberta/fill_mask.h). One JSON line per text: a list of candidates for one
+// <mask>, a list of such lists for several, as the pipeline returns.
+#include <cstdio>
+#include <iostream>
+
+#include "commands.h"
+#include "core/check.h"
+#include "roberta/fill_mask.h"
+
+namespace rc::cli {
+
+void add_fill_mask_command(CLI::App& app) {
+  struct Flags {
+    std::string model;
+    std::vector<std::string> texts;
+    int top_k = 5;
+    int threads = 0;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* cmd = app.add_subcommand("fill-mask", "Predict the tokens behind each <mask> (HF fill-mask pipeline)");
+  cmd->add_option("--model", f->model, "RobertaForMaskedLM folder (`roberta pretrain` output)")->required();
+  cmd->add_option("texts", f->texts, "Texts with <mask> (default: one per stdin line)");
+  cmd->add_option("--top-k", f->top_k, "Candidates per <mask>")->capture_default_str();
+  add_threads_option(*cmd, f->threads);
+  cmd->callback([f] {
+    apply_threads(f->threads);
+    const auto fm = FillMasker::load(f->model);
+    auto run = [&](const std::string& text) {
+      std::printf("%s\n", fm->fill_json({text}, f->top_k, true).c_str());
+      std::fflush(stdout);
+    };
+    if (!f->texts.empty()) {
+      for (const auto& t : f->texts) run(t);
+    } else {
+      std::string line;
+      while (std::getline(std::cin, line)) run(line);
+    }
+  });
+}
+
+}  // namespace rc::cli

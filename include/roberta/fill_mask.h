@@ -1,0 +1,36 @@
+// Hugging Face's fill-mask pipeline on a RobertaForMaskedLM checkpoint: for each <mask> in a
+// text, the top-k tokens by softmax probability over the vocabulary, with token_str as
+// tokenizer.decode([id]) and the filled-in sequence as decode(ids, skip_special_tokens).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace rc {
+
+struct FillMaskCandidate {
+  float score = 0;
+  int32_t token = -1;
+  std::string token_str, sequence;
+};
+
+class FillMasker {
+ public:
+  // Throws rc::Error when the folder is not a masked-LM checkpoint (no lm_head.*).
+  static std::unique_ptr<FillMasker> load(const std::filesystem::path& dir);
+  virtual ~FillMasker() = default;
+  // One list per <mask> of the text, in order (the pipeline returns a flat list for one
+  // mask, a list of lists for several). Throws invalid_argument when the text has no <mask>
+  // or more than max_masks. Thread-safe.
+  virtual std::vector<std::vector<FillMaskCandidate>> fill(const std::string& text, int top_k = 5) const = 0;
+  // The pipeline's JSON for texts: per text a list of candidates (one <mask>) or a list of
+  // such lists (several); a single text unwrapped when `single`.
+  std::string fill_json(const std::vector<std::string>& texts, int top_k, bool single) const;
+  virtual int max_length() const = 0;  // tokens incl. <s> </s>
+  static constexpr int max_masks = 64;
+};
+
+}  // namespace rc

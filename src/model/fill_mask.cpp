@@ -1,0 +1,109 @@
+// FillMasker (include/roberta/fill_mask.h): the eval-mode masked-LM forward (mlm_head.h) at
+// the <mask> positions, softmax over the vocabulary, top-k as transformers' FillMaskPipeline.
+#include "roberta/fill_mask.h"
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+#include <numeric>
+
+#include <nlohmann/json.hpp>
+
+#include "core/check.h"
+#include "model/checkpoint.h"
+#include "model/mlm_head.h"
+#include "roberta/tokenizer.h"
+
+namespace rc {
+namespace {
+
+class FillMaskerImpl final : public FillMasker {
+ public:
+  explicit FillMaskerImpl(const std::filesystem::path& dir) {
+    model::CheckpointLoadOptions lo;
+    lo.head = model::HeadKind::masked_lm;
+    model_ = model::load_checkpoint(dir, lo);
+    tok_ = Tokenizer::from_dir(dir);
+  }
+
+  std::vector<std::vector<FillMaskCandidate>> fill(const std::string& text, int top_k) const override {
+    RC_CHECK(top_k >= 1, Errc::invalid_argument, "top_k must be >= 1, got ", top_k);
+    const model::RobertaConfig& c = model_->config();
+    std::vector<int32_t> ids = tok_->encode(text, true, int(c.max_tokens()));
+    std::vector<int64_t> positions;
+    for (size_t i = 0; i < ids.size(); ++i)
+      if (ids[i] == tok_->mask_id()) positions.push_back(int64_t(i));
+    RC_CHECK(!positions.empty(), Errc::invalid_argument, "no <mask> token in the text",
+             "\nHINT: write <mask> where a word should be predicted, e.g. \"Paris is the <mask> of France.\"");
+    RC_CHECK(int64_t(positions.size()) <= max_masks, Errc::invalid_argument, "more than ", max_masks,
+             " <mask> tokens in one text");
+    const int64_t T = int64_t(ids.size()), V = c.vocab_size, K = std::min<int64_t>(top_k, V);
+    const int32_t len = int32_t(T);
+    std::vector<float> logits(positions.size() * size_t(V));
+    {
+      model::TrainWorkspace ws(c, 1, T);
+      model::MlmWorkspace mlm(c, int64_t(positions.size()));
+      const model::Batch b{1, T, ids.data(), &len, nullptr};
+      model::mlm_logits(kernels::ExecCtx{}, *model_, b, positions, logits.data(), ws, mlm);
+    }
+    std::vector<std::vector<FillMaskCandidate>> out;
+    for (size_t m = 0; m < positions.size(); ++m) {
+      const float* l = logits.data() + m * size_t(V);
+      const float mx = *std::max_element(l, l + V);
+      double sum = 0;
+      for (int64_t v = 0; v < V; ++v) sum += std::exp(double(l[v]) - mx);
+      std::vector<int32_t> order(static_cast<size_t>(V));
+      std::iota(order.begin(), order.end(), 0);
+      std::partial_sort(order.begin(), order.begin() + K, order.end(),
+                        [&](int32_t a, int32_t b) { return l[a] > l[b] || (l[a] == l[b] && a < b); });
+      std::vector<FillMaskCandidate> cands;
+      for (int64_t k = 0; k < K; ++k) {
+        FillMaskCandidate cand;
+        cand.token = order[size_t(k)];
+        cand.score = float(std::exp(double(l[cand.token]) - mx) / sum);
+        const int32_t one[] = {cand.token};
+        cand.token_str = tok_->decode(one, false);
+        // As FillMaskPipeline.postprocess: this mask filled, the others left as <mask>, and
+        // special tokens skipped only when the text has a single mask.
+        std::vector<int32_t> filled = ids;
+        filled[size_t(positions[m])] = cand.token;
+        cand.sequence = tok_->decode(filled, positions.size() == 1);
+        cands.push_back(std::move(cand));
+      }
+      out.push_back(std::move(cands));
+    }
+    return out;
+  }
+
+  int max_length() const override { return int(model_->config().max_tokens()); }
+
+ private:
+  std::unique_ptr<model::RobertaModel> model_;
+  std::unique_ptr<Tokenizer> tok_;
+};
+
+}  // namespace
+
+std::string FillMasker::fill_json(const std::vector<std::string>& texts, int top_k, bool single) const {
+  using nlohmann::json;
+  json all = json::array();
+  for (const std::string& text : texts) {
+    const auto res = fill(text, top_k);
+    json per_mask = json::array();
+    for (const auto& cands : res) {
+      json list = json::array();
+      for (const auto& c : cands)
+        list.push_back({{"score", c.score}, {"token", c.token}, {"token_str", c.token_str}, {"sequence", c.sequence}});
+      per_mask.push_back(std::move(list));
+    }
+    all.push_back(res.size() == 1 ? per_mask[0] : per_mask);
+  }
+  const json& out = single && all.size() == 1 ? all[0] : all;
+  return out.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::unique_ptr<FillMasker> FillMasker::load(const std::filesystem::path& dir) {
+  return std::make_unique<FillMaskerImpl>(dir);
+}
+
+}  // namespace rc

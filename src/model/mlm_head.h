@@ -1,0 +1,64 @@
+// RobertaForMaskedLM's lm_head (transformers' RobertaLMHead), run on the masked positions
+// only — the decoder over a 50k vocabulary is most of a small model's cost, and the loss
+// reads nothing else:
+//   h = LayerNorm(gelu(x·Wdᵀ + bd));  logits = h·wteᵀ + lm_head.bias  (decoder tied to the
+//   word embeddings);  loss = mean cross-entropy over the positions whose label != -100.
+// The backward adds the decoder's gradient to the word-embedding gradient (one tensor, as
+// PyTorch's tied parameter), over every row, the padding row included.
+// The vocabulary-wide logits are computed in chunks of rows, so memory is bounded by
+// kChunkRows × vocab whatever the batch.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/exec_ctx.h"
+#include "model/roberta_model.h"
+
+namespace rc::model {
+
+inline constexpr int32_t kIgnoreLabel = -100;  // torch CrossEntropyLoss's ignore_index, as HF
+
+class MlmWorkspace {
+ public:
+  static constexpr int64_t kChunkRows = 128;
+  // Up to max_rows masked positions per call.
+  MlmWorkspace(const RobertaConfig& config, int64_t max_rows);
+  int64_t max_rows() const { return max_rows_; }
+
+ private:
+  friend struct MlmAccess;
+  int64_t max_rows_;
+  Buffer rows_, pre_, act_, ln_, mean_, rstd_, d_a_, d_b_, logits_, probs_, losses_;
+  std::vector<int64_t> index_;
+  std::vector<int32_t> targets_;
+};
+
+struct MlmLoss {
+  double loss_sum = 0;  // Σ cross-entropy over the masked positions
+  int64_t count = 0;    // masked positions (labels != -100)
+  double mean() const { return count > 0 ? loss_sum / double(count) : 0.0; }
+};
+
+// The head on final hidden states x (rows, C) with labels (rows; -100 = not a target; other
+// values checked against the vocabulary). grads null: forward only. Otherwise gradients of
+// (mean loss · loss_scale) ACCUMULATE into grads (lm_head.* and the word embeddings) and
+// d_x (rows, C) gets the hidden states' gradient at the masked rows (other rows untouched).
+MlmLoss mlm_head_forward_backward(const kernels::ExecCtx& ctx, const RobertaModel& model, const float* x,
+                                  const int32_t* labels, int64_t rows, float loss_scale, float* grads, float* d_x,
+                                  MlmWorkspace& ws);
+
+// One training micro-step of RobertaForMaskedLM: encoder forward, head, backward
+// (forward_backward_hidden with the lm_head). labels (B·T) as above. Returns the mean loss
+// over the masked positions (0 with no gradient when a batch has none: HF would give NaN).
+// grads null: eval mode forward only (pass a zero DropoutConfig).
+MlmLoss mlm_forward_backward(const kernels::ExecCtx& ctx, const RobertaModel& model, const Batch& batch,
+                             const int32_t* labels, const DropoutConfig& dropout, uint64_t seed, float loss_scale,
+                             float* grads, TrainWorkspace& ws, MlmWorkspace& mlm);
+
+// Eval-mode vocabulary logits (n, V) at flat positions b·T + t of the batch (fill-mask).
+// At most mlm.max_rows() positions. OVERWRITES logits.
+void mlm_logits(const kernels::ExecCtx& ctx, const RobertaModel& model, const Batch& batch,
+                const std::vector<int64_t>& positions, float* logits, TrainWorkspace& ws, MlmWorkspace& mlm);
+
+}  // namespace rc::model

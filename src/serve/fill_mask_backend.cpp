@@ -1,0 +1,58 @@
+// InferenceBackend for RobertaForMaskedLM folders: invocations answer HF's fill-mask
+// pipeline (rc::FillMasker), run on the HTTP thread, not batched (a masked-LM endpoint is a
+// debugging aid here, not a throughput path).
+#include "roberta/error.h"
+#include "roberta/fill_mask.h"
+#include "roberta/tokenizer.h"
+#include "serve/backend.h"
+
+namespace rc::serve {
+namespace {
+
+class FillMaskBackend final : public InferenceBackend {
+ public:
+  explicit FillMaskBackend(const std::filesystem::path& dir)
+      : fm_(FillMasker::load(dir)), tok_(Tokenizer::from_dir(dir)) {}
+  std::vector<int32_t> tokenize(std::string_view text, int max_length) const override {
+    return tok_->encode(text, true, max_length);
+  }
+  std::vector<int32_t> tokenize_input(std::string_view text, const std::string* text_pair, int max_length,
+                                      TruncationSide side) const override {
+    if (text_pair) return tok_->encode_pair(text, *text_pair, max_length, side);
+    return tok_->encode(text, max_length, side);
+  }
+  std::string decode(std::span<const int32_t> ids, bool skip_special_tokens) const override {
+    return tok_->decode(ids, skip_special_tokens);
+  }
+  std::string dtype() const override { return "float32"; }
+  std::vector<Prediction> run(std::span<const std::vector<int32_t>>) const override {
+    throw Error(Errc::unsupported, "a masked-LM model answers fill-mask only");
+  }
+  std::string token_text(int32_t id) const override {
+    const int32_t one[1] = {id};
+    return tok_->decode(one, false);
+  }
+  bool is_special(int32_t id) const override {
+    return id == tok_->bos_id() || id == tok_->eos_id() || id == tok_->pad_id() || id == tok_->unk_id() ||
+           id == tok_->mask_id();
+  }
+  const std::vector<std::string>& labels() const override { return labels_; }
+  int max_length() const override { return fm_->max_length(); }
+  std::string describe() const override { return "RobertaForMaskedLM (fill-mask)"; }
+  std::optional<std::string> fill_mask(const std::vector<std::string>& texts, int top_k, bool single) const override {
+    return fm_->fill_json(texts, top_k, single);
+  }
+
+ private:
+  std::unique_ptr<FillMasker> fm_;
+  std::unique_ptr<Tokenizer> tok_;
+  std::vector<std::string> labels_;
+};
+
+}  // namespace
+
+std::shared_ptr<InferenceBackend> make_fill_mask_backend(const std::filesystem::path& dir) {
+  return std::make_shared<FillMaskBackend>(dir);
+}
+
+}  // namespace rc::serve
