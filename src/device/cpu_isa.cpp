@@ -145,7 +145,8 @@ std::string_view cpu_isa_name(CpuIsa isa) noexcept {
 
 bool cpu_has_bf16() noexcept {
   const CpuIsa isa = cpu_isa();
-  return isa == CpuIsa::avx512_bf16 || isa == CpuIsa::amx;
+  // aarch64: the packed bf16 linears run on our BFMMLA kernel (kernels/cpu/neon/bf16.cpp).
+  return isa == CpuIsa::avx512_bf16 || isa == CpuIsa::amx || cpu_use_arm_bf16_i8mm();
 }
 
 bool cpu_use_arm_bf16_i8mm() noexcept {

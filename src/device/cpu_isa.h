@@ -25,7 +25,7 @@ const CpuFeatures& cpu_features() noexcept;
 // what the CPU has: asking for more gives a warning and the detected one).
 CpuIsa cpu_isa() noexcept;
 std::string_view cpu_isa_name(CpuIsa isa) noexcept;
-bool cpu_has_bf16() noexcept;  // bf16 GEMMs are fast here (AVX512-BF16 or AMX)
+bool cpu_has_bf16() noexcept;  // bf16 GEMMs are fast here (AVX512-BF16, AMX, or Arm BF16 + I8MM)
 // aarch64: the chosen path may use BFMMLA/BFDOT and SMMLA (neon_bf16, or sve on a CPU with both).
 bool cpu_use_arm_bf16_i8mm() noexcept;
 

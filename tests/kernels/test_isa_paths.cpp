@@ -7,8 +7,11 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <initializer_list>
 #include <iterator>
+#include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "kernel_test_util.h"
@@ -16,6 +19,8 @@
 #include "kernels/activation.h"
 #include "kernels/attention.h"
 #include "kernels/cpu/isa_paths.h"
+#include "kernels/cpu/neon/neon_kernels.h"
+#include "kernels/matmul.h"
 #include "kernels/layernorm.h"
 #include "kernels/linear.h"
 #include "kernels/optimizer.h"
@@ -173,6 +178,56 @@ TEST_P(IsaPath, QuantizeRows) {
     EXPECT_EQ(got_s, want_s);
   }
 }
+
+#if defined(__aarch64__)
+// The packed bf16 linear on BFMMLA against the reference GEMM on the same bf16-rounded operands:
+// odd M, N and K (every tail of the 8 × 8 tile and of K's steps of 4), bias or not, fp32 or bf16 x.
+TEST(Bfmmla, PackedBf16LinearMatchesTheReference) {
+  if (!cpu::neon::bf16_supported()) GTEST_SKIP() << "this CPU has no BF16/I8MM";
+  for (auto [M, N, K] : {std::tuple<int64_t, int64_t, int64_t>{1, 8, 4}, {7, 13, 29}, {33, 70, 768}, {16, 64, 130}}) {
+    auto x = randn(M * K, uint64_t(M * N), 1.0f), w = randn(N * K, uint64_t(N + K), 0.05f), bias = randn(N, 3);
+    std::vector<uint16_t> xb(size_t(M * K));
+    std::vector<float> xr(size_t(M * K)), wr(size_t(N * K));
+    for (size_t i = 0; i < xr.size(); ++i) xr[i] = bf16_to_f32(xb[i] = f32_to_bf16(x[i]));
+    for (size_t i = 0; i < wr.size(); ++i) wr[i] = bf16_to_f32(f32_to_bf16(w[i]));
+    std::vector<uint16_t> wp(size_t(cpu::neon::bfmmla_packed_size(N, K)));
+    cpu::neon::pack_bfmmla_weights(wp.data(), w.data(), N, K);
+    for (const float* b : std::initializer_list<const float*>{bias.data(), nullptr}) {
+      std::vector<float> want(size_t(M * N)), got(size_t(M * N), -7.0f), got2(size_t(M * N), -7.0f);
+      ref::matmul_nt(want.data(), xr.data(), wr.data(), b, M, N, K);
+      cpu::neon::linear_bf16_bfmmla(got.data(), x.data(), wp.data(), b, M, N, K);
+      cpu::neon::linear_bf16_bfmmla_bf16in(got2.data(), xb.data(), wp.data(), b, M, N, K);
+      // Exact bf16 products, fp32 sums in another order: |Δ| ~ K·2^-24·|terms|; K = 768 of
+      // |x·w| ≤ ~0.2 gives ≤ ~1e-5.
+      RC_EXPECT_CLOSE(got.data(), want.data(), M * N, (test::Tol{2e-5, 1e-5})) << M << "x" << N << "x" << K;
+      EXPECT_EQ(got2, got);
+    }
+  }
+}
+
+// The int8 GEMM on SMMLA: exact int32 sums, so equal to the plain loop, tails of M, N, K included.
+TEST(Smmla, PackedInt8GemmIsExact) {
+  if (!cpu::neon::bf16_supported()) GTEST_SKIP() << "this CPU has no BF16/I8MM";
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> d(-127, 127);
+  for (auto [M, N, K] : {std::tuple<int64_t, int64_t, int64_t>{1, 8, 8}, {7, 13, 29}, {33, 70, 768}, {9, 64, 3072}}) {
+    std::vector<int8_t> xq(size_t(M * K)), wq(size_t(N * K));
+    for (auto& v : xq) v = int8_t(d(rng));
+    for (auto& v : wq) v = int8_t(d(rng));
+    std::vector<int32_t> want(size_t(M * N)), got(size_t(M * N), -7);
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        int32_t a = 0;
+        for (int64_t k = 0; k < K; ++k) a += int32_t(xq[size_t(m * K + k)]) * wq[size_t(n * K + k)];
+        want[size_t(m * N + n)] = a;
+      }
+    std::vector<int8_t> wp(size_t(cpu::neon::smmla_packed_size(N, K)));
+    cpu::neon::pack_smmla_weights(wp.data(), wq.data(), N, K);
+    cpu::neon::gemm_s8_smmla(got.data(), xq.data(), wp.data(), M, N, K);
+    EXPECT_EQ(got, want) << M << "x" << N << "x" << K;
+  }
+}
+#endif
 
 // scripts/test-arm64.sh runs the suites once per emulated CPU and names the path each run must
 // take: this fails when detection (getauxval) or RC_CPU_ISA picked another one.

@@ -161,6 +161,11 @@ bool matmul(float* y, Strided a, Strided b, const float* bias, int64_t M, int64_
   try {
     const bool bf16 = prec == MatmulPrecision::bf16;
     const bool fpmath = bf16 && use_fpmath();
+#if !defined(__x86_64__)
+    // Debian's aarch64 oneDNN 2.6 has no bf16 matmul: asking would throw (and allocate) on every
+    // call. The caller's bf16 loops run instead (docs/arm64.md).
+    if (bf16 && !fpmath) return false;
+#endif
     const Key key{M,
                   N,
                   K,

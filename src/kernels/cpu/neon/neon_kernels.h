@@ -37,6 +37,23 @@ void adamw_step(float* params, const float* grads, float* m, float* v, const Ada
 void convert_f32_to_bf16(uint16_t* dst, const float* src, int64_t n) noexcept;
 void convert_f32_to_bf16_bfcvt(uint16_t* dst, const float* src, int64_t n) noexcept;  // needs bf16_supported()
 
+// The packed bf16 linear on BFMMLA (needs bf16_supported()): y(M, N) = bf16(x)·bf16(W)ᵀ (+ bias),
+// fp32 accumulation. W(N, K) is packed once by pack_bfmmla_weights into bfmmla_packed_size(N, K)
+// bf16 values; x is fp32 (rounded to nearest even here) or already bf16.
+int64_t bfmmla_packed_size(int64_t N, int64_t K) noexcept;
+void pack_bfmmla_weights(uint16_t* dst, const float* w, int64_t N, int64_t K) noexcept;
+void linear_bf16_bfmmla(float* y, const float* x, const uint16_t* wp, const float* bias, int64_t M, int64_t N,
+                        int64_t K) noexcept;
+void linear_bf16_bfmmla_bf16in(float* y, const uint16_t* x, const uint16_t* wp, const float* bias, int64_t M,
+                               int64_t N, int64_t K) noexcept;
+
+// The packed int8 GEMM on SMMLA (needs bf16_supported(): BF16 and I8MM come together here):
+// acc(M, N) = xq(M, K)·wq(N, K)ᵀ in int32, exact. wq packed once by pack_smmla_weights into
+// smmla_packed_size(N, K) bytes.
+int64_t smmla_packed_size(int64_t N, int64_t K) noexcept;
+void pack_smmla_weights(int8_t* dst, const int8_t* wq, int64_t N, int64_t K) noexcept;
+void gemm_s8_smmla(int32_t* acc, const int8_t* xq, const int8_t* wp, int64_t M, int64_t N, int64_t K) noexcept;
+
 // kernels/linear.h: per-row symmetric int8 quantisation (bit-identical to ref::quantize_rows_s8).
 void quantize_rows_s8(int8_t* q, float* scale, const float* x, int64_t M, int64_t K) noexcept;
 void quantize_rows_s8_bf16(int8_t* q, float* scale, const uint16_t* x, int64_t M, int64_t K) noexcept;
