@@ -13,6 +13,7 @@ apt-get update -q
 # libopenblas0-pthread: without it python3-torch links the slow reference BLAS (libblas3),
 # ~14x slower fp32 matmuls, and the PyTorch baseline of docs/ANCHORS.md (OpenBLAS) is not met.
 # ocl-icd-opencl-dev: Debian's dnnl-config.cmake looks for OpenCL (its GPU runtime is OpenCL).
+# protobuf-compiler: tests decode our TensorBoard records with protoc against the Event schema.
 apt-get install -y -q --no-install-recommends \
   build-essential cmake ninja-build pkg-config git ca-certificates \
   libdnnl-dev ocl-icd-opencl-dev opencl-headers \
@@ -20,7 +21,7 @@ apt-get install -y -q --no-install-recommends \
   libgtest-dev libgmock-dev libbenchmark-dev \
   libutf8proc-dev libzip-dev libarchive-dev \
   libboost1.74-dev libssl-dev \
-  wrk curl \
+  wrk curl protobuf-compiler \
   python3 python3-torch python3-numpy \
   libopenblas0-pthread
 

@@ -85,14 +85,19 @@ std::string confusion_svg(const EvalResult& e) {
   const size_t K = e.labels.size();
   if (K == 0) return "";
   const double cell = K <= 6 ? 70 : 40, L = 110, T = 60;
-  const double W = L + cell * double(K) + 20, H = T + cell * double(K) + 30;
+  // The title is two short lines, and the picture is at least as wide as they are (at ~0.6 em
+  // a character): one long line was clipped at both ends for 3 classes.
+  const std::string title = "Confusion matrix (" + e.split + ")", axes = "rows: true, columns: predicted";
+  const double title_w = 0.6 * 14 * double(title.size()) + 20, axes_w = 0.6 * 12 * double(axes.size()) + 20;
+  const double W = std::max({L + cell * double(K) + 20, title_w, axes_w}), H = T + cell * double(K) + 30;
   int64_t mx = 1;
   for (auto& row : e.confusion)
     for (int64_t v : row) mx = std::max(mx, v);
   std::ostringstream o;
   o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << W << "' height='" << H << "'>";
-  o << "<text x='" << W / 2 << "' y='16' text-anchor='middle' font-weight='bold'>Confusion matrix (" << esc(e.split)
-    << ", rows: true, columns: predicted)</text>";
+  o << "<text x='" << W / 2 << "' y='16' text-anchor='middle' font-size='14' font-weight='bold'>" << esc(title)
+    << "</text>";
+  o << "<text x='" << W / 2 << "' y='32' text-anchor='middle' font-size='12'>" << axes << "</text>";
   for (size_t j = 0; j < K; ++j)
     o << "<text x='" << L + cell * (double(j) + 0.5) << "' y='" << T - 8
       << "' text-anchor='middle' font-size='12'>" << esc(e.labels[j]) << "</text>";

@@ -7,7 +7,6 @@
 #include <cstring>
 
 #include "core/check.h"
-#include "io/atomic_file.h"
 
 namespace rc::train {
 
@@ -124,110 +123,6 @@ void TensorBoardWriter::add_scalar(std::string_view tag, float value, int64_t st
 
 void TensorBoardWriter::flush() {
   if (file_) std::fflush(file_);
-}
-
-namespace {
-struct Reader {
-  const uint8_t* p;
-  const uint8_t* end;
-  std::string where;
-  uint64_t varint() {
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      RC_CHECK(p < end, Errc::format, where, ": truncated varint");
-      const uint8_t b = *p++;
-      v |= uint64_t(b & 0x7F) << shift;
-      if (!(b & 0x80)) return v;
-    }
-    RC_THROW(Errc::format, where, ": varint too long");
-  }
-  template <class T>
-  T fixed() {
-    RC_CHECK(end - p >= ptrdiff_t(sizeof(T)), Errc::format, where, ": truncated fixed field");
-    T v;
-    std::memcpy(&v, p, sizeof(T));
-    p += sizeof(T);
-    return v;
-  }
-  std::string_view bytes() {
-    const uint64_t n = varint();
-    RC_CHECK(uint64_t(end - p) >= n, Errc::format, where, ": truncated bytes field");
-    std::string_view s(reinterpret_cast<const char*>(p), n);
-    p += n;
-    return s;
-  }
-  void skip(uint32_t wire) {
-    switch (wire) {
-      case 0: varint(); break;
-      case 1: fixed<uint64_t>(); break;
-      case 2: bytes(); break;
-      case 5: fixed<uint32_t>(); break;
-      default: RC_THROW(Errc::format, where, ": unknown wire type ", wire);
-    }
-  }
-};
-Reader reader_of(std::string_view s, const std::string& where) {
-  auto* b = reinterpret_cast<const uint8_t*>(s.data());
-  return Reader{b, b + s.size(), where};
-}
-}  // namespace
-
-std::vector<ScalarEvent> read_event_file(const std::filesystem::path& path) {
-  const std::string bytes = io::read_file(path);
-  std::vector<ScalarEvent> out;
-  size_t pos = 0;
-  while (pos < bytes.size()) {
-    RC_CHECK(bytes.size() - pos >= 12, Errc::format, path.string(), ": truncated record header at ", pos);
-    uint64_t len;
-    uint32_t len_crc, data_crc;
-    std::memcpy(&len, bytes.data() + pos, 8);
-    std::memcpy(&len_crc, bytes.data() + pos + 8, 4);
-    RC_CHECK(len_crc == masked_crc32c(&len, 8), Errc::format, path.string(), ": bad length CRC at ", pos);
-    RC_CHECK(bytes.size() - pos - 12 >= len + 4, Errc::format, path.string(), ": truncated record at ", pos);
-    std::string_view data(bytes.data() + pos + 12, len);
-    std::memcpy(&data_crc, bytes.data() + pos + 12 + len, 4);
-    RC_CHECK(data_crc == masked_crc32c(data.data(), data.size()), Errc::format, path.string(), ": bad data CRC at ",
-             pos);
-    pos += 12 + len + 4;
-    ScalarEvent ev;
-    Reader r = reader_of(data, path.string());
-    while (r.p < r.end) {
-      const uint64_t key = r.varint();
-      const uint32_t field = uint32_t(key >> 3), wire = uint32_t(key & 7);
-      if (field == 1 && wire == 1) {
-        ev.wall_time = r.fixed<double>();
-      } else if (field == 2 && wire == 0) {
-        ev.step = int64_t(r.varint());
-      } else if (field == 3 && wire == 2) {
-        ev.file_version = std::string(r.bytes());
-      } else if (field == 5 && wire == 2) {
-        Reader s = reader_of(r.bytes(), path.string());
-        while (s.p < s.end) {
-          const uint64_t k2 = s.varint();
-          if ((k2 >> 3) == 1 && (k2 & 7) == 2) {
-            Reader v = reader_of(s.bytes(), path.string());
-            while (v.p < v.end) {
-              const uint64_t k3 = v.varint();
-              if ((k3 >> 3) == 1 && (k3 & 7) == 2) {
-                ev.tag = std::string(v.bytes());
-              } else if ((k3 >> 3) == 2 && (k3 & 7) == 5) {
-                ev.value = v.fixed<float>();
-                ev.has_value = true;
-              } else {
-                v.skip(uint32_t(k3 & 7));
-              }
-            }
-          } else {
-            s.skip(uint32_t(k2 & 7));
-          }
-        }
-      } else {
-        r.skip(wire);
-      }
-    }
-    out.push_back(std::move(ev));
-  }
-  return out;
 }
 
 }  // namespace rc::train

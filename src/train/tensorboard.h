@@ -11,7 +11,6 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace rc::train {
 
@@ -40,15 +39,5 @@ class TensorBoardWriter {
   std::filesystem::path path_;
   std::FILE* file_ = nullptr;
 };
-
-// Reads every record back, checking both CRCs; for tests and `roberta` itself never.
-struct ScalarEvent {
-  int64_t step = 0;
-  double wall_time = 0;
-  std::string tag, file_version;
-  float value = 0;
-  bool has_value = false;
-};
-std::vector<ScalarEvent> read_event_file(const std::filesystem::path& path);
 
 }  // namespace rc::train

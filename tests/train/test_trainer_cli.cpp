@@ -17,7 +17,7 @@
 #include <sstream>
 
 #include "support/emulator.h"
-#include "train/tensorboard.h"
+#include "support/tensorboard_reader.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -140,7 +140,7 @@ TEST_F(TrainerCli, OutputLayoutEvalAndTensorBoard) {
   int files = 0, losses = 0, evals = 0;
   for (const auto& e : fs::directory_iterator(root / "tb")) {
     ++files;
-    for (const auto& ev2 : rc::train::read_event_file(e.path())) {
+    for (const auto& ev2 : rc::test::read_event_file(e.path())) {
       losses += ev2.tag == "train/loss";
       evals += ev2.tag == "eval/macro_recall";
     }

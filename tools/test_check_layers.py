@@ -1,0 +1,64 @@
+"""The layering check fails on each kind of forbidden edge and passes a clean tree."""
+import pathlib
+import subprocess
+import sys
+import tempfile
+import unittest
+
+CHECK = pathlib.Path(__file__).resolve().parent / "check_layers.py"
+
+
+def run_on(files):
+    with tempfile.TemporaryDirectory() as d:
+        root = pathlib.Path(d)
+        for rel, text in files.items():
+            p = root / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(text)
+        r = subprocess.run([sys.executable, str(CHECK), str(root)], capture_output=True, text=True)
+        return r.returncode, r.stderr
+
+
+CLEAN = {
+    "src/core/check.h": '#include "roberta/error.h"\n',
+    "src/kernels/matmul.cpp": '#include "kernels/matmul.h"\n#include "core/check.h"\n#include <vector>\n',
+    "src/model/m.cpp": '#include "kernels/matmul.h"\n#include "io/safetensors.h"\n',
+    "src/serve/s.cpp": '#include "model/m.h"\n',
+    "cli/main.cpp": '#include "serve/s.h"\n#include "train/t.h"\n',
+    "include/roberta/error.h": "#pragma once\n",
+}
+
+
+class CheckLayers(unittest.TestCase):
+    def test_clean_tree_passes(self):
+        rc, err = run_on(CLEAN)
+        self.assertEqual(rc, 0, err)
+
+    def test_kernels_including_model_fails(self):
+        rc, err = run_on({**CLEAN, "src/kernels/bad.cpp": '#include "model/roberta_model.h"\n'})
+        self.assertEqual(rc, 1)
+        self.assertIn("src/kernels/bad.cpp:1: kernels includes model", err)
+
+    def test_serve_including_train_fails(self):
+        rc, err = run_on({**CLEAN, "src/serve/bad.h": '// x\n  #  include "train/trainer.h"\n'})
+        self.assertEqual(rc, 1)
+        self.assertIn("src/serve/bad.h:2: serve includes train", err)
+
+    def test_anything_including_cli_fails(self):
+        rc, err = run_on({**CLEAN, "src/train/bad.cpp": '#include "cli/commands.h"\n'})
+        self.assertEqual(rc, 1)
+        self.assertIn("train includes cli", err)
+
+    def test_public_header_including_src_fails(self):
+        rc, err = run_on({**CLEAN, "include/roberta/bad.h": '#include "model/m.h"\n'})
+        self.assertEqual(rc, 1)
+        self.assertIn("roberta includes model", err)
+
+    def test_unknown_layer_fails(self):
+        rc, err = run_on({**CLEAN, "src/newthing/x.cpp": '#include "core/check.h"\n'})
+        self.assertEqual(rc, 1)
+        self.assertIn("src/newthing is not a known layer", err)
+
+
+if __name__ == "__main__":
+    unittest.main()
