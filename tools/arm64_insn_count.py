@@ -23,7 +23,22 @@ import sys
 import tempfile
 
 # "0x0000005502838850:  d503201f  nop" (in_asm) and "Trace 0: 0x7f.. [flags/pc/...]" (exec).
-IN_RE = re.compile(r"^0x([0-9a-f]+):\s+[0-9a-f]{8}\s+(\S+)\s*(.*)$")
+IN_RE = re.compile(r"^0x([0-9a-f]+):\s+([0-9a-f]{8})\s+(\S+)\s*(.*)$")
+# qemu 7.2's disassembler prints the Armv8.6 matrix instructions as ".byte": decode them here
+# (Arm ARM encodings; mask, value, mnemonic, operands marking NEON "v" or SVE "z").
+MATRIX = [(0xffe0fc00, 0x6e40ec00, "bfmmla", "v"), (0xffe0fc00, 0x4e80a400, "smmla", "v"),
+          (0xffe0fc00, 0x6e80a400, "ummla", "v"), (0xffe0fc00, 0x4e80ac00, "usmmla", "v"),
+          (0xffe0fc00, 0x6460e400, "bfmmla", "z"), (0xffe0fc00, 0x45009800, "smmla", "z"),
+          (0xffe0fc00, 0x45c09800, "ummla", "z")]
+
+
+def decode_unknown(word: int, mnem: str, ops: str):
+    if mnem != ".byte":
+        return mnem, ops
+    for mask, value, name, kind in MATRIX:
+        if word & mask == value:
+            return name, ("z0.s" if kind == "z" else "v0.4s")
+    return mnem, ops
 TRACE_RE = re.compile(r"^Trace \d+: 0x[0-9a-f]+ \[[0-9a-f]+/([0-9a-f]+)/")
 
 
@@ -84,7 +99,7 @@ def count(log_path: str, sve_bits: int):
                 if m:
                     if not current:
                         blocks[int(m.group(1), 16)] = current
-                    current.append((m.group(2), m.group(3)))
+                    current.append(decode_unknown(int(m.group(2), 16), m.group(3), m.group(4)))
                 elif not line.strip():
                     current = None
     insns = collections.Counter()
