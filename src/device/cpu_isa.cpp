@@ -1,6 +1,8 @@
 #include "device/cpu_isa.h"
 
+#if defined(__x86_64__)
 #include <cpuid.h>
+#endif
 #include <omp.h>
 #include <unistd.h>
 
@@ -10,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include "device/cpu_isa_arm.h"
 #include "roberta/log.h"
 
 namespace rc {
@@ -30,16 +33,41 @@ CpuFeatures detect() {
     f.amx_int8 = d & (1u << 25);
   }
   if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) f.avx512_bf16 = a & (1u << 5);
+#elif defined(__aarch64__)
+  detect_arm(f);
 #endif
   return f;
 }
 
 CpuIsa detected_isa(const CpuFeatures& f) {
+#if defined(__aarch64__)
+  return detected_isa_arm(f);
+#endif
   if (f.amx_bf16 && f.avx512_bf16) return CpuIsa::amx;
   if (f.avx512_bf16 && f.avx512bw && f.avx512vl) return CpuIsa::avx512_bf16;
   if (f.avx512f && f.avx512bw && f.avx512vl) return CpuIsa::avx512;
   if (f.avx2 && f.fma) return CpuIsa::avx2;
   return CpuIsa::generic;
+}
+
+// Position in this architecture's order (generic = 0); -1 for another architecture's path.
+int isa_rank(CpuIsa isa) {
+#if defined(__aarch64__)
+  constexpr bool arm = true;
+#else
+  constexpr bool arm = false;
+#endif
+  switch (isa) {
+    case CpuIsa::generic: return 0;
+    case CpuIsa::avx2: return arm ? -1 : 1;
+    case CpuIsa::avx512: return arm ? -1 : 2;
+    case CpuIsa::avx512_bf16: return arm ? -1 : 3;
+    case CpuIsa::amx: return arm ? -1 : 4;
+    case CpuIsa::neon: return arm ? 1 : -1;
+    case CpuIsa::neon_bf16: return arm ? 2 : -1;
+    case CpuIsa::sve: return arm ? 3 : -1;
+  }
+  return -1;
 }
 
 CpuIsa resolve_isa() {
@@ -53,10 +81,19 @@ CpuIsa resolve_isa() {
   else if (want == "avx512") forced = CpuIsa::avx512;
   else if (want == "avx512_bf16") forced = CpuIsa::avx512_bf16;
   else if (want == "amx") forced = CpuIsa::amx;
+  else if (want == "neon") forced = CpuIsa::neon;
+  else if (want == "neon_bf16") forced = CpuIsa::neon_bf16;
+  else if (want == "sve") forced = CpuIsa::sve;
   else
-    log::warn("device", "RC_CPU_ISA='", want, "' is not one of generic|avx2|avx512|avx512_bf16|amx; using ",
+    log::warn("device", "RC_CPU_ISA='", want,
+              "' is not one of generic|avx2|avx512|avx512_bf16|amx (x86-64) or generic|neon|neon_bf16|sve "
+              "(aarch64); using ",
               cpu_isa_name(detected));
-  if (static_cast<int>(forced) > static_cast<int>(detected)) {
+  if (isa_rank(forced) < 0) {
+    log::warn("device", "RC_CPU_ISA=", want, " is a path of another architecture; using ", cpu_isa_name(detected));
+    return detected;
+  }
+  if (isa_rank(forced) > isa_rank(detected)) {
     log::warn("device", "RC_CPU_ISA=", want, " is not supported by this CPU; using ", cpu_isa_name(detected));
     return detected;
   }
@@ -99,11 +136,27 @@ std::string_view cpu_isa_name(CpuIsa isa) noexcept {
     case CpuIsa::avx512: return "avx512";
     case CpuIsa::avx512_bf16: return "avx512_bf16";
     case CpuIsa::amx: return "amx";
+    case CpuIsa::neon: return "neon";
+    case CpuIsa::neon_bf16: return "neon_bf16";
+    case CpuIsa::sve: return "sve";
   }
   return "?";
 }
 
-bool cpu_has_bf16() noexcept { return cpu_isa() >= CpuIsa::avx512_bf16; }
+bool cpu_has_bf16() noexcept {
+  const CpuIsa isa = cpu_isa();
+  // aarch64: the packed bf16 linears run on our BFMMLA kernel (kernels/cpu/neon/bf16.cpp).
+  return isa == CpuIsa::avx512_bf16 || isa == CpuIsa::amx || cpu_use_arm_bf16_i8mm();
+}
+
+bool cpu_use_arm_bf16_i8mm() noexcept {
+  static const bool on = [] {
+    const CpuIsa isa = cpu_isa();
+    const CpuFeatures& f = cpu_features();
+    return (isa == CpuIsa::neon_bf16 || isa == CpuIsa::sve) && f.arm_bf16 && f.i8mm;
+  }();
+  return on;
+}
 
 int physical_cores() noexcept {
   static const int n = count_physical_cores();

@@ -14,10 +14,11 @@
 
 #include "kernel_test_util.h"
 #include "kernels/activation.h"
-#include "kernels/cpu/avx512/avx512_kernels.h"
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/isa_paths.h"
 #include "kernels/linear.h"
 #include "kernels/matmul.h"
+#include "support/emulator.h"
 #include "tensor/bf16.h"
 
 namespace rc::kernels {
@@ -80,24 +81,20 @@ TEST(Quantize, EveryPathMatchesTheReferenceBitForBit) {
       EXPECT_TRUE(lo == -127 || hi == 127) << "the largest |x| of a row maps to ±127";
     }
 
-    cpu::generic::quantize_rows_s8(got.data(), got_s.data(), x.data(), M, K);
-    EXPECT_EQ(got, want) << "generic M=" << M << " K=" << K;
-    EXPECT_EQ(got_s, want_s);
-    if (cpu::avx512::supported()) {
-      cpu::avx512::quantize_rows_s8(got.data(), got_s.data(), x.data(), M, K);
-      EXPECT_EQ(got, want) << "avx512 M=" << M << " K=" << K;
+    for (const cpu::CpuPath& path : cpu::cpu_paths()) {
+      if (!path.runnable) continue;
+      path.quantize_rows_s8(got.data(), got_s.data(), x.data(), M, K);
+      EXPECT_EQ(got, want) << path.name << " M=" << M << " K=" << K;
       EXPECT_EQ(got_s, want_s);
     }
     // bf16 input: the same as quantising the widened values.
     const auto xb = to_bf16(x);
     const auto xw = from_bf16(xb);
     ref::quantize_rows_s8(want.data(), want_s.data(), xw.data(), M, K);
-    cpu::generic::quantize_rows_s8_bf16(got.data(), got_s.data(), xb.data(), M, K);
-    EXPECT_EQ(got, want);
-    EXPECT_EQ(got_s, want_s);
-    if (cpu::avx512::supported()) {
-      cpu::avx512::quantize_rows_s8_bf16(got.data(), got_s.data(), xb.data(), M, K);
-      EXPECT_EQ(got, want);
+    for (const cpu::CpuPath& path : cpu::cpu_paths()) {
+      if (!path.runnable) continue;
+      path.quantize_rows_s8_bf16(got.data(), got_s.data(), xb.data(), M, K);
+      EXPECT_EQ(got, want) << path.name;
       EXPECT_EQ(got_s, want_s);
     }
   }
@@ -119,9 +116,10 @@ TEST(Quantize, DequantizeEpilogueOnEveryPath) {
       if (gelu) ref::gelu_erf_forward(want.data(), want.data(), M * N);
       std::vector<float> yf(size_t(M * N));
       std::vector<uint16_t> yb(size_t(M * N));
-      for (int path = 0; path < 2; ++path) {
-        if (path == 1 && !cpu::avx512::supported()) continue;
-        auto fn = path == 0 ? cpu::generic::dequantize_rows : cpu::avx512::dequantize_rows;
+      for (const cpu::CpuPath& cp : cpu::cpu_paths()) {
+        if (!cp.runnable) continue;
+        const std::string path = cp.name;
+        auto fn = cp.dequantize_rows;
         fn(yf.data(), nullptr, acc.data(), xs.data(), ws.data(), b, M, N, gelu);
         // fp32 products in a different order + the A&S erf (1.5e-7): measured max |Δ| 2.4e-7.
         RC_EXPECT_CLOSE(yf.data(), want.data(), M * N, (test::Tol{2e-6, 2e-6})) << "path " << path;
@@ -210,8 +208,12 @@ TEST(LinearIsaPaths, EveryForcedPathPasses) {
   const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
   ASSERT_GT(n, 0);
   exe[n] = 0;
+#if defined(__aarch64__)
+  for (const char* isa : {"generic", "neon", "neon_bf16", "sve"}) {
+#else
   for (const char* isa : {"generic", "avx2", "avx512", "avx512_bf16", "amx"}) {
-    const std::string cmd = std::string("RC_LINEAR_CHILD=1 RC_CPU_ISA=") + isa + " " + exe +
+#endif
+    const std::string cmd = std::string("RC_LINEAR_CHILD=1 RC_CPU_ISA=") + isa + " " + test::emulator_prefix() + exe +
                             " --gtest_filter='Quantize.*:LinearInt8.*:LinearPath.*' --gtest_brief=1 2>&1";
     std::string out;
     FILE* p = popen(cmd.c_str(), "r");

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "support/emulator.h"
 #include "support/tensorboard_reader.h"
 
 namespace fs = std::filesystem;
@@ -67,7 +68,8 @@ class TrainerCli : public ::testing::Test {
   // Runs `roberta <args>` through /bin/sh; returns the exit status as a shell reports it
   // (128 + signal for a killed process). Output goes to root/<log>.
   int run(const std::string& args, const std::string& prefix = "", const std::string& log = "log.txt") {
-    const std::string cmd = prefix + " " + kBin.string() + " " + args + " > " + (root / log).string() + " 2>&1";
+    const std::string cmd = prefix + " " + rc::test::emulator_prefix() + kBin.string() + " " + args + " > " +
+                            (root / log).string() + " 2>&1";
     const int st = std::system(("/bin/sh -c '" + cmd + "'").c_str());
     if (WIFEXITED(st)) return WEXITSTATUS(st);
     return 128 + WTERMSIG(st);

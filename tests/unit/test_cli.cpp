@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "support/emulator.h"
 #include "support/golden.h"
 
 namespace rc {
@@ -28,7 +29,8 @@ CmdResult run(const std::string& args, const std::string& stdin_text = "") {
   const fs::path err_file = fs::temp_directory_path() / ("rc_cli_err_" + std::to_string(::getpid()));
   const fs::path in_file = fs::temp_directory_path() / ("rc_cli_in_" + std::to_string(::getpid()));
   std::ofstream(in_file, std::ios::binary) << stdin_text;
-  const std::string cmd = roberta() + " " + args + " <" + in_file.string() + " 2>" + err_file.string();
+  const std::string cmd =
+      test::emulator_prefix() + roberta() + " " + args + " <" + in_file.string() + " 2>" + err_file.string();
   CmdResult r;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;

@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "kernels/cpu/avx512/avx512_kernels.h"
+#include "kernels/cpu/neon/neon_kernels.h"
 #include "kernels/cpu/cpu_kernels.h"
 
 namespace rc::kernels::cpu {
@@ -36,6 +37,9 @@ void gelu_erf_backward(float* dx, const float* dy, const float* x, int64_t n) no
 void gelu_erf_forward(float* y, const float* x, int64_t n) noexcept {
 #if defined(__x86_64__)
   if (avx512::enabled()) return avx512::gelu_erf_forward(y, x, n);
+#elif defined(__aarch64__)
+  if (sve::enabled()) return sve::gelu_erf_forward(y, x, n);
+  if (neon::enabled()) return neon::gelu_erf_forward(y, x, n);
 #endif
   generic::gelu_erf_forward(y, x, n);
 }
@@ -43,6 +47,9 @@ void gelu_erf_forward(float* y, const float* x, int64_t n) noexcept {
 void gelu_erf_backward(float* dx, const float* dy, const float* x, int64_t n) noexcept {
 #if defined(__x86_64__)
   if (avx512::enabled()) return avx512::gelu_erf_backward(dx, dy, x, n);
+#elif defined(__aarch64__)
+  if (sve::enabled()) return sve::gelu_erf_backward(dx, dy, x, n);
+  if (neon::enabled()) return neon::gelu_erf_backward(dx, dy, x, n);
 #endif
   generic::gelu_erf_backward(dx, dy, x, n);
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/cpu/avx512/avx512_kernels.h"
+#include "kernels/cpu/neon/neon_kernels.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/dropout.h"
 
@@ -137,6 +138,8 @@ void attention_forward(float* out, float* probs, const float* qkv, const int32_t
                        int64_t H, int64_t D, float dropout_p, uint64_t seed) noexcept {
 #if defined(__x86_64__)
   if (avx512::enabled()) return avx512::attention_forward(out, probs, qkv, seq_lens, B, T, H, D, dropout_p, seed);
+#elif defined(__aarch64__)
+  if (neon::enabled()) return neon::attention_forward(out, probs, qkv, seq_lens, B, T, H, D, dropout_p, seed);
 #endif
   generic::attention_forward(out, probs, qkv, seq_lens, B, T, H, D, dropout_p, seed);
 }
@@ -146,6 +149,8 @@ void attention_backward(float* dqkv, const float* dout, const float* qkv, const 
                         uint64_t seed) noexcept {
 #if defined(__x86_64__)
   if (avx512::enabled()) return avx512::attention_backward(dqkv, dout, qkv, probs, seq_lens, B, T, H, D, dropout_p, seed);
+#elif defined(__aarch64__)
+  if (neon::enabled()) return neon::attention_backward(dqkv, dout, qkv, probs, seq_lens, B, T, H, D, dropout_p, seed);
 #endif
   generic::attention_backward(dqkv, dout, qkv, probs, seq_lens, B, T, H, D, dropout_p, seed);
 }

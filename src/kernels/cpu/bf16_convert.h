@@ -1,5 +1,5 @@
 // fp32 → bf16 rounding (round-to-nearest-even, as rc::f32_to_bf16) of a flat buffer, parallel,
-// vectorised with AVX512-BF16 where the CPU has it.
+// vectorised with AVX512-BF16 or, on aarch64, NEON (BFCVTN with the BF16 extension).
 #pragma once
 
 #include <cstdint>

@@ -10,7 +10,9 @@
 //       reference kernel, ~100x slower).
 // Fallback (no oneDNN, or oneDNN refuses the type on this CPU / under RC_CPU_ISA): the packed
 // copy is plain row-major (bf16-rounded values kept as fp32, or int8 + scales) and portable
-// loops compute the same math.
+// loops compute the same math; except on aarch64 with BF16 + I8MM (Debian's oneDNN 2.6 has no
+// bf16 matmul and no SMMLA there): bf16 and s8 weights are packed into BFMMLA / SMMLA panels
+// for cpu/neon/bf16.cpp's micro-kernels (docs/arm64.md).
 #include "kernels/linear.h"
 
 #include <algorithm>
@@ -24,6 +26,7 @@
 #include "core/check.h"
 #include "kernels/cpu/bf16_convert.h"
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/neon/neon_kernels.h"
 #include "kernels/cpu/onednn_matmul.h"
 #include "tensor/bf16.h"
 
@@ -42,6 +45,8 @@ struct PackedLinear::Impl {
   // Fallback storage (onednn == false): (N, K) row-major.
   std::vector<float> wf;    // f32, or bf16-rounded values
   std::vector<int8_t> wq;   // s8
+  std::vector<uint16_t> wmmla;  // bf16 on aarch64 with BF16: BFMMLA panels (cpu/neon/bf16.cpp), else empty
+  std::vector<int8_t> wq_mmla;  // s8 on aarch64 with I8MM: SMMLA panels (then wq is empty)
 #if defined(RC_WITH_ONEDNN) && RC_WITH_ONEDNN
   dnnl::engine eng;         // the process-wide one: per-thread streams are bound to it
   dnnl::memory::desc w_md;  // the packed layout
@@ -109,17 +114,32 @@ void fallback_forward(const PackedLinear::Impl& im, void* y, ActType y_type, con
     const int8_t* wq = im.wq.data();
     thread_local std::vector<int32_t> acc_buf;
     int32_t* acc = grow(acc_buf, M * N);
+#if defined(__aarch64__)
+    if (!im.wq_mmla.empty()) {
+      cpu::neon::gemm_s8_smmla(acc, xq, im.wq_mmla.data(), M, N, K);
+      wq = nullptr;
+    }
+#endif
+    if (wq) {
 #pragma omp parallel for collapse(2) schedule(static)
-    for (int64_t m = 0; m < M; ++m)
-      for (int64_t n = 0; n < N; ++n) {
-        int32_t a = 0;
-        for (int64_t k = 0; k < K; ++k) a += int32_t(xq[m * K + k]) * int32_t(wq[n * K + k]);
-        acc[m * N + n] = a;
-      }
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < N; ++n) {
+          int32_t a = 0;
+          for (int64_t k = 0; k < K; ++k) a += int32_t(xq[m * K + k]) * int32_t(wq[n * K + k]);
+          acc[m * N + n] = a;
+        }
+    }
     const bool f = y_type == ActType::f32;
     cpu::dequantize_rows(f ? static_cast<float*>(y) : nullptr, f ? nullptr : static_cast<uint16_t*>(y), acc, xs,
                          im.w_scales.data(), bias, M, N, epilogue == Epilogue::gelu_erf);
     return;
+  } else if (!im.wmmla.empty()) {
+#if defined(__aarch64__)
+    if (x_type == ActType::bf16)
+      cpu::neon::linear_bf16_bfmmla_bf16in(yf, static_cast<const uint16_t*>(x), im.wmmla.data(), bias, M, N, K);
+    else
+      cpu::neon::linear_bf16_bfmmla(yf, static_cast<const float*>(x), im.wmmla.data(), bias, M, N, K);
+#endif
   } else {
     const float* xf = static_cast<const float*>(x);
     if (x_type == ActType::bf16) {
@@ -139,9 +159,26 @@ void pack_fallback(PackedLinear::Impl& im, const float* w) {
   const int64_t N = im.N, K = im.K;
   if (im.type == PackedType::s8) {
     quantize_weights(im.wq, im.w_scales, w, N, K);
+#if defined(__aarch64__)
+    if (cpu::neon::bf16_enabled()) {  // SMMLA panels of the same int8 weights
+      im.wq_mmla.resize(size_t(cpu::neon::smmla_packed_size(N, K)));
+      cpu::neon::pack_smmla_weights(im.wq_mmla.data(), im.wq.data(), N, K);
+      std::vector<int8_t>().swap(im.wq);
+      im.bytes = im.wq_mmla.size() + im.w_scales.size() * sizeof(float);
+      return;
+    }
+#endif
     im.bytes = im.wq.size() + im.w_scales.size() * sizeof(float);
     return;
   }
+#if defined(__aarch64__)
+  if (im.type == PackedType::bf16 && cpu::neon::bf16_enabled()) {  // BFMMLA: the same bf16-rounded W
+    im.wmmla.resize(size_t(cpu::neon::bfmmla_packed_size(N, K)));
+    cpu::neon::pack_bfmmla_weights(im.wmmla.data(), w, N, K);
+    im.bytes = im.wmmla.size() * sizeof(uint16_t);
+    return;
+  }
+#endif
   im.wf.assign(w, w + N * K);
   if (im.type == PackedType::bf16)
     for (float& v : im.wf) v = bf16_to_f32(f32_to_bf16(v));

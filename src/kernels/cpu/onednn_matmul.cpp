@@ -132,7 +132,14 @@ void apply_isa_limit() noexcept {
       case CpuIsa::avx512: cap = dnnl::cpu_isa::avx512_core; break;
       case CpuIsa::avx512_bf16: cap = dnnl::cpu_isa::avx512_core_bf16; break;
       case CpuIsa::amx: cap = dnnl::cpu_isa::all; break;
+      // aarch64: oneDNN's own ISA levels there are not in its public enum; no cap.
+      case CpuIsa::neon:
+      case CpuIsa::neon_bf16:
+      case CpuIsa::sve: cap = dnnl::cpu_isa::all; break;
     }
+#if !defined(__x86_64__)
+    cap = dnnl::cpu_isa::all;  // the x86 levels above mean nothing to an aarch64 oneDNN
+#endif
     try {
       if (cap != dnnl::cpu_isa::all) dnnl::set_max_cpu_isa(cap);
     } catch (const dnnl::error&) {
@@ -154,6 +161,11 @@ bool matmul(float* y, Strided a, Strided b, const float* bias, int64_t M, int64_
   try {
     const bool bf16 = prec == MatmulPrecision::bf16;
     const bool fpmath = bf16 && use_fpmath();
+#if !defined(__x86_64__)
+    // Debian's aarch64 oneDNN 2.6 has no bf16 matmul: asking would throw (and allocate) on every
+    // call. The caller's bf16 loops run instead (docs/arm64.md).
+    if (bf16 && !fpmath) return false;
+#endif
     const Key key{M,
                   N,
                   K,

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "kernels/cpu/avx512/avx512_kernels.h"
+#include "kernels/cpu/neon/neon_kernels.h"
 #include "kernels/cpu/cpu_kernels.h"
 
 namespace rc::kernels::cpu {
@@ -44,6 +45,8 @@ void adamw_step(float* params, const float* grads, float* m, float* v, const Ada
                 int64_t num_segments, const AdamWHyper& hyper) noexcept {
 #if defined(__x86_64__)
   if (avx512::enabled()) return avx512::adamw_step(params, grads, m, v, segments, num_segments, hyper);
+#elif defined(__aarch64__)
+  if (neon::enabled()) return neon::adamw_step(params, grads, m, v, segments, num_segments, hyper);
 #endif
   generic::adamw_step(params, grads, m, v, segments, num_segments, hyper);
 }

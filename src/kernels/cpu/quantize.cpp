@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "kernels/cpu/avx512/avx512_kernels.h"
+#include "kernels/cpu/neon/neon_kernels.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/linear.h"
 #include "tensor/bf16.h"
@@ -54,6 +55,8 @@ void cpu::dequantize_rows(float* yf, uint16_t* yb, const int32_t* acc, const flo
                           const float* bias, int64_t M, int64_t N, bool gelu) noexcept {
 #if defined(__x86_64__)
   if (cpu::avx512::enabled()) return cpu::avx512::dequantize_rows(yf, yb, acc, xs, ws, bias, M, N, gelu);
+#elif defined(__aarch64__)
+  if (cpu::neon::enabled()) return cpu::neon::dequantize_rows(yf, yb, acc, xs, ws, bias, M, N, gelu);
 #endif
   cpu::generic::dequantize_rows(yf, yb, acc, xs, ws, bias, M, N, gelu);
 }
@@ -61,6 +64,8 @@ void cpu::dequantize_rows(float* yf, uint16_t* yb, const int32_t* acc, const flo
 void quantize_rows_s8(int8_t* q, float* scale, const float* x, int64_t M, int64_t K) {
 #if defined(__x86_64__)
   if (cpu::avx512::enabled()) return cpu::avx512::quantize_rows_s8(q, scale, x, M, K);
+#elif defined(__aarch64__)
+  if (cpu::neon::enabled()) return cpu::neon::quantize_rows_s8(q, scale, x, M, K);
 #endif
   cpu::generic::quantize_rows_s8(q, scale, x, M, K);
 }
@@ -68,6 +73,8 @@ void quantize_rows_s8(int8_t* q, float* scale, const float* x, int64_t M, int64_
 void quantize_rows_s8_bf16(int8_t* q, float* scale, const uint16_t* x, int64_t M, int64_t K) {
 #if defined(__x86_64__)
   if (cpu::avx512::enabled()) return cpu::avx512::quantize_rows_s8_bf16(q, scale, x, M, K);
+#elif defined(__aarch64__)
+  if (cpu::neon::enabled()) return cpu::neon::quantize_rows_s8_bf16(q, scale, x, M, K);
 #endif
   cpu::generic::quantize_rows_s8_bf16(q, scale, x, M, K);
 }

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The arm64 test stage: runs the cross-built test suites (scripts/build-arm64.sh) under qemu-user
+# once per aarch64 code path, by choosing the emulated CPU (QEMU_CPU), and checks that each run
+# detected the path it was meant to (RC_TEST_EXPECT_ISA, tests/kernels/test_isa_paths.cpp):
+#   neon       QEMU_CPU=cortex-a72      Armv8.0 Advanced SIMD only
+#   neon_bf16  QEMU_CPU=max,sve=off     + BF16, I8MM (BFMMLA, SMMLA), no SVE
+#   sve        QEMU_CPU=max,sve256=on   + SVE at 256 bits, as Graviton3 (Neoverse V1)
+#   generic    QEMU_CPU=max,sve256=on with RC_CPU_ISA=generic (the portable loops)
+# No binfmt_misc is needed: ctest runs each test binary through qemu-aarch64-static
+# (cmake/toolchain-aarch64.cmake), and tests that start our binaries through /bin/sh prefix
+# RC_TEST_EMULATOR (tests/support/emulator.h).
+# Usage: scripts/test-arm64.sh [--build] [--paths "neon sve ..."] [extra ctest args]
+#   --build   run scripts/build-arm64.sh --no-deps first
+# Env:  BUILD_DIR (default build-arm64), JOBS (ctest -j, default nproc),
+#       LABELS (ctest -L regex; default: every CPU suite, as scripts/test.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BUILD_DIR=${BUILD_DIR:-build-arm64}
+JOBS=${JOBS:-$(nproc)}
+paths="neon neon_bf16 sve generic"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) scripts/build-arm64.sh --no-deps "$BUILD_DIR"; shift ;;
+    --paths) paths=$2; shift 2 ;;
+    --help|-h) sed -n '2,18p' "$0"; exit 0 ;;
+    *) break ;;
+  esac
+done
+
+QEMU=$(command -v qemu-aarch64-static || true)
+if [ -z "$QEMU" ]; then
+  echo "test-arm64: no qemu-aarch64-static; install qemu-user-static (scripts/build-arm64.sh does)" >&2
+  exit 2
+fi
+if [ ! -f "$BUILD_DIR/CTestTestfile.cmake" ]; then
+  echo "test-arm64: no arm64 build in $BUILD_DIR; run scripts/build-arm64.sh first (or pass --build)" >&2
+  exit 2
+fi
+
+label_args=(-LE "gpu|slow")
+if [ -n "${LABELS:-}" ]; then
+  label_args=(-L "$LABELS" -LE "gpu|slow")
+fi
+
+export RC_TEST_EMULATOR="$QEMU"
+failed=()
+total_start=$(date +%s)
+for path in $paths; do
+  unset RC_CPU_ISA
+  case "$path" in
+    neon) cpu="cortex-a72" ;;
+    neon_bf16) cpu="max,sve=off" ;;
+    sve) cpu="max,sve256=on" ;;
+    generic) cpu="max,sve256=on"; export RC_CPU_ISA=generic ;;
+    *) echo "test-arm64: unknown path '$path' (neon|neon_bf16|sve|generic)" >&2; exit 2 ;;
+  esac
+  export QEMU_CPU="$cpu" RC_TEST_EXPECT_ISA="$path"
+  echo "=== test-arm64: path $path (QEMU_CPU=$cpu${RC_CPU_ISA:+, RC_CPU_ISA=$RC_CPU_ISA}) ==="
+  start=$(date +%s)
+  # The Python tests (PyTorch reference, layering check) run on the host, not on the arm64
+  # build: once on x86 is enough.
+  if (cd "$BUILD_DIR" && ctest --output-on-failure "${label_args[@]}" \
+        -E '^(python_reference_selftest|layering|layering_check_can_fail)$' \
+        -j"$JOBS" --timeout 1800 "$@"); then
+    echo "=== test-arm64: path $path passed in $(($(date +%s) - start)) s ==="
+  else
+    echo "=== test-arm64: path $path FAILED after $(($(date +%s) - start)) s ==="
+    failed+=("$path")
+  fi
+done
+echo "test-arm64: all paths took $(($(date +%s) - total_start)) s wall with -j$JOBS; CPU time of the tests"
+echo "(user, system; independent of other load on the machine, the figure to size CI with):"
+times | tail -1
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "test-arm64: FAILED on: ${failed[*]}" >&2
+  exit 1
+fi
+echo "test-arm64: OK ($paths)"
