@@ -1,6 +1,7 @@
 // roberta train — fine-tune a checkpoint on a labelled dataset (rc::train in
 // include/roberta/trainer.h). Flags and defaults follow the reference pipeline (HF Trainer:
 // 10 epochs, lr 1e-5, batch 16, evaluation each epoch, best checkpoint by macro recall).
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 
@@ -89,6 +90,10 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--eval-batch-size", f->o.eval_batch_size, "Examples per evaluation batch")->capture_default_str();
   cmd->add_flag("--progress", f->progress, "Force the progress bar (default: only on a terminal)");
   cmd->add_flag("--no-progress", f->no_progress, "Plain log lines even on a terminal");
+  cmd->add_option("--dist-timeout", f->o.dist_timeout_s,
+                  "Data parallel: seconds a rank waits for the others (rendezvous, each all-reduce) before every "
+                  "rank ends with an error")
+      ->capture_default_str();
   add_threads_option(*cmd, f->threads);
   add_device_option(*cmd, f->o.device);
   relax_required_flags_for_sagemaker(*cmd);  // `train` with no flags in a SageMaker job
@@ -112,8 +117,19 @@ void add_train_command(CLI::App& app) {
     o.metrics_file = f->metrics;
     o.tensorboard_dir = f->tensorboard;
     o.progress = f->progress ? 1 : (f->no_progress ? 0 : -1);
+    // Test hooks (tests/train, tests/dist): SIGKILL or SIGTERM this process at a chosen step.
+    const char* kill_at = std::getenv("RC_TRAIN_TEST_KILL_AT_STEP");
+    const char* signal_at = std::getenv("RC_TRAIN_TEST_SIGNAL_AT_STEP");
+    if ((kill_at && *kill_at) || (signal_at && *signal_at)) {
+      const long long k = kill_at && *kill_at ? std::atoll(kill_at) : -1;
+      const long long t = signal_at && *signal_at ? std::atoll(signal_at) : -1;
+      o.on_step_begin = [k, t](int64_t step) {
+        if (step == k) std::raise(SIGKILL);
+        if (step == t) std::raise(SIGTERM);
+      };
+    }
     const TrainSummary s = fit(o);
-    std::printf("%s\n", s.to_json(2).c_str());
+    if (s.world_process_zero) std::printf("%s\n", s.to_json(2).c_str());  // data parallel: rank 0 reports
     std::fflush(stdout);
     if (s.interrupted) std::exit(130);  // as a shell reports a SIGINT-ended command
   });
