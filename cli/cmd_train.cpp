@@ -117,15 +117,19 @@ void add_train_command(CLI::App& app) {
     o.metrics_file = f->metrics;
     o.tensorboard_dir = f->tensorboard;
     o.progress = f->progress ? 1 : (f->no_progress ? 0 : -1);
-    // Test hooks (tests/train, tests/dist): SIGKILL or SIGTERM this process at a chosen step.
-    const char* kill_at = std::getenv("RC_TRAIN_TEST_KILL_AT_STEP");
-    const char* signal_at = std::getenv("RC_TRAIN_TEST_SIGNAL_AT_STEP");
-    if ((kill_at && *kill_at) || (signal_at && *signal_at)) {
-      const long long k = kill_at && *kill_at ? std::atoll(kill_at) : -1;
-      const long long t = signal_at && *signal_at ? std::atoll(signal_at) : -1;
-      o.on_step_begin = [k, t](int64_t step) {
-        if (step == k) std::raise(SIGKILL);
-        if (step == t) std::raise(SIGTERM);
+    // Test hooks (tests/train, tests/dist): SIGKILL, SIGTERM or SIGSTOP (a hung rank) this
+    // process at the start of a chosen step.
+    auto step_of = [](const char* name) {
+      const char* v = std::getenv(name);
+      return v && *v ? std::atoll(v) : -1;
+    };
+    const long long kill_at = step_of("RC_TRAIN_TEST_KILL_AT_STEP"), term_at = step_of("RC_TRAIN_TEST_SIGNAL_AT_STEP"),
+                    stop_at = step_of("RC_TRAIN_TEST_HANG_AT_STEP");
+    if (kill_at >= 0 || term_at >= 0 || stop_at >= 0) {
+      o.on_step_begin = [=](int64_t step) {
+        if (step == kill_at) std::raise(SIGKILL);
+        if (step == term_at) std::raise(SIGTERM);
+        if (step == stop_at) std::raise(SIGSTOP);
       };
     }
     const TrainSummary s = fit(o);

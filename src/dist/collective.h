@@ -31,4 +31,10 @@ class Collective {
 // gloo TCP pairs. timeout bounds the rendezvous and every later collective.
 std::unique_ptr<Collective> connect_gloo(const LaunchInfo& li, std::chrono::milliseconds timeout);
 
+#if defined(RC_WITH_NCCL)
+// The same rendezvous, then an NCCL communicator on the current CUDA device; collectives run
+// on `stream` (the trainer's cudaStream_t) and are polled against the timeout.
+std::unique_ptr<Collective> connect_nccl(const LaunchInfo& li, std::chrono::milliseconds timeout, void* stream);
+#endif
+
 }  // namespace rc::dist

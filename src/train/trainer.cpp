@@ -111,6 +111,10 @@ train::DataParallel connect(const TrainOptions& o, const kernels::ExecCtx& ctx, 
   log::info("train", "data parallel: rank ", li.rank, " of ", li.world_size, " (", li.launcher, "), rendezvous at ",
             li.master_addr, ":", li.master_port);
   const auto timeout = std::chrono::milliseconds(int64_t(o.dist_timeout_s * 1000));
+#if defined(RC_WITH_NCCL)
+  if (ctx.device == Device::cuda) return train::DataParallel(dist::connect_nccl(li, timeout, ctx.stream), ctx);
+#endif
+  // gloo; on a GPU without NCCL the gradients are staged through host memory.
   return train::DataParallel(dist::connect_gloo(li, timeout), ctx);
 }
 

@@ -6,6 +6,7 @@
 //   - two "nodes": the ranks in two network namespaces joined by a veth pair, talking TCP;
 //   - a rank killed mid-run ends the other with a one-line error, exit 1, within
 //     --dist-timeout; the killed run then resumes with 1 rank and reaches the same model;
+//   - a rank that hangs (SIGSTOP) ends the other within --dist-timeout;
 //   - a rank launched with other flags is refused at start.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -209,6 +210,23 @@ TEST_F(DistTrain, KilledRankEndsEveryRankThenResumesWithOneRank) {
   // Another global batch cannot resume it (the data position would mean something else).
   EXPECT_EQ(sh(train(root / "two", 8, "--dropout 0.1 --resume") + " > " + (root / "bad.log").string() + " 2>&1"), 2);
   EXPECT_NE(slurp(root / "bad.log").find("global batch"), std::string::npos) << slurp(root / "bad.log");
+}
+
+TEST_F(DistTrain, HungRankEndsTheOthersWithinTheTimeout) {
+  const int port = free_port();
+  // Rank 1 stops (SIGSTOP: alive, sockets open, silent) at step 3; rank 0 must give up after
+  // --dist-timeout 4 s on its own, and the test then kills the stopped rank.
+  const std::string script =
+      torchrun_env(0, port) + train(root / "two", 8, "--dist-timeout 4") + " > " + (root / "rank0.log").string() +
+      " 2>&1 & p0=$!; " + torchrun_env(1, port) + "RC_TRAIN_TEST_HANG_AT_STEP=3 " +
+      train(root / "two_rank1", 8, "--dist-timeout 4") + " > " + (root / "rank1.log").string() +
+      " 2>&1 & p1=$!; wait $p0; e0=$?; kill -9 $p1; echo $e0 > " + (root / "status").string();
+  const auto t0 = std::chrono::steady_clock::now();
+  sh(script);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(std::stoi(slurp(root / "status")), 1) << logs();
+  EXPECT_LT(seconds, 4 + 10) << logs();
+  EXPECT_NE(slurp(root / "rank0.log").find("another rank died, hung"), std::string::npos) << logs();
 }
 
 TEST_F(DistTrain, RankWithOtherFlagsIsRefused) {
