@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/check.h"
+#include "model/batch.h"
 #include "train/eval_metrics.h"
 #include "train/label_mapping.h"
 
@@ -39,19 +40,16 @@ PreparedSplit prepare_split(const TextSplit& split, const std::vector<std::strin
   return p;
 }
 
-std::vector<int64_t> length_sorted_order(std::span<const int32_t> lengths) {
-  std::vector<int64_t> order(lengths.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = int64_t(i);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int64_t a, int64_t b) { return lengths[size_t(a)] < lengths[size_t(b)]; });
-  return order;
-}
-
 EvalResult evaluate_tokenized(const kernels::ExecCtx& ctx, const model::RobertaModel& model, const PreparedSplit& s,
                               int64_t batch_size, model::InferenceWorkspace& ws) {
   const double t0 = now_s();
   const int64_t N = s.tok.size(), K = model.config().num_labels();
-  const std::vector<int64_t> order = length_sorted_order(s.tok.lengths);
+  // The batching order of Classifier::predict (model/batch.h).
+  std::vector<int64_t> order(static_cast<size_t>(N));
+  {
+    const auto by_length = model::length_sorted_order(size_t(N), [&](size_t i) { return s.tok.lengths[i]; });
+    std::copy(by_length.begin(), by_length.end(), order.begin());
+  }
   std::vector<float> logits(static_cast<size_t>(N * K)), batch_logits(static_cast<size_t>(batch_size * K));
   PaddedBatch pb;
   pb.reserve(batch_size, s.tok.max_length());

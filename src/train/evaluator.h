@@ -26,9 +26,6 @@ struct PreparedSplit {
 PreparedSplit prepare_split(const TextSplit& split, const std::vector<std::string>& data_names,
                             const std::vector<std::string>& model_labels, const Tokenizer& tokenizer, int max_length);
 
-// Rows 0..n-1 ordered by length (stable): the batching order of evaluation.
-std::vector<int64_t> length_sorted_order(std::span<const int32_t> lengths);
-
 EvalResult evaluate_tokenized(const kernels::ExecCtx& ctx, const model::RobertaModel& model, const PreparedSplit& s,
                               int64_t batch_size, model::InferenceWorkspace& ws);
 

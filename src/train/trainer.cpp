@@ -202,12 +202,16 @@ TrainSummary fit(const TrainOptions& o) {
   // A rank launched with other flags, data or starting weights is refused before any step.
   const uint64_t start_weights = resume_here ? 0 : hash_floats(model->params(), model->num_params());
   DataParallel dp = connect(o, ctx, li);
+  // Rank 0 decides whether this is a resume (its --output holds the checkpoints; another
+  // rank's local checkpoint folder, if any, is not read).
+  int64_t resumed = resume_here ? 1 : 0;
+  dp.broadcast_host(&resumed, sizeof resumed);
+  const bool resuming = resumed != 0;
   {
     json flags = args_json;
     for (const char* k : {"output_dir", "model_name_or_path", "data"}) flags.erase(k);
-    flags["resume"] = o.resume;
     dp.check_same({{"flags", hash_text(flags.dump())}, {"--data contents", data_fp},
-                   {"--model weights", o.resume ? 0 : start_weights}});
+                   {"--model weights", resuming ? 0 : start_weights}});
   }
 
   model->to_device(ctx);  // parameters, then gradients, moments and workspaces, on the device
@@ -247,7 +251,7 @@ TrainSummary fit(const TrainOptions& o) {
   // Rank 0's weights, moments and data position to every rank (as DDP broadcasts at start).
   if (dp.distributed()) {
     dp.broadcast_device(model->params(), model->num_params());
-    if (o.resume) {
+    if (resuming) {
       dp.broadcast_device(engine.exp_avg(), model->num_params());
       dp.broadcast_device(engine.exp_avg_sq(), model->num_params());
     }
@@ -304,7 +308,7 @@ TrainSummary fit(const TrainOptions& o) {
   int64_t tokens_run = 0, steps_run = 0;
   double eval_time = 0;
   bool interrupted = false;
-  int64_t last_saved = o.resume ? engine.global_step() : -1;
+  int64_t last_saved = resuming ? engine.global_step() : -1;
   std::optional<EvalResult> best_eval;
   std::optional<double> best_metric = st.best_metric;
 
