@@ -49,6 +49,7 @@ class GlooCollective final : public Collective {
   void allreduce_sum(float* data, int64_t n) override { allreduce(data, n, &gloo::sum<float>); }
   void allreduce_sum(double* data, int64_t n) override { allreduce(data, n, &gloo::sum<double>); }
   void allreduce_max(uint64_t* data, int64_t n) override { allreduce(data, n, &gloo::max<uint64_t>); }
+  void allreduce_max(uint8_t* data, int64_t n) override { allreduce(data, n, &gloo::max<uint8_t>); }
 
   void broadcast(void* data, int64_t bytes, int root) override {
     // In chunks: gloo's element count is a size_t of bytes, but one huge message is slower.

@@ -64,6 +64,9 @@ class NcclCollective final : public Collective {
   void allreduce_sum(float* data, int64_t n) override { reduce(data, n, ncclFloat, ncclSum); }
   void allreduce_sum(double* data, int64_t n) override { host_reduce(data, n * 8, n, ncclDouble, ncclSum); }
   void allreduce_max(uint64_t* data, int64_t n) override { host_reduce(data, n * 8, n, ncclUint64, ncclMax); }
+  void allreduce_max(uint8_t* data, int64_t n) override {
+    for (int64_t off = 0; off < n; off += kScratch) host_reduce(data + off, std::min(kScratch, n - off), std::min(kScratch, n - off), ncclUint8, ncclMax);
+  }
 
   void broadcast(void* data, int64_t bytes, int root) override {
     cudaPointerAttributes a{};

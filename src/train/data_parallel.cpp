@@ -55,6 +55,26 @@ void DataParallel::broadcast_device(float* data, int64_t n) {
   kernels::upload(ctx_, data, host_.data(), size_t(n) * sizeof(float));
 }
 
+void DataParallel::set_sparse_rows(int64_t offset, int64_t rows, int64_t cols) {
+  if (!c_ || ctx_.device != Device::cpu) return;  // device gradients: dense (no gather kernel here)
+  sparse_ = true;
+  sp_offset_ = offset;
+  sp_rows_ = rows;
+  sp_cols_ = cols;
+  present_.assign(size_t(rows), 0);
+}
+
+void DataParallel::mark_rows(const int32_t* ids, int64_t n) {
+  if (!sparse_) return;
+  for (int64_t i = 0; i < n; ++i)
+    if (ids[i] >= 0 && ids[i] < sp_rows_) present_[size_t(ids[i])] = 1;
+}
+
+void DataParallel::allreduce_range(float* g, int64_t n) {
+  for (int64_t off = 0; off < n; off += kBucket) c_->allreduce_sum(g + off, std::min(kBucket, n - off));
+  comm_floats_ += n;
+}
+
 GradSync DataParallel::hook() {
   return [this](float* grads, int64_t n, double* loss_sum) {
     if (!c_) return;
@@ -66,7 +86,26 @@ GradSync DataParallel::hook() {
       kernels::download(ctx_, host_.data(), grads, size_t(n) * sizeof(float));
       g = host_.data();
     }
-    for (int64_t off = 0; off < n; off += kBucket) c_->allreduce_sum(g + off, std::min(kBucket, n - off));
+    if (sparse_) {
+      // Union of the rows any rank touched, then: the dense rest, and those rows packed.
+      c_->allreduce_max(present_.data(), sp_rows_);
+      const int64_t end = sp_offset_ + sp_rows_ * sp_cols_;
+      allreduce_range(g, sp_offset_);
+      allreduce_range(g + end, n - end);
+      int64_t k = 0;
+      for (int64_t r = 0; r < sp_rows_; ++r) k += present_[size_t(r)];
+      packed_.resize(size_t(k * sp_cols_));
+      float* row0 = g + sp_offset_;
+      int64_t j = 0;
+      for (int64_t r = 0; r < sp_rows_; ++r)
+        if (present_[size_t(r)]) std::copy_n(row0 + r * sp_cols_, sp_cols_, packed_.data() + (j++) * sp_cols_);
+      allreduce_range(packed_.data(), k * sp_cols_);
+      j = 0;
+      for (int64_t r = 0; r < sp_rows_; ++r)
+        if (present_[size_t(r)]) std::copy_n(packed_.data() + (j++) * sp_cols_, sp_cols_, row0 + r * sp_cols_);
+    } else {
+      allreduce_range(g, n);
+    }
     if (stage) kernels::upload(ctx_, grads, host_.data(), size_t(n) * sizeof(float));
     std::array<double, 3> s{*loss_sum, double(tokens_), stop_ ? 1.0 : 0.0};
     c_->allreduce_sum(s.data(), 3);

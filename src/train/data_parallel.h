@@ -8,8 +8,15 @@
 // N*a, up to fp32 summation order. The hook sums gradients over ranks in buckets after the
 // backward (not overlapped with it: the backward is one model call with no per-layer hook),
 // and with them each rank's loss sum, token count and stop request.
+//
+// Sparse rows: the word-embedding gradient is zero outside the rows of tokens in the global
+// batch (2,048 tokens touch a few thousand of 50,265 rows), so with set_sparse_rows the hook
+// first takes the union of the ranks' token ids (one byte per vocabulary row) and sums only
+// those rows — the same sums, a fraction of the bytes. Valid only while no other use of that
+// matrix writes its gradient (a tied MLM decoder would: keep it dense there).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -46,7 +53,14 @@ class DataParallel {
     tokens_ = local_tokens;
     stop_ = stop_requested;
     comm_s_ = 0;
+    comm_floats_ = 0;
+    if (sparse_) std::fill(present_.begin(), present_.end(), uint8_t(0));
   }
+  // Rows [offset, offset + rows*cols) of the flat gradient are a (rows, cols) matrix whose
+  // gradient is non-zero only in rows passed to mark_rows (host, CPU gradients only).
+  void set_sparse_rows(int64_t offset, int64_t rows, int64_t cols);
+  void mark_rows(const int32_t* ids, int64_t n);  // this step's token ids (padding included)
+  int64_t last_comm_floats() const { return comm_floats_; }
   int64_t global_tokens() const { return tokens_; }
   bool any_stop() const { return stop_; }
   double last_comm_s() const { return comm_s_; }
@@ -58,6 +72,12 @@ class DataParallel {
   int64_t tokens_ = 0;
   bool stop_ = false;
   double comm_s_ = 0;
+  int64_t comm_floats_ = 0;
+  bool sparse_ = false;
+  int64_t sp_offset_ = 0, sp_rows_ = 0, sp_cols_ = 0;
+  std::vector<uint8_t> present_;
+  std::vector<float> packed_;
+  void allreduce_range(float* g, int64_t n);
 };
 
 // This rank's share of one step: global micro-batches [m0, m1) of the epoch; local ones are

@@ -229,7 +229,13 @@ TrainSummary fit(const TrainOptions& o) {
 
   const int64_t train_T = train_data.tok.max_length();
   TrainEngine engine(*model, oc, ctx, dropout, o.seed, B, train_T);
-  if (dp.distributed()) engine.set_grad_sync(dp.hook());
+  if (dp.distributed()) {
+    engine.set_grad_sync(dp.hook());
+    // Only the rows of the batch's tokens carry word-embedding gradient (no tied output head
+    // in a classifier): those rows alone travel.
+    if (const model::ParamEntry* e = model->layout().find("roberta.embeddings.word_embeddings.weight"))
+      dp.set_sparse_rows(e->offset, e->shape[0], e->shape[1]);
+  }
   int64_t eval_T = 1;
   if (val_data) eval_T = std::max<int64_t>(eval_T, val_data->tok.max_length());
   if (test_data) eval_T = std::max<int64_t>(eval_T, test_data->tok.max_length());
@@ -331,6 +337,7 @@ TrainSummary fit(const TrainOptions& o) {
         step_tokens += pb.tokens;
       }
       dp.before_step(step_tokens, g_stop_signal.load() != 0);
+      for (int64_t k = 0; k < n_local; ++k) dp.mark_rows(micro[size_t(k)].ids.data(), micro[size_t(k)].B * micro[size_t(k)].T);
       const StepResult r = engine.step(std::span(batches.data(), size_t(n_local)),
                                        std::span(batch_labels.data(), size_t(n_local)), shard.layout);
       RC_CHECK(std::isfinite(r.loss), Errc::internal, "loss is ", r.loss, " at step ", engine.global_step(),
@@ -363,6 +370,7 @@ TrainSummary fit(const TrainOptions& o) {
         m["world_size"] = world;
         m["comm_time_s"] = dp.last_comm_s();
         m["comm_share"] = dt > 0 ? dp.last_comm_s() / dt : 0.0;
+        m["comm_floats"] = dp.last_comm_floats();
       }
       loggers->step(m, line);
       if (step % o.logging_steps == 0 || step == total_steps) {

@@ -162,6 +162,9 @@ TEST_F(DistTrain, TwoRanksMatchOneProcessWithDropout) {
     EXPECT_EQ(jb["world_size"], 2);
     EXPECT_GE(jb["comm_share"].get<double>(), 0.0);
     EXPECT_LE(jb["comm_share"].get<double>(), 1.0);
+    // Sparse word-embedding rows: far fewer floats than the 50,265 x 32 matrix alone.
+    EXPECT_GT(jb["comm_floats"].get<int64_t>(), 0);
+    EXPECT_LT(jb["comm_floats"].get<int64_t>(), 50265 * 32 / 4);
     ++steps;
   }
   EXPECT_EQ(steps, 20);
