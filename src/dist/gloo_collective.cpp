@@ -22,15 +22,15 @@ class GlooCollective final : public Collective {
  public:
   GlooCollective(const LaunchInfo& li, std::chrono::milliseconds timeout) : rank_(li.rank), world_(li.world_size) {
     // Rank 0 serves the store; gloo's own pairs use ports the OS picks.
-    if (li.rank == 0) server_ = std::make_unique<TcpStoreServer>(li.master_port);
+    if (li.rank == 0) server_ = std::make_unique<TcpStoreServer>(li.store_port);
     gloo::transport::tcp::attr attr;
     const char* iface = std::getenv("GLOO_SOCKET_IFNAME");  // as PyTorch: pin the interface
     if (iface && *iface)
       attr.iface = iface;
     else
-      attr.hostname = local_address_towards(li.master_addr, li.master_port);
+      attr.hostname = local_address_towards(li.master_addr, li.store_port);
     attr.ai_family = AF_INET;
-    store_ = std::make_unique<TcpStore>(li.master_addr, li.master_port, timeout);
+    store_ = std::make_unique<TcpStore>(li.master_addr, li.store_port, timeout);
     guarded("rendezvous", [&] {
       device_ = gloo::transport::tcp::CreateDevice(attr);
       auto ctx = std::make_shared<gloo::rendezvous::Context>(li.rank, li.world_size);

@@ -107,6 +107,9 @@ LaunchInfo detect_launch(const EnvLookup& env, const std::filesystem::path& reso
   }
   if (has(env, "MASTER_ADDR")) li.master_addr = env("MASTER_ADDR");
   if (has(env, "MASTER_PORT")) li.master_port = int(parse_int(env, "MASTER_PORT", 1, 65535));
+  li.store_port = li.master_port;
+  if (has(env, "TORCHELASTIC_RUN_ID")) li.store_port = li.master_port == 65535 ? 65534 : li.master_port + 1;
+  if (has(env, "RC_STORE_PORT")) li.store_port = int(parse_int(env, "RC_STORE_PORT", 1, 65535));
   return li;
 }
 

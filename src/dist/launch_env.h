@@ -11,6 +11,10 @@
 // The first contract present wins, in that order. MASTER_ADDR / MASTER_PORT, when set,
 // override what a contract implies (mpirun -x MASTER_ADDR=...); the port defaults to 29500
 // (torchrun's). A world of 1 (or no contract) is a plain single-process run.
+//
+// Our rendezvous store listens on store_port: MASTER_PORT, except under torchrun itself
+// (TORCHELASTIC_RUN_ID set), whose agent already serves PyTorch's TCPStore on MASTER_PORT —
+// then MASTER_PORT + 1. RC_STORE_PORT overrides both.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +28,7 @@ struct LaunchInfo {
   int rank = 0, world_size = 1, local_rank = 0;
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
+  int store_port = 29500;  // where rank 0 serves the rendezvous store (see above)
   std::string launcher = "none";  // torchrun | openmpi | mpich | slurm | sagemaker | none
   bool distributed() const { return world_size > 1; }
 };

@@ -33,8 +33,8 @@ class NcclCollective final : public Collective {
  public:
   NcclCollective(const LaunchInfo& li, std::chrono::milliseconds timeout, void* stream)
       : rank_(li.rank), world_(li.world_size), timeout_(timeout), stream_(static_cast<cudaStream_t>(stream)) {
-    if (li.rank == 0) server_ = std::make_unique<TcpStoreServer>(li.master_port);
-    TcpStore store(li.master_addr, li.master_port, timeout);
+    if (li.rank == 0) server_ = std::make_unique<TcpStoreServer>(li.store_port);
+    TcpStore store(li.master_addr, li.store_port, timeout);
     ncclUniqueId id{};
     if (li.rank == 0) {
       RC_NCCL_OK(ncclGetUniqueId(&id));

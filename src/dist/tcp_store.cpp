@@ -120,8 +120,8 @@ TcpStoreServer::TcpStoreServer(int port) {
   if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 || ::listen(listen_fd_, 128) != 0) {
     const int err = errno;
     ::close(listen_fd_);
-    RC_THROW(Errc::io, "rank 0 cannot listen on MASTER_PORT ", port, ": ", std::strerror(err),
-             "\nHINT: choose a free MASTER_PORT (another job may hold this one)");
+    RC_THROW(Errc::io, "rank 0 cannot listen on port ", port, " for the rendezvous store", ": ", std::strerror(err),
+             "\nHINT: choose a free MASTER_PORT (or RC_STORE_PORT; under torchrun the store uses MASTER_PORT+1)");
   }
   thread_ = std::thread([this] { serve(); });
 }

@@ -109,7 +109,7 @@ void validate(const TrainOptions& o) {
 train::DataParallel connect(const TrainOptions& o, const kernels::ExecCtx& ctx, const dist::LaunchInfo& li) {
   if (!li.distributed()) return {};
   log::info("train", "data parallel: rank ", li.rank, " of ", li.world_size, " (", li.launcher, "), rendezvous at ",
-            li.master_addr, ":", li.master_port);
+            li.master_addr, ":", li.store_port);
   const auto timeout = std::chrono::milliseconds(int64_t(o.dist_timeout_s * 1000));
 #if defined(RC_WITH_NCCL)
   if (ctx.device == Device::cuda) return train::DataParallel(dist::connect_nccl(li, timeout, ctx.stream), ctx);

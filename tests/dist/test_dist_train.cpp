@@ -242,6 +242,24 @@ TEST_F(DistTrain, RankWithOtherFlagsIsRefused) {
   EXPECT_FALSE(fs::exists(root / "two/checkpoint-5"));
 }
 
+// Through torchrun itself (Debian's python3-torch; tests/dist/torchrun_shim.py works around
+// its Python 3.11 bug): torchrun's agent holds PyTorch's TCPStore on MASTER_PORT, so ours
+// must live beside it. Skipped where /usr/bin/python3 has no torch.
+TEST_F(DistTrain, ThroughTorchrun) {
+  if (sh("/usr/bin/python3 -c \"import torch.distributed.run\" > /dev/null 2>&1") != 0)
+    GTEST_SKIP() << "no torch.distributed.run in /usr/bin/python3";
+  ASSERT_EQ(sh(train(root / "one", 8, "--grad-accum 2 --dropout 0.1") + " > " + (root / "one.log").string() + " 2>&1"), 0)
+      << slurp(root / "one.log");
+  const fs::path shim = fs::path(RC_SOURCE_DIR) / "tests/dist/torchrun_shim.py";
+  const std::string cmd = "/usr/bin/python3 " + shim.string() + " --nproc_per_node 2 --master_port " +
+                          std::to_string(free_port()) + " --no_python " + train(root / "two", 8, "--dropout 0.1") +
+                          " > " + (root / "rank0.log").string() + " 2>&1";
+  ASSERT_EQ(sh(cmd), 0) << slurp(root / "rank0.log");
+  const double d = max_weight_diff(root / "one/model.safetensors", root / "two/model.safetensors");
+  std::printf("max |dw| torchrun 2 ranks vs 1 process: %.3g\n", d);
+  EXPECT_LT(d, kTol);
+}
+
 // Two "nodes": rank 0 in namespace A (10.77.<pid>.1), rank 1 in B (.2), joined by veth.
 TEST_F(DistTrain, TwoNetworkNamespaces) {
   const std::string tag = std::to_string(::getpid() % 100000);

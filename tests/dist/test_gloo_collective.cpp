@@ -37,6 +37,7 @@ rc::dist::LaunchInfo info(int rank, int port) {
   li.world_size = 2;
   li.master_addr = "127.0.0.1";
   li.master_port = port;
+  li.store_port = port;
   return li;
 }
 

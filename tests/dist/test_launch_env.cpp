@@ -53,6 +53,17 @@ TEST(LaunchEnv, Torchrun) {
   EXPECT_EQ(li.master_port, 29511);
 }
 
+TEST(LaunchEnv, StorePortAvoidsTorchrunsOwnStore) {
+  FakeEnv plain{{{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "29400"}}};
+  EXPECT_EQ(detect(plain).store_port, 29400);
+  // torchrun's agent serves PyTorch's TCPStore on MASTER_PORT: ours moves one up.
+  FakeEnv elastic = plain;
+  elastic.vars["TORCHELASTIC_RUN_ID"] = "none";
+  EXPECT_EQ(detect(elastic).store_port, 29401);
+  elastic.vars["RC_STORE_PORT"] = "31000";
+  EXPECT_EQ(detect(elastic).store_port, 31000);
+}
+
 TEST(LaunchEnv, PyTorchJobWithoutLocalRankUsesDeviceZero) {
   // A PyTorchJob pod is rank 5 of 8 with one GPU: cuda:0, never cuda:5.
   FakeEnv e{{{"RANK", "5"}, {"WORLD_SIZE", "8"}, {"MASTER_ADDR", "job-master-0"}}};
