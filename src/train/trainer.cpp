@@ -343,7 +343,9 @@ TrainSummary fit(const TrainOptions& o) {
       RC_CHECK(std::isfinite(r.loss), Errc::internal, "loss is ", r.loss, " at step ", engine.global_step(),
                "\nHINT: lower --lr");
       step_tokens = dp.global_tokens();
-      const bool stop = dp.any_stop();
+      // One process: a signal that came during the step stops after it. Several: the flag
+      // each rank had before the step, OR-ed by the hook, so every rank stops after the same step.
+      const bool stop = dp.distributed() ? dp.any_stop() : g_stop_signal.load() != 0;
       const double dt = now_s() - t0;
       const int64_t step = engine.global_step();
       tokens_run += step_tokens;
