@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "io/tensor_source.h"
 
@@ -213,6 +214,30 @@ TEST_F(DistTrain, KilledRankEndsEveryRankThenResumesWithOneRank) {
   // Another global batch cannot resume it (the data position would mean something else).
   EXPECT_EQ(sh(train(root / "two", 8, "--dropout 0.1 --resume") + " > " + (root / "bad.log").string() + " 2>&1"), 2);
   EXPECT_NE(slurp(root / "bad.log").find("global batch"), std::string::npos) << slurp(root / "bad.log");
+}
+
+TEST_F(DistTrain, SigtermOnOneRankStopsBothAfterTheSameStepAndResumes) {
+  ASSERT_EQ(sh(train(root / "one", 8, "--grad-accum 2 --dropout 0.1") + " > " + (root / "one.log").string() + " 2>&1"), 0)
+      << slurp(root / "one.log");
+  int port = free_port();
+  // SIGTERM reaches rank 1 only, at the start of step 7: the flag travels with the gradients,
+  // both ranks stop after that step, rank 0 saves checkpoint-7; both exit 130.
+  auto [e0, e1] = two_ranks(torchrun_env(0, port) + train(root / "two", 8, "--dropout 0.1"),
+                            torchrun_env(1, port) + "RC_TRAIN_TEST_SIGNAL_AT_STEP=6 " +
+                                train(root / "two_rank1", 8, "--dropout 0.1"));
+  EXPECT_EQ(e0, 130) << logs();
+  EXPECT_EQ(e1, 130) << logs();
+  ASSERT_TRUE(fs::exists(root / "two/checkpoint-7")) << logs();
+  EXPECT_FALSE(fs::exists(root / "two/checkpoint-10"));
+  // Resumed with 2 ranks again: the uninterrupted model.
+  port = free_port();
+  std::tie(e0, e1) = two_ranks(torchrun_env(0, port) + train(root / "two", 8, "--dropout 0.1 --resume"),
+                               torchrun_env(1, port) + train(root / "two_rank1", 8, "--dropout 0.1 --resume"));
+  ASSERT_EQ(e0, 0) << logs();
+  ASSERT_EQ(e1, 0) << logs();
+  const double d = max_weight_diff(root / "one/model.safetensors", root / "two/model.safetensors");
+  std::printf("max |dw| SIGTERM-stopped 2-rank run resumed with 2 ranks vs 1 process: %.3g\n", d);
+  EXPECT_LT(d, kTol);
 }
 
 TEST_F(DistTrain, HungRankEndsTheOthersWithinTheTimeout) {
