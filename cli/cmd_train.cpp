@@ -52,7 +52,7 @@ void add_train_command(CLI::App& app) {
       ->required();
   cmd->add_option("--output", f->o.output_dir, "Output folder (HF layout; checkpoint-N/ inside)")->required();
   cmd->add_option("--epochs", f->o.epochs, "Training epochs")->capture_default_str();
-  cmd->add_option("--batch-size", f->o.batch_size, "Examples per micro-batch")->capture_default_str();
+  cmd->add_option("--batch-size", f->o.batch_size, "Examples per micro-batch, per process (data parallel: the global batch is ranks x this x --grad-accum)")->capture_default_str();
   cmd->add_option("--lr", f->o.lr, "Peak learning rate")->capture_default_str();
   cmd->add_option("--weight-decay", f->o.weight_decay,
                   "AdamW decoupled weight decay (biases and LayerNorm weights excluded, as HF)")
