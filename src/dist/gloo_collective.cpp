@@ -39,8 +39,11 @@ class GlooCollective final : public Collective {
       ctx->connectFullMesh(prefixed, device_);
       ctx_ = ctx;
     });
-    // Everyone is connected: the store has served its purpose (rank 0 may stop serving).
+    // Everyone is connected (a barrier over the new mesh): nobody reads the store again, so
+    // rank 0 closes its port — it is open, unauthenticated like torchrun's, only this long.
     barrier();
+    store_.reset();
+    server_.reset();
   }
 
   int rank() const override { return rank_; }

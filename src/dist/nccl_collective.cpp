@@ -51,6 +51,8 @@ class NcclCollective final : public Collective {
     RC_CUDA_OK(cudaMalloc(&scratch_, kScratch));
     store.set("rc/nccl_ready/" + std::to_string(rank_), {'1'});
     for (int r = 0; r < world_; ++r) store.wait({"rc/nccl_ready/" + std::to_string(r)});
+    barrier();         // every rank has read every key: rank 0 stops serving
+    server_.reset();
   }
   ~NcclCollective() override {
     if (comm_) (void)ncclCommDestroy(comm_);

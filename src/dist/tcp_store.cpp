@@ -22,6 +22,7 @@ namespace rc::dist {
 namespace {
 
 constexpr uint32_t kMaxKey = 4096, kMaxValue = 64u << 20;
+constexpr size_t kMaxStoreBytes = size_t(256) << 20, kMaxClients = 4096;  // whole store
 using Clock = std::chrono::steady_clock;
 
 // Reads/writes exactly n bytes before the deadline; false on EOF, error or timeout.
@@ -138,7 +139,11 @@ void TcpStoreServer::serve() {
     if (::poll(fds.data(), fds.size(), 100) <= 0) continue;
     if (fds[0].revents & POLLIN) {
       const int c = ::accept(listen_fd_, nullptr, nullptr);
-      if (c >= 0) fds.push_back({c, POLLIN, 0});
+      if (c >= 0 && fds.size() > kMaxClients) {
+        ::close(c);
+      } else if (c >= 0) {
+        fds.push_back({c, POLLIN, 0});
+      }
     }
     for (size_t i = 1; i < fds.size(); ++i) {
       if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
@@ -148,8 +153,11 @@ void TcpStoreServer::serve() {
       std::vector<char> key, value;
       bool ok = read_all(fd, &op, 1, deadline) && read_blob(fd, key, kMaxKey, deadline);
       if (ok && op == 'S') {
-        ok = read_blob(fd, value, kMaxValue, deadline);
-        if (ok) kv_[std::string(key.begin(), key.end())] = std::move(value);
+        ok = read_blob(fd, value, kMaxValue, deadline) && bytes_ + key.size() + value.size() <= kMaxStoreBytes;
+        if (ok) {
+          bytes_ += key.size() + value.size();
+          kv_[std::string(key.begin(), key.end())] = std::move(value);
+        }
         ok = ok && write_all(fd, "K", 1);
       } else if (ok && op == 'G') {
         auto it = kv_.find(std::string(key.begin(), key.end()));

@@ -2,7 +2,8 @@
 // what torchrun's TCPStore is to PyTorch (gloo itself ships only file, Redis and hash stores).
 // Rank 0 serves a key-value map from a thread; every rank (0 included) is a client. Keys are
 // written once and read by polling until they appear or the timeout passes, so a rank that
-// never arrives ends the rendezvous with an error instead of a hang.
+// never arrives ends the rendezvous with an error instead of a hang. The server holds at most
+// 256 MiB and 4,096 clients, and is closed once every rank is connected.
 #pragma once
 
 #include <gloo/rendezvous/store.h>
@@ -34,6 +35,7 @@ class TcpStoreServer {
   int listen_fd_ = -1;
   std::atomic<bool> stop_{false};
   std::map<std::string, std::vector<char>> kv_;
+  size_t bytes_ = 0;  // keys + values held: bounded, as is the number of clients
   std::thread thread_;
 };
 
