@@ -1,6 +1,7 @@
 // roberta train — fine-tune a checkpoint on a labelled dataset (rc::train in
 // include/roberta/trainer.h). Flags and defaults follow the reference pipeline (HF Trainer:
 // 10 epochs, lr 1e-5, batch 16, evaluation each epoch, best checkpoint by macro recall).
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 
@@ -51,7 +52,7 @@ void add_train_command(CLI::App& app) {
       ->required();
   cmd->add_option("--output", f->o.output_dir, "Output folder (HF layout; checkpoint-N/ inside)")->required();
   cmd->add_option("--epochs", f->o.epochs, "Training epochs")->capture_default_str();
-  cmd->add_option("--batch-size", f->o.batch_size, "Examples per micro-batch")->capture_default_str();
+  cmd->add_option("--batch-size", f->o.batch_size, "Examples per micro-batch, per process (data parallel: the global batch is ranks x this x --grad-accum)")->capture_default_str();
   cmd->add_option("--lr", f->o.lr, "Peak learning rate")->capture_default_str();
   cmd->add_option("--weight-decay", f->o.weight_decay,
                   "AdamW decoupled weight decay (biases and LayerNorm weights excluded, as HF)")
@@ -89,6 +90,10 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--eval-batch-size", f->o.eval_batch_size, "Examples per evaluation batch")->capture_default_str();
   cmd->add_flag("--progress", f->progress, "Force the progress bar (default: only on a terminal)");
   cmd->add_flag("--no-progress", f->no_progress, "Plain log lines even on a terminal");
+  cmd->add_option("--dist-timeout", f->o.dist_timeout_s,
+                  "Data parallel: seconds a rank waits for the others (rendezvous, each all-reduce) before every "
+                  "rank ends with an error")
+      ->capture_default_str();
   add_threads_option(*cmd, f->threads);
   add_device_option(*cmd, f->o.device);
   relax_required_flags_for_sagemaker(*cmd);  // `train` with no flags in a SageMaker job
@@ -112,8 +117,23 @@ void add_train_command(CLI::App& app) {
     o.metrics_file = f->metrics;
     o.tensorboard_dir = f->tensorboard;
     o.progress = f->progress ? 1 : (f->no_progress ? 0 : -1);
+    // Test hooks (tests/train, tests/dist): SIGKILL, SIGTERM or SIGSTOP (a hung rank) this
+    // process at the start of a chosen step.
+    auto step_of = [](const char* name) {
+      const char* v = std::getenv(name);
+      return v && *v ? std::atoll(v) : -1;
+    };
+    const long long kill_at = step_of("RC_TRAIN_TEST_KILL_AT_STEP"), term_at = step_of("RC_TRAIN_TEST_SIGNAL_AT_STEP"),
+                    stop_at = step_of("RC_TRAIN_TEST_HANG_AT_STEP");
+    if (kill_at >= 0 || term_at >= 0 || stop_at >= 0) {
+      o.on_step_begin = [=](int64_t step) {
+        if (step == kill_at) std::raise(SIGKILL);
+        if (step == term_at) std::raise(SIGTERM);
+        if (step == stop_at) std::raise(SIGSTOP);
+      };
+    }
     const TrainSummary s = fit(o);
-    std::printf("%s\n", s.to_json(2).c_str());
+    if (s.world_process_zero) std::printf("%s\n", s.to_json(2).c_str());  // data parallel: rank 0 reports
     std::fflush(stdout);
     if (s.interrupted) std::exit(130);  // as a shell reports a SIGINT-ended command
   });

@@ -14,6 +14,7 @@
 
 #include "commands.h"
 #include "core/check.h"
+#include "dist/launch_env.h"
 #include "roberta/log.h"
 #include "train/sagemaker_env.h"
 
@@ -97,9 +98,9 @@ void run_job(const fs::path& root) {
   for (const auto& [name, ch] : env.channels) channels += " " + name;
   log::info("sagemaker", "training job on ", env.current_host.empty() ? "this host" : env.current_host, " (",
             std::max<size_t>(1, env.hosts.size()), " host(s)); channels:", channels.empty() ? " none" : channels);
-  RC_CHECK(env.hosts.size() <= 1, Errc::unsupported, "resourceconfig.json lists ", env.hosts.size(),
-           " hosts; distributed training across instances is not implemented yet (each would train its own copy)"
-           "\nHINT: run the training job with InstanceCount=1");
+  // Several hosts: one rank per instance, read by the trainer from the same resourceconfig.json
+  // (docs/distributed.md); only rank 0 (the first host) writes checkpoints and the model.
+  const bool main_host = dist::detect_launch_from_process_env().rank == 0;
 
   std::string model;
   std::vector<std::string> flags = flags_from_hyperparameters(env, model);
@@ -129,9 +130,10 @@ void run_job(const fs::path& root) {
     RC_THROW(Errc::invalid_argument, "bad hyperparameter: ", e.what(),
              "\nHINT: values are train's flag values as strings (`roberta train --help`)");
   }
-  train::publish_model_files(env.checkpoint_dir(), env.model_dir());
   std::error_code ec;
   fs::remove_all(staging, ec);
+  if (!main_host) return;
+  train::publish_model_files(env.checkpoint_dir(), env.model_dir());
   log::info("sagemaker", "model written to ", env.model_dir().string());
 }
 

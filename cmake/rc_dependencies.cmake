@@ -9,6 +9,7 @@ find_package(LibArchive REQUIRED)
 find_package(OpenSSL REQUIRED)
 find_package(CURL 7.75 REQUIRED)  # CURLOPT_AWS_SIGV4 (Debian 12: 7.88)
 find_package(Boost 1.74 REQUIRED)
+find_package(Gloo REQUIRED)  # libgloo-dev: CPU collectives for data-parallel training
 if(RC_WITH_ONEDNN)
   find_package(dnnl REQUIRED)
 endif()

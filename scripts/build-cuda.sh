@@ -19,13 +19,22 @@ if [ ! -x "$CUDA_HOME/bin/nvcc" ]; then
   exit 2
 fi
 
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRC_WITH_CUDA=ON \
+# NCCL (data-parallel training on GPUs, src/dist/nccl_collective.cpp) whenever its header is
+# there, so that path compiles in CI too; RC_WITH_NCCL=OFF in the environment turns it off.
+NCCL=${RC_WITH_NCCL:-}
+if [ -z "$NCCL" ]; then
+  if [ -f "$CUDA_HOME/include/nccl.h" ] || [ -f "${NCCL_HOME:-/nonexistent}/include/nccl.h" ]; then NCCL=ON; else NCCL=OFF; fi
+fi
+
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRC_WITH_CUDA=ON -DRC_WITH_NCCL="$NCCL" \
   -DCMAKE_CUDA_COMPILER="$CUDA_HOME/bin/nvcc" -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCHS" \
   -DRC_BUILD_BENCH=${RC_BUILD_BENCH:-OFF} -DRC_WERROR=${RC_WERROR:-OFF}
 
 start=$(date +%s)
 cmake --build "$BUILD_DIR" -j"$JOBS" --target rc_kernels_cuda
 end=$(date +%s)
+cmake --build "$BUILD_DIR" -j"$JOBS" --target rc_dist  # gloo, and NCCL when on
+echo "build-cuda: rc_dist built with RC_WITH_NCCL=$NCCL"
 echo "build-cuda: CUDA targets (rc_kernels_cuda, rc_device_cuda) compiled in $((end - start)) s with -j$JOBS"
 
 gpu_tests=$(cd tests && ls */test_*_gpu.cpp unit/test_cuda_host*.cpp unit/test_cli_device.cpp 2>/dev/null | xargs -n1 basename | sed 's/\.cpp$//')

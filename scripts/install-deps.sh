@@ -28,6 +28,8 @@ apt-get update -q
 # ocl-icd-opencl-dev: Debian's dnnl-config.cmake looks for OpenCL (its GPU runtime is OpenCL).
 # protobuf-compiler: tests decode our TensorBoard records with protoc against the Event schema.
 # clang-16 + libfuzzer-16-dev (+ libomp-16-dev, OpenMP for clang): the fuzz build (scripts/fuzz.sh).
+# libgloo-dev: CPU collectives of data-parallel training (src/dist); iproute2: the two-"node"
+# network-namespace test (tests/dist).
 apt-get install -y -q --no-install-recommends \
   build-essential cmake ninja-build pkg-config git ca-certificates \
   libdnnl-dev ocl-icd-opencl-dev opencl-headers \
@@ -38,7 +40,8 @@ apt-get install -y -q --no-install-recommends \
   wrk curl bc protobuf-compiler \
   python3 python3-torch python3-numpy \
   libopenblas0-pthread \
-  clang-16 libfuzzer-16-dev libomp-16-dev
+  clang-16 libfuzzer-16-dev libomp-16-dev \
+  libgloo-dev iproute2
 if [ ${#extra[@]} -gt 0 ]; then
   apt-get install -y -q --no-install-recommends "${extra[@]}"
 fi

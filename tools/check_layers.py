@@ -24,9 +24,10 @@ ALLOWED = {
     "hub": {"core", "tensor", "io", "net"},    # Hugging Face Hub downloads and cache
     "tokenizer": {"core", "io"},
     "model": {"core", "tensor", "device", "kernels", "io", "tokenizer"},
-    "train": {"core", "tensor", "device", "kernels", "io", "tokenizer", "model"},
+    "dist": {"core", "tensor", "device"},       # launch contracts, gloo/NCCL collectives
+    "train": {"core", "tensor", "device", "kernels", "io", "tokenizer", "model", "dist"},
     "serve": {"core", "tensor", "device", "kernels", "io", "tokenizer", "model"},
-    "cli": {"core", "tensor", "device", "kernels", "io", "tokenizer", "model", "train", "serve", "net", "hub"},
+    "cli": {"core", "tensor", "device", "kernels", "io", "tokenizer", "model", "train", "serve", "net", "hub", "dist"},
 }
 PUBLIC = "roberta"
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([A-Za-z0-9_]+)/')

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,6 +53,13 @@ struct TrainOptions {
   std::filesystem::path metrics_file;    // JSON Lines per optimizer step; default OUT/metrics.jsonl
   std::filesystem::path tensorboard_dir; // empty: no event files
   int progress = -1;                 // 1 bar, 0 plain lines, -1 bar iff stdout is a terminal
+
+  // Data parallel (docs/distributed.md): the launch contract is read from the environment
+  // (torchrun, mpirun, Slurm, SageMaker); a dead or hung rank ends every rank after this long.
+  double dist_timeout_s = 300;
+  // Called at the start of every optimizer step with the step about to run (tests use it to
+  // kill or signal the process at a chosen step).
+  std::function<void(int64_t step)> on_step_begin;
 };
 
 struct EvalResult {
@@ -75,6 +83,7 @@ struct TrainSummary {
   std::optional<EvalResult> best_eval, test;
   std::string best_checkpoint;
   bool interrupted = false;          // stopped by SIGINT/SIGTERM after saving a checkpoint
+  bool world_process_zero = true;    // false on data-parallel ranks > 0 (they save nothing)
   std::string to_json(int indent = 2) const;
 };
 

@@ -2,7 +2,10 @@
 // forward passes copy it to the context's device once per call (workspace-owned buffers).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <numeric>
+#include <vector>
 
 #include "model/roberta_config.h"
 
@@ -19,5 +22,16 @@ struct Batch {
 // Checks ids against the vocabulary, lengths against T and the model limit. Throws
 // rc::Error(invalid_argument) — batches can come from users.
 void validate_batch(const RobertaConfig& config, const Batch& batch);
+
+// Rows 0..n-1 ordered by length, stable: the batching order of every many-row forward
+// (Classifier::predict, the trainer's evaluation). Consecutive rows then have similar lengths,
+// so a batch pads only to its own longest row and short texts do not pay for long ones.
+template <typename LengthOf>
+std::vector<size_t> length_sorted_order(size_t n, LengthOf length_of) {
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return length_of(a) < length_of(b); });
+  return order;
+}
 
 }  // namespace rc::model

@@ -133,11 +133,7 @@ class RobertaClassifier final : public Classifier {
   }
 
   std::vector<Prediction> predict_rows(std::vector<std::vector<int32_t>> rows, int batch_size) const {
-    // Sorting by length keeps rows of similar length together: a batch pads only to its
-    // own longest row, so short texts do not pay for long ones.
-    std::vector<size_t> order(rows.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rows[a].size() < rows[b].size(); });
+    const std::vector<size_t> order = model::length_sorted_order(rows.size(), [&](size_t i) { return rows[i].size(); });
     std::vector<Prediction> out(rows.size());
     std::vector<std::vector<int32_t>> chunk;
     for (size_t start = 0; start < order.size(); start += size_t(batch_size)) {

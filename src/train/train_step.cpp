@@ -39,14 +39,17 @@ TrainEngine::TrainEngine(model::RobertaModel& model, const OptimConfig& optim, c
     mlm_ws_ = std::make_unique<model::MlmWorkspace>(model.config(), max_B * max_T);
 }
 
-StepResult TrainEngine::step(std::span<const model::Batch> micro, std::span<const int32_t* const> labels) {
-  RC_ASSERT(micro.size() == labels.size() && !micro.empty());
+StepResult TrainEngine::step(std::span<const model::Batch> micro, std::span<const int32_t* const> labels,
+                              const MicroLayout& layout) {
+  const int64_t total = layout.total > 0 ? layout.total : int64_t(micro.size());
+  RC_ASSERT(micro.size() == labels.size() && total > 0 && int64_t(micro.size()) <= total);
   const int64_t n = model_.num_params();
   kernels::zero(ctx_, grads_.f32(), n);
-  const float scale = 1.0f / float(micro.size());
+  const float scale = 1.0f / float(total);
   double loss = 0;
   for (size_t i = 0; i < micro.size(); ++i) {
-    const uint64_t dropout_seed = mix_seed(seed_, uint64_t(step_), uint64_t(i));
+    const uint64_t global_micro = uint64_t(layout.first + int64_t(i) * layout.stride);
+    const uint64_t dropout_seed = mix_seed(seed_, uint64_t(step_), global_micro);
     if (mlm_ws_) {
       loss += model::mlm_forward_backward(ctx_, model_, micro[i], labels[i], dropout_, dropout_seed, scale,
                                           grads_.f32(), ws_, *mlm_ws_)
@@ -56,8 +59,9 @@ StepResult TrainEngine::step(std::span<const model::Batch> micro, std::span<cons
     loss += double(model::forward_backward(ctx_, model_, micro[i], labels[i], dropout_, dropout_seed, scale,
                                            grads_.f32(), ws_, nullptr));
   }
+  if (sync_) sync_(grads_.f32(), n, &loss);
   StepResult r;
-  r.loss = loss / double(micro.size());
+  r.loss = loss / double(total);
   r.grad_norm = std::sqrt(kernels::sum_squares(ctx_, grads_.f32(), n));
   float clip = 1.0f;
   if (optim_.max_grad_norm > 0) {

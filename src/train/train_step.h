@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -36,6 +37,19 @@ struct StepResult {
   double loss = 0, grad_norm = 0, lr = 0;
 };
 
+// Where this process's micro-batches sit among the step's global micro-batches (data
+// parallel: rank r of N runs global micro-batches r, r+N, r+2N, ...). Dropout seeds come from
+// the global index and every gradient is scaled by 1/total, so N ranks give the same step as
+// one process running all `total` micro-batches. Default: one process, all of them.
+struct MicroLayout {
+  int64_t first = 0, stride = 1, total = 0;  // total 0: the number of micro-batches passed
+};
+
+// Called once per step after the backward of every local micro-batch and before the norm:
+// must replace grads (n floats, on the engine's device) and *loss_sum (this process's sum of
+// micro-batch losses) by their sums over all processes. The data-parallel hook.
+using GradSync = std::function<void(float* grads, int64_t n, double* loss_sum)>;
+
 class TrainEngine {
  public:
   TrainEngine(model::RobertaModel& model, const OptimConfig& optim, const kernels::ExecCtx& ctx,
@@ -44,7 +58,10 @@ class TrainEngine {
   // One optimizer step over `micro` batches (labels[i] belongs to micro[i]). A classifier
   // takes one label per row; a masked-LM model (RobertaForMaskedLM) one per token (B·T,
   // -100 where there is no target), its loss the mean over the masked tokens (mlm_head.h).
-  StepResult step(std::span<const model::Batch> micro, std::span<const int32_t* const> labels);
+  // With a MicroLayout, `micro` may be empty (a rank without data at the end of an epoch).
+  StepResult step(std::span<const model::Batch> micro, std::span<const int32_t* const> labels,
+                  const MicroLayout& layout = {});
+  void set_grad_sync(GradSync sync) { sync_ = std::move(sync); }
 
   int64_t global_step() const { return step_; }
   void set_global_step(int64_t s) { step_ = s; }
@@ -69,6 +86,7 @@ class TrainEngine {
   std::vector<kernels::AdamWSegment> segments_;
   model::TrainWorkspace ws_;
   std::unique_ptr<model::MlmWorkspace> mlm_ws_;  // masked-LM models only
+  GradSync sync_;
 };
 
 }  // namespace rc::train

@@ -8,7 +8,7 @@
 #   - SIGTERM mid-run (a spot interruption): a checkpoint, exit within 120 s, a failure reason;
 #     the restarted job resumes from the checkpoint and finishes;
 #   - a bad hyperparameter value, an unknown one, a bad switch value, a missing train channel,
-#     two hosts: non-zero exit with the reason in /opt/ml/output/failure.
+#     two hosts whose master does not resolve: non-zero exit with the reason in /opt/ml/output/failure.
 # Usage: test_sagemaker_training.sh path/to/roberta
 set -euo pipefail
 BIN=$(readlink -f "$1")
@@ -127,6 +127,7 @@ expect_failure 2 "unknown hyperparameter 'learning_rate'" '{"learning_rate": "1e
 expect_failure 2 "is a switch" '{"bf16": "maybe"}'
 expect_failure 2 "cannot be set in a SageMaker job" '{"output": "/tmp/x"}'
 expect_failure 3 "channel 'train' is missing" "$HP" 'rm -rf "$ML/input/data/train"; echo "{\"validation\": {}, \"model\": {}}" > "$ML/input/config/inputdataconfig.json"'
-expect_failure 3 "not implemented yet" "$HP" 'echo "{\"current_host\": \"algo-1\", \"hosts\": [\"algo-1\", \"algo-2\"]}" > "$ML/input/config/resourceconfig.json"'
+# Two hosts: data parallel, rank 0 = algo-1; here no such host resolves, so the rendezvous fails.
+expect_failure 2 "cannot resolve MASTER_ADDR 'algo-1'" "$HP" 'echo "{\"current_host\": \"algo-1\", \"hosts\": [\"algo-1\", \"algo-2\"]}" > "$ML/input/config/resourceconfig.json"'
 expect_failure 3 "hyperparameters.json: not valid JSON" '{"epochs": '
 echo "PASS"

@@ -1,0 +1,148 @@
+// NCCL collectives (collective.h), built only with RC_WITH_NCCL: one process per GPU, data on
+// the device. The NCCL unique id travels through the same TCP rendezvous store as gloo's
+// addresses (no shared filesystem needed). NCCL calls have no timeout of their own, so every
+// collective is enqueued on the compute stream and then polled: past the deadline, or on an
+// asynchronous NCCL error (a peer died), the communicator is aborted and rc::Error thrown —
+// PyTorch's watchdog, in one loop.
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "core/check.h"
+#include "dist/collective.h"
+#include "dist/tcp_store.h"
+
+namespace rc::dist {
+namespace {
+
+#define RC_NCCL_OK(call)                                                                                    \
+  do {                                                                                                      \
+    const ncclResult_t r_ = (call);                                                                         \
+    RC_CHECK(r_ == ncclSuccess || r_ == ncclInProgress, Errc::device, #call, ": ", ncclGetErrorString(r_));                         \
+  } while (0)
+#define RC_CUDA_OK(call)                                                                                    \
+  do {                                                                                                      \
+    const cudaError_t e_ = (call);                                                                          \
+    RC_CHECK(e_ == cudaSuccess, Errc::device, #call, ": ", cudaGetErrorString(e_));                         \
+  } while (0)
+
+class NcclCollective final : public Collective {
+ public:
+  NcclCollective(const LaunchInfo& li, std::chrono::milliseconds timeout, void* stream)
+      : rank_(li.rank), world_(li.world_size), timeout_(timeout), stream_(static_cast<cudaStream_t>(stream)) {
+    if (li.rank == 0) server_ = std::make_unique<TcpStoreServer>(li.store_port);
+    TcpStore store(li.master_addr, li.store_port, timeout);
+    ncclUniqueId id{};
+    if (li.rank == 0) {
+      RC_NCCL_OK(ncclGetUniqueId(&id));
+      store.set("rc/nccl_id", std::vector<char>(id.internal, id.internal + sizeof id.internal));
+    } else {
+      const std::vector<char> v = store.get("rc/nccl_id");
+      RC_CHECK(v.size() == sizeof id.internal, Errc::device, "rank ", rank_, ": malformed NCCL id from rank 0");
+      std::memcpy(id.internal, v.data(), v.size());
+    }
+    ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+    cfg.blocking = 0;  // init and collectives return at once; poll() bounds them
+    RC_NCCL_OK(ncclCommInitRankConfig(&comm_, world_, id, rank_, &cfg));
+    poll("NCCL init");
+    RC_CUDA_OK(cudaMalloc(&scratch_, kScratch));
+    store.set("rc/nccl_ready/" + std::to_string(rank_), {'1'});
+    for (int r = 0; r < world_; ++r) store.wait({"rc/nccl_ready/" + std::to_string(r)});
+    barrier();         // every rank has read every key: rank 0 stops serving
+    server_.reset();
+  }
+  ~NcclCollective() override {
+    if (comm_) (void)ncclCommDestroy(comm_);
+    if (scratch_) (void)cudaFree(scratch_);
+  }
+
+  int rank() const override { return rank_; }
+  int world_size() const override { return world_; }
+  bool device_buffers() const override { return true; }
+
+  void allreduce_sum(float* data, int64_t n) override { reduce(data, n, ncclFloat, ncclSum); }
+  void allreduce_sum(double* data, int64_t n) override { host_reduce(data, n * 8, n, ncclDouble, ncclSum); }
+  void allreduce_max(uint64_t* data, int64_t n) override { host_reduce(data, n * 8, n, ncclUint64, ncclMax); }
+  void allreduce_max(uint8_t* data, int64_t n) override {
+    for (int64_t off = 0; off < n; off += kScratch) host_reduce(data + off, std::min(kScratch, n - off), std::min(kScratch, n - off), ncclUint8, ncclMax);
+  }
+
+  void broadcast(void* data, int64_t bytes, int root) override {
+    cudaPointerAttributes a{};
+    const bool on_device = cudaPointerGetAttributes(&a, data) == cudaSuccess && a.type == cudaMemoryTypeDevice;
+    if (on_device) {
+      RC_NCCL_OK(ncclBroadcast(data, data, size_t(bytes), ncclChar, root, comm_, stream_));
+      poll("broadcast");
+      return;
+    }
+    for (int64_t off = 0; off < bytes; off += kScratch) {  // host bytes through the scratch buffer
+      const int64_t len = std::min<int64_t>(kScratch, bytes - off);
+      char* h = static_cast<char*>(data) + off;
+      RC_CUDA_OK(cudaMemcpyAsync(scratch_, h, size_t(len), cudaMemcpyHostToDevice, stream_));
+      RC_NCCL_OK(ncclBroadcast(scratch_, scratch_, size_t(len), ncclChar, root, comm_, stream_));
+      RC_CUDA_OK(cudaMemcpyAsync(h, scratch_, size_t(len), cudaMemcpyDeviceToHost, stream_));
+      poll("broadcast");
+    }
+  }
+
+  void barrier() override {
+    uint64_t x = 0;
+    allreduce_max(&x, 1);
+  }
+
+ private:
+  static constexpr int64_t kScratch = 1 << 20;
+
+  void reduce(void* data, int64_t n, ncclDataType_t t, ncclRedOp_t op) {
+    if (n <= 0) return;
+    RC_NCCL_OK(ncclAllReduce(data, data, size_t(n), t, op, comm_, stream_));
+    poll("all-reduce");
+  }
+  void host_reduce(void* host, int64_t bytes, int64_t n, ncclDataType_t t, ncclRedOp_t op) {
+    RC_CHECK(bytes <= kScratch, Errc::internal, "host all-reduce of ", bytes, " bytes");
+    RC_CUDA_OK(cudaMemcpyAsync(scratch_, host, size_t(bytes), cudaMemcpyHostToDevice, stream_));
+    reduce(scratch_, n, t, op);
+    RC_CUDA_OK(cudaMemcpy(host, scratch_, size_t(bytes), cudaMemcpyDeviceToHost));
+  }
+  // Waits for the stream (and NCCL's own state) until done, an error or the deadline.
+  void poll(const char* what) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout_;
+    for (;;) {
+      ncclResult_t async = ncclSuccess;
+      (void)ncclCommGetAsyncError(comm_, &async);
+      const bool failed = async != ncclSuccess && async != ncclInProgress;
+      if (!failed && async == ncclSuccess) {
+        const cudaError_t q = cudaStreamQuery(stream_);
+        if (q == cudaSuccess) return;
+        RC_CHECK(q == cudaErrorNotReady, Errc::device, "rank ", rank_, ": ", what, ": ", cudaGetErrorString(q));
+      }
+      if (failed || std::chrono::steady_clock::now() > deadline) {
+        (void)ncclCommAbort(comm_);
+        comm_ = nullptr;
+        RC_THROW(Errc::resource_exhausted, "rank ", rank_, " of ", world_, ": ", what,
+                 " failed: another rank died, hung or is unreachable (",
+                 failed ? ncclGetErrorString(async) : "timed out",
+                 ")\nHINT: see the other ranks' logs; resume with --resume (any rank count, same global batch)");
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+
+  int rank_, world_;
+  std::chrono::milliseconds timeout_;
+  cudaStream_t stream_;
+  std::unique_ptr<TcpStoreServer> server_;
+  ncclComm_t comm_ = nullptr;
+  void* scratch_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<Collective> connect_nccl(const LaunchInfo& li, std::chrono::milliseconds timeout, void* stream) {
+  return std::make_unique<NcclCollective>(li, timeout, stream);
+}
+
+}  // namespace rc::dist

@@ -1,0 +1,130 @@
+// Data parallel hook (data_parallel.h).
+#include "train/data_parallel.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/check.h"
+
+namespace rc::train {
+namespace {
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+// 4 Mi floats (16 MiB) per all-reduce: big enough to amortise latency, small enough that
+// gloo's ring pipelines it.
+constexpr int64_t kBucket = int64_t(4) << 20;
+}  // namespace
+
+DataParallel::DataParallel(std::unique_ptr<dist::Collective> c, const kernels::ExecCtx& ctx) : c_(std::move(c)), ctx_(ctx) {}
+
+void DataParallel::check_same(const std::vector<std::pair<std::string, uint64_t>>& named) {
+  if (!c_) return;
+  // max(h) == h and max(~h) == ~h on every rank iff every rank holds the same h.
+  std::vector<uint64_t> v;
+  for (const auto& [name, h] : named) {
+    v.push_back(h);
+    v.push_back(~h);
+  }
+  std::vector<uint64_t> mx = v;
+  c_->allreduce_max(mx.data(), int64_t(mx.size()));
+  std::string differ;
+  for (size_t i = 0; i < named.size(); ++i)
+    if (mx[2 * i] != v[2 * i] || mx[2 * i + 1] != v[2 * i + 1]) differ += (differ.empty() ? "" : ", ") + named[i].first;
+  // Every rank learns whether any rank saw a difference, so all refuse together.
+  uint64_t bad = differ.empty() ? 0 : 1;
+  c_->allreduce_max(&bad, 1);
+  RC_CHECK(bad == 0, Errc::invalid_argument, "rank ", rank(), " of ", world_size(), ": the ranks disagree on ",
+           differ.empty() ? std::string("what another rank reports") : differ,
+           "\nHINT: launch every rank with the same flags, the same --data and the same --model");
+}
+
+void DataParallel::broadcast_host(void* data, int64_t bytes) {
+  if (c_) c_->broadcast(data, bytes, 0);
+}
+
+void DataParallel::broadcast_device(float* data, int64_t n) {
+  if (!c_) return;
+  if (ctx_.device == Device::cpu || c_->device_buffers()) {
+    c_->broadcast(data, n * int64_t(sizeof(float)), 0);
+    return;
+  }
+  host_.resize(size_t(n));
+  kernels::download(ctx_, host_.data(), data, size_t(n) * sizeof(float));
+  c_->broadcast(host_.data(), n * int64_t(sizeof(float)), 0);
+  kernels::upload(ctx_, data, host_.data(), size_t(n) * sizeof(float));
+}
+
+void DataParallel::set_sparse_rows(int64_t offset, int64_t rows, int64_t cols) {
+  if (!c_ || ctx_.device != Device::cpu) return;  // device gradients: dense (no gather kernel here)
+  sparse_ = true;
+  sp_offset_ = offset;
+  sp_rows_ = rows;
+  sp_cols_ = cols;
+  present_.assign(size_t(rows), 0);
+}
+
+void DataParallel::mark_rows(const int32_t* ids, int64_t n) {
+  if (!sparse_) return;
+  for (int64_t i = 0; i < n; ++i)
+    if (ids[i] >= 0 && ids[i] < sp_rows_) present_[size_t(ids[i])] = 1;
+}
+
+void DataParallel::allreduce_range(float* g, int64_t n) {
+  for (int64_t off = 0; off < n; off += kBucket) c_->allreduce_sum(g + off, std::min(kBucket, n - off));
+  comm_floats_ += n;
+}
+
+GradSync DataParallel::hook() {
+  return [this](float* grads, int64_t n, double* loss_sum) {
+    if (!c_) return;
+    const double t0 = now_s();
+    float* g = grads;
+    const bool stage = ctx_.device != Device::cpu && !c_->device_buffers();
+    if (stage) {
+      host_.resize(size_t(n));
+      kernels::download(ctx_, host_.data(), grads, size_t(n) * sizeof(float));
+      g = host_.data();
+    }
+    if (sparse_) {
+      // Union of the rows any rank touched, then: the dense rest, and those rows packed.
+      c_->allreduce_max(present_.data(), sp_rows_);
+      const int64_t end = sp_offset_ + sp_rows_ * sp_cols_;
+      allreduce_range(g, sp_offset_);
+      allreduce_range(g + end, n - end);
+      int64_t k = 0;
+      for (int64_t r = 0; r < sp_rows_; ++r) k += present_[size_t(r)];
+      packed_.resize(size_t(k * sp_cols_));
+      float* row0 = g + sp_offset_;
+      int64_t j = 0;
+      for (int64_t r = 0; r < sp_rows_; ++r)
+        if (present_[size_t(r)]) std::copy_n(row0 + r * sp_cols_, sp_cols_, packed_.data() + (j++) * sp_cols_);
+      allreduce_range(packed_.data(), k * sp_cols_);
+      j = 0;
+      for (int64_t r = 0; r < sp_rows_; ++r)
+        if (present_[size_t(r)]) std::copy_n(packed_.data() + (j++) * sp_cols_, sp_cols_, row0 + r * sp_cols_);
+    } else {
+      allreduce_range(g, n);
+    }
+    if (stage) kernels::upload(ctx_, grads, host_.data(), size_t(n) * sizeof(float));
+    std::array<double, 3> s{*loss_sum, double(tokens_), stop_ ? 1.0 : 0.0};
+    c_->allreduce_sum(s.data(), 3);
+    *loss_sum = s[0];
+    tokens_ = int64_t(s[1]);
+    stop_ = s[2] > 0;
+    comm_s_ = now_s() - t0;
+  };
+}
+
+StepShard step_shard(int64_t update, int64_t micro_per_epoch, int64_t accum, int rank, int world) {
+  StepShard s;
+  const int64_t per_step = accum * world;
+  s.m0 = update * per_step;
+  s.m1 = std::min(micro_per_epoch, s.m0 + per_step);
+  s.layout.first = rank;
+  s.layout.stride = world;
+  s.layout.total = s.m1 - s.m0;
+  return s;
+}
+
+}  // namespace rc::train

@@ -1,0 +1,95 @@
+// Data parallel for the trainer: the one gradient-sync hook and what surrounds it.
+//
+// Sharding (DistributedSampler's, at micro-batch granularity): every rank computes the same
+// seeded epoch order; a step's global batch is ranks x --grad-accum micro-batches of
+// --batch-size rows, numbered 0..G-1 in that order; rank r runs micro-batches r, r+N, r+2N...
+// Dropout seeds come from (seed, step, global micro-batch) and every gradient is scaled by
+// 1/G, so N ranks x batch b x accum a compute the same step as 1 process x batch b x accum
+// N*a, up to fp32 summation order. The hook sums gradients over ranks in buckets after the
+// backward (not overlapped with it: the backward is one model call with no per-layer hook),
+// and with them each rank's loss sum, token count and stop request.
+//
+// Sparse rows: the word-embedding gradient is zero outside the rows of tokens in the global
+// batch (2,048 tokens touch a few thousand of 50,265 rows), so with set_sparse_rows the hook
+// first takes the union of the ranks' token ids (one byte per vocabulary row) and sums only
+// those rows — the same sums, a fraction of the bytes. Valid only while no other use of that
+// matrix writes its gradient (a tied MLM decoder would: keep it dense there).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dist/collective.h"
+#include "kernels/exec_ctx.h"
+#include "train/train_step.h"
+
+namespace rc::train {
+
+class DataParallel {
+ public:
+  DataParallel() = default;  // one process: rank 0 of 1, every call is local
+  DataParallel(std::unique_ptr<dist::Collective> c, const kernels::ExecCtx& ctx);
+
+  int rank() const { return c_ ? c_->rank() : 0; }
+  int world_size() const { return c_ ? c_->world_size() : 1; }
+  bool distributed() const { return c_ != nullptr; }
+  bool main() const { return rank() == 0; }
+
+  // Refuses (every rank, Errc::invalid_argument) when any rank's value of a named hash
+  // differs: flags, data, starting weights.
+  void check_same(const std::vector<std::pair<std::string, uint64_t>>& named);
+  // Rank 0's bytes to every rank (host or ctx device memory, as the collective takes them).
+  void broadcast_host(void* data, int64_t bytes);
+  void broadcast_device(float* data, int64_t n);
+
+  // The hook for TrainEngine::set_grad_sync. Before each step: this rank's token count and
+  // whether it was asked to stop; after: the global ones.
+  GradSync hook();
+  void before_step(int64_t local_tokens, bool stop_requested) {
+    tokens_ = local_tokens;
+    stop_ = stop_requested;
+    comm_s_ = 0;
+    comm_floats_ = 0;
+    if (sparse_) std::fill(present_.begin(), present_.end(), uint8_t(0));
+  }
+  // Rows [offset, offset + rows*cols) of the flat gradient are a (rows, cols) matrix whose
+  // gradient is non-zero only in rows passed to mark_rows (host, CPU gradients only).
+  void set_sparse_rows(int64_t offset, int64_t rows, int64_t cols);
+  void mark_rows(const int32_t* ids, int64_t n);  // this step's token ids (padding included)
+  int64_t last_comm_floats() const { return comm_floats_; }
+  int64_t global_tokens() const { return tokens_; }
+  bool any_stop() const { return stop_; }
+  double last_comm_s() const { return comm_s_; }
+
+ private:
+  std::unique_ptr<dist::Collective> c_;
+  kernels::ExecCtx ctx_;
+  std::vector<float> host_;  // staging for device gradients when the collective is host-only
+  int64_t tokens_ = 0;
+  bool stop_ = false;
+  double comm_s_ = 0;
+  int64_t comm_floats_ = 0;
+  bool sparse_ = false;
+  int64_t sp_offset_ = 0, sp_rows_ = 0, sp_cols_ = 0;
+  std::vector<uint8_t> present_;
+  std::vector<float> packed_;
+  void allreduce_range(float* g, int64_t n);
+};
+
+// This rank's share of one step: global micro-batches [m0, m1) of the epoch; local ones are
+// m0 + first + k*stride.
+struct StepShard {
+  int64_t m0 = 0, m1 = 0;
+  MicroLayout layout;
+  int64_t local_count() const {
+    const int64_t total = m1 - m0;
+    return layout.first >= total ? 0 : (total - layout.first + layout.stride - 1) / layout.stride;
+  }
+};
+StepShard step_shard(int64_t update, int64_t micro_per_epoch, int64_t accum, int rank, int world);
+
+}  // namespace rc::train

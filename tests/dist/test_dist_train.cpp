@@ -1,0 +1,343 @@
+// `roberta train` as several processes, launched the torchrun way (RANK, WORLD_SIZE,
+// LOCAL_RANK, MASTER_ADDR, MASTER_PORT set by the test), on the tiny fixture model:
+//   - 2 ranks x batch 8 give the model of 1 process x batch 8 x grad-accum 2 (same global
+//     micro-batches and dropout streams), dropout on, 20 steps; with dropout off also the
+//     model of 1 process x batch 16;
+//   - two "nodes": the ranks in two network namespaces joined by a veth pair, talking TCP;
+//   - a rank killed mid-run ends the other with a one-line error, exit 1, within
+//     --dist-timeout; the killed run then resumes with 1 rank and reaches the same model;
+//   - a rank that hangs (SIGSTOP) ends the other within --dist-timeout;
+//   - a rank launched with other flags is refused at start.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <tuple>
+
+#include "io/tensor_source.h"
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+const fs::path kBin = fs::path(RC_BINARY_DIR) / "cli/roberta";
+const fs::path kTiny = fs::path(RC_TEST_DATA_DIR) / "tiny";
+const fs::path kSentiment = fs::path(RC_SOURCE_DIR) / "data/tweeteval/sentiment";
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+void head_lines(const fs::path& from, const fs::path& to, int n) {
+  std::ifstream in(from, std::ios::binary);
+  std::ofstream out(to, std::ios::binary);
+  std::string line;
+  for (int i = 0; i < n && std::getline(in, line); ++i) out << line << '\n';
+}
+
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_ANY);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
+  socklen_t len = sizeof sa;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
+  ::close(fd);
+  return ntohs(sa.sin_port);
+}
+
+int sh(const std::string& cmd) {
+  const int st = std::system(("/bin/sh -c '" + cmd + "'").c_str());
+  if (WIFEXITED(st)) return WEXITSTATUS(st);
+  return 128 + WTERMSIG(st);
+}
+
+// Largest |a - b| over every tensor of two model.safetensors files (same names and shapes).
+// The tests compare checkpoint-20/ (the weights after the last step), not the output folder's
+// model, which is the best checkpoint by the eval metric and may predate the part under test.
+double max_weight_diff(const fs::path& a, const fs::path& b) {
+  auto fa = rc::io::open_safetensors(a);
+  auto fb = rc::io::open_safetensors(b);
+  double worst = 0;
+  int tensors = 0;
+  for (const auto& ti : fa->tensors()) {
+    const std::string& name = ti.name;
+    const auto da = fa->data(name), db = fb->data(name);
+    EXPECT_EQ(da.size(), db.size()) << name;
+    if (da.size() != db.size()) return INFINITY;
+    const float* pa = reinterpret_cast<const float*>(da.data());
+    const float* pb = reinterpret_cast<const float*>(db.data());
+    for (size_t i = 0; i < da.size() / 4; ++i) worst = std::max(worst, double(std::fabs(pa[i] - pb[i])));
+    ++tensors;
+  }
+  EXPECT_GT(tensors, 10);
+  return worst;
+}
+
+class DistTrain : public ::testing::Test {
+ protected:
+  fs::path root, data;
+  void SetUp() override {
+    ASSERT_TRUE(fs::exists(kBin)) << kBin << " not built";
+    root = fs::temp_directory_path() / ("rc_dist_train_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root);
+    data = root / "data";
+    fs::create_directories(data);
+    // 152 train rows = 19 micro-batches of 8: the last step of each epoch has one micro-batch,
+    // so rank 1 runs an empty shard there (and rows 144-151 make a short micro-batch under
+    // --batch-size 16 too). 20 steps cross two epoch boundaries.
+    for (const char* split : {"train", "val"}) {
+      const int n = std::string(split) == "train" ? 152 : 160;
+      head_lines(kSentiment / (std::string(split) + "_text.txt"), data / (std::string(split) + "_text.txt"), n);
+      head_lines(kSentiment / (std::string(split) + "_labels.txt"), data / (std::string(split) + "_labels.txt"), n);
+    }
+    fs::copy_file(kSentiment / "mapping.txt", data / "mapping.txt");
+  }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(root);
+  }
+  std::string train(const fs::path& out, int batch, const std::string& extra = "") const {
+    return kBin.string() + " train --model " + kTiny.string() + " --data " + data.string() + " --output " +
+           out.string() + " --max-steps 20 --eval-every 5 --batch-size " + std::to_string(batch) +
+           " --lr 1e-3 --threads 1 --no-progress " + extra;
+  }
+  static std::string torchrun_env(int rank, int port, const std::string& addr = "127.0.0.1") {
+    return "RANK=" + std::to_string(rank) + " WORLD_SIZE=2 LOCAL_RANK=" + std::to_string(rank) + " MASTER_ADDR=" +
+           addr + " MASTER_PORT=" + std::to_string(port) + " ";
+  }
+  // Both ranks in the background; returns their exit codes. prefix[r] goes before rank r's
+  // command (env, ip netns exec), out[r] is its --output.
+  std::pair<int, int> two_ranks(const std::string& cmd0, const std::string& cmd1) {
+    const std::string script = cmd0 + " > " + (root / "rank0.log").string() + " 2>&1 & p0=$!; " + cmd1 + " > " +
+                               (root / "rank1.log").string() + " 2>&1 & p1=$!; wait $p0; e0=$?; wait $p1; e1=$?; " +
+                               "echo $e0 $e1 > " + (root / "status").string();
+    sh(script);
+    int e0 = -1, e1 = -1;
+    std::istringstream(slurp(root / "status")) >> e0 >> e1;
+    return {e0, e1};
+  }
+  std::string logs() const { return "rank 0:\n" + slurp(root / "rank0.log") + "\nrank 1:\n" + slurp(root / "rank1.log"); }
+};
+
+// Measured (2026-12-01, this machine, tiny model, 152 train rows, 20 AdamW steps at lr 1e-3),
+// max |dw| of checkpoint-20 over every weight against 1 process x batch 8 x accum 2, dropout 0.1:
+//   2 ranks x batch 8 (loopback, torchrun, two namespaces) . 7.7e-5  (fp32 summation order)
+//   1 process, --threads 2 ................................ 0       (kernels are deterministic)
+//   another dropout stream (--dropout 0) / order (--seed 43) 1.5e-2 / 1.4e-2
+//   1 process x batch 16 (other micro-batches, dropout on) . 1.3e-2
+// and without dropout, 2 ranks x 8 vs 1 x 16: 4.9e-5 (1 x 16 vs 1 x 8 x accum 2: 4.3e-5).
+// 5e-4 sits 6.5x above the largest rounding gap and 27x below a wrong stream or order.
+constexpr double kTol = 5e-4;
+
+TEST_F(DistTrain, TwoRanksMatchOneProcessWithDropout) {
+  ASSERT_EQ(sh(train(root / "one", 8, "--grad-accum 2 --dropout 0.1") + " > " + (root / "one.log").string() + " 2>&1"), 0)
+      << slurp(root / "one.log");
+  const int port = free_port();
+  const auto [e0, e1] = two_ranks(torchrun_env(0, port) + train(root / "two", 8, "--dropout 0.1"),
+                                  torchrun_env(1, port) + train(root / "two_rank1", 8, "--dropout 0.1"));
+  ASSERT_EQ(e0, 0) << logs();
+  ASSERT_EQ(e1, 0) << logs();
+  // Rank 1 saves nothing: rank 0 alone logs, evaluates and saves.
+  EXPECT_FALSE(fs::exists(root / "two_rank1/model.safetensors"));
+  EXPECT_FALSE(fs::exists(root / "two_rank1/metrics.jsonl"));
+  const double d = max_weight_diff(root / "one/checkpoint-20/model.safetensors", root / "two/checkpoint-20/model.safetensors");
+  std::printf("max |dw| 2 ranks x 8 vs 1 x 8 x accum 2, dropout 0.1, 20 steps: %.3g\n", d);
+  EXPECT_LT(d, kTol);
+  // The logged loss is the global batch's; comm time and share are in every step record.
+  std::istringstream a(slurp(root / "one/metrics.jsonl")), b(slurp(root / "two/metrics.jsonl"));
+  std::string la, lb;
+  int steps = 0;
+  while (std::getline(a, la) && std::getline(b, lb)) {
+    const json ja = json::parse(la), jb = json::parse(lb);
+    EXPECT_NEAR(ja["loss"].get<double>(), jb["loss"].get<double>(), 1e-4) << "step " << ja["step"];
+    EXPECT_EQ(ja["tokens"], jb["tokens"]);
+    EXPECT_EQ(jb["world_size"], 2);
+    EXPECT_GE(jb["comm_share"].get<double>(), 0.0);
+    EXPECT_LE(jb["comm_share"].get<double>(), 1.0);
+    // Sparse word-embedding rows: far fewer floats than the 50,265 x 32 matrix alone.
+    EXPECT_GT(jb["comm_floats"].get<int64_t>(), 0);
+    EXPECT_LT(jb["comm_floats"].get<int64_t>(), 50265 * 32 / 4);
+    ++steps;
+  }
+  EXPECT_EQ(steps, 20);
+}
+
+TEST_F(DistTrain, TwoRanksMatchOneProcessDoubleBatchWithoutDropout) {
+  ASSERT_EQ(sh(train(root / "one", 16, "--dropout 0") + " > " + (root / "one.log").string() + " 2>&1"), 0)
+      << slurp(root / "one.log");
+  const int port = free_port();
+  const auto [e0, e1] = two_ranks(torchrun_env(0, port) + train(root / "two", 8, "--dropout 0"),
+                                  torchrun_env(1, port) + train(root / "two_rank1", 8, "--dropout 0"));
+  ASSERT_EQ(e0, 0) << logs();
+  ASSERT_EQ(e1, 0) << logs();
+  const double d = max_weight_diff(root / "one/checkpoint-20/model.safetensors", root / "two/checkpoint-20/model.safetensors");
+  std::printf("max |dw| 2 ranks x 8 vs 1 x 16, no dropout, 20 steps: %.3g\n", d);
+  EXPECT_LT(d, kTol);
+}
+
+TEST_F(DistTrain, KilledRankEndsEveryRankThenResumesWithOneRank) {
+  ASSERT_EQ(sh(train(root / "one", 8, "--grad-accum 2 --dropout 0.1") + " > " + (root / "one.log").string() + " 2>&1"), 0)
+      << slurp(root / "one.log");
+  const int port = free_port();
+  const auto t0 = std::chrono::steady_clock::now();
+  // Rank 1 dies by SIGKILL at the start of step 8 (checkpoint-5 saved by rank 0).
+  const auto [e0, e1] =
+      two_ranks(torchrun_env(0, port) + train(root / "two", 8, "--dropout 0.1 --dist-timeout 20"),
+                torchrun_env(1, port) + "RC_TRAIN_TEST_KILL_AT_STEP=7 " +
+                    train(root / "two_rank1", 8, "--dropout 0.1 --dist-timeout 20"));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(e1, 128 + 9) << logs();
+  EXPECT_EQ(e0, 1) << logs();  // not 0, and not a crash
+  EXPECT_LT(seconds, 20 + 15) << logs();
+  const std::string log0 = slurp(root / "rank0.log");
+  EXPECT_NE(log0.find("another rank died"), std::string::npos) << log0;
+  EXPECT_NE(log0.find("hint:"), std::string::npos) << log0;
+  ASSERT_TRUE(fs::exists(root / "two/checkpoint-5")) << log0;
+  EXPECT_FALSE(fs::exists(root / "two/model.safetensors"));
+  // Resume with 1 rank and the same global batch (8 x accum 2): the uninterrupted model.
+  ASSERT_EQ(sh(train(root / "two", 8, "--grad-accum 2 --dropout 0.1 --resume") + " > " + (root / "resume.log").string() +
+               " 2>&1"),
+            0)
+      << slurp(root / "resume.log");
+  const double d = max_weight_diff(root / "one/checkpoint-20/model.safetensors", root / "two/checkpoint-20/model.safetensors");
+  std::printf("max |dw| killed 2-rank run resumed with 1 rank vs uninterrupted: %.3g\n", d);
+  EXPECT_LT(d, kTol);
+  // Another global batch cannot resume it (the data position would mean something else).
+  EXPECT_EQ(sh(train(root / "two", 8, "--dropout 0.1 --resume") + " > " + (root / "bad.log").string() + " 2>&1"), 2);
+  EXPECT_NE(slurp(root / "bad.log").find("global batch"), std::string::npos) << slurp(root / "bad.log");
+}
+
+TEST_F(DistTrain, SigtermOnOneRankStopsBothAfterTheSameStepAndResumes) {
+  ASSERT_EQ(sh(train(root / "one", 8, "--grad-accum 2 --dropout 0.1") + " > " + (root / "one.log").string() + " 2>&1"), 0)
+      << slurp(root / "one.log");
+  int port = free_port();
+  // SIGTERM reaches rank 1 only, at the start of step 7: the flag travels with the gradients,
+  // both ranks stop after that step, rank 0 saves checkpoint-7; both exit 130.
+  auto [e0, e1] = two_ranks(torchrun_env(0, port) + train(root / "two", 8, "--dropout 0.1"),
+                            torchrun_env(1, port) + "RC_TRAIN_TEST_SIGNAL_AT_STEP=6 " +
+                                train(root / "two_rank1", 8, "--dropout 0.1"));
+  EXPECT_EQ(e0, 130) << logs();
+  EXPECT_EQ(e1, 130) << logs();
+  ASSERT_TRUE(fs::exists(root / "two/checkpoint-7")) << logs();
+  EXPECT_FALSE(fs::exists(root / "two/checkpoint-10"));
+  // Resumed with 2 ranks again: the uninterrupted model.
+  port = free_port();
+  std::tie(e0, e1) = two_ranks(torchrun_env(0, port) + train(root / "two", 8, "--dropout 0.1 --resume"),
+                               torchrun_env(1, port) + train(root / "two_rank1", 8, "--dropout 0.1 --resume"));
+  ASSERT_EQ(e0, 0) << logs();
+  ASSERT_EQ(e1, 0) << logs();
+  const double d = max_weight_diff(root / "one/checkpoint-20/model.safetensors", root / "two/checkpoint-20/model.safetensors");
+  std::printf("max |dw| SIGTERM-stopped 2-rank run resumed with 2 ranks vs 1 process: %.3g\n", d);
+  EXPECT_LT(d, kTol);
+}
+
+TEST_F(DistTrain, OneProcessRunResumesWithTwoRanks) {
+  ASSERT_EQ(sh(train(root / "one", 8, "--grad-accum 2 --dropout 0.1") + " > " + (root / "one.log").string() + " 2>&1"), 0)
+      << slurp(root / "one.log");
+  EXPECT_EQ(sh("RC_TRAIN_TEST_KILL_AT_STEP=7 " + train(root / "two", 8, "--grad-accum 2 --dropout 0.1") + " > " +
+               (root / "killed.log").string() + " 2>&1"),
+            128 + 9);
+  ASSERT_TRUE(fs::exists(root / "two/checkpoint-5"));
+  const int port = free_port();
+  const auto [e0, e1] = two_ranks(torchrun_env(0, port) + train(root / "two", 8, "--dropout 0.1 --resume"),
+                                  torchrun_env(1, port) + train(root / "two_rank1", 8, "--dropout 0.1 --resume"));
+  ASSERT_EQ(e0, 0) << logs();
+  ASSERT_EQ(e1, 0) << logs();
+  const double d = max_weight_diff(root / "one/checkpoint-20/model.safetensors", root / "two/checkpoint-20/model.safetensors");
+  std::printf("max |dw| 1-process run resumed with 2 ranks vs uninterrupted: %.3g\n", d);
+  EXPECT_LT(d, kTol);
+}
+
+TEST_F(DistTrain, HungRankEndsTheOthersWithinTheTimeout) {
+  const int port = free_port();
+  // Rank 1 stops (SIGSTOP: alive, sockets open, silent) at step 3; rank 0 must give up after
+  // --dist-timeout 4 s on its own, and the test then kills the stopped rank.
+  const std::string script =
+      torchrun_env(0, port) + train(root / "two", 8, "--dist-timeout 4") + " > " + (root / "rank0.log").string() +
+      " 2>&1 & p0=$!; " + torchrun_env(1, port) + "RC_TRAIN_TEST_HANG_AT_STEP=3 " +
+      train(root / "two_rank1", 8, "--dist-timeout 4") + " > " + (root / "rank1.log").string() +
+      " 2>&1 & p1=$!; wait $p0; e0=$?; kill -9 $p1; echo $e0 > " + (root / "status").string();
+  const auto t0 = std::chrono::steady_clock::now();
+  sh(script);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(std::stoi(slurp(root / "status")), 1) << logs();
+  EXPECT_LT(seconds, 4 + 10) << logs();
+  EXPECT_NE(slurp(root / "rank0.log").find("another rank died, hung"), std::string::npos) << logs();
+}
+
+TEST_F(DistTrain, RankWithOtherFlagsIsRefused) {
+  const int port = free_port();
+  const auto [e0, e1] = two_ranks(torchrun_env(0, port) + train(root / "two", 8, "--dist-timeout 20"),
+                                  torchrun_env(1, port) + train(root / "two_rank1", 8, "--weight-decay 0.01 --dist-timeout 20"));
+  EXPECT_EQ(e0, 2) << logs();
+  EXPECT_EQ(e1, 2) << logs();
+  EXPECT_NE(slurp(root / "rank1.log").find("disagree on flags"), std::string::npos) << logs();
+  EXPECT_FALSE(fs::exists(root / "two/checkpoint-5"));
+}
+
+// Through torchrun itself (Debian's python3-torch; tests/dist/torchrun_shim.py works around
+// its Python 3.11 bug): torchrun's agent holds PyTorch's TCPStore on MASTER_PORT, so ours
+// must live beside it. Skipped where /usr/bin/python3 has no torch.
+TEST_F(DistTrain, ThroughTorchrun) {
+  if (sh("/usr/bin/python3 -c \"import torch.distributed.run\" > /dev/null 2>&1") != 0)
+    GTEST_SKIP() << "no torch.distributed.run in /usr/bin/python3";
+  ASSERT_EQ(sh(train(root / "one", 8, "--grad-accum 2 --dropout 0.1") + " > " + (root / "one.log").string() + " 2>&1"), 0)
+      << slurp(root / "one.log");
+  const fs::path shim = fs::path(RC_SOURCE_DIR) / "tests/dist/torchrun_shim.py";
+  const std::string cmd = "/usr/bin/python3 " + shim.string() + " --nproc_per_node 2 --master_port " +
+                          std::to_string(free_port()) + " --no_python " + train(root / "two", 8, "--dropout 0.1") +
+                          " > " + (root / "rank0.log").string() + " 2>&1";
+  ASSERT_EQ(sh(cmd), 0) << slurp(root / "rank0.log");
+  const double d = max_weight_diff(root / "one/checkpoint-20/model.safetensors", root / "two/checkpoint-20/model.safetensors");
+  std::printf("max |dw| torchrun 2 ranks vs 1 process: %.3g\n", d);
+  EXPECT_LT(d, kTol);
+}
+
+// Two "nodes": rank 0 in namespace A (10.77.<pid>.1), rank 1 in B (.2), joined by veth.
+TEST_F(DistTrain, TwoNetworkNamespaces) {
+  const std::string tag = std::to_string(::getpid() % 100000);
+  const std::string a = "rcA" + tag, b = "rcB" + tag;
+  const std::string sub = "10.77." + std::to_string(::getpid() % 250) + ".";
+  if (::geteuid() != 0 || sh("ip netns add " + a + " 2>/dev/null") != 0) GTEST_SKIP() << "ip netns unavailable (needs root)";
+  const std::string setup = "ip netns add " + b + " && ip link add va" + tag + " type veth peer name vb" + tag +
+                            " && ip link set va" + tag + " netns " + a + " && ip link set vb" + tag + " netns " + b +
+                            " && ip -n " + a + " addr add " + sub + "1/24 dev va" + tag + " && ip -n " + b +
+                            " addr add " + sub + "2/24 dev vb" + tag + " && ip -n " + a + " link set va" + tag +
+                            " up && ip -n " + b + " link set vb" + tag + " up && ip -n " + a +
+                            " link set lo up && ip -n " + b + " link set lo up";
+  const int rc = sh(setup);
+  struct Cleanup {
+    std::string a, b;
+    ~Cleanup() { sh("ip netns del " + a + " 2>/dev/null; ip netns del " + b + " 2>/dev/null"); }
+  } cleanup{a, b};
+  ASSERT_EQ(rc, 0) << "veth setup failed";
+  ASSERT_EQ(sh(train(root / "one", 8, "--grad-accum 2 --dropout 0.1") + " > " + (root / "one.log").string() + " 2>&1"), 0)
+      << slurp(root / "one.log");
+  const int port = 29500 + ::getpid() % 1000;  // a fresh namespace: every port is free
+  const auto [e0, e1] = two_ranks(
+      "ip netns exec " + a + " env " + torchrun_env(0, port, sub + "1") + train(root / "two", 8, "--dropout 0.1 --dist-timeout 60"),
+      "ip netns exec " + b + " env " + torchrun_env(1, port, sub + "1") +
+          train(root / "two_rank1", 8, "--dropout 0.1 --dist-timeout 60"));
+  ASSERT_EQ(e0, 0) << logs();
+  ASSERT_EQ(e1, 0) << logs();
+  const double d = max_weight_diff(root / "one/checkpoint-20/model.safetensors", root / "two/checkpoint-20/model.safetensors");
+  std::printf("max |dw| 2 namespaces vs 1 process: %.3g\n", d);
+  EXPECT_LT(d, kTol);
+}
+
+}  // namespace
