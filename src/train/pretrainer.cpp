@@ -27,11 +27,13 @@
 #include "model/mlm_head.h"
 #include "roberta/log.h"
 #include "roberta/tokenizer.h"
+#include "train/checkpoint_dir.h"
 #include "train/data_order.h"
 #include "train/dataset.h"
 #include "train/lr_schedule.h"
 #include "train/mlm_collator.h"
 #include "train/tensorboard.h"
+#include "train/stop_signal.h"
 #include "train/train_step.h"
 
 namespace rc {
@@ -118,43 +120,7 @@ kernels::ExecCtx make_ctx(bool bf16) {
   return ctx;
 }
 
-void write_json_atomic(const fs::path& p, const json& j) { io::write_file_atomic(p, j.dump(2) + "\n"); }
 
-std::vector<std::pair<int64_t, fs::path>> list_checkpoints(const fs::path& out) {
-  std::vector<std::pair<int64_t, fs::path>> v;
-  std::error_code ec;
-  if (!fs::is_directory(out, ec)) return v;
-  for (const auto& e : fs::directory_iterator(out, ec)) {
-    const std::string name = e.path().filename().string();
-    if (!e.is_directory() || name.rfind("checkpoint-", 0) != 0) continue;
-    const std::string num = name.substr(11);
-    if (num.empty() || num.find_first_not_of("0123456789") != std::string::npos) continue;
-    if (!fs::exists(e.path() / "trainer_state.json")) continue;
-    v.emplace_back(std::stoll(num), e.path());
-  }
-  std::sort(v.begin(), v.end());
-  return v;
-}
-
-std::atomic<int> g_stop{0};
-extern "C" void on_pretrain_stop(int sig) { g_stop.store(sig); }
-
-// SIGINT / SIGTERM during a run: finish the step, save a checkpoint, return (as `train`).
-struct StopSignals {
-  struct sigaction old_int {}, old_term {};
-  StopSignals() {
-    g_stop.store(0);
-    struct sigaction sa {};
-    sa.sa_handler = on_pretrain_stop;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-  }
-  ~StopSignals() {
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGTERM, &old_term, nullptr);
-  }
-};
 
 }  // namespace
 
@@ -199,7 +165,7 @@ PretrainSummary pretrain(const PretrainOptions& o) {
   fs::create_directories(out, ec);
   RC_CHECK(!ec && fs::is_directory(out), Errc::io, "cannot create output folder ", out.string(),
            "\nHINT: choose a writable --output");
-  auto checkpoints = list_checkpoints(out);
+  auto checkpoints = train::list_checkpoints(out);
   RC_CHECK(o.resume || checkpoints.empty(), Errc::invalid_argument, "output folder ", out.string(),
            " already holds checkpoints\nHINT: pass --resume to continue that run, or choose another --output");
   RC_CHECK(!o.resume || !checkpoints.empty(), Errc::not_found, "--resume: no checkpoint-N folder in ", out.string());
@@ -349,7 +315,7 @@ PretrainSummary pretrain(const PretrainOptions& o) {
       throw;
     }
     if (o.save_total_limit > 0) {
-      auto all = list_checkpoints(out);
+      auto all = train::list_checkpoints(out);
       for (int64_t excess = int64_t(all.size()) - o.save_total_limit, i = 0; excess > 0; --excess, ++i)
         fs::remove_all(all[size_t(i)].second, ec);
     }
@@ -386,7 +352,7 @@ PretrainSummary pretrain(const PretrainOptions& o) {
     std::fflush(stdout);
   };
 
-  StopSignals signals;
+  train::StopSignalGuard signals;
   const double t_start = now_s();
   double eval_time = 0, log_loss = 0;
   int64_t log_n = 0, tokens_run = 0, steps_run = 0;
@@ -445,7 +411,7 @@ PretrainSummary pretrain(const PretrainOptions& o) {
       }
       const bool epoch_end = u + 1 == updates_per_epoch;
       const int64_t next_epoch = epoch_end ? epoch + 1 : epoch, next_update = epoch_end ? 0 : u + 1;
-      const bool stop = g_stop.load() != 0;
+      const bool stop = train::StopSignalGuard::received() != 0;
       if ((o.eval_every > 0 ? step % o.eval_every == 0 : epoch_end) || step == total_steps || stop) {
         const double te = now_s();
         if (!stop) evaluate(step, ep_f);
@@ -454,7 +420,7 @@ PretrainSummary pretrain(const PretrainOptions& o) {
       }
       if (stop) {
         std::printf("pretrain: stopped by signal %d at step %lld; checkpoint saved. Continue with --resume.\n",
-                    g_stop.load(), (long long)step);
+                    train::StopSignalGuard::received(), (long long)step);
         s.interrupted = true;
         break;
       }

@@ -38,6 +38,7 @@
 #include "train/report.h"
 #include "train/run_setup.h"
 #include "train/train_loggers.h"
+#include "train/stop_signal.h"
 #include "train/train_step.h"
 #include "train/trainer_state.h"
 
@@ -68,26 +69,6 @@ namespace {
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
-
-std::atomic<int> g_stop_signal{0};
-extern "C" void on_stop_signal(int sig) { g_stop_signal.store(sig); }
-
-// Installs SIGINT/SIGTERM handlers for the lifetime of a training run.
-struct SignalGuard {
-  struct sigaction old_int {}, old_term {};
-  SignalGuard() {
-    g_stop_signal.store(0);
-    struct sigaction sa {};
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-  }
-  ~SignalGuard() {
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGTERM, &old_term, nullptr);
-  }
-};
 
 void validate(const TrainOptions& o) {
   RC_CHECK(o.batch_size > 0, Errc::invalid_argument, "--batch-size must be > 0, got ", o.batch_size);
@@ -311,7 +292,7 @@ TrainSummary fit(const TrainOptions& o) {
     prune_checkpoints(out, o.save_total_limit, st.best_checkpoint);  // drop the oldest, never the best
   };
 
-  SignalGuard signals;
+  train::StopSignalGuard signals;
   const double t_start = now_s();
   int64_t tokens_run = 0, steps_run = 0;
   double eval_time = 0;
@@ -338,7 +319,7 @@ TrainSummary fit(const TrainOptions& o) {
         batch_labels[size_t(k)] = pb.labels.data();
         step_tokens += pb.tokens;
       }
-      dp.before_step(step_tokens, g_stop_signal.load() != 0);
+      dp.before_step(step_tokens, train::StopSignalGuard::received() != 0);
       for (int64_t k = 0; k < n_local; ++k) dp.mark_rows(micro[size_t(k)].ids.data(), micro[size_t(k)].B * micro[size_t(k)].T);
       const StepResult r = engine.step(std::span(batches.data(), size_t(n_local)),
                                        std::span(batch_labels.data(), size_t(n_local)), shard.layout);
@@ -347,7 +328,7 @@ TrainSummary fit(const TrainOptions& o) {
       step_tokens = dp.global_tokens();
       // One process: a signal that came during the step stops after it. Several: the flag
       // each rank had before the step, OR-ed by the hook, so every rank stops after the same step.
-      const bool stop = dp.distributed() ? dp.any_stop() : g_stop_signal.load() != 0;
+      const bool stop = dp.distributed() ? dp.any_stop() : train::StopSignalGuard::received() != 0;
       const double dt = now_s() - t0;
       const int64_t step = engine.global_step();
       tokens_run += step_tokens;
@@ -425,7 +406,7 @@ TrainSummary fit(const TrainOptions& o) {
       }
       if (stop) {
         if (main_rank && last_saved != step) save_here();
-        const int sig = g_stop_signal.load();
+        const int sig = train::StopSignalGuard::received();
         loggers->line("train: stopped by " + (sig ? "signal " + std::to_string(sig) : std::string("a signal to another rank")) +
                       " at step " + std::to_string(step) + "; checkpoint saved. Continue with --resume.");
         interrupted = true;
