@@ -40,9 +40,7 @@
 namespace rc::cli {
 namespace {
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 // CPU seconds used by all processes (from /proc/stat) and by this one.
 double all_busy_s() {
@@ -329,7 +327,8 @@ void add_bench_command(CLI::App& app) {
       for (int T : parse_list(opts->seq)) {
         RC_CHECK(T <= c.max_tokens() && T >= 2, Errc::invalid_argument, "--seq-len ", T, " outside [2, ",
                  c.max_tokens(), "]");
-        std::vector<int32_t> ids(static_cast<size_t>(B) * T), lens(static_cast<size_t>(B), T), labels(static_cast<size_t>(B));
+        std::vector<int32_t> ids(static_cast<size_t>(B) * T), lens(static_cast<size_t>(B), T),
+            labels(static_cast<size_t>(B));
         for (int b = 0; b < B; ++b) {
           for (int t = 0; t < T; ++t) ids[size_t(b) * T + t] = token(rng);
           ids[size_t(b) * T] = c.bos_token_id;
@@ -356,8 +355,8 @@ void add_bench_command(CLI::App& app) {
           train::TrainEngine engine(*m, oc, ctx, model::DropoutConfig::from(c), 42, B, T);
           const model::Batch micro[] = {batch};
           const int32_t* micro_labels[] = {labels.data()};
-          timing = time_guarded([&] { engine.step(micro, micro_labels); }, opts->iters, opts->warmup,
-                                opts->busy_threshold);
+          timing =
+              time_guarded([&] { engine.step(micro, micro_labels); }, opts->iters, opts->warmup, opts->busy_threshold);
         }
         const double med = percentile(timing.ms, 0.5);
         const double tflops = flops / (med / 1e3) / 1e12;

@@ -14,7 +14,8 @@ void add_eval_command(CLI::App& app) {
   auto threads = std::make_shared<int>(0);
   auto revision = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand("eval", "Evaluate a checkpoint on a dataset split; prints metrics JSON");
-  cmd->add_option("--model", o->model_dir, "Checkpoint folder (HF layout) or Hugging Face model id (org/name[@rev])")->required();
+  cmd->add_option("--model", o->model_dir, "Checkpoint folder (HF layout) or Hugging Face model id (org/name[@rev])")
+      ->required();
   add_revision_option(*cmd, *revision);
   cmd->add_option("--data", o->data, "TweetEval folder, CSV/TSV/JSONL file or folder")->required();
   cmd->add_option("--split", o->split, "train | val | test (a single file is its own split)")->capture_default_str();

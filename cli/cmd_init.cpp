@@ -16,7 +16,9 @@ void add_init_command(CLI::App& app) {
   cmd->add_option("--config", o->config,
                   "tiny (2x128), small (4x256), base (roberta-base shapes) or a config.json path")
       ->capture_default_str();
-  cmd->add_option("--tokenizer", o->tokenizer_dir, "Folder with vocab.json + merges.txt or tokenizer.json, or a Hugging Face model id whose tokenizer to use")
+  cmd->add_option(
+         "--tokenizer", o->tokenizer_dir,
+         "Folder with vocab.json + merges.txt or tokenizer.json, or a Hugging Face model id whose tokenizer to use")
       ->required();
   cmd->add_option("--labels", *labels, "Comma-separated label names, in id order")->required();
   cmd->add_option("--output", o->output_dir, "Output folder")->required();

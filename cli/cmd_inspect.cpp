@@ -14,7 +14,8 @@ void add_inspect_command(CLI::App& app) {
     bool init_head = false;
   };
   auto opts = std::make_shared<Opts>();
-  auto* cmd = app.add_subcommand("inspect", "Summarise a checkpoint: config, parameters, dtypes, missing/unexpected keys");
+  auto* cmd =
+      app.add_subcommand("inspect", "Summarise a checkpoint: config, parameters, dtypes, missing/unexpected keys");
   cmd->add_option("--model", opts->model, "Checkpoint folder or Hugging Face model id (org/name[@rev])")->required();
   add_revision_option(*cmd, opts->revision);
   cmd->add_flag("--init-head", opts->init_head, "Accept a body-only checkpoint (reports the head as missing)");

@@ -41,8 +41,10 @@ void add_invoke_command(CLI::App& app) {
     serve::Url base = serve::parse_url(o->url);  // validates the URL
     std::string url = o->url;
     while (!url.empty() && url.back() == '/') url.pop_back();
-    if (!o->model.empty()) url += "/predictions/" + o->model + (o->version.empty() ? "" : "/" + o->version);
-    else if (base.target == "/") url += "/invocations";
+    if (!o->model.empty())
+      url += "/predictions/" + o->model + (o->version.empty() ? "" : "/" + o->version);
+    else if (base.target == "/")
+      url += "/invocations";
 
     nlohmann::json body;
     body["inputs"] = texts.size() == 1 ? nlohmann::json(texts[0]) : nlohmann::json(texts);

@@ -19,10 +19,12 @@ void add_package_command(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("package", "Pack a checkpoint folder into a SageMaker model.tar.gz");
-  cmd->add_option("--model", o->model, "Checkpoint folder (config.json, weights, tokenizer files) or Hugging Face model id")
+  cmd->add_option("--model", o->model,
+                  "Checkpoint folder (config.json, weights, tokenizer files) or Hugging Face model id")
       ->required();
   add_revision_option(*cmd, o->revision);
-  cmd->add_option("--output", o->output, "Archive to write, e.g. model.tar.gz (replaced atomically), or s3://bucket/key to upload it "
+  cmd->add_option("--output", o->output,
+                  "Archive to write, e.g. model.tar.gz (replaced atomically), or s3://bucket/key to upload it "
                   "(multipart when large; AWS credentials as the AWS CLI finds them)")
       ->required();
   cmd->add_option("--name", o->name, "Model name recorded in code/serving.json (default: the folder's name)");

@@ -21,8 +21,9 @@ void add_predict_command(CLI::App& app) {
   };
   auto opts = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("predict", "Classify texts with a Hugging Face RoBERTa checkpoint (CPU)");
-  cmd->add_option("--model", opts->model, "Checkpoint folder (config.json, model.safetensors or pytorch_model.bin, "
-                                          "tokenizer files) or a Hugging Face model id (org/name[@rev])")
+  cmd->add_option("--model", opts->model,
+                  "Checkpoint folder (config.json, model.safetensors or pytorch_model.bin, "
+                  "tokenizer files) or a Hugging Face model id (org/name[@rev])")
       ->required();
   cmd->add_option("texts", opts->texts, "Texts to classify (default: --input, else one per stdin line)");
   cmd->add_option("--input", opts->input,
@@ -31,11 +32,13 @@ void add_predict_command(CLI::App& app) {
   cmd->add_option("--text-pair", opts->text_pairs,
                   "Second text of each pair, one per TEXT argument (NLI, paraphrase): encoded as HF's "
                   "tokenizer(text, text_pair), <s> a </s></s> b </s>");
-  cmd->add_option("--batch-size", opts->batch_size, "Texts per forward pass; texts are sorted by length first so "
-                                                     "each batch pads only to its own longest")
+  cmd->add_option("--batch-size", opts->batch_size,
+                  "Texts per forward pass; texts are sorted by length first so "
+                  "each batch pads only to its own longest")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--max-length", opts->max_length, "Truncate to this many tokens incl. <s> </s> (default: the "
-                                                     "model's limit, 512 for roberta-base)");
+  cmd->add_option("--max-length", opts->max_length,
+                  "Truncate to this many tokens incl. <s> </s> (default: the "
+                  "model's limit, 512 for roberta-base)");
   cmd->add_option("--precision", opts->precision,
                   "fp32 (exact parity with transformers), bf16 (AVX512-BF16/AMX: several times faster, logits "
                   "within ~1e-2) or int8 (fastest, same label on >= 99% of texts). Default: bf16 where the CPU "
@@ -58,8 +61,8 @@ void add_predict_command(CLI::App& app) {
     RC_CHECK(pairs.empty() || pairs.size() == opts->texts.size(), Errc::invalid_argument, "--text-pair given ",
              pairs.size(), " times for ", opts->texts.size(), " texts\nHINT: one --text-pair per TEXT argument");
     const std::vector<std::string> texts = gather_texts(opts->texts, opts->input, pairs.empty() ? &pairs : nullptr);
-    const std::vector<Prediction> preds =
-        pairs.empty() ? classifier->predict(texts, opts->batch_size) : classifier->predict_pairs(texts, pairs, opts->batch_size);
+    const std::vector<Prediction> preds = pairs.empty() ? classifier->predict(texts, opts->batch_size)
+                                                        : classifier->predict_pairs(texts, pairs, opts->batch_size);
     const auto& labels = classifier->labels();
     for (const Prediction& p : preds) {
       nlohmann::ordered_json j;

@@ -25,7 +25,8 @@ void add_pretrain_command(CLI::App& app) {
       "pretrain",
       "Masked-language-model training (RobertaForMaskedLM): continue a pretrained checkpoint on your domain's "
       "text, or pretrain a `roberta init` model from scratch");
-  cmd->add_option("--model", f->o.model_dir, "Starting checkpoint (any RoBERTa folder; a missing lm_head is initialised)")
+  cmd->add_option("--model", f->o.model_dir,
+                  "Starting checkpoint (any RoBERTa folder; a missing lm_head is initialised)")
       ->required();
   cmd->add_option("--data", f->o.data, "Unlabelled texts: .txt (one a line), .jsonl ({\"text\"}) or .csv/.tsv")
       ->required();

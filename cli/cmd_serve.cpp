@@ -49,8 +49,10 @@ serve::ModelSpec parse_model_arg(const std::string& arg, const std::string& revi
   RC_CHECK(serve::is_valid_model_name(spec.name), Errc::invalid_argument, "--model '", arg, "': model name '",
            spec.name, "' must be 1-128 of [A-Za-z0-9_.-]\nHINT: name it explicitly: --model NAME=PATH");
   spec.url = source;
-  if (net::is_s3_url(source)) net::parse_s3_url(source);  // fetched by the registry's loader (path left empty)
-  else spec.path = local ? source : resolve_model_source(source, revision);  // else a Hub id
+  if (net::is_s3_url(source))
+    net::parse_s3_url(source);  // fetched by the registry's loader (path left empty)
+  else
+    spec.path = local ? source : resolve_model_source(source, revision);  // else a Hub id
   return spec;
 }
 
@@ -60,8 +62,8 @@ void add_serve_command(CLI::App& app) {
   struct Opts {
     std::vector<std::string> models, allowed_urls;
     std::string revision;
-    std::string host, management_host = "127.0.0.1", tls_cert, tls_key, auth_token, api_key, key_file,
-                model_store, work_dir, precision, device = "cpu";
+    std::string host, management_host = "127.0.0.1", tls_cert, tls_key, auth_token, api_key, key_file, model_store,
+                      work_dir, precision, device = "cpu";
     int port = 8080, management_port = 8081, threads = 0, http_threads = 1, handler_threads = 2, inference_threads = 1;
     int max_batch_size = 32, max_batch_delay_ms = 5, max_length = 0, max_connections = 4096;
     int max_client_batch_size = 32;
@@ -89,7 +91,7 @@ void add_serve_command(CLI::App& app) {
   auto* mgmt_port_opt = cmd->add_option("--management-port", o->management_port,
                                         "TorchServe management API port; -1 disables it. Under SageMaker "
                                         "(SAGEMAKER_SAFE_PORT_RANGE set) the default is the range's first port")
-                           ->default_val(8081);
+                            ->default_val(8081);
   cmd->add_option("--max-client-batch-size", o->max_client_batch_size,
                   "TEI's limit: most inputs in one /predict, /tokenize or /decode request (413 beyond)")
       ->check(CLI::Range(1, 1 << 20));
@@ -158,8 +160,10 @@ void add_serve_command(CLI::App& app) {
     // container from outside it.
     const bool sagemaker = !env("SM_MODEL_DIR").empty() || !env("SAGEMAKER_BIND_TO_PORT").empty() ||
                            !env("SAGEMAKER_MULTI_MODEL").empty() || !env("SAGEMAKER_SAFE_PORT_RANGE").empty();
-    c.host = !o->host.empty() ? o->host : !env("ROBERTA_HOST").empty() ? env("ROBERTA_HOST") : sagemaker ? "0.0.0.0"
-                                                                                                      : "127.0.0.1";
+    c.host = !o->host.empty()               ? o->host
+             : !env("ROBERTA_HOST").empty() ? env("ROBERTA_HOST")
+             : sagemaker                    ? "0.0.0.0"
+                                            : "127.0.0.1";
     c.sagemaker_multi_model = env("SAGEMAKER_MULTI_MODEL") == "true";
     c.port = o->port;
     if (port_opt->count() == 0 && !env("SAGEMAKER_BIND_TO_PORT").empty()) {
@@ -182,8 +186,9 @@ void add_serve_command(CLI::App& app) {
       c.auth.management = keys.management;
     }
     // TEI reads API_KEY; ROBERTA_API_KEY is ours. An explicit flag wins over both.
-    const std::string api_key = !o->api_key.empty() ? o->api_key : !env("API_KEY").empty() ? env("API_KEY")
-                                                                                            : env("ROBERTA_API_KEY");
+    const std::string api_key = !o->api_key.empty()       ? o->api_key
+                                : !env("API_KEY").empty() ? env("API_KEY")
+                                                          : env("ROBERTA_API_KEY");
     if (!api_key.empty()) c.auth.inference = serve::AuthKey{api_key, std::nullopt};
     c.request_timeout = std::chrono::milliseconds(int64_t(o->request_timeout * 1000));
     c.read_timeout = std::chrono::milliseconds(int64_t(o->read_timeout * 1000));
@@ -202,7 +207,8 @@ void add_serve_command(CLI::App& app) {
     resolve_device_choice(o->device);  // no CUDA device: exit 4 before binding any port
     c.registry.backend.max_length = o->max_length;
     c.registry.model_store = o->model_store;
-    if (c.registry.model_store.empty() && serve::env_flag_is_true(env("SAGEMAKER_MULTI_MODEL"))) c.registry.model_store = "/opt/ml/models";
+    if (c.registry.model_store.empty() && serve::env_flag_is_true(env("SAGEMAKER_MULTI_MODEL")))
+      c.registry.model_store = "/opt/ml/models";
     if (!c.registry.model_store.empty())
       RC_CHECK(fs::is_directory(c.registry.model_store), Errc::not_found, "--model-store '",
                c.registry.model_store.string(), "' is not a folder");

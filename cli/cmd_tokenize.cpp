@@ -19,7 +19,8 @@ void add_tokenize_command(CLI::App& app) {
   };
   auto opts = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("tokenize", "Print token ids as Hugging Face's tokenizer gives them");
-  auto* model = cmd->add_option("--model", opts->model, "A checkpoint folder with tokenizer files (or a Hugging Face model id)");
+  auto* model =
+      cmd->add_option("--model", opts->model, "A checkpoint folder with tokenizer files (or a Hugging Face model id)");
   auto* tok = cmd->add_option("--tokenizer", opts->tokenizer,
                               "A folder with tokenizer.json, or vocab.json + merges.txt (or a Hugging Face model id)");
   model->excludes(tok);

@@ -43,7 +43,8 @@ struct TrainFlags {
 void add_train_command(CLI::App& app) {
   auto f = std::make_shared<TrainFlags>();
   auto* cmd = app.add_subcommand("train", "Fine-tune a RoBERTa checkpoint on a labelled text dataset (CPU)");
-  cmd->add_option("--model", f->o.model_dir, "Starting checkpoint: HF folder (`roberta init` makes one) or Hugging Face model id (org/name[@rev])")
+  cmd->add_option("--model", f->o.model_dir,
+                  "Starting checkpoint: HF folder (`roberta init` makes one) or Hugging Face model id (org/name[@rev])")
       ->required();
   add_revision_option(*cmd, f->revision);
   cmd->add_option("--data", f->o.data,
@@ -52,7 +53,10 @@ void add_train_command(CLI::App& app) {
       ->required();
   cmd->add_option("--output", f->o.output_dir, "Output folder (HF layout; checkpoint-N/ inside)")->required();
   cmd->add_option("--epochs", f->o.epochs, "Training epochs")->capture_default_str();
-  cmd->add_option("--batch-size", f->o.batch_size, "Examples per micro-batch, per process (data parallel: the global batch is ranks x this x --grad-accum)")->capture_default_str();
+  cmd->add_option(
+         "--batch-size", f->o.batch_size,
+         "Examples per micro-batch, per process (data parallel: the global batch is ranks x this x --grad-accum)")
+      ->capture_default_str();
   cmd->add_option("--lr", f->o.lr, "Peak learning rate")->capture_default_str();
   cmd->add_option("--weight-decay", f->o.weight_decay,
                   "AdamW decoupled weight decay (biases and LayerNorm weights excluded, as HF)")
@@ -60,7 +64,8 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--warmup-ratio", f->o.warmup_ratio, "Fraction of the steps spent warming the lr up from 0")
       ->capture_default_str();
   cmd->add_option("--warmup-steps", f->o.warmup_steps, "Warmup steps (overrides --warmup-ratio when > 0)");
-  cmd->add_option("--lr-scheduler", f->o.lr_scheduler, "linear (HF default) | constant | cosine")->capture_default_str();
+  cmd->add_option("--lr-scheduler", f->o.lr_scheduler, "linear (HF default) | constant | cosine")
+      ->capture_default_str();
   cmd->add_option("--max-grad-norm", f->o.max_grad_norm, "Clip gradients to this global L2 norm (0: off)")
       ->capture_default_str();
   cmd->add_option("--max-length", f->o.max_length,
@@ -106,8 +111,8 @@ void add_train_command(CLI::App& app) {
     if (f->eval_every != "epoch") {
       char* end = nullptr;
       const long long n = std::strtoll(f->eval_every.c_str(), &end, 10);
-      RC_CHECK(end && *end == 0 && n > 0, Errc::invalid_argument, "--eval-every must be 'epoch' or a positive step count, got '",
-               f->eval_every, "'");
+      RC_CHECK(end && *end == 0 && n > 0, Errc::invalid_argument,
+               "--eval-every must be 'epoch' or a positive step count, got '", f->eval_every, "'");
       o.eval_every = n;
     }
     RC_CHECK(o.logging_steps > 0, Errc::invalid_argument, "--logging-steps must be > 0");

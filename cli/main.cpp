@@ -22,7 +22,8 @@ int max_threads() { return std::max(64, 4 * int(std::thread::hardware_concurrenc
 void add_threads_option(CLI::App& cmd, int& threads) {
   cmd.add_option("--threads", threads,
                  "Compute threads (one OpenMP pool for everything). Default: the physical cores; more "
-                 "than that only adds contention. At most " + std::to_string(max_threads()) + " here")
+                 "than that only adds contention. At most " +
+                     std::to_string(max_threads()) + " here")
       ->check(CLI::Range(0, max_threads()));
 }
 
@@ -41,13 +42,17 @@ namespace {
 
 int exit_code_for(rc::Errc errc) {
   switch (errc) {
-    case rc::Errc::invalid_argument: return 2;
+    case rc::Errc::invalid_argument:
+      return 2;
     case rc::Errc::not_found:
     case rc::Errc::io:
     case rc::Errc::format:
-    case rc::Errc::unsupported: return 3;
-    case rc::Errc::device: return 4;
-    default: return 1;
+    case rc::Errc::unsupported:
+      return 3;
+    case rc::Errc::device:
+      return 4;
+    default:
+      return 1;
   }
 }
 

@@ -31,7 +31,8 @@ void write_interrupted_reason() {
   if (!g_job_running) return;
   train::write_sagemaker_failure(train::kSageMakerRoot,
                                  "training stopped by a signal (spot interruption or StopTrainingJob) after saving a "
-                                 "checkpoint in " + (train::kSageMakerRoot / "checkpoints").string() +
+                                 "checkpoint in " +
+                                     (train::kSageMakerRoot / "checkpoints").string() +
                                      "; a restarted job with the same CheckpointConfig resumes from it");
 }
 
@@ -70,14 +71,16 @@ std::vector<std::string> flags_from_hyperparameters(const train::SageMakerEnv& e
     std::replace(key.begin(), key.end(), '_', '-');
     RC_CHECK(!set_by_contract.count(key), Errc::invalid_argument, "hyperparameter '", raw_key,
              "' cannot be set in a SageMaker job: data come from the channels, the model goes to /opt/ml/model, "
-             "checkpoints to /opt/ml/checkpoints (resumed automatically)\nHINT: remove '", raw_key, "' from the hyperparameters");
+             "checkpoints to /opt/ml/checkpoints (resumed automatically)\nHINT: remove '",
+             raw_key, "' from the hyperparameters");
     if (key == "model") {
       model = value;
       continue;
     }
     const CLI::Option* opt = train_cmd->get_option_no_throw("--" + key);
-    RC_CHECK(opt != nullptr, Errc::invalid_argument, "unknown hyperparameter '", raw_key,
-             "'\nHINT: hyperparameters are `roberta train --help` flag names with - or _ (epochs, batch_size, lr, ...)");
+    RC_CHECK(
+        opt != nullptr, Errc::invalid_argument, "unknown hyperparameter '", raw_key,
+        "'\nHINT: hyperparameters are `roberta train --help` flag names with - or _ (epochs, batch_size, lr, ...)");
     if (opt->get_expected_min() == 0) {  // a flag: SageMaker sends "true"/"false"
       std::string v = value;
       for (char& c : v) c = char(std::tolower(static_cast<unsigned char>(c)));
@@ -116,8 +119,9 @@ void run_job(const fs::path& root) {
 
   const bool resume = has_checkpoint(env.checkpoint_dir());
   if (resume) log::info("sagemaker", "resuming from the checkpoints in ", env.checkpoint_dir().string());
-  std::vector<std::string> args{"train", "--model", model, "--data", staging.string(),
-                                "--output", env.checkpoint_dir().string(), "--no-progress"};
+  std::vector<std::string> args{
+      "train",        "--model", model, "--data", staging.string(), "--output", env.checkpoint_dir().string(),
+      "--no-progress"};
   if (resume) args.push_back("--resume");
   args.insert(args.end(), flags.begin(), flags.end());
 
@@ -165,7 +169,8 @@ bool run_sagemaker_training(CLI::App& train_cmd) {
     throw;
   } catch (const std::bad_alloc&) {
     g_job_running = false;
-    train::write_sagemaker_failure(root, "out of memory\nhint: use a smaller batch_size or max_length, or a larger instance");
+    train::write_sagemaker_failure(root,
+                                   "out of memory\nhint: use a smaller batch_size or max_length, or a larger instance");
     throw;
   } catch (const std::exception& e) {
     g_job_running = false;

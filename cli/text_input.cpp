@@ -33,15 +33,17 @@ std::vector<std::string> read_texts_file(const std::string& path, std::vector<st
     try {
       j = nlohmann::json::parse(lines[i]);
     } catch (const nlohmann::json::exception&) {
-      RC_THROW(Errc::format, path, ":", i + 1, ": not valid JSON\nHINT: .jsonl input needs one {\"text\": ...} per line");
+      RC_THROW(Errc::format, path, ":", i + 1,
+               ": not valid JSON\nHINT: .jsonl input needs one {\"text\": ...} per line");
     }
     RC_CHECK(j.is_object() && j.contains("text") && j["text"].is_string(), Errc::format, path, ":", i + 1,
              ": expected an object with a string \"text\"");
     const bool pair = j.contains("text_pair") && !j["text_pair"].is_null();
     RC_CHECK(!pair || j["text_pair"].is_string(), Errc::format, path, ":", i + 1, ": \"text_pair\" must be a string");
-    RC_CHECK(texts.empty() || !text_pairs || pair == !text_pairs->empty(), Errc::format, path, ":", i + 1,
-             pair ? ": has a \"text_pair\" that earlier lines lack" : ": lacks the \"text_pair\" that earlier lines have",
-             "\nHINT: every line is a single text or every one a pair");
+    RC_CHECK(
+        texts.empty() || !text_pairs || pair == !text_pairs->empty(), Errc::format, path, ":", i + 1,
+        pair ? ": has a \"text_pair\" that earlier lines lack" : ": lacks the \"text_pair\" that earlier lines have",
+        "\nHINT: every line is a single text or every one a pair");
     if (pair && text_pairs) text_pairs->push_back(j["text_pair"].get<std::string>());
     texts.push_back(j["text"].get<std::string>());
   }
@@ -56,6 +58,5 @@ std::vector<std::string> gather_texts(const std::vector<std::string>& args, cons
   if (!input_path.empty()) return read_texts_file(input_path, text_pairs);
   return read_stdin_lines();
 }
-
 
 }  // namespace rc::cli

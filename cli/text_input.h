@@ -16,5 +16,4 @@ std::vector<std::string> read_stdin_lines();
 std::vector<std::string> gather_texts(const std::vector<std::string>& args, const std::string& input_path,
                                       std::vector<std::string>* text_pairs = nullptr);
 
-
 }  // namespace rc::cli

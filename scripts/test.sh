@@ -10,6 +10,9 @@ elif [ "$(id -u)" -eq 0 ]; then
   scripts/install-deps.sh
 fi
 
+# The house format first: it takes seconds and says which files to clang-format.
+scripts/check-format.sh
+
 BUILD_DIR=${BUILD_DIR:-build}
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRC_WERROR=${RC_WERROR:-OFF}
 cmake --build "$BUILD_DIR" -j"$(nproc)"

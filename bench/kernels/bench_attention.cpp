@@ -41,8 +41,7 @@ void BM_attention_backward(benchmark::State& state) {
   const ExecCtx ctx{};
   auto qkv = bench::randn(B * T * 3 * C, 1), dout = bench::randn(B * T * C, 2);
   std::vector<int32_t> lens(static_cast<size_t>(B), int32_t(L));
-  std::vector<float> out(static_cast<size_t>(B * T * C)), probs(static_cast<size_t>(B * H * T * T)),
-      dqkv(qkv.size());
+  std::vector<float> out(static_cast<size_t>(B * T * C)), probs(static_cast<size_t>(B * H * T * T)), dqkv(qkv.size());
   attention_forward(ctx, out.data(), probs.data(), qkv.data(), lens.data(), B, T, H, D, p, 1);
   for (auto _ : state) {
     attention_backward(ctx, dqkv.data(), dout.data(), qkv.data(), probs.data(), lens.data(), B, T, H, D, p, 1);
@@ -52,7 +51,10 @@ void BM_attention_backward(benchmark::State& state) {
 }
 
 BENCHMARK(BM_attention_forward)->Args({32, 64, 64, 10})->Args({8, 128, 100, 0})->Args({1, 512, 512, 0})->UseRealTime();
-BENCHMARK(BM_attention_forward_inference)->Args({1, 32, 32, 0})->Args({32, 64, 64, 0})->Args({1, 512, 512, 0})
+BENCHMARK(BM_attention_forward_inference)
+    ->Args({1, 32, 32, 0})
+    ->Args({32, 64, 64, 0})
+    ->Args({1, 512, 512, 0})
     ->UseRealTime();
 BENCHMARK(BM_attention_backward)->Args({32, 64, 64, 10})->Args({8, 128, 100, 0})->UseRealTime();
 

@@ -34,11 +34,11 @@ inline void set_rates(benchmark::State& state, double flops, double bytes) {
 
 }  // namespace rc::bench
 
-#define RC_BENCH_MAIN()                               \
-  int main(int argc, char** argv) {                   \
-    benchmark::Initialize(&argc, argv);               \
-    ::rc::bench::add_context();                       \
-    benchmark::RunSpecifiedBenchmarks();              \
-    benchmark::Shutdown();                            \
-    return 0;                                         \
+#define RC_BENCH_MAIN()                  \
+  int main(int argc, char** argv) {      \
+    benchmark::Initialize(&argc, argv);  \
+    ::rc::bench::add_context();          \
+    benchmark::RunSpecifiedBenchmarks(); \
+    benchmark::Shutdown();               \
+    return 0;                            \
   }

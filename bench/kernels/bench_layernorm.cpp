@@ -26,8 +26,8 @@ void BM_add_layernorm_forward(benchmark::State& state) {
   std::vector<float> y(static_cast<size_t>(N * C)), sum(static_cast<size_t>(N * C)), mean(static_cast<size_t>(N)),
       rstd(static_cast<size_t>(N));
   for (auto _ : state) {
-    add_layernorm_forward(ctx, y.data(), sum.data(), mean.data(), rstd.data(), x.data(), r.data(), g.data(),
-                          b.data(), N, C, 1e-5f);
+    add_layernorm_forward(ctx, y.data(), sum.data(), mean.data(), rstd.data(), x.data(), r.data(), g.data(), b.data(),
+                          N, C, 1e-5f);
     benchmark::DoNotOptimize(y.data());
   }
   bench::set_rates(state, 9.0 * N * C, 16.0 * N * C);
@@ -41,8 +41,8 @@ void BM_layernorm_backward(benchmark::State& state) {
   layernorm_forward(ctx, y.data(), mean.data(), rstd.data(), x.data(), g.data(), b.data(), N, C, 1e-5f);
   std::vector<float> dx(static_cast<size_t>(N * C)), dg(static_cast<size_t>(C)), db(static_cast<size_t>(C));
   for (auto _ : state) {
-    layernorm_backward(ctx, dx.data(), dg.data(), db.data(), dy.data(), x.data(), g.data(), mean.data(), rstd.data(),
-                       N, C);
+    layernorm_backward(ctx, dx.data(), dg.data(), db.data(), dy.data(), x.data(), g.data(), mean.data(), rstd.data(), N,
+                       C);
     benchmark::DoNotOptimize(dx.data());
   }
   bench::set_rates(state, 14.0 * N * C, 12.0 * N * C);  // dy and x read (twice: grads pass), dx written

@@ -80,9 +80,14 @@ void weight_grad_shapes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_matmul_nt)->Apply(forward_shapes)->ArgNames({"M", "N", "K", "bf16"})->UseRealTime();
 BENCHMARK(BM_linear_forward)
-    ->Args({32, 768, 768, 0, 0})->Args({32, 768, 768, 1, 0})->Args({32, 3072, 768, 1, 1})->Args({32, 768, 3072, 1, 0})
-    ->Args({2048, 768, 768, 1, 0})->Args({2048, 3072, 768, 1, 1})
-    ->ArgNames({"M", "N", "K", "bf16", "gelu"})->UseRealTime();
+    ->Args({32, 768, 768, 0, 0})
+    ->Args({32, 768, 768, 1, 0})
+    ->Args({32, 3072, 768, 1, 1})
+    ->Args({32, 768, 3072, 1, 0})
+    ->Args({2048, 768, 768, 1, 0})
+    ->Args({2048, 3072, 768, 1, 1})
+    ->ArgNames({"M", "N", "K", "bf16", "gelu"})
+    ->UseRealTime();
 BENCHMARK(BM_matmul_nn)->Apply(backward_shapes)->ArgNames({"M", "N", "K", "bf16"})->UseRealTime();
 BENCHMARK(BM_matmul_tn)->Apply(weight_grad_shapes)->ArgNames({"M", "N", "K", "bf16"})->UseRealTime();
 

@@ -97,7 +97,8 @@ class Client : public std::enable_shared_from_this<Client> {
       self->res_ = {};
       http::async_read(self->stream_, self->buffer_, self->res_, [self](beast::error_code ec2, size_t) {
         if (ec2) return self->fail();
-        self->stats_.latencies_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - self->t0_).count());
+        self->stats_.latencies_ms.push_back(
+            std::chrono::duration<double, std::milli>(Clock::now() - self->t0_).count());
         self->stats_.statuses[int(self->res_.result_int())]++;
         if (Clock::now() <= self->deadline_ && self->res_.result_int() == 200) self->stats_.ok_in_window++;
         if (!self->res_.keep_alive()) {
@@ -235,15 +236,24 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--url") url = value();
-    else if (a == "--texts") texts_path = value();
-    else if (a == "--concurrency") levels = value();
-    else if (a == "--duration") duration = std::stod(value());
-    else if (a == "--baseline-model") model = value();
-    else if (a == "--precision") precision = value();
-    else if (a == "--batch-size") batch = std::stoi(value());
-    else if (a == "--threads") threads = std::stoi(value());
-    else if (a == "--max-texts") max_texts = size_t(std::stoul(value()));
+    if (a == "--url")
+      url = value();
+    else if (a == "--texts")
+      texts_path = value();
+    else if (a == "--concurrency")
+      levels = value();
+    else if (a == "--duration")
+      duration = std::stod(value());
+    else if (a == "--baseline-model")
+      model = value();
+    else if (a == "--precision")
+      precision = value();
+    else if (a == "--batch-size")
+      batch = std::stoi(value());
+    else if (a == "--threads")
+      threads = std::stoi(value());
+    else if (a == "--max-texts")
+      max_texts = size_t(std::stoul(value()));
     else {
       std::fprintf(stderr, "unknown argument %s (see the header of bench/load/serve_load.cpp)\n", a.c_str());
       return 2;

@@ -30,8 +30,7 @@ double cpu_seconds() {
 }
 
 int usage() {
-  std::fprintf(stderr,
-               "usage: bench_tokenizer --tokenizer DIR --texts FILE [--passes N] [--max-length N]\n");
+  std::fprintf(stderr, "usage: bench_tokenizer --tokenizer DIR --texts FILE [--passes N] [--max-length N]\n");
   return 2;
 }
 
@@ -43,11 +42,16 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (i + 1 >= argc) return usage();
-    if (a == "--tokenizer") dir = argv[++i];
-    else if (a == "--texts") texts_file = argv[++i];
-    else if (a == "--passes") passes = std::atoi(argv[++i]);
-    else if (a == "--max-length") max_length = std::atoi(argv[++i]);
-    else return usage();
+    if (a == "--tokenizer")
+      dir = argv[++i];
+    else if (a == "--texts")
+      texts_file = argv[++i];
+    else if (a == "--passes")
+      passes = std::atoi(argv[++i]);
+    else if (a == "--max-length")
+      max_length = std::atoi(argv[++i]);
+    else
+      return usage();
   }
   if (dir.empty() || texts_file.empty() || passes < 1) return usage();
   try {
@@ -74,9 +78,8 @@ int main(int argc, char** argv) {
           "{\"impl\":\"rc\",\"pass\":%d,\"cold\":%s,\"busy\":%s,\"texts\":%zu,\"bytes\":%zu,"
           "\"tokens\":%zu,\"seconds\":%.6f,\"cpu_seconds\":%.6f,\"texts_per_s\":%.1f,"
           "\"tokens_per_s\":%.1f,\"mb_per_s\":%.3f}\n",
-          p, p == 0 ? "true" : "false", cpu < 0.9 * wall ? "true" : "false", texts.size(), bytes,
-          tokens, wall, cpu, double(texts.size()) / wall, double(tokens) / wall,
-          double(bytes) / wall / 1e6);
+          p, p == 0 ? "true" : "false", cpu < 0.9 * wall ? "true" : "false", texts.size(), bytes, tokens, wall, cpu,
+          double(texts.size()) / wall, double(tokens) / wall, double(bytes) / wall / 1e6);
       std::fflush(stdout);
     }
   } catch (const rc::Error& e) {

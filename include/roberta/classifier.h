@@ -39,8 +39,8 @@ struct LoadOptions {
 
 struct ModelInfo {
   std::string model_type, architecture, weights_file, weights_dtype;
-  int64_t num_parameters = 0, vocab_size = 0, hidden_size = 0, num_layers = 0, num_heads = 0,
-          intermediate_size = 0, max_length = 0;
+  int64_t num_parameters = 0, vocab_size = 0, hidden_size = 0, num_layers = 0, num_heads = 0, intermediate_size = 0,
+          max_length = 0;
   std::vector<std::string> labels;
   std::vector<std::string> missing_keys, unexpected_keys, ignored_keys;
   Precision precision = Precision::fp32;
@@ -49,9 +49,9 @@ struct ModelInfo {
 struct Prediction {
   int label_id = -1;
   std::string label;
-  float score = 0;             // scores[label_id]
-  std::vector<float> scores;   // softmax over labels, in id order
-  std::vector<float> logits;   // raw logits, in id order
+  float score = 0;            // scores[label_id]
+  std::vector<float> scores;  // softmax over labels, in id order
+  std::vector<float> logits;  // raw logits, in id order
 };
 
 class Classifier {

@@ -27,9 +27,21 @@ void emit(Level lvl, std::string_view component, const Args&... args) {
   (out << ... << args);
   write(lvl, component, out.str());
 }
-template <class... Args> void error(std::string_view c, const Args&... a) { emit(Level::error, c, a...); }
-template <class... Args> void warn(std::string_view c, const Args&... a) { emit(Level::warn, c, a...); }
-template <class... Args> void info(std::string_view c, const Args&... a) { emit(Level::info, c, a...); }
-template <class... Args> void debug(std::string_view c, const Args&... a) { emit(Level::debug, c, a...); }
+template <class... Args>
+void error(std::string_view c, const Args&... a) {
+  emit(Level::error, c, a...);
+}
+template <class... Args>
+void warn(std::string_view c, const Args&... a) {
+  emit(Level::warn, c, a...);
+}
+template <class... Args>
+void info(std::string_view c, const Args&... a) {
+  emit(Level::info, c, a...);
+}
+template <class... Args>
+void debug(std::string_view c, const Args&... a) {
+  emit(Level::debug, c, a...);
+}
 
 }  // namespace rc::log

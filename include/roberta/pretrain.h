@@ -16,17 +16,17 @@
 namespace rc {
 
 struct PretrainOptions {
-  std::filesystem::path model_dir;   // any RoBERTa checkpoint (its lm_head is used if present)
-  std::filesystem::path data;        // .txt (a text a line), .jsonl ({"text"}), .csv/.tsv (header)
-  std::filesystem::path eval_data;   // optional held-out file; else validation_split_percentage
+  std::filesystem::path model_dir;  // any RoBERTa checkpoint (its lm_head is used if present)
+  std::filesystem::path data;       // .txt (a text a line), .jsonl ({"text"}), .csv/.tsv (header)
+  std::filesystem::path eval_data;  // optional held-out file; else validation_split_percentage
   std::filesystem::path output_dir;
   std::string text_column = "text";
   int64_t validation_split_percentage = 5;  // run_mlm.py's default
-  bool group_texts = false;          // pack texts into blocks of max_length (run_mlm.py)
+  bool group_texts = false;                 // pack texts into blocks of max_length (run_mlm.py)
   double mlm_probability = 0.15;
   int max_length = 128;
   int64_t epochs = 3;
-  int64_t max_steps = 0;             // > 0 overrides epochs
+  int64_t max_steps = 0;  // > 0 overrides epochs
   int64_t batch_size = 32;
   int64_t grad_accum = 1;
   double lr = 5e-5;
@@ -39,7 +39,7 @@ struct PretrainOptions {
   uint64_t seed = 42;
   bool bf16 = false;
   std::optional<float> dropout;
-  int64_t eval_every = 0;            // 0: at the end of each epoch
+  int64_t eval_every = 0;  // 0: at the end of each epoch
   int64_t eval_batch_size = 64;
   int64_t logging_steps = 50;
   int64_t save_total_limit = 0;

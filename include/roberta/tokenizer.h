@@ -61,13 +61,13 @@ class Tokenizer {
   virtual std::string decode(std::span<const int32_t> ids, bool skip_special_tokens = false) const = 0;
 
   virtual int32_t token_to_id(std::string_view token) const = 0;  // -1 when unknown
-  virtual std::string id_to_token(int32_t id) const = 0;  // "" when unknown; byte-level form ("Ġthe")
-  virtual int64_t vocab_size() const = 0;  // including added tokens
-  virtual int32_t bos_id() const = 0;      // <s>
-  virtual int32_t eos_id() const = 0;      // </s>
-  virtual int32_t pad_id() const = 0;      // <pad>
-  virtual int32_t unk_id() const = 0;      // <unk>
-  virtual int32_t mask_id() const = 0;     // <mask>
+  virtual std::string id_to_token(int32_t id) const = 0;          // "" when unknown; byte-level form ("Ġthe")
+  virtual int64_t vocab_size() const = 0;                         // including added tokens
+  virtual int32_t bos_id() const = 0;                             // <s>
+  virtual int32_t eos_id() const = 0;                             // </s>
+  virtual int32_t pad_id() const = 0;                             // <pad>
+  virtual int32_t unk_id() const = 0;                             // <unk>
+  virtual int32_t mask_id() const = 0;                            // <mask>
 };
 
 }  // namespace rc

@@ -19,40 +19,40 @@
 namespace rc {
 
 struct TrainOptions {
-  std::filesystem::path model_dir;   // HF checkpoint to start from (roberta init makes one)
-  std::filesystem::path data;        // TweetEval folder, CSV/TSV/JSONL file or folder of them
+  std::filesystem::path model_dir;  // HF checkpoint to start from (roberta init makes one)
+  std::filesystem::path data;       // TweetEval folder, CSV/TSV/JSONL file or folder of them
   std::filesystem::path output_dir;
   std::string text_column = "text", label_column = "label";
-  std::vector<std::string> labels;   // non-empty: new classification head with these labels
+  std::vector<std::string> labels;  // non-empty: new classification head with these labels
 
   int64_t epochs = 10;
   int64_t batch_size = 16;
   double lr = 1e-5;
   double weight_decay = 0.0;
   double adam_beta1 = 0.9, adam_beta2 = 0.999, adam_epsilon = 1e-8;
-  double max_grad_norm = 1.0;        // 0 disables clipping
+  double max_grad_norm = 1.0;           // 0 disables clipping
   std::string lr_scheduler = "linear";  // linear | constant | cosine
   double warmup_ratio = 0.0;
-  int64_t warmup_steps = 0;          // > 0 overrides warmup_ratio (as HF)
+  int64_t warmup_steps = 0;  // > 0 overrides warmup_ratio (as HF)
   int64_t grad_accum = 1;
-  int64_t max_steps = 0;             // > 0 overrides epochs
-  int max_length = 512;              // tokens incl. <s> </s>; clamped to the model's limit
+  int64_t max_steps = 0;  // > 0 overrides epochs
+  int max_length = 512;   // tokens incl. <s> </s>; clamped to the model's limit
   uint64_t seed = 42;
   bool bf16 = false;
-  std::string device = "cpu";        // cpu | cuda | cuda:N | auto: where the step runs
+  std::string device = "cpu";  // cpu | cuda | cuda:N | auto: where the step runs
   bool shuffle = true;
   bool group_by_length = false;
-  std::optional<float> dropout;      // overrides every dropout probability of the config
+  std::optional<float> dropout;  // overrides every dropout probability of the config
 
-  int64_t eval_every = 0;            // 0: at the end of each epoch; N: every N optimizer steps
+  int64_t eval_every = 0;               // 0: at the end of each epoch; N: every N optimizer steps
   std::string metric = "macro_recall";  // best checkpoint by this (loss: lower is better)
   int64_t eval_batch_size = 64;
-  int64_t logging_steps = 10;        // log_history / progress lines every N steps
-  int64_t save_total_limit = 0;      // keep at most N checkpoints (the best is always kept)
+  int64_t logging_steps = 10;    // log_history / progress lines every N steps
+  int64_t save_total_limit = 0;  // keep at most N checkpoints (the best is always kept)
   bool resume = false;
-  std::filesystem::path metrics_file;    // JSON Lines per optimizer step; default OUT/metrics.jsonl
-  std::filesystem::path tensorboard_dir; // empty: no event files
-  int progress = -1;                 // 1 bar, 0 plain lines, -1 bar iff stdout is a terminal
+  std::filesystem::path metrics_file;     // JSON Lines per optimizer step; default OUT/metrics.jsonl
+  std::filesystem::path tensorboard_dir;  // empty: no event files
+  int progress = -1;                      // 1 bar, 0 plain lines, -1 bar iff stdout is a terminal
 
   // Data parallel (docs/distributed.md): the launch contract is read from the environment
   // (torchrun, mpirun, Slurm, SageMaker); a dead or hung rank ends every rank after this long.
@@ -78,12 +78,12 @@ struct EvalResult {
 
 struct TrainSummary {
   int64_t global_step = 0;
-  double epoch = 0, train_loss = 0, train_runtime = 0, train_samples_per_second = 0,
-         train_steps_per_second = 0, train_tokens_per_second = 0;
+  double epoch = 0, train_loss = 0, train_runtime = 0, train_samples_per_second = 0, train_steps_per_second = 0,
+         train_tokens_per_second = 0;
   std::optional<EvalResult> best_eval, test;
   std::string best_checkpoint;
-  bool interrupted = false;          // stopped by SIGINT/SIGTERM after saving a checkpoint
-  bool world_process_zero = true;    // false on data-parallel ranks > 0 (they save nothing)
+  bool interrupted = false;        // stopped by SIGINT/SIGTERM after saving a checkpoint
+  bool world_process_zero = true;  // false on data-parallel ranks > 0 (they save nothing)
   std::string to_json(int indent = 2) const;
 };
 
@@ -103,9 +103,9 @@ struct EvalOptions {
 EvalResult evaluate(const EvalOptions& options);
 
 struct InitOptions {
-  std::string config = "small";          // tiny | small | base | path to a config.json
-  std::filesystem::path tokenizer_dir;   // vocab.json + merges.txt or tokenizer.json
-  std::vector<std::string> labels;       // id2label
+  std::string config = "small";         // tiny | small | base | path to a config.json
+  std::filesystem::path tokenizer_dir;  // vocab.json + merges.txt or tokenizer.json
+  std::vector<std::string> labels;      // id2label
   std::filesystem::path output_dir;
   uint64_t seed = 42;
 };

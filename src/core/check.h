@@ -19,17 +19,16 @@ std::string concat(const Args&... args) {
 }  // namespace rc::detail
 
 // RC_CHECK(cond, Errc::format, "tensor '", name, "': got ", got, ", expected ", want);
-#define RC_CHECK(cond, errc, ...)                                                          \
-  do {                                                                                     \
-    if (!(cond)) [[unlikely]]                                                              \
+#define RC_CHECK(cond, errc, ...)                                                               \
+  do {                                                                                          \
+    if (!(cond)) [[unlikely]]                                                                   \
       ::rc::detail::throw_error((errc), ::rc::detail::concat(__VA_ARGS__), __FILE__, __LINE__); \
   } while (0)
 
-#define RC_THROW(errc, ...) \
-  ::rc::detail::throw_error((errc), ::rc::detail::concat(__VA_ARGS__), __FILE__, __LINE__)
+#define RC_THROW(errc, ...) ::rc::detail::throw_error((errc), ::rc::detail::concat(__VA_ARGS__), __FILE__, __LINE__)
 
-#define RC_ASSERT(cond)                                                   \
-  do {                                                                    \
-    if (!(cond)) [[unlikely]]                                             \
-      ::rc::detail::assert_fail(#cond, __FILE__, __LINE__);               \
+#define RC_ASSERT(cond)                                     \
+  do {                                                      \
+    if (!(cond)) [[unlikely]]                               \
+      ::rc::detail::assert_fail(#cond, __FILE__, __LINE__); \
   } while (0)

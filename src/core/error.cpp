@@ -8,14 +8,22 @@ namespace rc {
 
 const char* errc_name(Errc errc) noexcept {
   switch (errc) {
-    case Errc::invalid_argument: return "invalid_argument";
-    case Errc::not_found: return "not_found";
-    case Errc::io: return "io";
-    case Errc::format: return "format";
-    case Errc::unsupported: return "unsupported";
-    case Errc::resource_exhausted: return "resource_exhausted";
-    case Errc::device: return "device";
-    case Errc::internal: return "internal";
+    case Errc::invalid_argument:
+      return "invalid_argument";
+    case Errc::not_found:
+      return "not_found";
+    case Errc::io:
+      return "io";
+    case Errc::format:
+      return "format";
+    case Errc::unsupported:
+      return "unsupported";
+    case Errc::resource_exhausted:
+      return "resource_exhausted";
+    case Errc::device:
+      return "device";
+    case Errc::internal:
+      return "internal";
   }
   return "unknown";
 }

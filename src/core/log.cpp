@@ -26,11 +26,16 @@ Sink g_sink;
 
 const char* level_name(Level l) {
   switch (l) {
-    case Level::error: return "error";
-    case Level::warn: return "warning";
-    case Level::info: return "info";
-    case Level::debug: return "debug";
-    case Level::trace: return "trace";
+    case Level::error:
+      return "error";
+    case Level::warn:
+      return "warning";
+    case Level::info:
+      return "info";
+    case Level::debug:
+      return "debug";
+    case Level::trace:
+      return "trace";
   }
   return "";
 }
@@ -55,8 +60,7 @@ void write(Level l, std::string_view component, std::string_view message) {
     std::fprintf(stderr, "%.*s: %s: %.*s\n", int(component.size()), component.data(), level_name(l),
                  int(message.size()), message.data());
   else
-    std::fprintf(stderr, "%.*s: %.*s\n", int(component.size()), component.data(), int(message.size()),
-                 message.data());
+    std::fprintf(stderr, "%.*s: %.*s\n", int(component.size()), component.data(), int(message.size()), message.data());
 }
 
 }  // namespace rc::log

@@ -15,7 +15,8 @@ namespace rc {
 #if !RC_WITH_CUDA
 namespace {
 [[noreturn]] void no_cuda_build() {
-  RC_THROW(Errc::device, "no CUDA device found (this build has no CUDA backend)"
+  RC_THROW(Errc::device,
+           "no CUDA device found (this build has no CUDA backend)"
            "\nHINT: run with --device cpu, or rebuild with -DRC_WITH_CUDA=ON");
 }
 }  // namespace

@@ -21,7 +21,10 @@ class Buffer {
   static Buffer allocate(Device device, int device_index, size_t bytes);
   ~Buffer() { release(); }
   Buffer(Buffer&& o) noexcept
-      : device_(o.device_), index_(o.index_), bytes_(std::exchange(o.bytes_, 0)), ptr_(std::exchange(o.ptr_, nullptr)) {}
+      : device_(o.device_),
+        index_(o.index_),
+        bytes_(std::exchange(o.bytes_, 0)),
+        ptr_(std::exchange(o.ptr_, nullptr)) {}
   Buffer& operator=(Buffer&& o) noexcept {
     if (this != &o) {
       release();
@@ -41,9 +44,13 @@ class Buffer {
   void* data() noexcept { return ptr_; }
   const void* data() const noexcept { return ptr_; }
   template <class T>
-  T* as() noexcept { return static_cast<T*>(ptr_); }
+  T* as() noexcept {
+    return static_cast<T*>(ptr_);
+  }
   template <class T>
-  const T* as() const noexcept { return static_cast<const T*>(ptr_); }
+  const T* as() const noexcept {
+    return static_cast<const T*>(ptr_);
+  }
   float* f32() noexcept { return as<float>(); }
   const float* f32() const noexcept { return as<float>(); }
 

@@ -58,14 +58,22 @@ int isa_rank(CpuIsa isa) {
   constexpr bool arm = false;
 #endif
   switch (isa) {
-    case CpuIsa::generic: return 0;
-    case CpuIsa::avx2: return arm ? -1 : 1;
-    case CpuIsa::avx512: return arm ? -1 : 2;
-    case CpuIsa::avx512_bf16: return arm ? -1 : 3;
-    case CpuIsa::amx: return arm ? -1 : 4;
-    case CpuIsa::neon: return arm ? 1 : -1;
-    case CpuIsa::neon_bf16: return arm ? 2 : -1;
-    case CpuIsa::sve: return arm ? 3 : -1;
+    case CpuIsa::generic:
+      return 0;
+    case CpuIsa::avx2:
+      return arm ? -1 : 1;
+    case CpuIsa::avx512:
+      return arm ? -1 : 2;
+    case CpuIsa::avx512_bf16:
+      return arm ? -1 : 3;
+    case CpuIsa::amx:
+      return arm ? -1 : 4;
+    case CpuIsa::neon:
+      return arm ? 1 : -1;
+    case CpuIsa::neon_bf16:
+      return arm ? 2 : -1;
+    case CpuIsa::sve:
+      return arm ? 3 : -1;
   }
   return -1;
 }
@@ -76,14 +84,22 @@ CpuIsa resolve_isa() {
   if (!env || !*env) return detected;
   const std::string want = env;
   CpuIsa forced = detected;
-  if (want == "generic") forced = CpuIsa::generic;
-  else if (want == "avx2") forced = CpuIsa::avx2;
-  else if (want == "avx512") forced = CpuIsa::avx512;
-  else if (want == "avx512_bf16") forced = CpuIsa::avx512_bf16;
-  else if (want == "amx") forced = CpuIsa::amx;
-  else if (want == "neon") forced = CpuIsa::neon;
-  else if (want == "neon_bf16") forced = CpuIsa::neon_bf16;
-  else if (want == "sve") forced = CpuIsa::sve;
+  if (want == "generic")
+    forced = CpuIsa::generic;
+  else if (want == "avx2")
+    forced = CpuIsa::avx2;
+  else if (want == "avx512")
+    forced = CpuIsa::avx512;
+  else if (want == "avx512_bf16")
+    forced = CpuIsa::avx512_bf16;
+  else if (want == "amx")
+    forced = CpuIsa::amx;
+  else if (want == "neon")
+    forced = CpuIsa::neon;
+  else if (want == "neon_bf16")
+    forced = CpuIsa::neon_bf16;
+  else if (want == "sve")
+    forced = CpuIsa::sve;
   else
     log::warn("device", "RC_CPU_ISA='", want,
               "' is not one of generic|avx2|avx512|avx512_bf16|amx (x86-64) or generic|neon|neon_bf16|sve "
@@ -131,14 +147,22 @@ CpuIsa cpu_isa() noexcept {
 
 std::string_view cpu_isa_name(CpuIsa isa) noexcept {
   switch (isa) {
-    case CpuIsa::generic: return "generic";
-    case CpuIsa::avx2: return "avx2";
-    case CpuIsa::avx512: return "avx512";
-    case CpuIsa::avx512_bf16: return "avx512_bf16";
-    case CpuIsa::amx: return "amx";
-    case CpuIsa::neon: return "neon";
-    case CpuIsa::neon_bf16: return "neon_bf16";
-    case CpuIsa::sve: return "sve";
+    case CpuIsa::generic:
+      return "generic";
+    case CpuIsa::avx2:
+      return "avx2";
+    case CpuIsa::avx512:
+      return "avx512";
+    case CpuIsa::avx512_bf16:
+      return "avx512_bf16";
+    case CpuIsa::amx:
+      return "amx";
+    case CpuIsa::neon:
+      return "neon";
+    case CpuIsa::neon_bf16:
+      return "neon_bf16";
+    case CpuIsa::sve:
+      return "sve";
   }
   return "?";
 }

@@ -18,8 +18,8 @@ constexpr unsigned long kHwcap2SveI8mm = 1ul << 9;
 constexpr unsigned long kHwcap2SveBf16 = 1ul << 12;
 constexpr unsigned long kHwcap2I8mm = 1ul << 13;
 constexpr unsigned long kHwcap2Bf16 = 1ul << 14;
-constexpr int kPrSveGetVl = 51;             // PR_SVE_GET_VL
-constexpr int kPrSveVlLenMask = 0xffff;     // PR_SVE_VL_LEN_MASK: the length in bytes
+constexpr int kPrSveGetVl = 51;          // PR_SVE_GET_VL
+constexpr int kPrSveVlLenMask = 0xffff;  // PR_SVE_VL_LEN_MASK: the length in bytes
 }  // namespace
 
 void detect_arm(CpuFeatures& f) noexcept {

@@ -20,9 +20,9 @@ class Collective {
   virtual int world_size() const = 0;
   // In place; data on the host (gloo) or on the device (NCCL), as device_buffers() says.
   virtual void allreduce_sum(float* data, int64_t n) = 0;
-  virtual void allreduce_sum(double* data, int64_t n) = 0;   // host
-  virtual void allreduce_max(uint64_t* data, int64_t n) = 0;  // host
-  virtual void allreduce_max(uint8_t* data, int64_t n) = 0;   // host (0/1 flags: a union)
+  virtual void allreduce_sum(double* data, int64_t n) = 0;          // host
+  virtual void allreduce_max(uint64_t* data, int64_t n) = 0;        // host
+  virtual void allreduce_max(uint8_t* data, int64_t n) = 0;         // host (0/1 flags: a union)
   virtual void broadcast(void* data, int64_t bytes, int root) = 0;  // host or device, as above
   virtual void barrier() = 0;
   virtual bool device_buffers() const { return false; }

@@ -15,7 +15,8 @@ namespace {
 
 int64_t parse_int(const EnvLookup& env, const char* name, int64_t lo, int64_t hi) {
   const char* v = env(name);
-  RC_CHECK(v && *v, Errc::invalid_argument, name, " is not set", "\nHINT: the launcher sets it; set it by hand only when launching yourself");
+  RC_CHECK(v && *v, Errc::invalid_argument, name, " is not set",
+           "\nHINT: the launcher sets it; set it by hand only when launching yourself");
   char* end = nullptr;
   errno = 0;
   const long long x = std::strtoll(v, &end, 10);
@@ -62,7 +63,8 @@ LaunchInfo detect_launch(const EnvLookup& env, const std::filesystem::path& reso
     li.launcher = "openmpi";
     li.world_size = int(parse_int(env, "OMPI_COMM_WORLD_SIZE", 1, kMaxWorld));
     li.rank = int(parse_int(env, "OMPI_COMM_WORLD_RANK", 0, li.world_size - 1));
-    li.local_rank = has(env, "OMPI_COMM_WORLD_LOCAL_RANK") ? int(parse_int(env, "OMPI_COMM_WORLD_LOCAL_RANK", 0, kMaxWorld)) : 0;
+    li.local_rank =
+        has(env, "OMPI_COMM_WORLD_LOCAL_RANK") ? int(parse_int(env, "OMPI_COMM_WORLD_LOCAL_RANK", 0, kMaxWorld)) : 0;
   } else if (has(env, "PMI_SIZE")) {
     li.launcher = "mpich";
     li.world_size = int(parse_int(env, "PMI_SIZE", 1, kMaxWorld));

@@ -28,7 +28,7 @@ struct LaunchInfo {
   int rank = 0, world_size = 1, local_rank = 0;
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
-  int store_port = 29500;  // where rank 0 serves the rendezvous store (see above)
+  int store_port = 29500;         // where rank 0 serves the rendezvous store (see above)
   std::string launcher = "none";  // torchrun | openmpi | mpich | slurm | sagemaker | none
   bool distributed() const { return world_size > 1; }
 };

@@ -21,12 +21,12 @@ namespace {
 #define RC_NCCL_OK(call)                                                                                    \
   do {                                                                                                      \
     const ncclResult_t r_ = (call);                                                                         \
-    RC_CHECK(r_ == ncclSuccess || r_ == ncclInProgress, Errc::device, #call, ": ", ncclGetErrorString(r_));                         \
+    RC_CHECK(r_ == ncclSuccess || r_ == ncclInProgress, Errc::device, #call, ": ", ncclGetErrorString(r_)); \
   } while (0)
-#define RC_CUDA_OK(call)                                                                                    \
-  do {                                                                                                      \
-    const cudaError_t e_ = (call);                                                                          \
-    RC_CHECK(e_ == cudaSuccess, Errc::device, #call, ": ", cudaGetErrorString(e_));                         \
+#define RC_CUDA_OK(call)                                                            \
+  do {                                                                              \
+    const cudaError_t e_ = (call);                                                  \
+    RC_CHECK(e_ == cudaSuccess, Errc::device, #call, ": ", cudaGetErrorString(e_)); \
   } while (0)
 
 class NcclCollective final : public Collective {
@@ -51,7 +51,7 @@ class NcclCollective final : public Collective {
     RC_CUDA_OK(cudaMalloc(&scratch_, kScratch));
     store.set("rc/nccl_ready/" + std::to_string(rank_), {'1'});
     for (int r = 0; r < world_; ++r) store.wait({"rc/nccl_ready/" + std::to_string(r)});
-    barrier();         // every rank has read every key: rank 0 stops serving
+    barrier();  // every rank has read every key: rank 0 stops serving
     server_.reset();
   }
   ~NcclCollective() override {
@@ -67,7 +67,8 @@ class NcclCollective final : public Collective {
   void allreduce_sum(double* data, int64_t n) override { host_reduce(data, n * 8, n, ncclDouble, ncclSum); }
   void allreduce_max(uint64_t* data, int64_t n) override { host_reduce(data, n * 8, n, ncclUint64, ncclMax); }
   void allreduce_max(uint8_t* data, int64_t n) override {
-    for (int64_t off = 0; off < n; off += kScratch) host_reduce(data + off, std::min(kScratch, n - off), std::min(kScratch, n - off), ncclUint8, ncclMax);
+    for (int64_t off = 0; off < n; off += kScratch)
+      host_reduce(data + off, std::min(kScratch, n - off), std::min(kScratch, n - off), ncclUint8, ncclMax);
   }
 
   void broadcast(void* data, int64_t bytes, int root) override {

@@ -224,8 +224,8 @@ void TcpStore::set(const std::string& key, const std::vector<char>& data) {
 bool TcpStore::try_get(const std::string& key, std::vector<char>* out) {
   char found = 0;
   const auto deadline = Clock::now() + timeout_;
-  bool ok = write_all(fd_, "G", 1) && write_blob(fd_, key.data(), uint32_t(key.size())) &&
-            read_all(fd_, &found, 1, deadline);
+  bool ok =
+      write_all(fd_, "G", 1) && write_blob(fd_, key.data(), uint32_t(key.size())) && read_all(fd_, &found, 1, deadline);
   if (ok && found == 'Y') ok = read_blob(fd_, *out, kMaxValue, deadline);
   RC_CHECK(ok && (found == 'Y' || found == 'N'), Errc::resource_exhausted, "rendezvous store at ", where_,
            " went away (rank 0 died?)", "\nHINT: see rank 0's log");

@@ -36,7 +36,9 @@ struct EntryCloser {
 struct Fd {
   int fd = -1;
   explicit Fd(int f) : fd(f) {}
-  ~Fd() { if (fd >= 0) ::close(fd); }
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
 };
@@ -127,8 +129,8 @@ void create_tar_gz(const std::filesystem::path& output, std::span<const ArchiveE
       RC_THROW(Errc::io, "cannot open '", src, "': ", std::strerror(err));
     }
     struct stat st {};
-    RC_CHECK(::fstat(fd.fd, &st) == 0 && S_ISREG(st.st_mode), Errc::invalid_argument, "'", src,
-             "' (archive member '", e->name, "') is not a regular file");
+    RC_CHECK(::fstat(fd.fd, &st) == 0 && S_ISREG(st.st_mode), Errc::invalid_argument, "'", src, "' (archive member '",
+             e->name, "') is not a regular file");
     std::unique_ptr<archive_entry, EntryCloser> ent(archive_entry_new());
     archive_entry_set_pathname(ent.get(), e->name.c_str());
     archive_entry_set_filetype(ent.get(), AE_IFREG);
@@ -144,7 +146,8 @@ void create_tar_gz(const std::filesystem::path& output, std::span<const ArchiveE
     while (left > 0) {
       const ssize_t got = ::read(fd.fd, buf.data(), size_t(std::min<int64_t>(left, int64_t(buf.size()))));
       if (got < 0 && errno == EINTR) continue;
-      RC_CHECK(got > 0, Errc::io, "cannot read '", src, "': ", got < 0 ? std::strerror(errno) : "file shrank while archiving");
+      RC_CHECK(got > 0, Errc::io, "cannot read '", src,
+               "': ", got < 0 ? std::strerror(errno) : "file shrank while archiving");
       const la_ssize_t put = archive_write_data(a.get(), buf.data(), size_t(got));
       if (put != got) RC_THROW(Errc::io, "'", out_name, "': writing member '", e->name, "' failed: ", why());
       left -= got;
@@ -179,7 +182,6 @@ struct TempDirGuard {
   }
 };
 
-
 // A libarchive reader for tar (ustar/pax/gnu), gzip or uncompressed: nothing else is ours
 // to accept.
 std::unique_ptr<archive, ReadCloser> open_tar_reader(const std::filesystem::path& archive_path) {
@@ -196,15 +198,21 @@ std::unique_ptr<archive, ReadCloser> open_tar_reader(const std::filesystem::path
 }
 
 const char* special_kind(mode_t type) {
-  return type == AE_IFCHR ? "character device" : type == AE_IFBLK ? "block device" : type == AE_IFIFO ? "FIFO"
-         : type == AE_IFSOCK ? "socket" : type == AE_IFLNK ? "link" : "special file";
+  return type == AE_IFCHR    ? "character device"
+         : type == AE_IFBLK  ? "block device"
+         : type == AE_IFIFO  ? "FIFO"
+         : type == AE_IFSOCK ? "socket"
+         : type == AE_IFLNK  ? "link"
+                             : "special file";
 }
 
 // The checks that need no data: count, names, links, types, declared sizes.
 void prescan_tar_gz(const std::filesystem::path& archive_path, const ExtractLimits& limits) {
   const std::string file = archive_path.string();
   std::unique_ptr<archive, ReadCloser> a = open_tar_reader(archive_path);
-  auto why = [&] { return std::string(archive_error_string(a.get()) ? archive_error_string(a.get()) : "unknown error"); };
+  auto why = [&] {
+    return std::string(archive_error_string(a.get()) ? archive_error_string(a.get()) : "unknown error");
+  };
   uint64_t members = 0, declared_total = 0;
   for (;;) {
     archive_entry* ent = nullptr;
@@ -220,8 +228,8 @@ void prescan_tar_gz(const std::filesystem::path& archive_path, const ExtractLimi
     const auto type = archive_entry_filetype(ent);
     bool ok = false;
     (void)safe_relative(name, ok);
-    const bool dot_dir = !ok && type == AE_IFDIR && !name.empty() && name.front() != '/' &&
-                         name.find("..") == std::string::npos;
+    const bool dot_dir =
+        !ok && type == AE_IFDIR && !name.empty() && name.front() != '/' && name.find("..") == std::string::npos;
     RC_CHECK(ok || dot_dir, Errc::format, where, " is absolute, empty or contains '..'; refusing to extract");
     RC_CHECK(archive_entry_hardlink(ent) == nullptr && archive_entry_symlink(ent) == nullptr, Errc::format, where,
              " is a link; links are refused");
@@ -260,11 +268,13 @@ void extract_tar_gz(const std::filesystem::path& archive_path, const std::filesy
   prescan_tar_gz(archive_path, limits);
 
   std::unique_ptr<archive, ReadCloser> a = open_tar_reader(archive_path);
-  auto why = [&] { return std::string(archive_error_string(a.get()) ? archive_error_string(a.get()) : "unknown error"); };
+  auto why = [&] {
+    return std::string(archive_error_string(a.get()) ? archive_error_string(a.get()) : "unknown error");
+  };
 
   TempDirGuard tmp{temp_dir_beside(target_dir)};
-  RC_CHECK(::mkdir(tmp.dir.c_str(), 0755) == 0, Errc::io, "cannot create '", tmp.dir.string(), "': ",
-           std::strerror(errno));
+  RC_CHECK(::mkdir(tmp.dir.c_str(), 0755) == 0, Errc::io, "cannot create '", tmp.dir.string(),
+           "': ", std::strerror(errno));
 
   uint64_t members = 0, total = 0;
   std::vector<char> buf(1 << 16);

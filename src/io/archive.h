@@ -12,8 +12,8 @@
 namespace rc::io {
 
 struct ArchiveEntry {
-  std::string name;                  // path inside the archive: relative, '/'-separated
-  std::filesystem::path source;      // regular file to copy in
+  std::string name;              // path inside the archive: relative, '/'-separated
+  std::filesystem::path source;  // regular file to copy in
 };
 
 // Writes a gzip-compressed tar (pax) with the entries sorted by name, every member a

@@ -21,7 +21,8 @@ namespace {
 
 std::string errno_text(int err) {
   std::string text = std::strerror(err);
-  if (err == ENOSPC || err == EDQUOT || err == EFBIG) text += "\nHINT: free disk space (or raise the quota/file-size limit) and retry";
+  if (err == ENOSPC || err == EDQUOT || err == EFBIG)
+    text += "\nHINT: free disk space (or raise the quota/file-size limit) and retry";
   return text;
 }
 
@@ -74,8 +75,7 @@ AtomicFile::AtomicFile(std::filesystem::path path) : path_(std::move(path)), tmp
   fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd_ < 0) {
     const int err = errno;
-    RC_THROW(Errc::io, "cannot create '", tmp_.string(), "' (temp file for '", path_.string(),
-             "'): ", errno_text(err));
+    RC_THROW(Errc::io, "cannot create '", tmp_.string(), "' (temp file for '", path_.string(), "'): ", errno_text(err));
   }
 }
 

@@ -81,9 +81,9 @@ std::vector<std::byte> PytorchBinSource::read_member(zip_t* z, const std::string
            " bytes, expected ", expected);
   // Bound what we allocate by what the file can really hold: torch stores members
   // uncompressed, and deflate cannot expand more than ~1032:1.
-  RC_CHECK(st.comp_size <= file_size && (st.size <= st.comp_size || st.size / 1032 <= st.comp_size), Errc::format,
-           "'", file, "': archive member '", name, "' claims ", st.size, " bytes from ", st.comp_size,
-           " compressed in a ", file_size, "-byte file");
+  RC_CHECK(st.comp_size <= file_size && (st.size <= st.comp_size || st.size / 1032 <= st.comp_size), Errc::format, "'",
+           file, "': archive member '", name, "' claims ", st.size, " bytes from ", st.comp_size, " compressed in a ",
+           file_size, "-byte file");
   ZipFilePtr f(zip_fopen_index(z, zip_uint64_t(idx), 0));
   RC_CHECK(f != nullptr, Errc::format, "'", file, "': cannot open archive member '", name, "': ", zip_strerror(z));
   std::vector<std::byte> buf(static_cast<size_t>(expected));
@@ -161,8 +161,8 @@ void PytorchBinSource::load() {
     const zip_int64_t idx = zip_name_locate(z.get(), (folder + "/data.pkl").c_str(), ZIP_FL_ENC_RAW);
     zip_stat_t st;
     zip_stat_init(&st);
-    RC_CHECK(zip_stat_index(z.get(), zip_uint64_t(idx), 0, &st) == 0 && (st.valid & ZIP_STAT_SIZE), Errc::format,
-             "'", file, "': cannot stat data.pkl");
+    RC_CHECK(zip_stat_index(z.get(), zip_uint64_t(idx), 0, &st) == 0 && (st.valid & ZIP_STAT_SIZE), Errc::format, "'",
+             file, "': cannot stat data.pkl");
     RC_CHECK(st.size <= kMaxPickleBytes, Errc::format, "'", file, "': data.pkl is ", st.size, " bytes, more than the ",
              kMaxPickleBytes, "-byte limit for a state dict");
     pickle = read_member(z.get(), folder + "/data.pkl", st.size, file_size);
@@ -185,14 +185,13 @@ void PytorchBinSource::load() {
     for (size_t d = 0; d < t.shape.size(); ++d) {
       uint64_t span = 0;
       RC_CHECK(mul_ok(numel, uint64_t(t.shape[d]), numel) &&
-                   (t.shape[d] == 0 || (mul_ok(uint64_t(t.shape[d] - 1), uint64_t(t.stride[d]), span) &&
-                                        add_ok(last, span, last))),
+                   (t.shape[d] == 0 ||
+                    (mul_ok(uint64_t(t.shape[d] - 1), uint64_t(t.stride[d]), span) && add_ok(last, span, last))),
                Errc::format, where, ": size/stride overflow");
     }
     uint64_t nbytes = 0;
     RC_CHECK(mul_ok(numel, dtype_size(s.dtype), nbytes) && add_ok(total, nbytes, total) && total <= budget,
-             Errc::format, where, ": tensors would need more than ", budget, " bytes from a ", file_size,
-             "-byte file");
+             Errc::format, where, ": tensors would need more than ", budget, " bytes from a ", file_size, "-byte file");
     RC_CHECK(numel == 0 || last < s.numel, Errc::format, where, ": reads element ", last, " of storage '", s.key,
              "', which has ", s.numel, " elements");
     ++uses[t.storage];
@@ -215,8 +214,8 @@ void PytorchBinSource::load() {
     const size_t es = dtype_size(s.dtype);
     if (!loaded[t.storage]) {
       uint64_t storage_bytes_needed = 0;
-      RC_CHECK(mul_ok(s.numel, es, storage_bytes_needed) && storage_bytes_needed <= file_size, Errc::format, "'",
-               file, "': storage '", s.key, "' claims ", s.numel, " elements, more than the file holds");
+      RC_CHECK(mul_ok(s.numel, es, storage_bytes_needed) && storage_bytes_needed <= file_size, Errc::format, "'", file,
+               "': storage '", s.key, "' claims ", s.numel, " elements, more than the file holds");
       // Keys name zip members; they are never used as file-system paths.
       storage_bytes[t.storage] = read_member(z.get(), folder + "/data/" + s.key, storage_bytes_needed, file_size);
       loaded[t.storage] = true;

@@ -34,18 +34,20 @@ constexpr uint64_t kMaxHeaderBytes = 100'000'000;
 
 bool parse_dtype(std::string_view s, DType& out) {
   static constexpr std::pair<std::string_view, DType> kTable[] = {
-      {"F32", DType::f32}, {"F16", DType::f16}, {"BF16", DType::bf16}, {"F64", DType::f64},
-      {"I64", DType::i64}, {"I32", DType::i32}, {"I16", DType::i16},   {"I8", DType::i8},
-      {"U8", DType::u8},   {"BOOL", DType::boolean}};
+      {"F32", DType::f32}, {"F16", DType::f16}, {"BF16", DType::bf16}, {"F64", DType::f64}, {"I64", DType::i64},
+      {"I32", DType::i32}, {"I16", DType::i16}, {"I8", DType::i8},     {"U8", DType::u8},   {"BOOL", DType::boolean}};
   for (auto [name, dt] : kTable)
-    if (s == name) { out = dt; return true; }
+    if (s == name) {
+      out = dt;
+      return true;
+    }
   return false;
 }
 
 // dtypes the safetensors spec knows but we do not load: "unsupported", not "format".
 bool known_but_unhandled(std::string_view s) {
-  for (std::string_view n : {"U16", "U32", "U64", "F8_E4M3", "F8_E5M2", "F8_E8M0", "F4", "F6_E2M3",
-                             "F6_E3M2", "C64", "C128"})
+  for (std::string_view n :
+       {"U16", "U32", "U64", "F8_E4M3", "F8_E5M2", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2", "C64", "C128"})
     if (s == n) return true;
   return false;
 }
@@ -58,8 +60,10 @@ size_t json_depth(const char* p, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     const char c = p[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '{' || c == '[') {
@@ -73,9 +77,7 @@ size_t json_depth(const char* p, size_t n) {
 constexpr size_t kMaxJsonDepth = 16;
 
 // a * b, false on overflow (both non-negative).
-bool mul_ok(uint64_t a, uint64_t b, uint64_t& out) {
-  return !__builtin_mul_overflow(a, b, &out);
-}
+bool mul_ok(uint64_t a, uint64_t b, uint64_t& out) { return !__builtin_mul_overflow(a, b, &out); }
 
 class MappedFile {
  public:
@@ -150,10 +152,10 @@ void SafetensorsSource::parse() {
            "\nHINT: the file is truncated or not a safetensors file");
   uint64_t header_len = 0;
   for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | uint64_t(file_.data()[i]);
-  RC_CHECK(header_len <= size - 8, Errc::format, "'", file, "': header length ", header_len, " runs past the end of the ",
-           size, "-byte file\nHINT: the file is truncated or not a safetensors file");
-  RC_CHECK(header_len <= kMaxHeaderBytes, Errc::format, "'", file, "': header length ", header_len,
-           " exceeds the ", kMaxHeaderBytes, "-byte limit");
+  RC_CHECK(header_len <= size - 8, Errc::format, "'", file, "': header length ", header_len,
+           " runs past the end of the ", size, "-byte file\nHINT: the file is truncated or not a safetensors file");
+  RC_CHECK(header_len <= kMaxHeaderBytes, Errc::format, "'", file, "': header length ", header_len, " exceeds the ",
+           kMaxHeaderBytes, "-byte limit");
   RC_CHECK(header_len >= 2, Errc::format, "'", file, "': header of ", header_len, " bytes cannot hold a JSON object");
   const char* hdr = reinterpret_cast<const char*>(file_.data() + 8);
   data_section_ = file_.data() + 8 + header_len;
@@ -193,8 +195,8 @@ void SafetensorsSource::parse() {
     }
     const std::string where = "'" + file + "': tensor '" + name + "'";
     RC_CHECK(entry.is_object(), Errc::format, where, " is ", entry.type_name(), ", expected an object");
-    RC_CHECK(entry.contains("dtype") && entry.contains("shape") && entry.contains("data_offsets"), Errc::format,
-             where, " needs dtype, shape and data_offsets");
+    RC_CHECK(entry.contains("dtype") && entry.contains("shape") && entry.contains("data_offsets"), Errc::format, where,
+             " needs dtype, shape and data_offsets");
     TensorInfo info;
     info.name = name;
     const ojson& dt = entry["dtype"];
@@ -227,8 +229,8 @@ void SafetensorsSource::parse() {
     const uint64_t begin = offs[0].get<uint64_t>(), end = offs[1].get<uint64_t>();
     RC_CHECK(begin <= end && end <= data_size, Errc::format, where, ": data_offsets [", begin, ", ", end,
              "] fall outside the ", data_size, "-byte data section\nHINT: the file is truncated or corrupt");
-    RC_CHECK(end - begin == nbytes, Errc::format, where, ": data_offsets cover ", end - begin, " bytes but ",
-             dts, " ", shape.dump(), " needs ", nbytes);
+    RC_CHECK(end - begin == nbytes, Errc::format, where, ": data_offsets cover ", end - begin, " bytes but ", dts, " ",
+             shape.dump(), " needs ", nbytes);
     index_.emplace(name, infos_.size());
     infos_.push_back(std::move(info));
     ranges_.emplace_back(begin, end);
@@ -243,9 +245,9 @@ void SafetensorsSource::parse() {
   for (const size_t& i : order) {
     if (ranges_[i].first == ranges_[i].second) continue;
     if (prev) {
-      RC_CHECK(ranges_[*prev].second <= ranges_[i].first, Errc::format, "'", file, "': tensors '",
-               infos_[*prev].name, "' [", ranges_[*prev].first, ", ", ranges_[*prev].second, ") and '",
-               infos_[i].name, "' [", ranges_[i].first, ", ", ranges_[i].second, ") overlap");
+      RC_CHECK(ranges_[*prev].second <= ranges_[i].first, Errc::format, "'", file, "': tensors '", infos_[*prev].name,
+               "' [", ranges_[*prev].first, ", ", ranges_[*prev].second, ") and '", infos_[i].name, "' [",
+               ranges_[i].first, ", ", ranges_[i].second, ") overlap");
     }
     prev = &i;
   }
@@ -295,10 +297,9 @@ void write_safetensors(const std::filesystem::path& path, std::span<const Tensor
   std::vector<const TensorToWrite*> order;
   std::set<std::string> names;
   for (const TensorToWrite& t : tensors) {
-    RC_CHECK(!t.name.empty() && t.name != "__metadata__", Errc::invalid_argument, "'", file,
-             "': invalid tensor name '", t.name, "'");
-    RC_CHECK(names.insert(t.name).second, Errc::invalid_argument, "'", file, "': tensor '", t.name,
-             "' given twice");
+    RC_CHECK(!t.name.empty() && t.name != "__metadata__", Errc::invalid_argument, "'", file, "': invalid tensor name '",
+             t.name, "'");
+    RC_CHECK(names.insert(t.name).second, Errc::invalid_argument, "'", file, "': tensor '", t.name, "' given twice");
     order.push_back(&t);
   }
   std::stable_sort(order.begin(), order.end(), [](const TensorToWrite* a, const TensorToWrite* b) {
@@ -318,8 +319,8 @@ void write_safetensors(const std::filesystem::path& path, std::span<const Tensor
     uint64_t numel = 1;
     ojson shape = ojson::array();
     for (int64_t d : t->shape) {
-      RC_CHECK(d >= 0 && mul_ok(numel, uint64_t(d), numel), Errc::invalid_argument, "'", file, "': tensor '",
-               t->name, "' has a bad shape");
+      RC_CHECK(d >= 0 && mul_ok(numel, uint64_t(d), numel), Errc::invalid_argument, "'", file, "': tensor '", t->name,
+               "' has a bad shape");
       shape.push_back(d);
     }
     uint64_t nbytes = 0;

@@ -31,8 +31,10 @@ std::vector<std::string> split_text_lines(std::string_view bytes, std::string_vi
   while (start < bytes.size()) {
     size_t end = bytes.find('\n', start);
     const size_t next = end == std::string_view::npos ? bytes.size() : end + 1;
-    if (end == std::string_view::npos) end = bytes.size();
-    else if (end > start && bytes[end - 1] == '\r') --end;  // CRLF: the '\r' belongs to the ending
+    if (end == std::string_view::npos)
+      end = bytes.size();
+    else if (end > start && bytes[end - 1] == '\r')
+      --end;  // CRLF: the '\r' belongs to the ending
     lines.emplace_back(bytes.substr(start, end - start));
     start = next;
   }

@@ -19,16 +19,15 @@ constexpr size_t kMaxStack = size_t(1) << 20;
 constexpr size_t kMaxMarks = size_t(1) << 16;
 constexpr size_t kMaxMemo = size_t(1) << 20;
 
-
 enum class Kind { none, boolean, integer, floating, string, bytes, tuple, list, dict, global, storage, tensor };
 
 enum class Global { ordered_dict, rebuild_tensor_v2, rebuild_parameter, rebuild_parameter_with_state, storage_type };
 
 struct Obj {
   Kind kind = Kind::none;
-  int64_t i = 0;   // integer, boolean; storage/tensor: index into the side tables
+  int64_t i = 0;  // integer, boolean; storage/tensor: index into the side tables
   double f = 0;
-  std::string s;   // string, bytes; global: "module.name"
+  std::string s;  // string, bytes; global: "module.name"
   Global g = Global::ordered_dict;
   DType storage_dtype = DType::f32;  // global storage_type
   std::vector<Obj*> items;           // tuple, list; dict: key0, value0, key1, value1, ...
@@ -36,30 +35,45 @@ struct Obj {
 
 const char* kind_name(Kind k) {
   switch (k) {
-    case Kind::none: return "None";
-    case Kind::boolean: return "bool";
-    case Kind::integer: return "int";
-    case Kind::floating: return "float";
-    case Kind::string: return "str";
-    case Kind::bytes: return "bytes";
-    case Kind::tuple: return "tuple";
-    case Kind::list: return "list";
-    case Kind::dict: return "dict";
-    case Kind::global: return "global";
-    case Kind::storage: return "storage";
-    case Kind::tensor: return "tensor";
+    case Kind::none:
+      return "None";
+    case Kind::boolean:
+      return "bool";
+    case Kind::integer:
+      return "int";
+    case Kind::floating:
+      return "float";
+    case Kind::string:
+      return "str";
+    case Kind::bytes:
+      return "bytes";
+    case Kind::tuple:
+      return "tuple";
+    case Kind::list:
+      return "list";
+    case Kind::dict:
+      return "dict";
+    case Kind::global:
+      return "global";
+    case Kind::storage:
+      return "storage";
+    case Kind::tensor:
+      return "tensor";
   }
   return "?";
 }
 
 bool storage_dtype(std::string_view name, DType& out) {
   static constexpr std::pair<std::string_view, DType> kTable[] = {
-      {"FloatStorage", DType::f32},  {"HalfStorage", DType::f16}, {"BFloat16Storage", DType::bf16},
-      {"DoubleStorage", DType::f64}, {"LongStorage", DType::i64}, {"IntStorage", DType::i32},
-      {"ShortStorage", DType::i16},  {"CharStorage", DType::i8},  {"ByteStorage", DType::u8},
+      {"FloatStorage", DType::f32},   {"HalfStorage", DType::f16}, {"BFloat16Storage", DType::bf16},
+      {"DoubleStorage", DType::f64},  {"LongStorage", DType::i64}, {"IntStorage", DType::i32},
+      {"ShortStorage", DType::i16},   {"CharStorage", DType::i8},  {"ByteStorage", DType::u8},
       {"BoolStorage", DType::boolean}};
   for (auto [n, dt] : kTable)
-    if (name == n) { out = dt; return true; }
+    if (name == n) {
+      out = dt;
+      return true;
+    }
   return false;
 }
 
@@ -81,7 +95,10 @@ class Unpickler {
   void need(size_t n) const {
     if (p_.size() - pos_ < n) fail("truncated (needs " + std::to_string(n) + " more bytes)");
   }
-  uint8_t u8() { need(1); return uint8_t(p_[pos_++]); }
+  uint8_t u8() {
+    need(1);
+    return uint8_t(p_[pos_++]);
+  }
   uint64_t uint_le(size_t n) {
     need(n);
     uint64_t v = 0;
@@ -280,8 +297,10 @@ Obj* Unpickler::run() {
         if (proto < 2 || proto > 5) fail("pickle protocol " + std::to_string(proto) + " is not supported");
         break;
       }
-      case 0x95: uint_le(8); break;  // FRAME: a length hint only
-      case '.': {                    // STOP
+      case 0x95:
+        uint_le(8);
+        break;     // FRAME: a length hint only
+      case '.': {  // STOP
         Obj* result = pop();
         if (!marks_.empty() || !stack_.empty()) fail("items left on the stack at STOP");
         return result;
@@ -290,20 +309,35 @@ Obj* Unpickler::run() {
         if (marks_.size() >= kMaxMarks) fail("more than " + std::to_string(kMaxMarks) + " nested MARKs");
         marks_.push_back(stack_.size());
         break;
-      case '}': push(make(Kind::dict)); break;   // EMPTY_DICT
-      case ']': push(make(Kind::list)); break;   // EMPTY_LIST
-      case ')': push(tuple({})); break;          // EMPTY_TUPLE
-      case 'N': push(make(Kind::none)); break;   // NONE
-      case 0x88: case 0x89: {                    // NEWTRUE, NEWFALSE
+      case '}':
+        push(make(Kind::dict));
+        break;  // EMPTY_DICT
+      case ']':
+        push(make(Kind::list));
+        break;  // EMPTY_LIST
+      case ')':
+        push(tuple({}));
+        break;  // EMPTY_TUPLE
+      case 'N':
+        push(make(Kind::none));
+        break;  // NONE
+      case 0x88:
+      case 0x89: {  // NEWTRUE, NEWFALSE
         Obj* o = make(Kind::boolean);
         o->i = op == 0x88;
         push(o);
         break;
       }
-      case 'J': push(integer(int32_t(uint32_t(uint_le(4))))); break;  // BININT
-      case 'K': push(integer(int64_t(uint_le(1)))); break;             // BININT1
-      case 'M': push(integer(int64_t(uint_le(2)))); break;             // BININT2
-      case 0x8a: {                                                      // LONG1
+      case 'J':
+        push(integer(int32_t(uint32_t(uint_le(4)))));
+        break;  // BININT
+      case 'K':
+        push(integer(int64_t(uint_le(1))));
+        break;  // BININT1
+      case 'M':
+        push(integer(int64_t(uint_le(2))));
+        break;      // BININT2
+      case 0x8a: {  // LONG1
         const size_t n = u8();
         if (n > 8) fail("LONG1 of " + std::to_string(n) + " bytes does not fit in 64 bits");
         uint64_t v = n ? uint_le(n) : 0;
@@ -321,27 +355,44 @@ Obj* Unpickler::run() {
         push(o);
         break;
       }
-      case 'X': case 0x8c: case 0x8d:  // BINUNICODE, SHORT_BINUNICODE, BINUNICODE8
-      case 'B': case 'C': {            // BINBYTES, SHORT_BINBYTES
+      case 'X':
+      case 0x8c:
+      case 0x8d:  // BINUNICODE, SHORT_BINUNICODE, BINUNICODE8
+      case 'B':
+      case 'C': {  // BINBYTES, SHORT_BINBYTES
         const uint64_t n = (op == 0x8c || op == 'C') ? uint_le(1) : op == 0x8d ? uint_le(8) : uint_le(4);
         Obj* o = make(op == 'B' || op == 'C' ? Kind::bytes : Kind::string);
         o->s = std::string(take(n));
         push(o);
         break;
       }
-      case 't': push(tuple(pop_mark())); break;  // TUPLE
-      case 0x85: case 0x86: case 0x87: {         // TUPLE1, TUPLE2, TUPLE3
+      case 't':
+        push(tuple(pop_mark()));
+        break;  // TUPLE
+      case 0x85:
+      case 0x86:
+      case 0x87: {  // TUPLE1, TUPLE2, TUPLE3
         const size_t n = size_t(op - 0x84);
         std::vector<Obj*> items(n);
         for (size_t i = n; i-- > 0;) items[i] = pop();
         push(tuple(std::move(items)));
         break;
       }
-      case 'q': memo_put(uint_le(1)); break;  // BINPUT
-      case 'r': memo_put(uint_le(4)); break;  // LONG_BINPUT
-      case 0x94: memo_put(memo_.size()); break;  // MEMOIZE
-      case 'h': push(memo_get(uint_le(1))); break;  // BINGET
-      case 'j': push(memo_get(uint_le(4))); break;  // LONG_BINGET
+      case 'q':
+        memo_put(uint_le(1));
+        break;  // BINPUT
+      case 'r':
+        memo_put(uint_le(4));
+        break;  // LONG_BINPUT
+      case 0x94:
+        memo_put(memo_.size());
+        break;  // MEMOIZE
+      case 'h':
+        push(memo_get(uint_le(1)));
+        break;  // BINGET
+      case 'j':
+        push(memo_get(uint_le(4)));
+        break;     // LONG_BINGET
       case 's': {  // SETITEM
         Obj* v = pop();
         Obj* k = pop();
@@ -389,7 +440,9 @@ Obj* Unpickler::run() {
           fail(std::string("BUILD on a ") + kind_name(target->kind));
         break;
       }
-      case 'Q': push(persistent_load(pop())); break;  // BINPERSID
+      case 'Q':
+        push(persistent_load(pop()));
+        break;  // BINPERSID
       default: {
         char hex[8];
         std::snprintf(hex, sizeof hex, "0x%02x", op);
@@ -400,7 +453,6 @@ Obj* Unpickler::run() {
     }
   }
 }
-
 
 }  // namespace
 
@@ -422,8 +474,10 @@ StateDict parse_state_dict(std::string_view pickle, const std::string& label) {
     TensorRef t = up.tensors[size_t(v->i)];
     t.name = k->s;
     auto [it, fresh] = index.emplace(k->s, out.tensors.size());
-    if (fresh) out.tensors.push_back(std::move(t));
-    else out.tensors[it->second] = std::move(t);
+    if (fresh)
+      out.tensors.push_back(std::move(t));
+    else
+      out.tensors[it->second] = std::move(t);
   }
   return out;
 }

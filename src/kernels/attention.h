@@ -17,21 +17,19 @@
 namespace rc::kernels {
 
 // OVERWRITES out and probs.
-void attention_forward(const ExecCtx& ctx, float* out, float* probs, const float* qkv,
-                       const int32_t* seq_lens, int64_t B, int64_t T, int64_t H, int64_t D,
-                       float dropout_p, uint64_t seed);
+void attention_forward(const ExecCtx& ctx, float* out, float* probs, const float* qkv, const int32_t* seq_lens,
+                       int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed);
 
 // OVERWRITES dqkv (B, T, 3C); rows at padding are 0.
-void attention_backward(const ExecCtx& ctx, float* dqkv, const float* dout, const float* qkv,
-                        const float* probs, const int32_t* seq_lens, int64_t B, int64_t T, int64_t H,
-                        int64_t D, float dropout_p, uint64_t seed);
+void attention_backward(const ExecCtx& ctx, float* dqkv, const float* dout, const float* qkv, const float* probs,
+                        const int32_t* seq_lens, int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p,
+                        uint64_t seed);
 
 namespace ref {
-void attention_forward(float* out, float* probs, const float* qkv, const int32_t* seq_lens, int64_t B,
-                       int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed);
-void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs,
-                        const int32_t* seq_lens, int64_t B, int64_t T, int64_t H, int64_t D,
-                        float dropout_p, uint64_t seed);
+void attention_forward(float* out, float* probs, const float* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
+                       int64_t H, int64_t D, float dropout_p, uint64_t seed);
+void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, const int32_t* seq_lens,
+                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed);
 }  // namespace ref
 
 }  // namespace rc::kernels

@@ -7,7 +7,8 @@
 namespace rc::kernels::detail {
 
 [[noreturn]] inline void no_cuda(const char* op) {
-  RC_THROW(Errc::unsupported, op, ": Device::cuda has no kernel in this build"
+  RC_THROW(Errc::unsupported, op,
+           ": Device::cuda has no kernel in this build"
            "\nHINT: this build has no CUDA backend; rebuild with -DRC_WITH_CUDA=ON or run on the CPU");
 }
 

@@ -12,7 +12,8 @@ namespace rc::kernels {
 void dropout_forward(const ExecCtx& ctx, float* y, const float* x, int64_t n, float p, uint64_t seed) {
   RC_ASSERT(n >= 0 && (n == 0 || (y && x)) && p >= 0.0f && p <= 1.0f);
   switch (ctx.device) {
-    case Device::cpu: return cpu::dropout_forward(y, x, n, p, seed);
+    case Device::cpu:
+      return cpu::dropout_forward(y, x, n, p, seed);
     case Device::cuda:
 #if RC_WITH_CUDA
       return cuda::dropout_forward(y, x, n, p, seed, ctx.stream);
@@ -25,7 +26,8 @@ void dropout_forward(const ExecCtx& ctx, float* y, const float* x, int64_t n, fl
 void dropout_backward(const ExecCtx& ctx, float* dx, const float* dy, int64_t n, float p, uint64_t seed) {
   RC_ASSERT(n >= 0 && (n == 0 || (dx && dy)) && p >= 0.0f && p <= 1.0f);
   switch (ctx.device) {
-    case Device::cpu: return cpu::dropout_forward(dx, dy, n, p, seed);
+    case Device::cpu:
+      return cpu::dropout_forward(dx, dy, n, p, seed);
     case Device::cuda:
 #if RC_WITH_CUDA
       return cuda::dropout_forward(dx, dy, n, p, seed, ctx.stream);

@@ -14,7 +14,8 @@ void embedding_forward(const ExecCtx& ctx, float* out, const int32_t* ids, const
                        int64_t C) {
   RC_ASSERT(BT >= 0 && C > 0 && (BT == 0 || (out && ids && positions && wte && wpe)));
   switch (ctx.device) {
-    case Device::cpu: return cpu::embedding_forward(out, ids, positions, token_types, wte, wpe, tte, BT, C);
+    case Device::cpu:
+      return cpu::embedding_forward(out, ids, positions, token_types, wte, wpe, tte, BT, C);
     case Device::cuda:
 #if RC_WITH_CUDA
       return cuda::embedding_forward(out, ids, positions, token_types, wte, wpe, tte, BT, C, ctx.stream);
@@ -25,8 +26,8 @@ void embedding_forward(const ExecCtx& ctx, float* out, const int32_t* ids, const
 }
 
 void embedding_backward(const ExecCtx& ctx, float* dwte, float* dwpe, float* dtte, const float* dout,
-                        const int32_t* ids, const int32_t* positions, const int32_t* token_types, int64_t BT,
-                        int64_t C, int32_t pad_id) {
+                        const int32_t* ids, const int32_t* positions, const int32_t* token_types, int64_t BT, int64_t C,
+                        int32_t pad_id) {
   RC_ASSERT(BT >= 0 && C > 0 && (BT == 0 || (dout && ids && positions)));
   switch (ctx.device) {
     case Device::cpu:

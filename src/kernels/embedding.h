@@ -12,22 +12,21 @@ namespace rc::kernels {
 
 // OVERWRITES out. Ids are trusted here: the model checks them against the vocabulary.
 void embedding_forward(const ExecCtx& ctx, float* out, const int32_t* ids, const int32_t* positions,
-                       const int32_t* token_types, const float* wte, const float* wpe, const float* tte,
-                       int64_t BT, int64_t C);
+                       const int32_t* token_types, const float* wte, const float* wpe, const float* tte, int64_t BT,
+                       int64_t C);
 
 // ACCUMULATES into dwte, dwpe, dtte. nn.Embedding(padding_idx=pad_id) semantics: rows with
 // ids[i] == pad_id add nothing to dwte, rows with positions[i] == pad_id nothing to dwpe
 // (RoBERTa's position table also has padding_idx = pad_token_id); dtte gets every row.
 void embedding_backward(const ExecCtx& ctx, float* dwte, float* dwpe, float* dtte, const float* dout,
-                        const int32_t* ids, const int32_t* positions, const int32_t* token_types,
-                        int64_t BT, int64_t C, int32_t pad_id);
+                        const int32_t* ids, const int32_t* positions, const int32_t* token_types, int64_t BT, int64_t C,
+                        int32_t pad_id);
 
 namespace ref {
 void embedding_forward(float* out, const int32_t* ids, const int32_t* positions, const int32_t* token_types,
                        const float* wte, const float* wpe, const float* tte, int64_t BT, int64_t C);
 void embedding_backward(float* dwte, float* dwpe, float* dtte, const float* dout, const int32_t* ids,
-                        const int32_t* positions, const int32_t* token_types, int64_t BT, int64_t C,
-                        int32_t pad_id);
+                        const int32_t* positions, const int32_t* token_types, int64_t BT, int64_t C, int32_t pad_id);
 }  // namespace ref
 
 }  // namespace rc::kernels

@@ -9,12 +9,13 @@
 
 namespace rc::kernels {
 
-void layernorm_forward(const ExecCtx& ctx, float* y, float* mean, float* rstd, const float* x,
-                       const float* gamma, const float* beta, int64_t N, int64_t C, float eps) {
+void layernorm_forward(const ExecCtx& ctx, float* y, float* mean, float* rstd, const float* x, const float* gamma,
+                       const float* beta, int64_t N, int64_t C, float eps) {
   RC_ASSERT(N >= 0 && C > 0 && y && x && gamma && beta && eps >= 0.0f);
   RC_ASSERT((mean == nullptr) == (rstd == nullptr));
   switch (ctx.device) {
-    case Device::cpu: return cpu::layernorm_forward(y, mean, rstd, x, gamma, beta, N, C, eps);
+    case Device::cpu:
+      return cpu::layernorm_forward(y, mean, rstd, x, gamma, beta, N, C, eps);
     case Device::cuda:
 #if RC_WITH_CUDA
       return cuda::layernorm_forward(y, mean, rstd, x, gamma, beta, N, C, eps, ctx.stream);
@@ -30,7 +31,8 @@ void add_layernorm_forward(const ExecCtx& ctx, float* y, float* sum, float* mean
   RC_ASSERT(N >= 0 && C > 0 && y && sum && x && residual && gamma && beta && eps >= 0.0f);
   RC_ASSERT((mean == nullptr) == (rstd == nullptr));
   switch (ctx.device) {
-    case Device::cpu: return cpu::add_layernorm_forward(y, sum, mean, rstd, x, residual, gamma, beta, N, C, eps);
+    case Device::cpu:
+      return cpu::add_layernorm_forward(y, sum, mean, rstd, x, residual, gamma, beta, N, C, eps);
     case Device::cuda:
 #if RC_WITH_CUDA
       return cuda::add_layernorm_forward(y, sum, mean, rstd, x, residual, gamma, beta, N, C, eps, ctx.stream);
@@ -40,12 +42,12 @@ void add_layernorm_forward(const ExecCtx& ctx, float* y, float* sum, float* mean
   }
 }
 
-void layernorm_backward(const ExecCtx& ctx, float* dx, float* dgamma, float* dbeta, const float* dy,
-                        const float* x, const float* gamma, const float* mean, const float* rstd, int64_t N,
-                        int64_t C) {
+void layernorm_backward(const ExecCtx& ctx, float* dx, float* dgamma, float* dbeta, const float* dy, const float* x,
+                        const float* gamma, const float* mean, const float* rstd, int64_t N, int64_t C) {
   RC_ASSERT(N >= 0 && C > 0 && dx && dgamma && dbeta && dy && x && gamma && mean && rstd);
   switch (ctx.device) {
-    case Device::cpu: return cpu::layernorm_backward(dx, dgamma, dbeta, dy, x, gamma, mean, rstd, N, C);
+    case Device::cpu:
+      return cpu::layernorm_backward(dx, dgamma, dbeta, dy, x, gamma, mean, rstd, N, C);
     case Device::cuda:
 #if RC_WITH_CUDA
       return cuda::layernorm_backward(dx, dgamma, dbeta, dy, x, gamma, mean, rstd, N, C, ctx.stream);

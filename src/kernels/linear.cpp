@@ -9,8 +9,8 @@
 
 namespace rc::kernels {
 
-void linear_forward(const ExecCtx& ctx, void* y, ActType y_type, const void* x, ActType x_type,
-                    const LinearWeight& w, const float* bias, int64_t M, Epilogue epilogue) {
+void linear_forward(const ExecCtx& ctx, void* y, ActType y_type, const void* x, ActType x_type, const LinearWeight& w,
+                    const float* bias, int64_t M, Epilogue epilogue) {
   RC_ASSERT(M >= 0 && w.n > 0 && w.k > 0 && (M == 0 || (y && x)));
   switch (w.kind) {
     case LinearWeight::Kind::f32: {
@@ -29,8 +29,8 @@ void linear_forward(const ExecCtx& ctx, void* y, ActType y_type, const void* x, 
   }
 }
 
-void linear_forward(const ExecCtx& ctx, void* y, ActType y_type, const void* x, ActType x_type,
-                    const PackedLinear& w, const float* bias, int64_t M, Epilogue epilogue) {
+void linear_forward(const ExecCtx& ctx, void* y, ActType y_type, const void* x, ActType x_type, const PackedLinear& w,
+                    const float* bias, int64_t M, Epilogue epilogue) {
   RC_ASSERT(!w.empty());
   linear_forward(ctx, y, y_type, x, x_type, LinearWeight::of(w), bias, M, epilogue);
 }

@@ -83,16 +83,16 @@ struct LinearWeight {
 // y(M, N) = epilogue(x(M, K) · Wᵀ + bias(N)) for any weight kind on the context's device.
 // bias may be null. OVERWRITES y. f32 weights take fp32 activations (x_type = y_type = f32);
 // packed weights run on the CPU only (Errc::unsupported elsewhere).
-void linear_forward(const ExecCtx& ctx, void* y, ActType y_type, const void* x, ActType x_type,
-                    const LinearWeight& w, const float* bias, int64_t M, Epilogue epilogue);
+void linear_forward(const ExecCtx& ctx, void* y, ActType y_type, const void* x, ActType x_type, const LinearWeight& w,
+                    const float* bias, int64_t M, Epilogue epilogue);
 
 // y(M, N) = epilogue(x(M, K) · Wᵀ + bias(N)) with packed weights.  bias may be null.  OVERWRITES y.
 // Thread-safe: one PackedLinear may serve several threads at once.  The first call for each
 // distinct (M, types, epilogue) creates (and caches inside `w`) one GEMM primitive; later calls
 // allocate nothing but per-thread scratch on growth.  x is rounded to bf16 (bf16 weights) or
 // quantised per row (s8 weights) into per-thread scratch unless it already has the GEMM's type.
-void linear_forward(const ExecCtx& ctx, void* y, ActType y_type, const void* x, ActType x_type,
-                    const PackedLinear& w, const float* bias, int64_t M, Epilogue epilogue);
+void linear_forward(const ExecCtx& ctx, void* y, ActType y_type, const void* x, ActType x_type, const PackedLinear& w,
+                    const float* bias, int64_t M, Epilogue epilogue);
 
 // fp32 in, fp32 out.
 inline void linear_forward(const ExecCtx& ctx, float* y, const float* x, const PackedLinear& w, const float* bias,

@@ -13,7 +13,8 @@ namespace rc::kernels {
 void softmax_forward(const ExecCtx& ctx, float* probs, const float* logits, int64_t B, int64_t K) {
   RC_ASSERT(B >= 0 && K > 0 && (B == 0 || (probs && logits)));
   switch (ctx.device) {
-    case Device::cpu: return cpu::softmax_forward(probs, logits, B, K);
+    case Device::cpu:
+      return cpu::softmax_forward(probs, logits, B, K);
     case Device::cuda:
 #if RC_WITH_CUDA
       return cuda::softmax_forward(probs, logits, B, K, ctx.stream);
@@ -23,13 +24,14 @@ void softmax_forward(const ExecCtx& ctx, float* probs, const float* logits, int6
   }
 }
 
-void cross_entropy_forward(const ExecCtx& ctx, float* losses, float* probs, const float* logits,
-                           const int32_t* labels, int64_t B, int64_t K) {
+void cross_entropy_forward(const ExecCtx& ctx, float* losses, float* probs, const float* logits, const int32_t* labels,
+                           int64_t B, int64_t K) {
   RC_ASSERT(B >= 0 && K > 0 && (B == 0 || (losses && probs && logits && labels)));
   if (ctx.device == Device::cpu)  // host memory only: device arrays are not readable here
     for (int64_t b = 0; b < B; ++b) RC_ASSERT(labels[b] >= 0 && labels[b] < K);
   switch (ctx.device) {
-    case Device::cpu: return cpu::cross_entropy_forward(losses, probs, logits, labels, B, K);
+    case Device::cpu:
+      return cpu::cross_entropy_forward(losses, probs, logits, labels, B, K);
     case Device::cuda:
 #if RC_WITH_CUDA
       return cuda::cross_entropy_forward(losses, probs, logits, labels, B, K, ctx.stream);
@@ -45,7 +47,8 @@ void cross_entropy_backward(const ExecCtx& ctx, float* dlogits, const float* pro
   if (ctx.device == Device::cpu)  // host memory only: device arrays are not readable here
     for (int64_t b = 0; b < B; ++b) RC_ASSERT(labels[b] >= 0 && labels[b] < K);
   switch (ctx.device) {
-    case Device::cpu: return cpu::cross_entropy_backward(dlogits, probs, labels, B, K, scale);
+    case Device::cpu:
+      return cpu::cross_entropy_backward(dlogits, probs, labels, B, K, scale);
     case Device::cuda:
 #if RC_WITH_CUDA
       return cuda::cross_entropy_backward(dlogits, probs, labels, B, K, scale, ctx.stream);

@@ -10,12 +10,13 @@
 
 namespace rc::kernels {
 
-void matmul_nt(const ExecCtx& ctx, float* y, const float* x, const float* w, const float* bias, int64_t M,
-               int64_t N, int64_t K) {
+void matmul_nt(const ExecCtx& ctx, float* y, const float* x, const float* w, const float* bias, int64_t M, int64_t N,
+               int64_t K) {
   RC_ASSERT(M >= 0 && N >= 0 && K >= 0);
   RC_ASSERT(M * N == 0 || (y && x && w));
   switch (ctx.device) {
-    case Device::cpu: return cpu::matmul_nt(y, x, w, bias, M, N, K, ctx.matmul_precision);
+    case Device::cpu:
+      return cpu::matmul_nt(y, x, w, bias, M, N, K, ctx.matmul_precision);
     case Device::cuda:
 #if RC_WITH_CUDA
       return cuda::matmul_nt(y, x, w, bias, M, N, K, ctx.matmul_precision, ctx.stream);
@@ -30,7 +31,8 @@ void matmul_nn(const ExecCtx& ctx, float* y, const float* x, const float* w, int
   RC_ASSERT(M >= 0 && N >= 0 && K >= 0);
   RC_ASSERT(M * N == 0 || (y && x && w));
   switch (ctx.device) {
-    case Device::cpu: return cpu::matmul_nn(y, x, w, M, N, K, accumulate, ctx.matmul_precision);
+    case Device::cpu:
+      return cpu::matmul_nn(y, x, w, M, N, K, accumulate, ctx.matmul_precision);
     case Device::cuda:
 #if RC_WITH_CUDA
       return cuda::matmul_nn(y, x, w, M, N, K, accumulate, ctx.matmul_precision, ctx.stream);
@@ -45,7 +47,8 @@ void matmul_tn(const ExecCtx& ctx, float* y, const float* a, const float* b, int
   RC_ASSERT(M >= 0 && N >= 0 && K >= 0);
   RC_ASSERT(M * N == 0 || (y && a && b));
   switch (ctx.device) {
-    case Device::cpu: return cpu::matmul_tn(y, a, b, M, N, K, accumulate, ctx.matmul_precision);
+    case Device::cpu:
+      return cpu::matmul_tn(y, a, b, M, N, K, accumulate, ctx.matmul_precision);
     case Device::cuda:
 #if RC_WITH_CUDA
       return cuda::matmul_tn(y, a, b, M, N, K, accumulate, ctx.matmul_precision, ctx.stream);
@@ -58,7 +61,8 @@ void matmul_tn(const ExecCtx& ctx, float* y, const float* a, const float* b, int
 void bias_backward(const ExecCtx& ctx, float* db, const float* dy, int64_t M, int64_t N) {
   RC_ASSERT(M >= 0 && N >= 0 && (M * N == 0 || (db && dy)));
   switch (ctx.device) {
-    case Device::cpu: return cpu::bias_backward(db, dy, M, N);
+    case Device::cpu:
+      return cpu::bias_backward(db, dy, M, N);
     case Device::cuda:
 #if RC_WITH_CUDA
       return cuda::bias_backward(db, dy, M, N, ctx.stream);

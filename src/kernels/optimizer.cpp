@@ -9,13 +9,14 @@
 
 namespace rc::kernels {
 
-void adamw_step(const ExecCtx& ctx, float* params, const float* grads, float* m, float* v,
-                const AdamWSegment* segments, int64_t num_segments, const AdamWHyper& hyper) {
+void adamw_step(const ExecCtx& ctx, float* params, const float* grads, float* m, float* v, const AdamWSegment* segments,
+                int64_t num_segments, const AdamWHyper& hyper) {
   RC_ASSERT(num_segments >= 0 && (num_segments == 0 || (segments && params && grads && m && v)));
   RC_ASSERT(hyper.step >= 1);
   for (int64_t s = 0; s < num_segments; ++s) RC_ASSERT(segments[s].offset >= 0 && segments[s].n >= 0);
   switch (ctx.device) {
-    case Device::cpu: return cpu::adamw_step(params, grads, m, v, segments, num_segments, hyper);
+    case Device::cpu:
+      return cpu::adamw_step(params, grads, m, v, segments, num_segments, hyper);
     case Device::cuda:
 #if RC_WITH_CUDA
       return cuda::adamw_step(params, grads, m, v, segments, num_segments, hyper, nullptr, ctx.stream);
@@ -28,7 +29,8 @@ void adamw_step(const ExecCtx& ctx, float* params, const float* grads, float* m,
 double sum_squares(const ExecCtx& ctx, const float* x, int64_t n) {
   RC_ASSERT(n >= 0 && (n == 0 || x));
   switch (ctx.device) {
-    case Device::cpu: return cpu::sum_squares(x, n);
+    case Device::cpu:
+      return cpu::sum_squares(x, n);
     case Device::cuda:
 #if RC_WITH_CUDA
       return cuda::sum_squares(x, n, ctx.stream);
@@ -42,7 +44,8 @@ double sum_squares(const ExecCtx& ctx, const float* x, int64_t n) {
 void zero(const ExecCtx& ctx, float* x, int64_t n) {
   RC_ASSERT(n >= 0 && (n == 0 || x));
   switch (ctx.device) {
-    case Device::cpu: return cpu::zero(x, n);
+    case Device::cpu:
+      return cpu::zero(x, n);
     case Device::cuda:
 #if RC_WITH_CUDA
       return cuda::zero(x, n, ctx.stream);

@@ -22,8 +22,8 @@ struct AdamWHyper {
 
 // torch.optim.AdamW, exactly:  p ← p·(1 - lr·wd);  m ← β1·m + (1-β1)·g;  v ← β2·v + (1-β2)·g²;
 // p ← p - (lr / (1-β1^t)) · m / (√v / √(1-β2^t) + ε).   One pass; updates p, m, v in place.
-void adamw_step(const ExecCtx& ctx, float* params, const float* grads, float* m, float* v,
-                const AdamWSegment* segments, int64_t num_segments, const AdamWHyper& hyper);
+void adamw_step(const ExecCtx& ctx, float* params, const float* grads, float* m, float* v, const AdamWSegment* segments,
+                int64_t num_segments, const AdamWHyper& hyper);
 
 // Σ g² in double, for global-norm clipping.
 double sum_squares(const ExecCtx& ctx, const float* x, int64_t n);

@@ -12,7 +12,8 @@ namespace rc::kernels {
 void position_ids(const ExecCtx& ctx, int32_t* positions, const int32_t* ids, int64_t B, int64_t T, int32_t pad) {
   RC_ASSERT(B >= 0 && T >= 0 && (B * T == 0 || (positions && ids)));
   switch (ctx.device) {
-    case Device::cpu: return cpu::position_ids(positions, ids, B, T, pad);
+    case Device::cpu:
+      return cpu::position_ids(positions, ids, B, T, pad);
     case Device::cuda:
 #if RC_WITH_CUDA
       return cuda::position_ids(positions, ids, B, T, pad, ctx.stream);
@@ -26,7 +27,8 @@ void gather_first_tokens(const ExecCtx& ctx, float* dst, const float* src, int64
   RC_ASSERT(B >= 0 && T >= 1 && C >= 0 && (B * C == 0 || (dst && src)));
   RC_ASSERT(dst + B * C <= src || src + B * T * C <= dst || B * C == 0);  // no overlap
   switch (ctx.device) {
-    case Device::cpu: return cpu::gather_first_tokens(dst, src, B, T, C);
+    case Device::cpu:
+      return cpu::gather_first_tokens(dst, src, B, T, C);
     case Device::cuda:
 #if RC_WITH_CUDA
       return cuda::gather_first_tokens(dst, src, B, T, C, ctx.stream);
@@ -39,7 +41,8 @@ void gather_first_tokens(const ExecCtx& ctx, float* dst, const float* src, int64
 void scatter_first_tokens(const ExecCtx& ctx, float* dst, const float* src, int64_t B, int64_t T, int64_t C) {
   RC_ASSERT(B >= 0 && T >= 1 && C >= 0 && (B * C == 0 || (dst && src)));
   switch (ctx.device) {
-    case Device::cpu: return cpu::scatter_first_tokens(dst, src, B, T, C);
+    case Device::cpu:
+      return cpu::scatter_first_tokens(dst, src, B, T, C);
     case Device::cuda:
 #if RC_WITH_CUDA
       return cuda::scatter_first_tokens(dst, src, B, T, C, ctx.stream);
@@ -52,7 +55,8 @@ void scatter_first_tokens(const ExecCtx& ctx, float* dst, const float* src, int6
 void mean_forward(const ExecCtx& ctx, float* out, const float* x, int64_t n) {
   RC_ASSERT(n >= 1 && out && x);
   switch (ctx.device) {
-    case Device::cpu: return cpu::mean_forward(out, x, n);
+    case Device::cpu:
+      return cpu::mean_forward(out, x, n);
     case Device::cuda:
 #if RC_WITH_CUDA
       return cuda::mean_forward(out, x, n, ctx.stream);

@@ -108,8 +108,8 @@ std::unique_ptr<RobertaModel> load_checkpoint(const fs::path& dir, const Checkpo
     // The head's size wins over a config that disagrees with it only by raising an error.
     const io::TensorInfo* out = by_name["classifier.out_proj.weight"];
     RC_CHECK(out->shape.size() == 2 && out->shape[0] == config.num_labels(), Errc::format, file,
-             ": tensor 'classifier.out_proj.weight': got ", shape_str(out->shape), ", expected [",
-             config.num_labels(), ", ", config.hidden_size, "] (config.json has ", config.num_labels(), " labels)");
+             ": tensor 'classifier.out_proj.weight': got ", shape_str(out->shape), ", expected [", config.num_labels(),
+             ", ", config.hidden_size, "] (config.json has ", config.num_labels(), " labels)");
   }
 
   auto model = std::make_unique<RobertaModel>(config, options.head);
@@ -120,8 +120,8 @@ std::unique_ptr<RobertaModel> load_checkpoint(const fs::path& dir, const Checkpo
     auto it = by_name.find(e.name);
     if (it == by_name.end()) continue;
     const io::TensorInfo& t = *it->second;
-    RC_CHECK(t.shape == e.shape, Errc::format, file, ": tensor '", t.name, "': got ", shape_str(t.shape),
-             ", expected ", shape_str(e.shape));
+    RC_CHECK(t.shape == e.shape, Errc::format, file, ": tensor '", t.name, "': got ", shape_str(t.shape), ", expected ",
+             shape_str(e.shape));
     RC_CHECK(is_float_dtype(t.dtype), Errc::format, file, ": tensor '", t.name, "': dtype ", dtype_name(t.dtype),
              " is not a floating type");
     io::convert_to_f32(t.dtype, source->data(t.name), model->params() + e.offset, e.numel);
@@ -145,8 +145,8 @@ std::unique_ptr<RobertaModel> load_checkpoint(const fs::path& dir, const Checkpo
     model->init_weights(options.seed, /*head_only=*/true);
     rep.head_initialised = true;
     log::warn("model", "Some weights of ", mlm ? "RobertaForMaskedLM" : "RobertaForSequenceClassification",
-              " were not initialized from the model ",
-              "checkpoint at ", dir.string(), " and are newly initialized: ", join_some(rep.missing_keys),
+              " were not initialized from the model ", "checkpoint at ", dir.string(),
+              " and are newly initialized: ", join_some(rep.missing_keys),
               ". You should probably TRAIN this model on a down-stream task to be able to use it for predictions ",
               "and inference.");
   }

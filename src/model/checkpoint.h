@@ -23,8 +23,8 @@ struct LoadReport {
 
 struct CheckpointLoadOptions {
   HeadKind head = HeadKind::classifier;  // masked_lm: RobertaForMaskedLM (lm_head.*)
-  bool init_head = false;            // allow a checkpoint without this head; it gets HF init
-  std::vector<std::string> labels;   // with init_head on a config without id2label
+  bool init_head = false;                // allow a checkpoint without this head; it gets HF init
+  std::vector<std::string> labels;       // with init_head on a config without id2label
   uint64_t seed = 42;
 };
 
@@ -34,7 +34,8 @@ std::unique_ptr<RobertaModel> load_checkpoint(const std::filesystem::path& dir, 
 
 // Writes config.json and model.safetensors (F32, HF names, __metadata__ {"format":"pt"}),
 // each atomically. A masked-LM model is saved as transformers saves RobertaForMaskedLM:
-// architectures ["RobertaForMaskedLM"], the tied lm_head.decoder.{weight,bias} left out. Tokenizer files are the caller's business (copy_tokenizer_files).
+// architectures ["RobertaForMaskedLM"], the tied lm_head.decoder.{weight,bias} left out. Tokenizer files are the
+// caller's business (copy_tokenizer_files).
 void save_checkpoint(const std::filesystem::path& dir, const RobertaModel& model,
                      const std::map<std::string, std::string>& metadata = {});
 

@@ -18,9 +18,12 @@ namespace rc {
 
 const char* precision_name(Precision p) noexcept {
   switch (p) {
-    case Precision::fp32: return "fp32";
-    case Precision::bf16: return "bf16";
-    case Precision::int8: return "int8";
+    case Precision::fp32:
+      return "fp32";
+    case Precision::bf16:
+      return "bf16";
+    case Precision::int8:
+      return "int8";
   }
   return "?";
 }
@@ -61,8 +64,8 @@ class RobertaClassifier final : public Classifier {
 
     max_length_ = int(c.max_tokens());
     if (options.max_length > 0) {
-      RC_CHECK(options.max_length <= c.max_tokens() && options.max_length >= 2, Errc::invalid_argument,
-               "--max-length ", options.max_length, " is outside [2, ", c.max_tokens(), "], the model's limit");
+      RC_CHECK(options.max_length <= c.max_tokens() && options.max_length >= 2, Errc::invalid_argument, "--max-length ",
+               options.max_length, " is outside [2, ", c.max_tokens(), "], the model's limit");
       max_length_ = options.max_length;
     }
     precision_ = options.precision;
@@ -75,7 +78,8 @@ class RobertaClassifier final : public Classifier {
       model_->to_device(ctx_);
     } else {
       switch (precision_) {
-        case Precision::fp32: break;
+        case Precision::fp32:
+          break;
         case Precision::bf16:
           if (!cpu_has_bf16()) {
             log::warn("model", "this CPU has no fast bf16 (AVX512-BF16/AMX); running fp32 instead");
@@ -125,8 +129,8 @@ class RobertaClassifier final : public Classifier {
   std::vector<Prediction> predict_pairs(std::span<const std::string> texts, std::span<const std::string> text_pairs,
                                         int batch_size) const override {
     RC_CHECK(batch_size > 0, Errc::invalid_argument, "--batch-size must be positive, got ", batch_size);
-    RC_CHECK(texts.size() == text_pairs.size(), Errc::invalid_argument, "predict_pairs: ", texts.size(),
-             " texts but ", text_pairs.size(), " text pairs");
+    RC_CHECK(texts.size() == text_pairs.size(), Errc::invalid_argument, "predict_pairs: ", texts.size(), " texts but ",
+             text_pairs.size(), " text pairs");
     std::vector<std::vector<int32_t>> rows(texts.size());
     for (size_t i = 0; i < texts.size(); ++i) rows[i] = tokenizer_->encode_pair(texts[i], text_pairs[i], max_length_);
     return predict_rows(std::move(rows), batch_size);

@@ -34,35 +34,31 @@ void encoder_layer_forward(const ExecCtx& ctx, const RobertaConfig& c, const Lay
     residual = a.rows_scratch + B * C;
     M = B;
   }
-  kernels::linear_forward(ctx, a.proj, ActType::f32, attn, ActType::f32, w.attn_out, w.attn_out_b, M,
-                          Epilogue::none);
+  kernels::linear_forward(ctx, a.proj, ActType::f32, attn, ActType::f32, w.attn_out, w.attn_out_b, M, Epilogue::none);
   if (drop) kernels::dropout_forward(ctx, a.proj, a.proj, M * C, drop->hidden, drop->attn_out_seed);
   kernels::add_layernorm_forward(ctx, a.ln1, a.attn_sum, a.ln1_mean, a.ln1_rstd, a.proj, residual, w.ln1_gamma,
                                  w.ln1_beta, M, C, eps);
   if (a.ffn_pre) {
     RC_ASSERT(a.ffn_type == ActType::f32);
-    kernels::linear_forward(ctx, a.ffn_pre, ActType::f32, a.ln1, ActType::f32, w.ffn_in, w.ffn_in_b, M,
-                            Epilogue::none);
+    kernels::linear_forward(ctx, a.ffn_pre, ActType::f32, a.ln1, ActType::f32, w.ffn_in, w.ffn_in_b, M, Epilogue::none);
     kernels::gelu_erf_forward(ctx, static_cast<float*>(a.ffn_act), a.ffn_pre, M * c.intermediate_size);
   } else {
     kernels::linear_forward(ctx, a.ffn_act, a.ffn_type, a.ln1, ActType::f32, w.ffn_in, w.ffn_in_b, M,
                             Epilogue::gelu_erf);
   }
-  kernels::linear_forward(ctx, a.proj, ActType::f32, a.ffn_act, a.ffn_type, w.ffn_out, w.ffn_out_b, M,
-                          Epilogue::none);
+  kernels::linear_forward(ctx, a.proj, ActType::f32, a.ffn_act, a.ffn_type, w.ffn_out, w.ffn_out_b, M, Epilogue::none);
   if (drop) kernels::dropout_forward(ctx, a.proj, a.proj, M * C, drop->hidden, drop->ffn_out_seed);
   kernels::add_layernorm_forward(ctx, a.x_out, a.ffn_sum, a.ln2_mean, a.ln2_rstd, a.proj, a.ln1, w.ln2_gamma,
                                  w.ln2_beta, M, C, eps);
 }
 
 void encoder_layer_backward(const ExecCtx& ctx, const RobertaConfig& c, const LayerWeights& w, const LayerGrads& g,
-                            const LayerActs& a, const int32_t* seq_lens, int64_t B, int64_t T,
-                            const LayerDropout& drop, float* d_x, const LayerBackwardScratch& s) {
+                            const LayerActs& a, const int32_t* seq_lens, int64_t B, int64_t T, const LayerDropout& drop,
+                            float* d_x, const LayerBackwardScratch& s) {
   using K = kernels::LinearWeight::Kind;
   RC_ASSERT(w.qkv.kind == K::f32 && w.attn_out.kind == K::f32 && w.ffn_in.kind == K::f32 && w.ffn_out.kind == K::f32);
   RC_ASSERT(a.ffn_pre && a.probs && a.ln1_mean && a.ln2_mean && a.ffn_type == ActType::f32);
-  const int64_t BT = B * T, C = c.hidden_size, I = c.intermediate_size, H = c.num_attention_heads,
-                D = c.head_dim();
+  const int64_t BT = B * T, C = c.hidden_size, I = c.intermediate_size, H = c.num_attention_heads, D = c.head_dim();
   const float* ffn_act = static_cast<const float*>(a.ffn_act);
   float* d_s = s.d_s;  // gradient w.r.t. a LayerNorm's input (residual sum)
 
@@ -81,8 +77,8 @@ void encoder_layer_backward(const ExecCtx& ctx, const RobertaConfig& c, const La
   kernels::matmul_nn(ctx, d_s, s.d_ffn, w.ffn_in.w, BT, C, I, true);
 
   // ln1 = LN1(dropout(attn·Woᵀ + bo) + x_in)
-  kernels::layernorm_backward(ctx, d_x, g.ln1_gamma, g.ln1_beta, d_s, a.attn_sum, w.ln1_gamma, a.ln1_mean,
-                              a.ln1_rstd, BT, C);
+  kernels::layernorm_backward(ctx, d_x, g.ln1_gamma, g.ln1_beta, d_s, a.attn_sum, w.ln1_gamma, a.ln1_mean, a.ln1_rstd,
+                              BT, C);
   // d_x now holds d(x_in) through the residual; d_s takes the attention branch.
   kernels::dropout_backward(ctx, d_s, d_x, BT * C, drop.hidden, drop.attn_out_seed);
   kernels::matmul_tn(ctx, g.attn_out_w, d_s, a.attn, C, C, BT, true);

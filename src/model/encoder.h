@@ -29,21 +29,21 @@ struct LayerGrads {
 // Where a layer reads and writes. Inference aliases buffers (x_in == x_out == ln1, sums
 // into proj, no statistics); training gives every saved tensor its own slot.
 struct LayerActs {
-  const float* x_in = nullptr;  // (B·T, C)
-  float* x_out = nullptr;       // (rows, C); may alias x_in
-  float* qkv = nullptr;         // (B·T, 3C)
-  float* probs = nullptr;       // (B, H, T, T) saved for backward, or null
-  float* attn = nullptr;        // (B·T, C) attention context
-  float* proj = nullptr;        // (B·T, C) scratch: a branch before its residual join
-  float* attn_sum = nullptr;    // (B·T, C) LN1 input saved (may alias proj)
-  float* ln1 = nullptr;         // (B·T, C) LN1 output (may alias x_out)
+  const float* x_in = nullptr;                     // (B·T, C)
+  float* x_out = nullptr;                          // (rows, C); may alias x_in
+  float* qkv = nullptr;                            // (B·T, 3C)
+  float* probs = nullptr;                          // (B, H, T, T) saved for backward, or null
+  float* attn = nullptr;                           // (B·T, C) attention context
+  float* proj = nullptr;                           // (B·T, C) scratch: a branch before its residual join
+  float* attn_sum = nullptr;                       // (B·T, C) LN1 input saved (may alias proj)
+  float* ln1 = nullptr;                            // (B·T, C) LN1 output (may alias x_out)
   float *ln1_mean = nullptr, *ln1_rstd = nullptr;  // (B·T) or null
-  float* ffn_pre = nullptr;     // (B·T, I) pre-GELU saved for backward, or null: GELU fused into the GEMM
-  void* ffn_act = nullptr;      // (B·T, I) GELU output, of type ffn_type
+  float* ffn_pre = nullptr;  // (B·T, I) pre-GELU saved for backward, or null: GELU fused into the GEMM
+  void* ffn_act = nullptr;   // (B·T, I) GELU output, of type ffn_type
   kernels::ActType ffn_type = kernels::ActType::f32;
-  float* ffn_sum = nullptr;     // (B·T, C) LN2 input saved (may alias proj)
+  float* ffn_sum = nullptr;                        // (B·T, C) LN2 input saved (may alias proj)
   float *ln2_mean = nullptr, *ln2_rstd = nullptr;  // (B·T) or null
-  float* rows_scratch = nullptr;  // (2·B, C): Rows::first_token's gathered rows
+  float* rows_scratch = nullptr;                   // (2·B, C): Rows::first_token's gathered rows
 };
 
 // Dropout of one layer's three sites (training); null = eval mode.

@@ -28,7 +28,7 @@ InferenceWorkspace::InferenceWorkspace(const ExecCtx& ctx, const RobertaConfig& 
   attn_ = kernels::alloc_floats(ctx, BT * C);
   tmp_ = kernels::alloc_floats(ctx, BT * C);
   ffn_ = kernels::alloc_floats(ctx, BT * c.intermediate_size);  // fp32, or bf16 in its first half
-  rows_ = kernels::alloc_floats(ctx, 4 * max_B * C);  // gathered first tokens (2·B·C), head (2·B·C)
+  rows_ = kernels::alloc_floats(ctx, 4 * max_B * C);            // gathered first tokens (2·B·C), head (2·B·C)
   logits_ = kernels::alloc_floats(ctx, max_B * std::max<int64_t>(1, c.num_labels()));
   batch_ = DeviceBatch(ctx, max_B, max_T, false);
 }
@@ -40,8 +40,8 @@ void embed_for_inference(const ExecCtx& ctx, const RobertaModel& model, const Ba
   const float* P = model.params();
   const int64_t BT = batch.B * batch.T, C = c.hidden_size;
   kernels::position_ids(ctx, positions, batch.ids, batch.B, batch.T, c.pad_token_id);
-  kernels::embedding_forward(ctx, scratch, batch.ids, positions, batch.token_types, P + o.wte, P + o.wpe, P + o.tte,
-                             BT, C);
+  kernels::embedding_forward(ctx, scratch, batch.ids, positions, batch.token_types, P + o.wte, P + o.wpe, P + o.tte, BT,
+                             C);
   kernels::layernorm_forward(ctx, x, nullptr, nullptr, scratch, P + o.ln_emb_gamma, P + o.ln_emb_beta, BT, C,
                              c.layer_norm_eps);
 }

@@ -74,9 +74,8 @@ void check_masked_lm(const RobertaModel& model) {
 
 }  // namespace
 
-MlmLoss mlm_head_forward_backward(const ExecCtx& ctx, const RobertaModel& model, const float* x,
-                                  const int32_t* labels, int64_t rows, float loss_scale, float* grads, float* d_x,
-                                  MlmWorkspace& ws) {
+MlmLoss mlm_head_forward_backward(const ExecCtx& ctx, const RobertaModel& model, const float* x, const int32_t* labels,
+                                  int64_t rows, float loss_scale, float* grads, float* d_x, MlmWorkspace& ws) {
   check_masked_lm(model);
   const RobertaConfig& c = model.config();
   const ModelOffsets& o = model.offsets();
@@ -128,8 +127,7 @@ MlmLoss mlm_head_forward_backward(const ExecCtx& ctx, const RobertaModel& model,
   kernels::matmul_tn(ctx, grads + o.lm_dense_w, a.d_b(), a.rows(), C, C, M, true);
   kernels::bias_backward(ctx, grads + o.lm_dense_b, a.d_b(), M, C);
   kernels::matmul_nn(ctx, a.d_a(), a.d_b(), P + o.lm_dense_w, M, C, C, false);
-  for (int64_t m = 0; m < M; ++m)
-    std::memcpy(d_x + index[size_t(m)] * C, a.d_a() + m * C, size_t(C) * sizeof(float));
+  for (int64_t m = 0; m < M; ++m) std::memcpy(d_x + index[size_t(m)] * C, a.d_a() + m * C, size_t(C) * sizeof(float));
   return out;
 }
 
@@ -144,8 +142,7 @@ struct MlmTrainHead final : HiddenHead {
   float* grads;
   MlmWorkspace& ws;
   MlmLoss loss;
-  MlmTrainHead(const ExecCtx& c, const RobertaModel& m, const int32_t* l, int64_t r, float s, float* g,
-               MlmWorkspace& w)
+  MlmTrainHead(const ExecCtx& c, const RobertaModel& m, const int32_t* l, int64_t r, float s, float* g, MlmWorkspace& w)
       : ctx(c), model(m), labels(l), rows(r), loss_scale(s), grads(g), ws(w) {}
   Result run(const float* x_last, float* d_x, const int32_t*) override {
     loss = mlm_head_forward_backward(ctx, model, x_last, labels, rows, loss_scale, grads, d_x, ws);

@@ -27,7 +27,7 @@ struct ParamEntry {
   std::vector<int64_t> shape;
   int64_t offset = 0;  // in floats, into the flat buffer
   int64_t numel = 0;
-  bool decay = true;   // HF Trainer: no weight decay for biases and LayerNorm weights
+  bool decay = true;     // HF Trainer: no weight decay for biases and LayerNorm weights
   bool is_head = false;  // classifier.* or lm_head.* (re-initialised by --init-head)
 };
 

@@ -22,12 +22,13 @@ void read_key(const json& j, const char* key, T& out, std::string_view source) {
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
     // nlohmann would turn 128.5 into 128 and 2^64-1 into -1: sizes and ids are integers,
     // taken only when they are exactly representable.
-    const bool fits = it->is_number_integer() &&
-                      (it->is_number_unsigned() ? it->template get<uint64_t>() <= uint64_t(std::numeric_limits<T>::max())
-                                                : it->template get<int64_t>() >= int64_t(std::numeric_limits<T>::min()) &&
-                                                      it->template get<int64_t>() <= int64_t(std::numeric_limits<T>::max()));
-    RC_CHECK(fits, Errc::format, source, ": '", key, "' must be an integer",
-             it->is_number() ? " in range" : "", ", got ", it->dump());
+    const bool fits =
+        it->is_number_integer() &&
+        (it->is_number_unsigned() ? it->template get<uint64_t>() <= uint64_t(std::numeric_limits<T>::max())
+                                  : it->template get<int64_t>() >= int64_t(std::numeric_limits<T>::min()) &&
+                                        it->template get<int64_t>() <= int64_t(std::numeric_limits<T>::max()));
+    RC_CHECK(fits, Errc::format, source, ": '", key, "' must be an integer", it->is_number() ? " in range" : "",
+             ", got ", it->dump());
   }
   try {
     out = it->get<T>();
@@ -207,8 +208,8 @@ std::string RobertaConfig::to_json() const {
   j["pad_token_id"] = pad_token_id;
   j["bos_token_id"] = bos_token_id;
   j["eos_token_id"] = eos_token_id;
-  j["architectures"] = architectures.empty() ? std::vector<std::string>{"RobertaForSequenceClassification"}
-                                             : architectures;
+  j["architectures"] =
+      architectures.empty() ? std::vector<std::string>{"RobertaForSequenceClassification"} : architectures;
   json id2label_json = json::object(), label2id_json = json::object();
   for (size_t i = 0; i < id2label.size(); ++i) {
     id2label_json[std::to_string(i)] = id2label[i];

@@ -20,9 +20,12 @@ using kernels::ExecCtx;
 
 const char* weight_format_name(WeightFormat f) noexcept {
   switch (f) {
-    case WeightFormat::fp32: return "fp32";
-    case WeightFormat::bf16: return "bf16";
-    case WeightFormat::int8: return "int8";
+    case WeightFormat::fp32:
+      return "fp32";
+    case WeightFormat::bf16:
+      return "bf16";
+    case WeightFormat::int8:
+      return "int8";
   }
   return "?";
 }
@@ -236,8 +239,8 @@ void validate_batch(const RobertaConfig& c, const Batch& batch) {
            " exceeds the model's limit of ", c.max_tokens(), " tokens\nHINT: truncate with --max-length");
   for (int64_t b = 0; b < batch.B; ++b) {
     const int32_t len = batch.seq_lens[b];
-    RC_CHECK(len >= 1 && len <= batch.T, Errc::invalid_argument, "row ", b, ": length ", len, " not in [1, ",
-             batch.T, "]");
+    RC_CHECK(len >= 1 && len <= batch.T, Errc::invalid_argument, "row ", b, ": length ", len, " not in [1, ", batch.T,
+             "]");
     for (int64_t t = 0; t < batch.T; ++t) {
       const int32_t id = batch.ids[b * batch.T + t];
       RC_CHECK(id >= 0 && id < c.vocab_size, Errc::invalid_argument, "token id ", id, " outside the vocabulary (",

@@ -110,8 +110,7 @@ class InferenceWorkspace {
   int64_t max_T() const { return max_T_; }
 
  private:
-  friend void forward_logits(const kernels::ExecCtx&, const RobertaModel&, const Batch&, InferenceWorkspace&,
-                             float*);
+  friend void forward_logits(const kernels::ExecCtx&, const RobertaModel&, const Batch&, InferenceWorkspace&, float*);
   int64_t max_B_, max_T_;
   Device device_;
   Buffer x_, qkv_, attn_, tmp_, ffn_, rows_, logits_;
@@ -120,14 +119,14 @@ class InferenceWorkspace {
 
 // Inference embeddings: x(B·T, C) = LayerNorm(wte[ids] + wpe[positions] + tte[types]), no
 // dropout. batch on ctx's device; positions (B·T) and scratch (B·T·C) OVERWRITTEN.
-void embed_for_inference(const kernels::ExecCtx& ctx, const RobertaModel& model, const Batch& batch,
-                         int32_t* positions, float* scratch, float* x);
+void embed_for_inference(const kernels::ExecCtx& ctx, const RobertaModel& model, const Batch& batch, int32_t* positions,
+                         float* scratch, float* x);
 
 // logits (B, num_labels), host memory. Eval mode: no dropout. Runs the model's weight format
 // on ctx's device (the model and the workspace must be there). The last layer runs on the
 // first token only. Same logits for a row whether padded in a batch or alone.
-void forward_logits(const kernels::ExecCtx& ctx, const RobertaModel& model, const Batch& batch,
-                    InferenceWorkspace& ws, float* logits);
+void forward_logits(const kernels::ExecCtx& ctx, const RobertaModel& model, const Batch& batch, InferenceWorkspace& ws,
+                    float* logits);
 
 // Where dropout applies in training; p = 0 turns a site off (--dropout 0 zeroes all).
 struct DropoutConfig {
@@ -153,8 +152,8 @@ class TrainWorkspace {
   HeadBuffers head_buffers();
   friend float forward_backward(const kernels::ExecCtx&, const RobertaModel&, const Batch&, const int32_t*,
                                 const DropoutConfig&, uint64_t, float, float*, TrainWorkspace&, float*);
-  friend float forward_backward_hidden(const kernels::ExecCtx&, const RobertaModel&, const Batch&,
-                                       const DropoutConfig&, uint64_t, float*, TrainWorkspace&, HiddenHead&);
+  friend float forward_backward_hidden(const kernels::ExecCtx&, const RobertaModel&, const Batch&, const DropoutConfig&,
+                                       uint64_t, float*, TrainWorkspace&, HiddenHead&);
   int64_t max_B_, max_T_;
   Device device_;
   // Per layer: inputs of every op the backward needs (llm.c style, one buffer per role).

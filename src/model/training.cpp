@@ -97,8 +97,8 @@ float forward_backward_hidden(const ExecCtx& ctx, const RobertaModel& model, con
                               const DropoutConfig& dropout, uint64_t seed, float* grads, TrainWorkspace& ws,
                               HiddenHead& head) {
   const RobertaConfig& c = model.config();
-  RC_CHECK(host_batch.B <= ws.max_B() && host_batch.T <= ws.max_T(), Errc::invalid_argument, "batch ",
-           host_batch.B, "x", host_batch.T, " exceeds the workspace ", ws.max_B(), "x", ws.max_T());
+  RC_CHECK(host_batch.B <= ws.max_B() && host_batch.T <= ws.max_T(), Errc::invalid_argument, "batch ", host_batch.B,
+           "x", host_batch.T, " exceeds the workspace ", ws.max_B(), "x", ws.max_T());
   RC_CHECK(model.device() == ctx.device && ws.device_ == ctx.device, Errc::invalid_argument,
            "forward_backward: the model, the workspace and the context are on different devices");
   validate_batch(c, host_batch);
@@ -116,14 +116,13 @@ float forward_backward_hidden(const ExecCtx& ctx, const RobertaModel& model, con
   // FFN output), then the head's (from 1 + 3·NL). Each gets its own stream from the step seed.
   auto seed_of = [&](int64_t site) { return dropout_site_seed(seed, uint64_t(site)); };
   auto layer_dropout = [&](int64_t l) {
-    return LayerDropout{dropout.hidden, dropout.attention, seed_of(1 + 3 * l), seed_of(2 + 3 * l),
-                        seed_of(3 + 3 * l)};
+    return LayerDropout{dropout.hidden, dropout.attention, seed_of(1 + 3 * l), seed_of(2 + 3 * l), seed_of(3 + 3 * l)};
   };
   auto acts = [&](int64_t l) {
     return layer_acts(ws.layer_in_.f32(), ws.qkv_.f32(), ws.probs_.f32(), ws.attn_ctx_.f32(), ws.proj_.f32(),
-                      ws.attn_sum_.f32(), ws.ln1_out_.f32(), ws.ln1_mean_.f32(), ws.ln1_rstd_.f32(),
-                      ws.ffn_pre_.f32(), ws.ffn_act_.f32(), ws.ffn_sum_.f32(), ws.ln2_mean_.f32(),
-                      ws.ln2_rstd_.f32(), l, BT, C, I, probs_stride);
+                      ws.attn_sum_.f32(), ws.ln1_out_.f32(), ws.ln1_mean_.f32(), ws.ln1_rstd_.f32(), ws.ffn_pre_.f32(),
+                      ws.ffn_act_.f32(), ws.ffn_sum_.f32(), ws.ln2_mean_.f32(), ws.ln2_rstd_.f32(), l, BT, C, I,
+                      probs_stride);
   };
   int32_t* positions = ws.batch_.positions.as<int32_t>();
 
@@ -138,8 +137,7 @@ float forward_backward_hidden(const ExecCtx& ctx, const RobertaModel& model, con
 
   for (int64_t l = 0; l < NL; ++l) {
     const LayerDropout d = layer_dropout(l);
-    encoder_layer_forward(ctx, c, model.layer_weights(size_t(l), true), acts(l), batch.seq_lens, B, T, &d,
-                          Rows::all);
+    encoder_layer_forward(ctx, c, model.layer_weights(size_t(l), true), acts(l), batch.seq_lens, B, T, &d, Rows::all);
   }
 
   // ---- the head, then (if it asks) the backward through the layers from its d_x.
@@ -161,8 +159,8 @@ float forward_backward_hidden(const ExecCtx& ctx, const RobertaModel& model, con
   kernels::dropout_backward(ctx, d_x, d_x, BT * C, dropout.hidden, seed_of(0));
   kernels::layernorm_backward(ctx, d_s, G + o.ln_emb_gamma, G + o.ln_emb_beta, d_x, ws.emb_sum_.f32(),
                               P + o.ln_emb_gamma, ws.emb_mean_.f32(), ws.emb_rstd_.f32(), BT, C);
-  kernels::embedding_backward(ctx, G + o.wte, G + o.wpe, G + o.tte, d_s, batch.ids, positions, batch.token_types, BT,
-                              C, c.pad_token_id);
+  kernels::embedding_backward(ctx, G + o.wte, G + o.wpe, G + o.tte, d_s, batch.ids, positions, batch.token_types, BT, C,
+                              c.pad_token_id);
   return hr.loss;
 }
 
@@ -184,8 +182,18 @@ struct ClassifierHead final : HiddenHead {
   ClassifierHead(const ExecCtx& ctx_, const RobertaModel& model_, TrainWorkspace::HeadBuffers ws_,
                  const int32_t* host_labels_, float dropout_p_, uint64_t seed0_, uint64_t seed1_, int64_t B_,
                  int64_t T_, float loss_scale_, float* grads_, float* logits_out_)
-      : ctx(ctx_), model(model_), ws(ws_), host_labels(host_labels_), dropout_p(dropout_p_), seed0(seed0_),
-        seed1(seed1_), B(B_), T(T_), loss_scale(loss_scale_), grads(grads_), logits_out(logits_out_) {}
+      : ctx(ctx_),
+        model(model_),
+        ws(ws_),
+        host_labels(host_labels_),
+        dropout_p(dropout_p_),
+        seed0(seed0_),
+        seed1(seed1_),
+        B(B_),
+        T(T_),
+        loss_scale(loss_scale_),
+        grads(grads_),
+        logits_out(logits_out_) {}
 
   const int32_t* row_labels() const override { return host_labels; }
 
@@ -228,8 +236,8 @@ struct ClassifierHead final : HiddenHead {
 }  // namespace
 
 TrainWorkspace::HeadBuffers TrainWorkspace::head_buffers() {
-  return {head_in_.f32(), head_pre_.f32(), head_act_.f32(), head_drop_.f32(), logits_.f32(),
-          probs_out_.f32(), losses_.f32(),  loss_.f32(),      d_head_.f32()};
+  return {head_in_.f32(),   head_pre_.f32(), head_act_.f32(), head_drop_.f32(), logits_.f32(),
+          probs_out_.f32(), losses_.f32(),   loss_.f32(),     d_head_.f32()};
 }
 
 float forward_backward(const ExecCtx& ctx, const RobertaModel& model, const Batch& host_batch,

@@ -56,7 +56,8 @@ AuthKey key_from(const nlohmann::json& j, const char* name, std::string_view sou
 
 KeyFile parse_key_file(std::string_view json_text, std::string_view source) {
   const nlohmann::json j = nlohmann::json::parse(json_text, nullptr, false);
-  RC_CHECK(j.is_object(), Errc::format, source, ": not a JSON object (TorchServe's key_file.json is "
+  RC_CHECK(j.is_object(), Errc::format, source,
+           ": not a JSON object (TorchServe's key_file.json is "
            "{\"management\": {\"key\": ...}, \"inference\": {\"key\": ...}})");
   KeyFile k;
   k.inference = key_from(j, "inference", source);
@@ -66,9 +67,7 @@ KeyFile parse_key_file(std::string_view json_text, std::string_view source) {
   return k;
 }
 
-KeyFile read_key_file(const std::filesystem::path& path) {
-  return parse_key_file(io::read_file(path), path.string());
-}
+KeyFile read_key_file(const std::filesystem::path& path) { return parse_key_file(io::read_file(path), path.string()); }
 
 bool is_public_route(std::string_view path) {
   path = trim_slashes(path);

@@ -26,7 +26,7 @@
 namespace rc::serve {
 
 struct AuthKey {
-  std::string key;  // empty: no key, the routes it guards are open
+  std::string key;                                               // empty: no key, the routes it guards are open
   std::optional<std::chrono::system_clock::time_point> expires;  // key_file.json's "expiration time"
   bool empty() const { return key.empty(); }
 };
@@ -69,7 +69,7 @@ struct AuthDecision {
   int status = 0;
   std::string message;
 };
-AuthDecision authorize(const AuthConfig& config, bool management_port, std::string_view method,
-                       std::string_view path, std::string_view authorization_header);
+AuthDecision authorize(const AuthConfig& config, bool management_port, std::string_view method, std::string_view path,
+                       std::string_view authorization_header);
 
 }  // namespace rc::serve

@@ -40,13 +40,12 @@ class InferenceBackend {
   virtual bool is_special(int32_t id) const = 0;
 
   virtual const std::vector<std::string>& labels() const = 0;
-  virtual int max_length() const = 0;  // tokens incl. <s> </s>
+  virtual int max_length() const = 0;        // tokens incl. <s> </s>
   virtual std::string describe() const = 0;  // one line for logs and GET /models/{name}
   virtual std::string dtype() const = 0;     // "float32", "bfloat16", "int8" (TEI's model_dtype)
   // Masked-LM models (RobertaForMaskedLM folders) answer invocations with HF's fill-mask
   // pipeline JSON instead of classifying; classifiers return nullopt. HTTP threads.
-  virtual std::optional<std::string> fill_mask(const std::vector<std::string>& texts, int top_k,
-                                               bool single) const {
+  virtual std::optional<std::string> fill_mask(const std::vector<std::string>& texts, int top_k, bool single) const {
     return std::nullopt;
   }
 };
@@ -54,8 +53,8 @@ class InferenceBackend {
 // Everything a loader may take from the serving settings of a package (code/serving.json)
 // or from the command line.
 struct BackendOptions {
-  std::string precision;  // "" = the library default
-  int max_length = 0;     // 0 = the model's limit
+  std::string precision;       // "" = the library default
+  int max_length = 0;          // 0 = the model's limit
   std::string device = "cpu";  // cpu | cuda | cuda:N | auto; several models may share one device
 };
 

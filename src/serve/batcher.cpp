@@ -69,8 +69,7 @@ Scheduler::Scheduler(int threads, int compute_threads, Metrics* metrics)
   const int max_compute = std::max(64, 4 * int(std::thread::hardware_concurrency()));
   RC_CHECK(compute_threads >= 0 && compute_threads <= max_compute, Errc::invalid_argument, "compute threads ",
            compute_threads, " out of range 0..", max_compute, "\nHINT: --threads N with N at most the core count");
-  RC_CHECK(threads >= 0 && threads <= 64, Errc::invalid_argument, "inference threads ", threads,
-           " out of range 1..64");
+  RC_CHECK(threads >= 0 && threads <= 64, Errc::invalid_argument, "inference threads ", threads, " out of range 1..64");
   threads = std::max(1, threads);
   for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { worker_main(); });
 }
@@ -186,8 +185,10 @@ void Scheduler::worker_main() {
     }
     if (!best) {
       if (stopping_) break;  // every queue is empty
-      if (wake == Job::Clock::time_point::max()) cv_.wait(lock);
-      else cv_.wait_until(lock, wake);
+      if (wake == Job::Clock::time_point::max())
+        cv_.wait(lock);
+      else
+        cv_.wait_until(lock, wake);
       continue;
     }
     // Take rows FIFO while the padded batch stays within the limits; cancelled rows
@@ -200,9 +201,8 @@ void Scheduler::worker_main() {
       if (!r.job->cancelled.load() && now > r.job->deadline) {
         std::lock_guard job_lock(r.job->mu_);
         if (!r.job->error)
-          r.job->error = std::make_exception_ptr(HttpError(504, "GatewayTimeout",
-                                                           "not run within the model's response_timeout",
-                                                           Errc::resource_exhausted));
+          r.job->error = std::make_exception_ptr(HttpError(
+              504, "GatewayTimeout", "not run within the model's response_timeout", Errc::resource_exhausted));
         r.job->cancelled.store(true);
       }
       if (r.job->cancelled.load()) {
@@ -243,8 +243,7 @@ void Scheduler::run_batch(ModelQueue& queue, std::vector<RowRef>& picked) {
     std::lock_guard lock(r.job->mu_);
     r.job->queue_seconds = std::max(r.job->queue_seconds, waited);
   }
-  std::stable_sort(picked.begin(), picked.end(),
-                   [](const RowRef& a, const RowRef& b) { return a.length < b.length; });
+  std::stable_sort(picked.begin(), picked.end(), [](const RowRef& a, const RowRef& b) { return a.length < b.length; });
   std::vector<int64_t> lengths(picked.size());
   for (size_t i = 0; i < picked.size(); ++i) lengths[i] = picked[i].length;
   size_t begin = 0;
@@ -263,7 +262,8 @@ void Scheduler::run_batch(ModelQueue& queue, std::vector<RowRef>& picked) {
       error = std::current_exception();
     }
     const double seconds = std::chrono::duration<double>(Job::Clock::now() - t0).count();
-    if (metrics_) metrics_->observe_inference(queue.label, seconds, int(rows.size()), int64_t(rows.size()) * lengths[end - 1]);
+    if (metrics_)
+      metrics_->observe_inference(queue.label, seconds, int(rows.size()), int64_t(rows.size()) * lengths[end - 1]);
     std::vector<const Job*> timed;  // a job with several rows in this chunk counts it once
     for (size_t i = begin; i < end; ++i) {
       Job& job = *picked[i].job;

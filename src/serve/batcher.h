@@ -28,10 +28,10 @@
 namespace rc::serve {
 
 struct BatchLimits {
-  int max_batch_size = 32;            // rows per forward pass
-  int64_t max_batch_tokens = 16384;   // rows x longest row, per forward pass
-  int max_batch_delay_ms = 5;         // how long the first row may wait for company
-  int64_t queue_size = 1024;          // rows waiting per model; more -> 429 at once
+  int max_batch_size = 32;           // rows per forward pass
+  int64_t max_batch_tokens = 16384;  // rows x longest row, per forward pass
+  int max_batch_delay_ms = 5;        // how long the first row may wait for company
+  int64_t queue_size = 1024;         // rows waiting per model; more -> 429 at once
 };
 
 // One request's rows and, once done, their results (or the error). on_done runs exactly
@@ -43,14 +43,14 @@ class Job {
   Job(std::vector<std::vector<int32_t>> rows, std::function<void(Job&)> on_done);
 
   std::vector<std::vector<int32_t>> rows;
-  std::vector<Prediction> results;   // row order
-  std::exception_ptr error;          // first failure, if any
+  std::vector<Prediction> results;  // row order
+  std::exception_ptr error;         // first failure, if any
   std::atomic<bool> cancelled{false};
   // TorchServe's per-model response_timeout: rows still queued after it are not run and the
   // job fails with 504. max(): only the server's request timeout applies.
   Clock::time_point deadline = Clock::time_point::max();
-  double queue_seconds = 0;          // longest wait of any row
-  double inference_seconds = 0;      // sum over the batches it was part of
+  double queue_seconds = 0;      // longest wait of any row
+  double inference_seconds = 0;  // sum over the batches it was part of
 
  private:
   friend class Scheduler;

@@ -32,9 +32,12 @@ class ClassifierBackend final : public InferenceBackend {
   }
   std::string dtype() const override {
     switch (model_->info().precision) {
-      case Precision::bf16: return "bfloat16";
-      case Precision::int8: return "int8";
-      default: return "float32";
+      case Precision::bf16:
+        return "bfloat16";
+      case Precision::int8:
+        return "int8";
+      default:
+        return "float32";
     }
   }
   std::vector<Prediction> run(std::span<const std::vector<int32_t>> rows) const override {
@@ -77,8 +80,10 @@ std::shared_ptr<InferenceBackend> make_classifier_backend(const std::filesystem:
         if (a == "RobertaForMaskedLM") return make_fill_mask_backend(dir);
   }
   LoadOptions load;
-  if (!options.precision.empty()) load.precision = parse_precision(options.precision);
-  else load.precision = default_precision();
+  if (!options.precision.empty())
+    load.precision = parse_precision(options.precision);
+  else
+    load.precision = default_precision();
   load.max_length = options.max_length;
   load.device = options.device;
   return std::make_shared<ClassifierBackend>(Classifier::load(dir, load));

@@ -24,9 +24,12 @@ using tcp = asio::ip::tcp;
 Url parse_url(const std::string& url) {
   Url u;
   std::string rest;
-  if (url.rfind("http://", 0) == 0) rest = url.substr(7);
-  else if (url.rfind("https://", 0) == 0) rest = url.substr(8), u.tls = true;
-  else RC_THROW(Errc::invalid_argument, "URL '", url, "' must start with http:// or https://");
+  if (url.rfind("http://", 0) == 0)
+    rest = url.substr(7);
+  else if (url.rfind("https://", 0) == 0)
+    rest = url.substr(8), u.tls = true;
+  else
+    RC_THROW(Errc::invalid_argument, "URL '", url, "' must start with http:// or https://");
   const size_t slash = rest.find('/');
   std::string authority = rest.substr(0, slash);
   u.target = slash == std::string::npos ? "/" : rest.substr(slash);

@@ -47,7 +47,8 @@ struct Server::Impl {
       : config(std::move(c)),
         // Model admin on the inference port is allowed keyless only on loopback, or in
         // SageMaker's multi-model mode (its platform is the container's only client).
-        auth(effective_auth(config.auth, config.auth_token, is_loopback_host(config.host) || config.sagemaker_multi_model)),
+        auth(effective_auth(config.auth, config.auth_token,
+                            is_loopback_host(config.host) || config.sagemaker_multi_model)),
         scheduler(config.inference_threads, config.compute_threads, &metrics),
         registry(scheduler, metrics, std::move(loader), config.registry),
         router(RouterConfig{auth.management.key, !auth.management.empty(), config.truncate,
@@ -184,7 +185,8 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
                          beast::bind_front_handler(&Session::on_read, self));
       });
     }
-    http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&Session::on_read, this->shared_from_this()));
+    http::async_read(stream_, buffer_, *parser_,
+                     beast::bind_front_handler(&Session::on_read, this->shared_from_this()));
   }
 
   void on_read(beast::error_code ec, size_t) {
@@ -199,12 +201,14 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
         const std::string msg = ec == http::error::body_limit
                                     ? "request body exceeds " + std::to_string(srv_.config.max_body_bytes) + " bytes"
                                     : "request header too large";
-        return reject(make_response(head, status, error_body(status, status == 413 ? "PayloadTooLarge" : "HeaderTooLarge", msg)));
+        return reject(
+            make_response(head, status, error_body(status, status == 413 ? "PayloadTooLarge" : "HeaderTooLarge", msg)));
       }
       if (http_error && parser_ && parser_->got_some()) {
         Request head;
         head.version(11);
-        return reject(make_response(head, 400, error_body(400, "BadRequest", "malformed HTTP request: " + ec.message())));
+        return reject(
+            make_response(head, 400, error_body(400, "BadRequest", "malformed HTTP request: " + ec.message())));
       }
       return;  // timeout, reset, aborted: the connection just goes away
     }
@@ -244,12 +248,12 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     timer_.async_wait([self, seq](beast::error_code tec) {
       if (tec || self->seq_ != seq || !self->current_) return;
       if (self->current_->job) self->current_->job->cancelled.store(true);  // rows not yet run are skipped
-      self->send(error_response(self->current_->request,
-                                std::make_exception_ptr(HttpError(504, "GatewayTimeout",
-                                                                  "the request did not finish within " +
-                                                                      std::to_string(self->srv_.config.request_timeout.count()) +
-                                                                      " ms")),
-                                self->current_->style));
+      self->send(error_response(
+          self->current_->request,
+          std::make_exception_ptr(HttpError(504, "GatewayTimeout",
+                                            "the request did not finish within " +
+                                                std::to_string(self->srv_.config.request_timeout.count()) + " ms")),
+          self->current_->style));
     });
     auto view = [](beast::string_view v) { return std::string_view(v.data(), v.size()); };
     const std::string_view target = view(ex->request.target());
@@ -259,7 +263,8 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
                                             auth == ex->request.end() ? std::string_view() : view(auth->value()));
     if (decision.status != 0) {
       const char* type = decision.status == 401 ? "Unauthorized" : "Forbidden";
-      Response res = error_response(ex->request, std::make_exception_ptr(HttpError(decision.status, type, decision.message)));
+      Response res =
+          error_response(ex->request, std::make_exception_ptr(HttpError(decision.status, type, decision.message)));
       if (decision.status == 401) res.set(http::field::www_authenticate, "Bearer");
       return ex->reply(std::move(res));
     }
@@ -292,8 +297,10 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
       }
       self->res_.reset();
       if (ec) return;
-      if (keep) self->do_read();
-      else self->do_close();
+      if (keep)
+        self->do_read();
+      else
+        self->do_close();
     });
   }
 
@@ -319,10 +326,10 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     });
   }
   void discard() {
-    beast::get_lowest_layer(stream_).async_read_some(
-        asio::buffer(drain_), [self = this->shared_from_this()](beast::error_code ec, size_t) {
-          if (!ec) self->discard();
-        });
+    beast::get_lowest_layer(stream_).async_read_some(asio::buffer(drain_),
+                                                     [self = this->shared_from_this()](beast::error_code ec, size_t) {
+                                                       if (!ec) self->discard();
+                                                     });
   }
 
   void do_close() {
@@ -517,10 +524,12 @@ void Server::start() {
     s.started = true;
   }
   log::info("serve", "listening on ", c.host, ":", s.bound_port, s.tls ? " (https)" : " (http)",
-            s.bound_management_port >= 0 ? ", management on " + c.management_host + ":" + std::to_string(s.bound_management_port) : "",
-            "; batch ", c.registry.limits.max_batch_size, " rows / ", c.registry.limits.max_batch_tokens,
-            " tokens / ", c.registry.limits.max_batch_delay_ms, " ms, queue ", c.registry.limits.queue_size,
-            ", inference threads ", c.inference_threads, ", http threads ", c.http_threads);
+            s.bound_management_port >= 0
+                ? ", management on " + c.management_host + ":" + std::to_string(s.bound_management_port)
+                : "",
+            "; batch ", c.registry.limits.max_batch_size, " rows / ", c.registry.limits.max_batch_tokens, " tokens / ",
+            c.registry.limits.max_batch_delay_ms, " ms, queue ", c.registry.limits.queue_size, ", inference threads ",
+            c.inference_threads, ", http threads ", c.http_threads);
 }
 
 void Server::load_startup_models(std::vector<ModelSpec> specs, bool exit_on_failure) {
@@ -528,22 +537,22 @@ void Server::load_startup_models(std::vector<ModelSpec> specs, bool exit_on_fail
   s.startup_pending.fetch_add(int(specs.size()));
   for (auto& spec : specs) {
     const std::string name = spec.name;
-    s.registry.load_async(std::move(spec), [this, &s, name, exit_on_failure](std::shared_ptr<LoadedModel>,
-                                                                            std::exception_ptr error) {
-      if (error) {
-        try {
-          std::rethrow_exception(error);
-        } catch (const Error& e) {
-          log::error("serve", "cannot load model '", name, "': ", e.what(),
-                     e.hint().empty() ? "" : " (hint: " + e.hint() + ")");
-        } catch (const std::exception& e) {
-          log::error("serve", "cannot load model '", name, "': ", e.what());
-        }
-        s.startup_failed.store(true);
-        if (exit_on_failure) shutdown();
-      }
-      s.startup_pending.fetch_sub(1);
-    });
+    s.registry.load_async(std::move(spec),
+                          [this, &s, name, exit_on_failure](std::shared_ptr<LoadedModel>, std::exception_ptr error) {
+                            if (error) {
+                              try {
+                                std::rethrow_exception(error);
+                              } catch (const Error& e) {
+                                log::error("serve", "cannot load model '", name, "': ", e.what(),
+                                           e.hint().empty() ? "" : " (hint: " + e.hint() + ")");
+                              } catch (const std::exception& e) {
+                                log::error("serve", "cannot load model '", name, "': ", e.what());
+                              }
+                              s.startup_failed.store(true);
+                              if (exit_on_failure) shutdown();
+                            }
+                            s.startup_pending.fetch_sub(1);
+                          });
   }
 }
 
@@ -563,7 +572,7 @@ void Server::wait() {
     if (s.finished) return;
     s.finished = true;
   }
-  s.handlers.join();  // request work already queued finishes (bounded: drained, I/O still running)
+  s.handlers.join();   // request work already queued finishes (bounded: drained, I/O still running)
   s.scheduler.stop();  // runs any rows still queued (their answers are already moot)
   // A load stuck on a dead file system must not hold the exit (finding 5): loads get what
   // is left of the drain time, at most 2 s (a model loaded at exit is of no use anyway),

@@ -22,23 +22,23 @@ namespace rc::serve {
 
 struct ServerConfig {
   std::string host = "0.0.0.0";
-  int port = 8080;                       // 0: an ephemeral port (tests)
+  int port = 8080;  // 0: an ephemeral port (tests)
   std::string management_host = "127.0.0.1";
-  int management_port = 8081;            // -1: no management listener
-  std::string tls_cert, tls_key;         // both set: HTTPS on every listener
-  std::string auth_token;                // bearer token for the management API (= auth.management)
-  AuthConfig auth;                       // inference / management keys (serve/auth.h)
-  bool sagemaker_multi_model = false;    // model admin on the inference port without a key
-  size_t max_body_bytes = 6 * 1024 * 1024;  // SageMaker's payload limit
+  int management_port = 8081;                        // -1: no management listener
+  std::string tls_cert, tls_key;                     // both set: HTTPS on every listener
+  std::string auth_token;                            // bearer token for the management API (= auth.management)
+  AuthConfig auth;                                   // inference / management keys (serve/auth.h)
+  bool sagemaker_multi_model = false;                // model admin on the inference port without a key
+  size_t max_body_bytes = 6 * 1024 * 1024;           // SageMaker's payload limit
   std::chrono::milliseconds request_timeout{60000};  // queue + inference, -> 504
   std::chrono::milliseconds read_timeout{30000};     // one request's head+body, and keep-alive idle
   int max_connections = 4096;
-  int http_threads = 1;                  // I/O only: parse, route, send
-  int handler_threads = 2;               // request work off the I/O threads: JSON, tokenizing, answers
+  int http_threads = 1;     // I/O only: parse, route, send
+  int handler_threads = 2;  // request work off the I/O threads: JSON, tokenizing, answers
   int inference_threads = 1;
-  int compute_threads = 0;               // OpenMP pool per inference thread; 0 = physical cores
-  bool truncate = true;                  // long texts: truncate, or 413 when false
-  int max_client_batch_size = 32;        // TEI's: inputs per /predict, /tokenize, /decode request
+  int compute_threads = 0;                         // OpenMP pool per inference thread; 0 = physical cores
+  bool truncate = true;                            // long texts: truncate, or 413 when false
+  int max_client_batch_size = 32;                  // TEI's: inputs per /predict, /tokenize, /decode request
   std::chrono::milliseconds drain_timeout{25000};  // SIGTERM: in-flight requests get this long
   RegistryDefaults registry;
 };
@@ -76,6 +76,5 @@ class Server {
  private:
   std::unique_ptr<Impl> impl_;
 };
-
 
 }  // namespace rc::serve

@@ -22,7 +22,7 @@
 namespace rc::serve {
 
 struct KServeRequest {
-  std::string id;                    // echoed when given
+  std::string id;  // echoed when given
   ParsedInputs inputs;
   std::vector<std::string> outputs;  // names asked for; empty: all three
 };

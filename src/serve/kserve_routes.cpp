@@ -66,7 +66,8 @@ Tensor read_input(const json& in) {
 
 KServeRequest parse_kserve_infer(std::string_view body) {
   const json j = json::parse(body, nullptr, false);
-  if (j.is_discarded()) throw bad(is_valid_utf8(body) ? "request body is not valid JSON" : "request body is not valid UTF-8");
+  if (j.is_discarded())
+    throw bad(is_valid_utf8(body) ? "request body is not valid JSON" : "request body is not valid UTF-8");
   if (!j.is_object()) throw bad("expected an inference request object {\"inputs\": [...]}");
   KServeRequest out;
   if (auto id = j.find("id"); id != j.end()) {
@@ -84,7 +85,8 @@ KServeRequest parse_kserve_infer(std::string_view body) {
       p.pairs.emplace_back(std::move(texts.data[i + 1]));
     }
   } else {
-    if (texts.shape.size() == 2 && texts.shape[1] != 1) throw bad("input '" + texts.name + "': shape must be [N], [N, 1] or [N, 2]");
+    if (texts.shape.size() == 2 && texts.shape[1] != 1)
+      throw bad("input '" + texts.name + "': shape must be [N], [N, 1] or [N, 2]");
     p.texts = std::move(texts.data);
   }
   if (inputs->size() == 2) {
@@ -114,7 +116,8 @@ std::string render_kserve_infer(const std::vector<Prediction>& predictions, cons
   const size_t n = predictions.size(), labels = n ? predictions[0].logits.size() : 0;
   json outputs = json::array();
   auto wanted = [&](const char* name) {
-    return request.outputs.empty() || std::find(request.outputs.begin(), request.outputs.end(), name) != request.outputs.end();
+    return request.outputs.empty() ||
+           std::find(request.outputs.begin(), request.outputs.end(), name) != request.outputs.end();
   };
   auto fp32 = [&](const char* name, bool logits) {
     json data = json::array();
@@ -149,8 +152,9 @@ std::shared_ptr<LoadedModel> Router::v2_model(const RouteMatch& m) const {
 }
 
 void Router::v2_server_metadata(const Ex& ex, const RouteMatch&) {
-  ex->reply(make_response(ex->request, 200,
-                          json{{"name", "roberta.cpp"}, {"version", version_string}, {"extensions", json::array()}}.dump()));
+  ex->reply(
+      make_response(ex->request, 200,
+                    json{{"name", "roberta.cpp"}, {"version", version_string}, {"extensions", json::array()}}.dump()));
 }
 
 void Router::v2_live(const Ex& ex, const RouteMatch&) {
@@ -171,11 +175,13 @@ void Router::v2_model_metadata(const Ex& ex, const RouteMatch& m) {
       {"name", model->name},
       {"versions", versions},
       {"platform", "roberta.cpp"},
-      {"inputs", {{{"name", "text"}, {"datatype", "BYTES"}, {"shape", {-1}}},
-                  {{"name", "text_pair"}, {"datatype", "BYTES"}, {"shape", {-1}}}}},
-      {"outputs", {{{"name", "logits"}, {"datatype", "FP32"}, {"shape", {-1, labels}}},
-                   {{"name", "probabilities"}, {"datatype", "FP32"}, {"shape", {-1, labels}}},
-                   {{"name", "labels"}, {"datatype", "BYTES"}, {"shape", {-1}}}}},
+      {"inputs",
+       {{{"name", "text"}, {"datatype", "BYTES"}, {"shape", {-1}}},
+        {{"name", "text_pair"}, {"datatype", "BYTES"}, {"shape", {-1}}}}},
+      {"outputs",
+       {{{"name", "logits"}, {"datatype", "FP32"}, {"shape", {-1, labels}}},
+        {{"name", "probabilities"}, {"datatype", "FP32"}, {"shape", {-1, labels}}},
+        {{"name", "labels"}, {"datatype", "BYTES"}, {"shape", {-1}}}}},
   };
   ex->reply(make_response(ex->request, 200, meta.dump(-1, ' ', false, json::error_handler_t::replace)));
 }

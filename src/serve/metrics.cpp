@@ -9,10 +9,14 @@ std::string prometheus_escape(const std::string& value) {
   std::string out;
   out.reserve(value.size());
   for (char c : value) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -94,8 +98,10 @@ void render_family(std::ostringstream& out, const std::string& name, const std::
     for (size_t i = 0; i < h.counts.size(); ++i) {
       cumulative += h.counts[i];
       out << name << "_bucket{" << labels << ",le=\"";
-      if (i < h.bounds.size()) out << h.bounds[i];
-      else out << "+Inf";
+      if (i < h.bounds.size())
+        out << h.bounds[i];
+      else
+        out << "+Inf";
       out << "\"} " << cumulative << '\n';
     }
     out << name << "_sum{" << labels << "} " << h.sum << '\n';

@@ -36,14 +36,13 @@ class Metrics {
     void observe(double v);
   };
   using Labels = std::string;  // already rendered: route="/ping",status="200"
-  Histogram& histogram(std::map<Labels, Histogram>& family, const Labels& labels,
-                       const std::vector<double>& bounds);
+  Histogram& histogram(std::map<Labels, Histogram>& family, const Labels& labels, const std::vector<double>& bounds);
 
   mutable std::mutex mu_;
   std::vector<double> latency_bounds_, batch_bounds_, token_bounds_;
   std::map<Labels, uint64_t> requests_;
-  std::map<Labels, Histogram> request_seconds_, queue_seconds_, tokenize_seconds_, inference_seconds_,
-      batch_rows_, batch_tokens_;
+  std::map<Labels, Histogram> request_seconds_, queue_seconds_, tokenize_seconds_, inference_seconds_, batch_rows_,
+      batch_tokens_;
   std::map<Labels, double> queue_depth_, load_seconds_;
   int64_t connections_ = 0;
 };

@@ -104,7 +104,8 @@ fs::path ModelRegistry::resolve_url(const std::string& url) const {
                         Errc::unsupported);
       for (const auto& pattern : defaults_.allowed_urls)
         if (std::regex_match(url, std::regex(pattern))) return fetch_path(defaults_.work_dir, url);
-      throw HttpError(403, "Forbidden", "model url '" + url + "' matches none of --allowed-urls", Errc::invalid_argument);
+      throw HttpError(403, "Forbidden", "model url '" + url + "' matches none of --allowed-urls",
+                      Errc::invalid_argument);
     }
     if (s != "file")
       throw HttpError(400, "BadRequest",
@@ -117,13 +118,15 @@ fs::path ModelRegistry::resolve_url(const std::string& url) const {
                     Errc::invalid_argument);
   std::error_code ec;
   const fs::path store = fs::canonical(defaults_.model_store, ec);
-  if (ec) throw HttpError(500, "InternalServerError", "model store '" + defaults_.model_store.string() + "' is unreadable");
+  if (ec)
+    throw HttpError(500, "InternalServerError", "model store '" + defaults_.model_store.string() + "' is unreadable");
   fs::path p = fs::path(path);
   if (p.is_relative()) p = store / p;
   // canonical() resolves "..", "." and every symlink, so the prefix test below sees where
   // the path really leads.
   const fs::path real = fs::canonical(p, ec);
-  if (ec) throw HttpError(404, "ModelNotFound", "model url '" + url + "' does not exist in the model store", Errc::not_found);
+  if (ec)
+    throw HttpError(404, "ModelNotFound", "model url '" + url + "' does not exist in the model store", Errc::not_found);
   auto [s_end, r_it] = std::mismatch(store.begin(), store.end(), real.begin(), real.end());
   if (s_end != store.end() || real == store)
     throw HttpError(403, "Forbidden", "model url '" + url + "' is outside the model store", Errc::invalid_argument);
@@ -244,10 +247,9 @@ void ModelRegistry::finish_load(const ModelSpec& spec, std::shared_ptr<LoadedMod
     if (model) {
       Versions& v = models_[model->name];
       if (v.by_version.count(model->version)) {
-        error = std::make_exception_ptr(HttpError(409, "Conflict",
-                                                  "model '" + model->name + "' version " + model->version +
-                                                      " is already registered",
-                                                  Errc::invalid_argument));
+        error = std::make_exception_ptr(HttpError(
+            409, "Conflict", "model '" + model->name + "' version " + model->version + " is already registered",
+            Errc::invalid_argument));
         model.reset();
         if (v.by_version.empty()) models_.erase(spec.name);
       } else {
@@ -284,8 +286,10 @@ std::shared_ptr<LoadedModel> ModelRegistry::load(ModelSpec spec) {
   std::promise<std::shared_ptr<LoadedModel>> promise;
   auto future = promise.get_future();
   load_async(std::move(spec), [&promise](std::shared_ptr<LoadedModel> model, std::exception_ptr error) {
-    if (error) promise.set_exception(error);
-    else promise.set_value(std::move(model));
+    if (error)
+      promise.set_exception(error);
+    else
+      promise.set_value(std::move(model));
   });
   return future.get();
 }
@@ -328,8 +332,10 @@ void ModelRegistry::unload(const std::string& name, const std::string& version) 
     } else {
       removed.push_back(v.by_version[version]);
       v.by_version.erase(version);
-      if (v.by_version.empty()) models_.erase(it);
-      else if (v.default_version == version) v.default_version = v.by_version.rbegin()->first;
+      if (v.by_version.empty())
+        models_.erase(it);
+      else if (v.default_version == version)
+        v.default_version = v.by_version.rbegin()->first;
     }
     if (!models_.count(name)) std::erase(order_, name);
   }
@@ -353,7 +359,8 @@ void ModelRegistry::scale(const std::string& name, const std::string& version, i
   if (workers < 0 || workers > 64 || max_workers > 64) throw HttpError(400, "BadRequest", "workers must be in 0..64");
   std::lock_guard lock(mu_);
   auto it = models_.find(name);
-  if (it == models_.end()) throw HttpError(404, "ModelNotFound", "model '" + name + "' is not registered", Errc::not_found);
+  if (it == models_.end())
+    throw HttpError(404, "ModelNotFound", "model '" + name + "' is not registered", Errc::not_found);
   for (auto& [ver, m] : it->second.by_version)
     if (version.empty() || ver == version) {
       m->workers = workers;

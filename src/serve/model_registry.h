@@ -33,23 +33,23 @@ struct LoadedModel {
   std::shared_ptr<const InferenceBackend> backend;
   std::shared_ptr<ModelQueue> queue;
   BatchLimits limits;
-  int max_length = 0;   // what requests are truncated to
+  int max_length = 0;  // what requests are truncated to
   double load_seconds = 0;
   // TorchServe's scale-workers. 0 stops the model from serving (503, as TorchServe); more
   // than 1 is recorded only: every model shares the inference thread(s) sized to the cores,
   // and extra workers would only oversubscribe them (docs/serving.md).
   std::atomic<int> workers{1};
-  std::atomic<int> max_workers{1};   // TorchServe's max_worker (reported; workers is what runs)
-  int response_timeout_s = 0;        // TorchServe's response_timeout; 0: the server's --request-timeout
+  std::atomic<int> max_workers{1};  // TorchServe's max_worker (reported; workers is what runs)
+  int response_timeout_s = 0;       // TorchServe's response_timeout; 0: the server's --request-timeout
   std::filesystem::path extracted;  // a package's unpacked copy, removed with the model
   ~LoadedModel();
 };
 
 struct ModelSpec {
-  std::string name, version;  // version "" -> the package's, else "1.0"
-  std::filesystem::path path; // checkpoint folder or model.tar.gz
-  std::string url;            // as the user gave it (for listings)
-  int max_batch_size = 0;     // 0/-1: the package's settings, else the server defaults
+  std::string name, version;   // version "" -> the package's, else "1.0"
+  std::filesystem::path path;  // checkpoint folder or model.tar.gz
+  std::string url;             // as the user gave it (for listings)
+  int max_batch_size = 0;      // 0/-1: the package's settings, else the server defaults
   int max_batch_delay_ms = -1;
   int initial_workers = -1;    // TorchServe's initial_workers; -1: 1
   int response_timeout_s = 0;  // TorchServe's response_timeout (seconds); 0: the server's
@@ -92,9 +92,9 @@ class ModelRegistry {
     std::shared_ptr<LoadedModel> model;
     bool is_default = false;
   };
-  std::vector<Entry> list() const;                              // every version, by name
-  std::vector<Entry> versions(const std::string& name) const;   // empty when unknown
-  int loading() const;  // loads in progress
+  std::vector<Entry> list() const;                             // every version, by name
+  std::vector<Entry> versions(const std::string& name) const;  // empty when unknown
+  int loading() const;                                         // loads in progress
 
   // url -> a path inside the model store; HttpError 400/403/404 otherwise.
   std::filesystem::path resolve_url(const std::string& url) const;
@@ -119,8 +119,8 @@ class ModelRegistry {
     std::string default_version;
   };
   std::map<std::string, Versions> models_;
-  std::vector<std::string> order_;           // names in load order (for primary())
-  std::map<std::string, int> in_progress_;   // "name/version" being loaded
+  std::vector<std::string> order_;          // names in load order (for primary())
+  std::map<std::string, int> in_progress_;  // "name/version" being loaded
   int loading_ = 0;
 
   bool stopping_ = false;

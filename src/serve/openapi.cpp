@@ -31,19 +31,23 @@ json schemas() {
         {"properties",
          {{"error", str},
           {"error_type",
-           {{"type", "string"}, {"enum", {"unhealthy", "backend", "overloaded", "validation", "tokenizer", "empty"}}}}}}}},
+           {{"type", "string"},
+            {"enum", {"unhealthy", "backend", "overloaded", "validation", "tokenizer", "empty"}}}}}}}},
       {"ErrorKServe", {{"type", "object"}, {"properties", {{"error", str}}}}},
       {"InvocationRequest",
-       {{"description", "JSON {\"inputs\": text | [text] | {\"text\", \"text_pair\"}, \"parameters\"?}, text/plain "
-                        "(one text) or text/csv (one text per row)"},
+       {{"description",
+         "JSON {\"inputs\": text | [text] | {\"text\", \"text_pair\"}, \"parameters\"?}, text/plain "
+         "(one text) or text/csv (one text per row)"},
         {"type", "object"},
         {"properties", {{"inputs", json::object()}, {"parameters", {{"type", "object"}}}}}}},
-      {"InvocationResponse", {{"type", "array"}, {"items", {{"oneOf", {scored, {{"type", "array"}, {"items", scored}}}}}}}},
+      {"InvocationResponse",
+       {{"type", "array"}, {"items", {{"oneOf", {scored, {{"type", "array"}, {"items", scored}}}}}}}},
       {"ModelRef", {{"type", "object"}, {"properties", {{"modelName", str}, {"modelUrl", str}}}}},
       {"ModelList",
        {{"type", "object"},
         {"properties", {{"models", {{"type", "array"}, {"items", ref("ModelRef")}}}, {"nextPageToken", str}}}}},
-      {"LoadModelRequest", {{"type", "object"}, {"required", {"model_name", "url"}}, {"properties", {{"model_name", str}, {"url", str}}}}},
+      {"LoadModelRequest",
+       {{"type", "object"}, {"required", {"model_name", "url"}}, {"properties", {{"model_name", str}, {"url", str}}}}},
       {"ModelDescriptions", {{"type", "array"}, {"items", {{"type", "object"}}}}},
       {"TeiPredictRequest",
        {{"type", "object"},
@@ -56,28 +60,38 @@ json schemas() {
           {"truncation_direction", {{"type", "string"}, {"enum", {"Left", "Right"}}}},
           {"raw_scores", {{"type", "boolean"}}}}}}},
       {"TeiPredictResponse",
-       {{"oneOf", {{{"type", "array"}, {"items", scored}}, {{"type", "array"}, {"items", {{"type", "array"}, {"items", scored}}}}}}}},
+       {{"oneOf",
+         {{{"type", "array"}, {"items", scored}},
+          {{"type", "array"}, {"items", {{"type", "array"}, {"items", scored}}}}}}}},
       {"TeiTokenizeRequest",
        {{"type", "object"},
         {"properties", {{"inputs", {{"oneOf", {str, strings}}}}, {"add_special_tokens", {{"type", "boolean"}}}}}}},
       {"TeiTokenizeResponse", {{"type", "array"}, {"items", {{"type", "array"}, {"items", {{"type", "object"}}}}}}},
       {"TeiDecodeRequest",
-       {{"type", "object"},
-        {"properties", {{"ids", json::object()}, {"skip_special_tokens", {{"type", "boolean"}}}}}}},
+       {{"type", "object"}, {"properties", {{"ids", json::object()}, {"skip_special_tokens", {{"type", "boolean"}}}}}}},
       {"TeiDecodeResponse", strings},
       {"TeiInfo", {{"type", "object"}}},
-      {"V2ServerMetadata", {{"type", "object"}, {"properties", {{"name", str}, {"version", str}, {"extensions", strings}}}}},
+      {"V2ServerMetadata",
+       {{"type", "object"}, {"properties", {{"name", str}, {"version", str}, {"extensions", strings}}}}},
       {"V2Live", {{"type", "object"}, {"properties", {{"live", {{"type", "boolean"}}}}}}},
       {"V2Ready", {{"type", "object"}, {"properties", {{"ready", {{"type", "boolean"}}}}}}},
       {"V2ModelReady", {{"type", "object"}, {"properties", {{"name", str}, {"ready", {{"type", "boolean"}}}}}}},
-      {"V2ModelMetadata", {{"type", "object"}, {"properties", {{"name", str}, {"versions", strings}, {"platform", str}}}}},
+      {"V2ModelMetadata",
+       {{"type", "object"}, {"properties", {{"name", str}, {"versions", strings}, {"platform", str}}}}},
       {"V2InferRequest",
        {{"type", "object"},
         {"required", {"inputs"}},
-        {"properties", {{"id", str}, {"inputs", {{"type", "array"}, {"items", {{"type", "object"}}}}}, {"outputs", {{"type", "array"}}}}}}},
+        {"properties",
+         {{"id", str},
+          {"inputs", {{"type", "array"}, {"items", {{"type", "object"}}}}},
+          {"outputs", {{"type", "array"}}}}}}},
       {"V2InferResponse",
        {{"type", "object"},
-        {"properties", {{"model_name", str}, {"model_version", str}, {"id", str}, {"outputs", {{"type", "array"}, {"items", tensor_out}}}}}}},
+        {"properties",
+         {{"model_name", str},
+          {"model_version", str},
+          {"id", str},
+          {"outputs", {{"type", "array"}, {"items", tensor_out}}}}}}},
   };
 }
 
@@ -112,27 +126,32 @@ std::string openapi_document() {
       pos = end + 1;
     }
     if (!params.empty()) op["parameters"] = params;
-    if (*r.request) op["requestBody"] = {{"required", true}, {"content", {{"application/json", {{"schema", ref(r.request)}}}}}};
+    if (*r.request)
+      op["requestBody"] = {{"required", true}, {"content", {{"application/json", {{"schema", ref(r.request)}}}}}};
     json ok = {{"description", "OK"}};
     if (*r.response) ok["content"] = {{"application/json", {{"schema", ref(r.response)}}}};
-    op["responses"] = {{"200", ok},
-                       {"default", {{"description", "Error"},
-                                    {"content", {{"application/json", {{"schema", ref(error_schema(r.style))}}}}}}}};
+    op["responses"] = {
+        {"200", ok},
+        {"default",
+         {{"description", "Error"}, {"content", {{"application/json", {{"schema", ref(error_schema(r.style))}}}}}}}};
     if (r.access != Access::open) op["security"] = json::array({{{"bearer", json::array()}}});
     // One path may be served on both ports by different routes (GET /models): the
     // management one is listed under its own x- key so neither hides the other.
     const std::string method = lower(r.method);
     json& item = paths[r.pattern];
-    if (item.contains(method)) item["x-management"][method] = op;
-    else item[method] = op;
+    if (item.contains(method))
+      item["x-management"][method] = op;
+    else
+      item[method] = op;
   }
   const json doc = {
       {"openapi", "3.0.3"},
       {"info",
        {{"title", "roberta.cpp"},
         {"version", version_string},
-        {"description", "SageMaker, TorchServe, TEI and KServe v2 APIs of `roberta serve`. Routes marked x-port "
-                        "management are on the management port (default 8081)."}}},
+        {"description",
+         "SageMaker, TorchServe, TEI and KServe v2 APIs of `roberta serve`. Routes marked x-port "
+         "management are on the management port (default 8081)."}}},
       {"paths", paths},
       {"components",
        {{"schemas", schemas()}, {"securitySchemes", {{"bearer", {{"type", "http"}, {"scheme", "bearer"}}}}}}},
@@ -154,10 +173,13 @@ void Router::docs_page(const Ex& ex, const RouteMatch&) {
   std::string html =
       "<!doctype html><html><head><meta charset=\"utf-8\"><title>roberta.cpp API</title></head><body>"
       "<h1>roberta.cpp API</h1><p>Machine-readable: <a href=\"/api-doc/openapi.json\">/api-doc/openapi.json</a></p>"
-      "<table border=\"1\" cellpadding=\"4\"><tr><th>Method</th><th>Path</th><th>Port</th><th>Protocol</th><th>What</th></tr>";
+      "<table border=\"1\" "
+      "cellpadding=\"4\"><tr><th>Method</th><th>Path</th><th>Port</th><th>Protocol</th><th>What</th></tr>";
   for (const Route& r : route_table())
     html += std::string("<tr><td>") + r.method + "</td><td><code>" + esc(r.pattern) + "</code></td><td>" +
-            (r.port == Port::inference ? "inference" : r.port == Port::management ? "management" : "both") +
+            (r.port == Port::inference    ? "inference"
+             : r.port == Port::management ? "management"
+                                          : "both") +
             "</td><td>" + esc(r.tag) + "</td><td>" + esc(r.summary) + "</td></tr>";
   html += "</table></body></html>";
   ex->reply(make_response(ex->request, 200, std::move(html), "text/html; charset=utf-8"));

@@ -42,8 +42,9 @@ ServingSettings settings_from_json(std::string_view text, const std::string& wha
     auto fv = j.find("format_version");
     RC_CHECK(fv == j.end() || fv->is_number_integer(), Errc::format, what, ": format_version must be an integer, got ",
              fv->dump());
-    const int64_t version = fv == j.end() ? 1 : fv->is_number_unsigned() && fv->get<uint64_t>() > INT64_MAX
-                                                     ? INT64_MAX : fv->get<int64_t>();
+    const int64_t version = fv == j.end()                                                 ? 1
+                            : fv->is_number_unsigned() && fv->get<uint64_t>() > INT64_MAX ? INT64_MAX
+                                                                                          : fv->get<int64_t>();
     RC_CHECK(version <= settings_format_version, Errc::format, what, ": format_version ", version,
              " is newer than this build reads (", settings_format_version,
              ")\nHINT: re-package the model with this version of `roberta package`, or upgrade roberta");
@@ -84,7 +85,7 @@ namespace {
 // Training-only state a Trainer checkpoint folder may hold; a serving package has no use
 // for it (optimizer.pt alone is twice the model).
 bool is_training_state(const std::string& name) {
-  static const char* const exact[] = {"optimizer.pt", "optimizer.bin", "scheduler.pt", "trainer_state.json",
+  static const char* const exact[] = {"optimizer.pt",      "optimizer.bin",    "scheduler.pt", "trainer_state.json",
                                       "training_args.bin", "train_state.json", "scaler.pt"};
   for (const char* e : exact)
     if (name == e) return true;
@@ -186,8 +187,6 @@ bool is_tar_gz(const fs::path& path) {
   return in.gcount() == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
 }
 
-void extract_package(const fs::path& archive, const fs::path& dest) {
-  io::extract_tar_gz(archive, dest);
-}
+void extract_package(const fs::path& archive, const fs::path& dest) { io::extract_tar_gz(archive, dest); }
 
 }  // namespace rc::serve

@@ -15,11 +15,11 @@ inline constexpr int settings_format_version = 1;
 
 struct ServingSettings {
   std::string name, version;
-  int max_length = 0;           // 0: the model's limit
-  int max_batch_size = 0;       // 0: the server's default
-  int max_batch_delay_ms = -1;  // -1: the server's default
+  int max_length = 0;               // 0: the model's limit
+  int max_batch_size = 0;           // 0: the server's default
+  int max_batch_delay_ms = -1;      // -1: the server's default
   std::vector<std::string> labels;  // informational: the model's own id2label wins
-  std::string precision;        // "" = the library default
+  std::string precision;            // "" = the library default
 };
 
 std::string settings_to_json(const ServingSettings& s);

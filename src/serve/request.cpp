@@ -100,13 +100,16 @@ void read_params(const json& obj, ParsedInputs& out) {
   if (!obj.is_object()) return;
   out.all_scores = bool_param(obj, "return_all_scores", out.all_scores);
   out.raw_scores = bool_param(obj, "raw_scores", out.raw_scores);
-  if (auto it = obj.find("truncate"); it != obj.end() && !it->is_null()) out.truncate = bool_param(obj, "truncate", true);
+  if (auto it = obj.find("truncate"); it != obj.end() && !it->is_null())
+    out.truncate = bool_param(obj, "truncate", true);
   out.add_special_tokens = bool_param(obj, "add_special_tokens", out.add_special_tokens);
   if (auto it = obj.find("top_k"); it != obj.end()) {
-    if (it->is_null()) out.all_scores = true;  // HF pipelines: top_k=None means every label
+    if (it->is_null())
+      out.all_scores = true;  // HF pipelines: top_k=None means every label
     else if (it->is_number_integer() && it->get<int64_t>() >= 1 && it->get<int64_t>() <= 100000)
       out.top_k = int(it->get<int64_t>());
-    else throw bad_request("\"top_k\" must be null or a positive integer");
+    else
+      throw bad_request("\"top_k\" must be null or a positive integer");
   }
 }
 
@@ -124,14 +127,22 @@ bool is_valid_utf8(std::string_view text) noexcept {
     }
     int len;
     unsigned char lo = 0x80, hi = 0xBF;  // Unicode Table 3-7: the second byte's range
-    if (c >= 0xC2 && c <= 0xDF) len = 2;
-    else if (c == 0xE0) len = 3, lo = 0xA0;
-    else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) len = 3;
-    else if (c == 0xED) len = 3, hi = 0x9F;  // no surrogates
-    else if (c == 0xF0) len = 4, lo = 0x90;
-    else if (c >= 0xF1 && c <= 0xF3) len = 4;
-    else if (c == 0xF4) len = 4, hi = 0x8F;  // <= U+10FFFF
-    else return false;
+    if (c >= 0xC2 && c <= 0xDF)
+      len = 2;
+    else if (c == 0xE0)
+      len = 3, lo = 0xA0;
+    else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF)
+      len = 3;
+    else if (c == 0xED)
+      len = 3, hi = 0x9F;  // no surrogates
+    else if (c == 0xF0)
+      len = 4, lo = 0x90;
+    else if (c >= 0xF1 && c <= 0xF3)
+      len = 4;
+    else if (c == 0xF4)
+      len = 4, hi = 0x8F;  // <= U+10FFFF
+    else
+      return false;
     if (i + size_t(len) > n) return false;
     if (s[i + 1] < lo || s[i + 1] > hi) return false;
     for (int k = 2; k < len; ++k)
@@ -202,7 +213,7 @@ ParsedInputs parse_invocation(std::string_view body, std::string_view content_ty
     if (j.is_object()) {
       auto it = j.find("inputs");
       if (it == j.end()) it = j.find("text_inputs");  // sagemaker jumpstart spelling
-      if (it == j.end() && is_pair_object(j)) {  // {"text": a, "text_pair": b} alone
+      if (it == j.end() && is_pair_object(j)) {       // {"text": a, "text_pair": b} alone
         read_inputs(j, out, true);
         return out;
       }
@@ -292,8 +303,9 @@ ParsedInputs parse_tei_predict(std::string_view body) {
   auto it = j.find("inputs");
   if (it == j.end()) throw tei_shape("missing field `inputs`");
   const json& in = *it;
-  const char* expecting = "expected a string, a pair of strings [string, string] or a batch of mixed strings and "
-                          "pairs [[string], [string, string], ...]";
+  const char* expecting =
+      "expected a string, a pair of strings [string, string] or a batch of mixed strings and "
+      "pairs [[string], [string, string], ...]";
   ParsedInputs out;
   auto add = [&](std::vector<std::string> seq) {
     if (seq.size() != 1 && seq.size() != 2)
@@ -330,9 +342,12 @@ ParsedInputs parse_tei_predict(std::string_view body) {
   if (auto t = j.find("truncate"); t != j.end() && !t->is_null()) out.truncate = flag("truncate", false);
   if (auto d = j.find("truncation_direction"); d != j.end() && !d->is_null()) {
     const std::string v = d->is_string() ? d->get<std::string>() : "";
-    if (v == "Left" || v == "left") out.side = TruncationSide::left;
-    else if (v == "Right" || v == "right") out.side = TruncationSide::right;
-    else throw tei_shape("`truncation_direction` must be \"Left\" or \"Right\"");
+    if (v == "Left" || v == "left")
+      out.side = TruncationSide::left;
+    else if (v == "Right" || v == "right")
+      out.side = TruncationSide::right;
+    else
+      throw tei_shape("`truncation_direction` must be \"Left\" or \"Right\"");
   }
   return out;
 }
@@ -382,7 +397,8 @@ ResponseFormat response_format(std::string_view accept) {
     if (t == "text/csv" || t == "text/*") return ResponseFormat::csv;
     pos = end + 1;
   }
-  throw HttpError(406, "NotAcceptable", "Accept '" + std::string(accept) + "': this server answers application/json or text/csv",
+  throw HttpError(406, "NotAcceptable",
+                  "Accept '" + std::string(accept) + "': this server answers application/json or text/csv",
                   Errc::unsupported);
 }
 
@@ -424,7 +440,7 @@ std::string render_invocation_json(const std::vector<Prediction>& predictions, c
 }
 
 std::string render_invocation_csv(const std::vector<Prediction>& predictions, const ParsedInputs& req,
-                                   const std::vector<std::string>& labels) {
+                                  const std::vector<std::string>& labels) {
   std::ostringstream out;
   out.precision(8);
   auto quoted = [](const std::string& s) {
@@ -450,7 +466,7 @@ std::string render_invocation_csv(const std::vector<Prediction>& predictions, co
 }
 
 std::string render_tei_predict(const std::vector<Prediction>& predictions, const ParsedInputs& req,
-                                   const std::vector<std::string>& labels) {
+                               const std::vector<std::string>& labels) {
   json out = json::array();
   for (const Prediction& p : predictions) {
     json list = json::array();

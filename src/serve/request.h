@@ -18,12 +18,12 @@ struct ParsedInputs {
   // Empty, or one per text: the second text of a pair (<s> a </s></s> b </s>), or none.
   std::vector<std::optional<std::string>> pairs;
   TruncationSide side = TruncationSide::right;  // TEI's truncation_direction
-  bool single = false;      // one bare text was sent (TEI answers it unwrapped)
-  bool all_scores = false;  // every label's score (return_all_scores, top_k: null)
-  int top_k = 0;            // > 0: the k best labels, best first
-  bool raw_scores = false;  // logits instead of softmax probabilities
-  std::optional<bool> truncate;  // per-request override of the server's --truncate
-  bool add_special_tokens = true;  // /tokenize
+  bool single = false;                          // one bare text was sent (TEI answers it unwrapped)
+  bool all_scores = false;                      // every label's score (return_all_scores, top_k: null)
+  int top_k = 0;                                // > 0: the k best labels, best first
+  bool raw_scores = false;                      // logits instead of softmax probabilities
+  std::optional<bool> truncate;                 // per-request override of the server's --truncate
+  bool add_special_tokens = true;               // /tokenize
 };
 
 // POST /invocations, /predictions/..., /models/{name}/invoke.
@@ -59,10 +59,10 @@ std::string render_invocation_json(const std::vector<Prediction>& predictions, c
                                    const std::vector<std::string>& labels);
 // One line per input: label,score (or label,score,label,score,... with all scores).
 std::string render_invocation_csv(const std::vector<Prediction>& predictions, const ParsedInputs& request,
-                                   const std::vector<std::string>& labels);
+                                  const std::vector<std::string>& labels);
 // TEI /predict: every label, best first; a single input answers unwrapped.
 std::string render_tei_predict(const std::vector<Prediction>& predictions, const ParsedInputs& request,
-                                   const std::vector<std::string>& labels);
+                               const std::vector<std::string>& labels);
 
 // {"code":..,"type":..,"message":..}
 std::string error_body(int status, std::string_view type, std::string_view message);

@@ -23,17 +23,28 @@ using Clock = std::chrono::steady_clock;
 
 std::string status_type(int status) {
   switch (status) {
-    case 400: return "BadRequest";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "NotFound";
-    case 405: return "MethodNotAllowed";
-    case 409: return "Conflict";
-    case 413: return "PayloadTooLarge";
-    case 429: return "TooManyRequests";
-    case 503: return "ServiceUnavailable";
-    case 504: return "GatewayTimeout";
-    default: return status >= 500 ? "InternalServerError" : "Error";
+    case 400:
+      return "BadRequest";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "NotFound";
+    case 405:
+      return "MethodNotAllowed";
+    case 409:
+      return "Conflict";
+    case 413:
+      return "PayloadTooLarge";
+    case 429:
+      return "TooManyRequests";
+    case 503:
+      return "ServiceUnavailable";
+    case 504:
+      return "GatewayTimeout";
+    default:
+      return status >= 500 ? "InternalServerError" : "Error";
   }
 }
 
@@ -102,9 +113,6 @@ HttpError method_not_allowed(const Request& req) {
                    std::string(req.method_string()) + " is not allowed on " + std::string(req.target()));
 }
 
-
-
-
 // SageMaker passes X-Amzn-SageMaker-Custom-Attributes to the container and returns the
 // container's header of the same name to the caller: echo it, so that clients that tag
 // requests (A/B test ids, trace ids) see their tag on every answer.
@@ -117,19 +125,32 @@ std::string tei_error_type(int status, const std::string& type) {
   for (const char* t : {"unhealthy", "backend", "overloaded", "validation", "tokenizer", "empty"})
     if (type == t) return type;
   switch (status) {
-    case 429: return "overloaded";
-    case 503: return "unhealthy";
-    case 400: case 404: case 405: case 406: case 413: case 415: case 422: return "validation";
-    default: return "backend";
+    case 429:
+      return "overloaded";
+    case 503:
+      return "unhealthy";
+    case 400:
+    case 404:
+    case 405:
+    case 406:
+    case 413:
+    case 415:
+    case 422:
+      return "validation";
+    default:
+      return "backend";
   }
 }
 
 std::string error_body_in(ErrorStyle style, int status, const std::string& type, const std::string& message) {
   const auto replace = json::error_handler_t::replace;  // messages may quote request bytes
   switch (style) {
-    case ErrorStyle::tei: return json{{"error", message}, {"error_type", tei_error_type(status, type)}}.dump(-1, ' ', false, replace);
-    case ErrorStyle::kserve: return json{{"error", message}}.dump(-1, ' ', false, replace);
-    default: return error_body(status, type, message);
+    case ErrorStyle::tei:
+      return json{{"error", message}, {"error_type", tei_error_type(status, type)}}.dump(-1, ' ', false, replace);
+    case ErrorStyle::kserve:
+      return json{{"error", message}}.dump(-1, ' ', false, replace);
+    default:
+      return error_body(status, type, message);
   }
 }
 
@@ -162,44 +183,75 @@ const std::vector<Route>& route_table() {
   constexpr Access O = Access::open, N = Access::inference, A = Access::admin;
   constexpr ErrorStyle TS = ErrorStyle::torchserve, TEI = ErrorStyle::tei, KS = ErrorStyle::kserve;
   static const std::vector<Route> table = {
-      {"GET", "/ping", B, O, TS, "SageMaker", "Health: 200 once the startup models are loaded, 503 before", "", "", "Status", &R::ping},
+      {"GET", "/ping", B, O, TS, "SageMaker", "Health: 200 once the startup models are loaded, 503 before", "", "",
+       "Status", &R::ping},
       {"GET", "/metrics", B, O, TS, "Metrics", "Prometheus metrics (text format 0.0.4)", "", "", "", &R::metrics},
       {"GET", "/api-doc/openapi.json", B, O, TS, "OpenAPI", "This document", "", "", "", &R::openapi},
-      {"GET", "/docs", B, O, TS, "OpenAPI", "The routes as an HTML page (no scripts, no CDN)", "", "", "", &R::docs_page},
-      {"POST", "/invocations", I, N, TS, "SageMaker", "Classify with the primary model (or X-Amzn-SageMaker-Target-Model)", "", "InvocationRequest", "InvocationResponse", &R::invocations},
-      {"GET", "/models", I, N, TS, "SageMaker", "Multi-model: list loaded models, paginated", "next_page_token,limit", "", "ModelList", &R::sm_list_models},
-      {"POST", "/models", I, A, TS, "SageMaker", "Multi-model: load a model from the model store", "", "LoadModelRequest", "Status", &R::sm_load_model},
+      {"GET", "/docs", B, O, TS, "OpenAPI", "The routes as an HTML page (no scripts, no CDN)", "", "", "",
+       &R::docs_page},
+      {"POST", "/invocations", I, N, TS, "SageMaker",
+       "Classify with the primary model (or X-Amzn-SageMaker-Target-Model)", "", "InvocationRequest",
+       "InvocationResponse", &R::invocations},
+      {"GET", "/models", I, N, TS, "SageMaker", "Multi-model: list loaded models, paginated", "next_page_token,limit",
+       "", "ModelList", &R::sm_list_models},
+      {"POST", "/models", I, A, TS, "SageMaker", "Multi-model: load a model from the model store", "",
+       "LoadModelRequest", "Status", &R::sm_load_model},
       {"GET", "/models/{name}", I, N, TS, "SageMaker", "Multi-model: one model", "", "", "ModelRef", &R::sm_get_model},
       {"DELETE", "/models/{name}", I, A, TS, "SageMaker", "Multi-model: unload", "", "", "Status", &R::sm_unload_model},
-      {"POST", "/models/{name}/invoke", I, N, TS, "SageMaker", "Multi-model: classify with one model", "", "InvocationRequest", "InvocationResponse", &R::sm_invoke_model},
-      {"POST", "/predictions/{model}", I, N, TS, "TorchServe inference", "Classify with the model's default version", "", "InvocationRequest", "InvocationResponse", &R::predictions},
-      {"PUT", "/predictions/{model}", I, N, TS, "TorchServe inference", "Same as POST", "", "InvocationRequest", "InvocationResponse", &R::predictions},
-      {"POST", "/predictions/{model}/{version}", I, N, TS, "TorchServe inference", "Classify with one version", "", "InvocationRequest", "InvocationResponse", &R::predictions},
-      {"PUT", "/predictions/{model}/{version}", I, N, TS, "TorchServe inference", "Same as POST", "", "InvocationRequest", "InvocationResponse", &R::predictions},
-      {"POST", "/predict", I, N, TEI, "TEI", "Classify texts and text pairs (every label, best first)", "", "TeiPredictRequest", "TeiPredictResponse", &R::tei_predict},
-      {"POST", "/tokenize", I, N, TEI, "TEI", "Token ids and texts", "", "TeiTokenizeRequest", "TeiTokenizeResponse", &R::tei_tokenize},
-      {"POST", "/decode", I, N, TEI, "TEI", "Ids back to text", "", "TeiDecodeRequest", "TeiDecodeResponse", &R::tei_decode},
+      {"POST", "/models/{name}/invoke", I, N, TS, "SageMaker", "Multi-model: classify with one model", "",
+       "InvocationRequest", "InvocationResponse", &R::sm_invoke_model},
+      {"POST", "/predictions/{model}", I, N, TS, "TorchServe inference", "Classify with the model's default version",
+       "", "InvocationRequest", "InvocationResponse", &R::predictions},
+      {"PUT", "/predictions/{model}", I, N, TS, "TorchServe inference", "Same as POST", "", "InvocationRequest",
+       "InvocationResponse", &R::predictions},
+      {"POST", "/predictions/{model}/{version}", I, N, TS, "TorchServe inference", "Classify with one version", "",
+       "InvocationRequest", "InvocationResponse", &R::predictions},
+      {"PUT", "/predictions/{model}/{version}", I, N, TS, "TorchServe inference", "Same as POST", "",
+       "InvocationRequest", "InvocationResponse", &R::predictions},
+      {"POST", "/predict", I, N, TEI, "TEI", "Classify texts and text pairs (every label, best first)", "",
+       "TeiPredictRequest", "TeiPredictResponse", &R::tei_predict},
+      {"POST", "/tokenize", I, N, TEI, "TEI", "Token ids and texts", "", "TeiTokenizeRequest", "TeiTokenizeResponse",
+       &R::tei_tokenize},
+      {"POST", "/decode", I, N, TEI, "TEI", "Ids back to text", "", "TeiDecodeRequest", "TeiDecodeResponse",
+       &R::tei_decode},
       {"GET", "/info", I, N, TEI, "TEI", "Served model and router limits", "", "", "TeiInfo", &R::tei_info},
       {"GET", "/health", I, O, TEI, "TEI", "200 (empty body) when healthy, 503 otherwise", "", "", "", &R::tei_health},
       {"GET", "/v2", I, N, KS, "KServe v2", "Server metadata", "", "", "V2ServerMetadata", &R::v2_server_metadata},
       {"GET", "/v2/health/live", I, O, KS, "KServe v2", "Liveness", "", "", "V2Live", &R::v2_live},
-      {"GET", "/v2/health/ready", I, O, KS, "KServe v2", "Readiness (503 while loading)", "", "", "V2Ready", &R::v2_ready},
-      {"GET", "/v2/models/{model}", I, N, KS, "KServe v2", "Model metadata", "", "", "V2ModelMetadata", &R::v2_model_metadata},
-      {"GET", "/v2/models/{model}/versions/{version}", I, N, KS, "KServe v2", "Model metadata of one version", "", "", "V2ModelMetadata", &R::v2_model_metadata},
-      {"GET", "/v2/models/{model}/ready", I, N, KS, "KServe v2", "Model readiness", "", "", "V2ModelReady", &R::v2_model_ready},
-      {"GET", "/v2/models/{model}/versions/{version}/ready", I, N, KS, "KServe v2", "Readiness of one version", "", "", "V2ModelReady", &R::v2_model_ready},
-      {"POST", "/v2/models/{model}/infer", I, N, KS, "KServe v2", "Inference: BYTES texts in, FP32 logits/probabilities and BYTES labels out", "", "V2InferRequest", "V2InferResponse", &R::v2_infer},
-      {"POST", "/v2/models/{model}/versions/{version}/infer", I, N, KS, "KServe v2", "Inference with one version", "", "V2InferRequest", "V2InferResponse", &R::v2_infer},
-      {"GET", "/models", M, A, TS, "TorchServe management", "List models, paginated", "limit,next_page_token", "", "ModelList", &R::ts_list_models},
+      {"GET", "/v2/health/ready", I, O, KS, "KServe v2", "Readiness (503 while loading)", "", "", "V2Ready",
+       &R::v2_ready},
+      {"GET", "/v2/models/{model}", I, N, KS, "KServe v2", "Model metadata", "", "", "V2ModelMetadata",
+       &R::v2_model_metadata},
+      {"GET", "/v2/models/{model}/versions/{version}", I, N, KS, "KServe v2", "Model metadata of one version", "", "",
+       "V2ModelMetadata", &R::v2_model_metadata},
+      {"GET", "/v2/models/{model}/ready", I, N, KS, "KServe v2", "Model readiness", "", "", "V2ModelReady",
+       &R::v2_model_ready},
+      {"GET", "/v2/models/{model}/versions/{version}/ready", I, N, KS, "KServe v2", "Readiness of one version", "", "",
+       "V2ModelReady", &R::v2_model_ready},
+      {"POST", "/v2/models/{model}/infer", I, N, KS, "KServe v2",
+       "Inference: BYTES texts in, FP32 logits/probabilities and BYTES labels out", "", "V2InferRequest",
+       "V2InferResponse", &R::v2_infer},
+      {"POST", "/v2/models/{model}/versions/{version}/infer", I, N, KS, "KServe v2", "Inference with one version", "",
+       "V2InferRequest", "V2InferResponse", &R::v2_infer},
+      {"GET", "/models", M, A, TS, "TorchServe management", "List models, paginated", "limit,next_page_token", "",
+       "ModelList", &R::ts_list_models},
       {"POST", "/models", M, A, TS, "TorchServe management", "Register a model from the model store",
-       "url,model_name,model_version,initial_workers,synchronous,response_timeout,batch_size,max_batch_delay", "", "Status", &R::ts_register_model},
-      {"GET", "/models/{name}", M, A, TS, "TorchServe management", "Describe the default version", "", "", "ModelDescriptions", &R::ts_describe_model},
-      {"GET", "/models/{name}/{version}", M, A, TS, "TorchServe management", "Describe one version, or all", "", "", "ModelDescriptions", &R::ts_describe_model},
-      {"DELETE", "/models/{name}", M, A, TS, "TorchServe management", "Unregister every version", "", "", "Status", &R::ts_unregister_model},
-      {"DELETE", "/models/{name}/{version}", M, A, TS, "TorchServe management", "Unregister one version", "", "", "Status", &R::ts_unregister_model},
-      {"PUT", "/models/{name}", M, A, TS, "TorchServe management", "Scale workers (batches of this model run at once)", "min_worker,max_worker,synchronous", "", "Status", &R::ts_scale_workers},
-      {"PUT", "/models/{name}/{version}", M, A, TS, "TorchServe management", "Scale workers of one version", "min_worker,max_worker,synchronous", "", "Status", &R::ts_scale_workers},
-      {"PUT", "/models/{name}/{version}/set-default", M, A, TS, "TorchServe management", "Make a version the default", "", "", "Status", &R::ts_set_default},
+       "url,model_name,model_version,initial_workers,synchronous,response_timeout,batch_size,max_batch_delay", "",
+       "Status", &R::ts_register_model},
+      {"GET", "/models/{name}", M, A, TS, "TorchServe management", "Describe the default version", "", "",
+       "ModelDescriptions", &R::ts_describe_model},
+      {"GET", "/models/{name}/{version}", M, A, TS, "TorchServe management", "Describe one version, or all", "", "",
+       "ModelDescriptions", &R::ts_describe_model},
+      {"DELETE", "/models/{name}", M, A, TS, "TorchServe management", "Unregister every version", "", "", "Status",
+       &R::ts_unregister_model},
+      {"DELETE", "/models/{name}/{version}", M, A, TS, "TorchServe management", "Unregister one version", "", "",
+       "Status", &R::ts_unregister_model},
+      {"PUT", "/models/{name}", M, A, TS, "TorchServe management", "Scale workers (batches of this model run at once)",
+       "min_worker,max_worker,synchronous", "", "Status", &R::ts_scale_workers},
+      {"PUT", "/models/{name}/{version}", M, A, TS, "TorchServe management", "Scale workers of one version",
+       "min_worker,max_worker,synchronous", "", "Status", &R::ts_scale_workers},
+      {"PUT", "/models/{name}/{version}/set-default", M, A, TS, "TorchServe management", "Make a version the default",
+       "", "", "Status", &R::ts_set_default},
   };
   return table;
 }
@@ -240,11 +292,21 @@ Response error_response(const Request& req, std::exception_ptr error, ErrorStyle
   } catch (const Error& e) {
     switch (e.errc()) {
       case Errc::invalid_argument:
-      case Errc::format: status = 400; break;
-      case Errc::not_found: status = 404; break;
-      case Errc::unsupported: status = 400; break;
-      case Errc::resource_exhausted: status = 507; type = "InsufficientStorage"; break;
-      default: status = 500;
+      case Errc::format:
+        status = 400;
+        break;
+      case Errc::not_found:
+        status = 404;
+        break;
+      case Errc::unsupported:
+        status = 400;
+        break;
+      case Errc::resource_exhausted:
+        status = 507;
+        type = "InsufficientStorage";
+        break;
+      default:
+        status = 500;
     }
     message = e.what();
     if (!e.hint().empty()) message += " (hint: " + e.hint() + ")";
@@ -308,8 +370,9 @@ void Router::dispatch(const std::shared_ptr<Exchange>& ex) {
       ex->style = path_match->style;
       throw method_not_allowed(req);
     }
-    throw HttpError(404, "NotFound", std::string("no ") + (ex->management ? "management " : "") + "route for " +
-                                         std::string(req.method_string()) + " " + std::string(req.target()));
+    throw HttpError(404, "NotFound",
+                    std::string("no ") + (ex->management ? "management " : "") + "route for " +
+                        std::string(req.method_string()) + " " + std::string(req.target()));
   }
   match.route = best;
   ex->route = best->pattern;
@@ -419,21 +482,21 @@ void Router::sm_invoke_model(const Ex& ex, const RouteMatch& m) {
 
 void Router::register_model(const std::shared_ptr<Exchange>& ex, ModelSpec spec, bool torchserve) {
   const std::string name = spec.name;
-  registry_.load_async(std::move(spec), [ex, torchserve, name](std::shared_ptr<LoadedModel> model,
-                                                               std::exception_ptr error) {
-    if (error) {
-      ex->reply(error_response(ex->request, error, ex->style));
-      return;
-    }
-    const int workers = model->workers.load();
-    std::string status = "Model \"" + model->name + "\" loaded";
-    if (torchserve) {
-      status = "Model \"" + model->name + "\" Version: " + model->version + " registered with " +
-               std::to_string(workers) + " initial workers";
-      if (workers == 0) status += ". Use scale workers API to add workers for the model.";
-    }
-    ex->reply(make_response(ex->request, 200, json{{"status", status}}.dump()));
-  });
+  registry_.load_async(std::move(spec),
+                       [ex, torchserve, name](std::shared_ptr<LoadedModel> model, std::exception_ptr error) {
+                         if (error) {
+                           ex->reply(error_response(ex->request, error, ex->style));
+                           return;
+                         }
+                         const int workers = model->workers.load();
+                         std::string status = "Model \"" + model->name + "\" loaded";
+                         if (torchserve) {
+                           status = "Model \"" + model->name + "\" Version: " + model->version + " registered with " +
+                                    std::to_string(workers) + " initial workers";
+                           if (workers == 0) status += ". Use scale workers API to add workers for the model.";
+                         }
+                         ex->reply(make_response(ex->request, 200, json{{"status", status}}.dump()));
+                       });
 }
 
 std::vector<std::vector<int32_t>> Router::tokenize_inputs(const ParsedInputs& in, const LoadedModel& model) const {

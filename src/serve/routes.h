@@ -40,7 +40,7 @@ class Exchange {
  public:
   using Clock = std::chrono::steady_clock;
   Request request;
-  bool management = false;   // arrived on the management port
+  bool management = false;  // arrived on the management port
   ErrorStyle style = ErrorStyle::torchserve;
   std::string route = "unmatched";  // route pattern, for metrics
   Clock::time_point start = Clock::now();
@@ -54,12 +54,12 @@ class Exchange {
 };
 
 struct RouterConfig {
-  std::string auth_token;       // bearer token; empty = none
+  std::string auth_token;                     // bearer token; empty = none
   bool require_auth_inference_admin = false;  // token on the inference port's POST/DELETE /models
-  bool truncate = true;         // long texts: truncate (true) or 413
-  std::function<bool()> ready;  // /ping: startup models loaded
-  int max_client_batch_size = 32;  // TEI's --max-client-batch-size: inputs per /predict, /tokenize, /decode
-  int max_concurrent_requests = 512;  // reported by TEI's /info
+  bool truncate = true;                       // long texts: truncate (true) or 413
+  std::function<bool()> ready;                // /ping: startup models loaded
+  int max_client_batch_size = 32;             // TEI's --max-client-batch-size: inputs per /predict, /tokenize, /decode
+  int max_concurrent_requests = 512;          // reported by TEI's /info
 };
 
 // One served route. The pattern's {name} segments match any one path segment.
@@ -75,11 +75,11 @@ struct Route {
   Port port;
   Access access;
   ErrorStyle style;
-  const char* tag;      // OpenAPI tag: the protocol it belongs to
+  const char* tag;  // OpenAPI tag: the protocol it belongs to
   const char* summary;
-  const char* query;    // OpenAPI: comma-separated query parameters, "" for none
-  const char* request;  // OpenAPI: request body schema in components, "" for none
-  const char* response; // OpenAPI: 200 body schema in components, "" for an untyped one
+  const char* query;     // OpenAPI: comma-separated query parameters, "" for none
+  const char* request;   // OpenAPI: request body schema in components, "" for none
+  const char* response;  // OpenAPI: 200 body schema in components, "" for an untyped one
   void (Router::*handler)(const std::shared_ptr<Exchange>&, const RouteMatch&);
 };
 struct RouteMatch {
@@ -156,8 +156,7 @@ class Router {
 };
 
 // Builds a response with the JSON body and the request's HTTP version / keep-alive.
-Response make_response(const Request& req, int status, std::string body,
-                       const char* content_type = "application/json");
+Response make_response(const Request& req, int status, std::string body, const char* content_type = "application/json");
 // The one mapping from an error to its status and body in the route's style.
 Response error_response(const Request& req, std::exception_ptr error, ErrorStyle style = ErrorStyle::torchserve);
 

@@ -36,8 +36,8 @@ void Router::tei_tokenize(const Ex& ex, const RouteMatch&) {
   // Bounded like predictions (serve/tokenize_answer.h).
   check_rows_fit_queue(in.texts.size(), model->limits.queue_size, model->name);
   const TokenizeBudget budget(in.texts.size(), model->limits.queue_size);
-  ex->reply(make_response(req, 200,
-                          render_tokenize(*model->backend, in.texts, in.add_special_tokens, truncate ? model->max_length : 0)));
+  ex->reply(make_response(
+      req, 200, render_tokenize(*model->backend, in.texts, in.add_special_tokens, truncate ? model->max_length : 0)));
 }
 
 void Router::tei_decode(const Ex& ex, const RouteMatch&) {
@@ -81,8 +81,7 @@ void Router::tei_info(const Ex& ex, const RouteMatch&) {
 }
 
 void Router::tei_health(const Ex& ex, const RouteMatch&) {
-  if ((config_.ready && !config_.ready()) || !registry_.primary())
-    throw HttpError(503, "unhealthy", "unhealthy");
+  if ((config_.ready && !config_.ready()) || !registry_.primary()) throw HttpError(503, "unhealthy", "unhealthy");
   ex->reply(make_response(ex->request, 200, ""));
 }
 

@@ -67,7 +67,6 @@ void Router::ts_list_models(const Ex& ex, const RouteMatch& m) {
   ex->reply(make_response(ex->request, 200, body.dump()));
 }
 
-
 void Router::ts_register_model(const Ex& ex, const RouteMatch& m) {
   ModelSpec spec;
   spec.url = m.query_param("url");
@@ -131,8 +130,8 @@ void Router::ts_scale_workers(const Ex& ex, const RouteMatch& m) {
   if (min_worker < 0 && max_worker < 0)
     throw HttpError(400, "BadRequest", "PUT /models/{name} needs ?min_worker=N (and optionally max_worker=M)");
   if (min_worker >= 0 && max_worker >= 0 && max_worker < min_worker)
-    throw HttpError(400, "BadRequest", "max_worker " + std::to_string(max_worker) + " is below min_worker " +
-                                           std::to_string(min_worker));
+    throw HttpError(400, "BadRequest",
+                    "max_worker " + std::to_string(max_worker) + " is below min_worker " + std::to_string(min_worker));
   if (!registry_.find(name, version)) throw model_not_found(name, version);
   // TorchServe starts min_worker workers (max_worker alone sets both, as its API does when
   // min_worker is absent); each worker is one batch of this model running at a time.
@@ -140,8 +139,9 @@ void Router::ts_scale_workers(const Ex& ex, const RouteMatch& m) {
   registry_.scale(name, version, workers, std::max(workers, max_worker));
   const bool sync = bool_query(m, "synchronous").value_or(false);
   if (sync)
-    ex->reply(make_response(ex->request, 200,
-                            json{{"status", "Workers scaled to " + std::to_string(workers) + " for model: " + name}}.dump()));
+    ex->reply(
+        make_response(ex->request, 200,
+                      json{{"status", "Workers scaled to " + std::to_string(workers) + " for model: " + name}}.dump()));
   else
     ex->reply(make_response(ex->request, 202, json{{"status", "Processing worker updates..."}}.dump()));
 }

@@ -30,7 +30,10 @@ inline float f16_to_f32(uint16_t h) noexcept {
       bits = sign;
     } else {  // subnormal: renormalise
       exp = 127 - 15 + 1;
-      while (!(man & 0x400u)) { man <<= 1; --exp; }
+      while (!(man & 0x400u)) {
+        man <<= 1;
+        --exp;
+      }
       bits = sign | (exp << 23) | ((man & 0x3ffu) << 13);
     }
   } else if (exp == 31) {

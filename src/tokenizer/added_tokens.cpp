@@ -49,8 +49,10 @@ void AddedVocab::split(std::string_view text, std::vector<Segment>& out) const {
   std::vector<Segment> first;
   split_pass(raw_, text, 0, text.size(), first);
   for (const Segment& s : first) {
-    if (s.id >= 0) out.push_back(s);
-    else split_pass(normalized_, text, s.begin, s.end, out);
+    if (s.id >= 0)
+      out.push_back(s);
+    else
+      split_pass(normalized_, text, s.begin, s.end, out);
   }
 }
 

@@ -48,8 +48,7 @@ class AddedVocab {
     bool empty() const { return by_length.empty(); }
   };
   // HF AddedVocabulary::find_matches over text[begin, end).
-  void split_pass(const Pass& pass, std::string_view text, size_t begin, size_t end,
-                  std::vector<Segment>& out) const;
+  void split_pass(const Pass& pass, std::string_view text, size_t begin, size_t end, std::vector<Segment>& out) const;
 
   std::vector<AddedToken> tokens_;
   Pass raw_, normalized_;

@@ -67,7 +67,7 @@ uint64_t hash_bytes(std::string_view s) noexcept {
 }
 
 namespace {
-constexpr size_t kSlotsPerShard = 4096;           // power of two
+constexpr size_t kSlotsPerShard = 4096;              // power of two
 constexpr size_t kMaxPerShard = kSlotsPerShard / 2;  // 64 shards x 2048 = 131,072 words
 }  // namespace
 
@@ -164,8 +164,7 @@ namespace {
 constexpr int kSmallWord = 256;  // up to this many symbols: O(n^2) scan on the stack
 }
 
-void BpeModel::encode_word_uncached(std::string_view word, std::vector<int32_t>& out,
-                                    bool force_heap) const {
+void BpeModel::encode_word_uncached(std::string_view word, std::vector<int32_t>& out, bool force_heap) const {
   const auto* s = reinterpret_cast<const unsigned char*>(word.data());
   if (word.size() <= size_t(kSmallWord) && !force_heap) {
     int32_t ids[kSmallWord];

@@ -50,12 +50,8 @@ class PairMap {
     uint64_t key = kEmpty;
     Value value{};
   };
-  static uint64_t make_key(int32_t l, int32_t r) noexcept {
-    return (uint64_t(uint32_t(l)) << 32) | uint32_t(r);
-  }
-  size_t slot_of(uint64_t key) const noexcept {
-    return size_t((key * 0x9E3779B97F4A7C15ull) >> shift_);
-  }
+  static uint64_t make_key(int32_t l, int32_t r) noexcept { return (uint64_t(uint32_t(l)) << 32) | uint32_t(r); }
+  size_t slot_of(uint64_t key) const noexcept { return size_t((key * 0x9E3779B97F4A7C15ull) >> shift_); }
   std::vector<Slot> slots_{Slot{}};
   size_t mask_ = 0, size_ = 0;
   int shift_ = 63;
@@ -92,8 +88,7 @@ class BpeModel {
   void encode_word(std::string_view word, std::vector<int32_t>& out) const;
   // The same without the cache (tests, benchmarks of the merge loop). force_heap takes the
   // long-word path for any length, so tests can check both paths agree.
-  void encode_word_uncached(std::string_view word, std::vector<int32_t>& out,
-                            bool force_heap = false) const;
+  void encode_word_uncached(std::string_view word, std::vector<int32_t>& out, bool force_heap = false) const;
   size_t cache_size() const { return cache_.size(); }
 
  private:

@@ -81,16 +81,14 @@ class BpeTokenizer final : public Tokenizer {
       if (!a.content.empty()) added_first_bytes_[static_cast<unsigned char>(a.content[0])] = true;
   }
 
-  std::vector<int32_t> encode(std::string_view text, bool add_special_tokens,
-                              int max_length) const override {
-    RC_CHECK(max_length >= 0, Errc::invalid_argument, "max_length must be >= 0 (0: no limit), got ",
-             max_length);
+  std::vector<int32_t> encode(std::string_view text, bool add_special_tokens, int max_length) const override {
+    RC_CHECK(max_length >= 0, Errc::invalid_argument, "max_length must be >= 0 (0: no limit), got ", max_length);
     const size_t n_special = add_special_tokens ? prefix_.size() + suffix_.size() : 0;
     size_t budget = SIZE_MAX;
     if (max_length > 0) {
       RC_CHECK(size_t(max_length) >= n_special, Errc::invalid_argument, "max_length ", max_length,
-               " leaves no room for the ", n_special, " special tokens",
-               "\nHINT: use max_length >= ", n_special, ", or 0 for no limit");
+               " leaves no room for the ", n_special, " special tokens", "\nHINT: use max_length >= ", n_special,
+               ", or 0 for no limit");
       budget = size_t(max_length) - n_special;
     }
     std::string repaired;
@@ -209,14 +207,16 @@ class BpeTokenizer final : public Tokenizer {
 
   static void check_room(int max_length, size_t n_special) {
     RC_CHECK(size_t(max_length) >= n_special, Errc::invalid_argument, "max_length ", max_length,
-             " leaves no room for the ", n_special, " special tokens",
-             "\nHINT: use max_length >= ", n_special, ", or 0 for no limit");
+             " leaves no room for the ", n_special, " special tokens", "\nHINT: use max_length >= ", n_special,
+             ", or 0 for no limit");
   }
   // Keeps n ids: the first n (right truncation) or the last n (left).
   static void cut(std::vector<int32_t>& ids, size_t n, TruncationSide side) {
     if (ids.size() <= n) return;
-    if (side == TruncationSide::left) ids.erase(ids.begin(), ids.end() - std::ptrdiff_t(n));
-    else ids.resize(n);
+    if (side == TruncationSide::left)
+      ids.erase(ids.begin(), ids.end() - std::ptrdiff_t(n));
+    else
+      ids.resize(n);
   }
   // The ids of one text without special tokens or truncation (UTF-8 repaired first).
   std::vector<int32_t> encode_body(std::string_view text) const {
@@ -232,8 +232,8 @@ class BpeTokenizer final : public Tokenizer {
   }
 
   void check_special_id(int32_t id, const char* where) const {
-    RC_CHECK(id >= 0 && size_t(id) < tokens_.size() && tokens_[size_t(id)].present, Errc::format,
-             "tokenizer ", where, " uses id ", id, ", which is not in the vocabulary",
+    RC_CHECK(id >= 0 && size_t(id) < tokens_.size() && tokens_[size_t(id)].present, Errc::format, "tokenizer ", where,
+             " uses id ", id, ", which is not in the vocabulary",
              "\nHINT: the tokenizer files are inconsistent; re-export them with transformers");
   }
 
@@ -255,8 +255,10 @@ class BpeTokenizer final : public Tokenizer {
     added_.split(text, segments);
     for (const tk::Segment& s : segments) {
       if (out.size() >= limit) return;
-      if (s.id >= 0) out.push_back(s.id);
-      else encode_plain(text.substr(s.begin, s.end - s.begin), out, limit);
+      if (s.id >= 0)
+        out.push_back(s.id);
+      else
+        encode_plain(text.substr(s.begin, s.end - s.begin), out, limit);
     }
   }
 
@@ -291,8 +293,7 @@ class BpeTokenizer final : public Tokenizer {
 std::unique_ptr<Tokenizer> Tokenizer::from_dir(const std::filesystem::path& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  RC_CHECK(fs::is_directory(dir, ec), Errc::not_found, "tokenizer folder '", dir.string(),
-           "' does not exist",
+  RC_CHECK(fs::is_directory(dir, ec), Errc::not_found, "tokenizer folder '", dir.string(), "' does not exist",
            "\nHINT: pass the folder of a Hugging Face tokenizer (tokenizer.json, or vocab.json + "
            "merges.txt), e.g. assets/tokenizer/roberta-base");
   if (fs::exists(dir / "tokenizer.json", ec))
@@ -300,11 +301,12 @@ std::unique_ptr<Tokenizer> Tokenizer::from_dir(const std::filesystem::path& dir)
   const bool has_vocab = fs::exists(dir / "vocab.json", ec), has_merges = fs::exists(dir / "merges.txt", ec);
   RC_CHECK(has_vocab && has_merges, Errc::not_found, "tokenizer folder '", dir.string(),
            "' has no tokenizer.json and no vocab.json + merges.txt",
-           (has_vocab ? " (merges.txt is missing)" : has_merges ? " (vocab.json is missing)" : ""),
+           (has_vocab    ? " (merges.txt is missing)"
+            : has_merges ? " (vocab.json is missing)"
+                         : ""),
            "\nHINT: copy the tokenizer files of the model (tokenizer.json, or vocab.json and "
            "merges.txt) into this folder");
-  return std::make_unique<BpeTokenizer>(
-      tk::read_vocab_merges(dir / "vocab.json", dir / "merges.txt", dir));
+  return std::make_unique<BpeTokenizer>(tk::read_vocab_merges(dir / "vocab.json", dir / "merges.txt", dir));
 }
 
 std::unique_ptr<Tokenizer> Tokenizer::from_files(const std::filesystem::path& vocab_json,

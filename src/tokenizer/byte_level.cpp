@@ -28,9 +28,7 @@ constexpr Maps kMaps = make_maps();
 
 uint32_t byte_to_codepoint(uint8_t byte) noexcept { return kMaps.to_cp[byte]; }
 
-int codepoint_to_byte(uint32_t cp) noexcept {
-  return cp < kMaps.to_byte.size() ? kMaps.to_byte[cp] : -1;
-}
+int codepoint_to_byte(uint32_t cp) noexcept { return cp < kMaps.to_byte.size() ? kMaps.to_byte[cp] : -1; }
 
 std::string byte_to_token_string(uint8_t byte) {
   std::string s;

@@ -20,12 +20,17 @@ namespace rc::tokenizer {
 namespace detail {
 // Classes of the 128 ASCII characters (\t\n\v\f\r and space are whitespace).
 inline constexpr auto kAsciiClass = [] {
-  struct Table { CharClass c[128]; } t{};
+  struct Table {
+    CharClass c[128];
+  } t{};
   for (int i = 0; i < 128; ++i) {
     CharClass c = CharClass::other;
-    if ((i >= 'a' && i <= 'z') || (i >= 'A' && i <= 'Z')) c = CharClass::letter;
-    else if (i >= '0' && i <= '9') c = CharClass::number;
-    else if (i == ' ' || (i >= 9 && i <= 13)) c = CharClass::whitespace;
+    if ((i >= 'a' && i <= 'z') || (i >= 'A' && i <= 'Z'))
+      c = CharClass::letter;
+    else if (i >= '0' && i <= '9')
+      c = CharClass::number;
+    else if (i == ' ' || (i >= 9 && i <= 13))
+      c = CharClass::whitespace;
     t.c[i] = c;
   }
   return t;
@@ -47,11 +52,19 @@ inline CharAt char_at(const unsigned char* s) noexcept {
 inline int contraction_length(const unsigned char* s, size_t n) noexcept {
   if (n < 2) return 0;
   switch (s[1]) {
-    case 's': case 't': case 'm': case 'd': return 2;
-    case 'r': return n >= 3 && s[2] == 'e' ? 3 : 0;
-    case 'v': return n >= 3 && s[2] == 'e' ? 3 : 0;
-    case 'l': return n >= 3 && s[2] == 'l' ? 3 : 0;
-    default: return 0;
+    case 's':
+    case 't':
+    case 'm':
+    case 'd':
+      return 2;
+    case 'r':
+      return n >= 3 && s[2] == 'e' ? 3 : 0;
+    case 'v':
+      return n >= 3 && s[2] == 'e' ? 3 : 0;
+    case 'l':
+      return n >= 3 && s[2] == 'l' ? 3 : 0;
+    default:
+      return 0;
   }
 }
 }  // namespace detail

@@ -43,15 +43,14 @@ json parse_json(const fs::path& file) {
 }
 
 // The vocab object {"token": id, ...} of `file`.
-std::unordered_map<std::string, int32_t> parse_vocab(const json& v, const fs::path& file,
-                                                     const char* where) {
+std::unordered_map<std::string, int32_t> parse_vocab(const json& v, const fs::path& file, const char* where) {
   RC_CHECK(v.is_object(), Errc::format, "tokenizer file '", file.string(), "': ", where,
            " must be a JSON object {\"token\": id}, found ", v.type_name(), kFileHint);
   std::unordered_map<std::string, int32_t> vocab;
   vocab.reserve(v.size() * 2);
   for (const auto& [token, id] : v.items()) {
-    RC_CHECK(id.is_number_integer() && id.get<int64_t>() >= 0 && id.get<int64_t>() < INT32_MAX,
-             Errc::format, "tokenizer file '", file.string(), "': ", where, " entry '", token,
+    RC_CHECK(id.is_number_integer() && id.get<int64_t>() >= 0 && id.get<int64_t>() < INT32_MAX, Errc::format,
+             "tokenizer file '", file.string(), "': ", where, " entry '", token,
              "' must map to a non-negative integer id, found ", id.dump(), kFileHint);
     vocab.emplace(token, int32_t(id.get<int64_t>()));
   }
@@ -73,15 +72,17 @@ bool get_bool(const json& obj, const char* key, bool fallback) {
 }
 
 AddedToken parse_added_token(const json& t, const fs::path& file) {
-  RC_CHECK(t.is_object() && t.contains("content") && t["content"].is_string(), Errc::format,
-           "tokenizer file '", file.string(), "': an added token must be an object with a "
-           "string \"content\", found ", t.dump().substr(0, 200), kFileHint);
+  RC_CHECK(t.is_object() && t.contains("content") && t["content"].is_string(), Errc::format, "tokenizer file '",
+           file.string(),
+           "': an added token must be an object with a "
+           "string \"content\", found ",
+           t.dump().substr(0, 200), kFileHint);
   AddedToken a;
   a.content = t["content"].get<std::string>();
   if (auto it = t.find("id"); it != t.end()) {
-    RC_CHECK(it->is_number_integer() && it->get<int64_t>() >= 0 && it->get<int64_t>() < INT32_MAX,
-             Errc::format, "tokenizer file '", file.string(), "': added token '", a.content,
-             "' has a bad id ", it->dump(), kFileHint);
+    RC_CHECK(it->is_number_integer() && it->get<int64_t>() >= 0 && it->get<int64_t>() < INT32_MAX, Errc::format,
+             "tokenizer file '", file.string(), "': added token '", a.content, "' has a bad id ", it->dump(),
+             kFileHint);
     a.id = int32_t(it->get<int64_t>());
   }
   a.special = get_bool(t, "special", false);
@@ -97,8 +98,8 @@ AddedToken parse_added_token(const json& t, const fs::path& file) {
 // {"a": 2000000000} asked for a 144 GB table (found by fuzz_vocab_merges).
 void check_ids_dense(int64_t max_id, size_t tokens, const fs::path& file) {
   const int64_t bound = 2 * int64_t(tokens) + 1024;
-  RC_CHECK(max_id < bound, Errc::format, "tokenizer file '", file.string(), "': token id ", max_id,
-           " is far past the ", tokens, " tokens it defines (ids must be dense, below ", bound, ")",
+  RC_CHECK(max_id < bound, Errc::format, "tokenizer file '", file.string(), "': token id ", max_id, " is far past the ",
+           tokens, " tokens it defines (ids must be dense, below ", bound, ")",
            "\nHINT: the file is corrupt; real vocabularies number their tokens 0, 1, 2, ...");
 }
 
@@ -110,8 +111,8 @@ void unsupported(const fs::path& file, const std::string& what) {
 }
 
 void read_pre_tokenizer(const json& p, const fs::path& file, TokenizerSpec& spec) {
-  RC_CHECK(p.is_object(), Errc::format, "tokenizer file '", file.string(),
-           "': pre_tokenizer must be an object, found ", p.type_name(), kFileHint);
+  RC_CHECK(p.is_object(), Errc::format, "tokenizer file '", file.string(), "': pre_tokenizer must be an object, found ",
+           p.type_name(), kFileHint);
   const std::string type = p.value("type", "");
   if (type == "Sequence") {
     const json& list = p.value("pretokenizers", json::array());
@@ -126,9 +127,9 @@ void read_pre_tokenizer(const json& p, const fs::path& file, TokenizerSpec& spec
 
 int32_t special_id(const json& pair, const fs::path& file, const char* what) {
   // ["<s>", 0]
-  RC_CHECK(pair.is_array() && pair.size() == 2 && pair[0].is_string() && pair[1].is_number_integer(),
-           Errc::format, "tokenizer file '", file.string(), "': post_processor.", what,
-           " must be [token, id], found ", pair.dump(), kFileHint);
+  RC_CHECK(pair.is_array() && pair.size() == 2 && pair[0].is_string() && pair[1].is_number_integer(), Errc::format,
+           "tokenizer file '", file.string(), "': post_processor.", what, " must be [token, id], found ", pair.dump(),
+           kFileHint);
   return int32_t(pair[1].get<int64_t>());
 }
 
@@ -158,9 +159,9 @@ void read_post_processor(const json& p, const fs::path& file, TokenizerSpec& spe
         continue;
       }
       const std::string name = piece.value("SpecialToken", json::object()).value("id", "");
-      RC_CHECK(specials.contains(name) && specials[name].contains("ids"), Errc::format,
-               "tokenizer file '", file.string(), "': TemplateProcessing names special token '",
-               name, "' that special_tokens does not define", kFileHint);
+      RC_CHECK(specials.contains(name) && specials[name].contains("ids"), Errc::format, "tokenizer file '",
+               file.string(), "': TemplateProcessing names special token '", name,
+               "' that special_tokens does not define", kFileHint);
       auto& target = seen_sequence ? spec.suffix_ids : spec.prefix_ids;
       for (const json& id : specials[name]["ids"]) target.push_back(id.get<int32_t>());
       (seen_sequence ? spec.eos : spec.bos) = name;
@@ -173,10 +174,12 @@ void read_post_processor(const json& p, const fs::path& file, TokenizerSpec& spe
         continue;
       }
       const std::string name = piece.value("SpecialToken", json::object()).value("id", "");
-      RC_CHECK(specials.contains(name) && specials[name].contains("ids"), Errc::format,
-               "tokenizer file '", file.string(), "': TemplateProcessing names special token '",
-               name, "' that special_tokens does not define", kFileHint);
-      auto& target = sequences == 0 ? spec.pair_prefix_ids : sequences == 1 ? spec.pair_middle_ids : spec.pair_suffix_ids;
+      RC_CHECK(specials.contains(name) && specials[name].contains("ids"), Errc::format, "tokenizer file '",
+               file.string(), "': TemplateProcessing names special token '", name,
+               "' that special_tokens does not define", kFileHint);
+      auto& target = sequences == 0   ? spec.pair_prefix_ids
+                     : sequences == 1 ? spec.pair_middle_ids
+                                      : spec.pair_suffix_ids;
       for (const json& id : specials[name]["ids"]) target.push_back(id.get<int32_t>());
     }
   } else if (type == "Sequence") {
@@ -192,8 +195,8 @@ TokenizerSpec read_tokenizer_json(const fs::path& file) {
   const json j = parse_json(file);
   TokenizerSpec spec;
   try {
-    RC_CHECK(j.is_object() && j.contains("model") && j["model"].is_object(), Errc::format,
-             "tokenizer file '", file.string(), "' has no \"model\" object", kFileHint);
+    RC_CHECK(j.is_object() && j.contains("model") && j["model"].is_object(), Errc::format, "tokenizer file '",
+             file.string(), "' has no \"model\" object", kFileHint);
     const json& model = j["model"];
     if (const std::string type = model.value("type", "BPE"); type != "BPE")
       unsupported(file, "model type '" + type + "'");
@@ -203,8 +206,8 @@ TokenizerSpec read_tokenizer_json(const fs::path& file) {
     if (auto it = model.find("dropout"); it != model.end() && it->is_number() && it->get<double>() > 0)
       unsupported(file, "BPE dropout");
     if (get_bool(model, "ignore_merges", false)) unsupported(file, "BPE with ignore_merges=true");
-    RC_CHECK(model.contains("vocab"), Errc::format, "tokenizer file '", file.string(),
-             "': model has no \"vocab\"", kFileHint);
+    RC_CHECK(model.contains("vocab"), Errc::format, "tokenizer file '", file.string(), "': model has no \"vocab\"",
+             kFileHint);
     spec.vocab = parse_vocab(model["vocab"], file, "model.vocab");
     const json& merges = model.value("merges", json::array());
     RC_CHECK(merges.is_array(), Errc::format, "tokenizer file '", file.string(),
@@ -227,8 +230,7 @@ TokenizerSpec read_tokenizer_json(const fs::path& file) {
       spec.merge_lines.push_back(int(i));
     }
     spec.merges_source = file.string() + " (model.merges)";
-    if (auto it = model.find("unk_token"); it != model.end() && it->is_string())
-      spec.unk = it->get<std::string>();
+    if (auto it = model.find("unk_token"); it != model.end() && it->is_string()) spec.unk = it->get<std::string>();
 
     if (auto it = j.find("normalizer"); it != j.end() && !it->is_null())
       unsupported(file, "normalizer '" + it->value("type", std::string("?")) + "'");
@@ -243,19 +245,17 @@ TokenizerSpec read_tokenizer_json(const fs::path& file) {
                "': added_tokens must be an array, found ", it->type_name(), kFileHint);
       for (const json& t : *it) {
         AddedToken a = parse_added_token(t, file);
-        RC_CHECK(a.id >= 0, Errc::format, "tokenizer file '", file.string(), "': added token '",
-                 a.content, "' has no id", kFileHint);
+        RC_CHECK(a.id >= 0, Errc::format, "tokenizer file '", file.string(), "': added token '", a.content,
+                 "' has no id", kFileHint);
         spec.added.push_back(std::move(a));
       }
     }
     if (auto it = j.find("padding"); it != j.end() && it->is_object()) {
-      if (auto id = it->find("pad_id"); id != it->end() && id->is_number_integer())
-        spec.pad_id = id->get<int32_t>();
+      if (auto id = it->find("pad_id"); id != it->end() && id->is_number_integer()) spec.pad_id = id->get<int32_t>();
       spec.pad = it->value("pad_token", "");
     }
   } catch (const json::exception& e) {  // a field of the wrong JSON type
-    RC_THROW(Errc::format, "tokenizer file '", file.string(), "' has an unexpected layout: ", e.what(),
-             kFileHint);
+    RC_THROW(Errc::format, "tokenizer file '", file.string(), "' has an unexpected layout: ", e.what(), kFileHint);
   }
   int64_t max_id = -1;
   for (const auto& [t, id] : spec.vocab) max_id = std::max<int64_t>(max_id, id);
@@ -289,8 +289,7 @@ std::optional<RoleToken> role_token(const json& v, const fs::path& file) {
 
 }  // namespace
 
-TokenizerSpec read_vocab_merges(const fs::path& vocab_json, const fs::path& merges_txt,
-                                const fs::path& config_dir) {
+TokenizerSpec read_vocab_merges(const fs::path& vocab_json, const fs::path& merges_txt, const fs::path& config_dir) {
   TokenizerSpec spec;
   spec.vocab = parse_vocab(parse_json(vocab_json), vocab_json, "the vocabulary");
 
@@ -307,19 +306,18 @@ TokenizerSpec read_vocab_merges(const fs::path& vocab_json, const fs::path& merg
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty() || line.starts_with("#version")) continue;
     std::pair<std::string, std::string> pair;
-    RC_CHECK(split_merge(line, pair), Errc::format, "merges file '", merges_txt.string(), "' line ",
-             line_no, ": expected two tokens separated by one space, found '",
-             std::string(line.substr(0, 200)), "'", kFileHint);
+    RC_CHECK(split_merge(line, pair), Errc::format, "merges file '", merges_txt.string(), "' line ", line_no,
+             ": expected two tokens separated by one space, found '", std::string(line.substr(0, 200)), "'", kFileHint);
     spec.merges.push_back(std::move(pair));
     spec.merge_lines.push_back(line_no);
   }
 
   // Roles: RoBERTa's defaults, then tokenizer_config.json, then special_tokens_map.json
   // (transformers lets the map override the config).
-  std::vector<std::pair<std::string, RoleToken>> roles = {
-      {"bos_token", {"<s>", {}}},   {"eos_token", {"</s>", {}}}, {"unk_token", {"<unk>", {}}},
-      {"sep_token", {"</s>", {}}},  {"cls_token", {"<s>", {}}},  {"pad_token", {"<pad>", {}}},
-      {"mask_token", {"<mask>", {}}}};
+  std::vector<std::pair<std::string, RoleToken>> roles = {{"bos_token", {"<s>", {}}},    {"eos_token", {"</s>", {}}},
+                                                          {"unk_token", {"<unk>", {}}},  {"sep_token", {"</s>", {}}},
+                                                          {"cls_token", {"<s>", {}}},    {"pad_token", {"<pad>", {}}},
+                                                          {"mask_token", {"<mask>", {}}}};
   std::vector<AddedToken> declared;  // added_tokens_decoder + additional_special_tokens
   for (const char* name : {"tokenizer_config.json", "special_tokens_map.json"}) {
     if (config_dir.empty()) break;
@@ -349,8 +347,7 @@ TokenizerSpec read_vocab_merges(const fs::path& vocab_json, const fs::path& merg
           }
       spec.add_prefix_space = get_bool(j, "add_prefix_space", spec.add_prefix_space);
     } catch (const std::exception& e) {
-      RC_THROW(Errc::format, "tokenizer file '", file.string(), "' has an unexpected layout: ",
-               e.what(), kFileHint);
+      RC_THROW(Errc::format, "tokenizer file '", file.string(), "' has an unexpected layout: ", e.what(), kFileHint);
     }
   }
   int32_t next_id = 0;
@@ -422,9 +419,8 @@ std::vector<MergeRule> resolve_merges(const TokenizerSpec& spec) {
     auto find = [&](const std::string& token) {
       auto it = spec.vocab.find(token);
       RC_CHECK(it != spec.vocab.end(), Errc::format, "merges in '", spec.merges_source, "' ",
-               spec.merges_source.ends_with("(model.merges)") ? "index " : "line ",
-               spec.merge_lines[i], ": merge '", a, " ", b, "' needs token '", token,
-               "', which is not in the vocabulary",
+               spec.merges_source.ends_with("(model.merges)") ? "index " : "line ", spec.merge_lines[i], ": merge '", a,
+               " ", b, "' needs token '", token, "', which is not in the vocabulary",
                "\nHINT: the vocabulary and the merges come from different tokenizers; use the "
                "vocab.json and merges.txt of the same model");
       return it->second;

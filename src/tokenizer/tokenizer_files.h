@@ -24,11 +24,11 @@
 namespace rc::tokenizer {
 
 struct TokenizerSpec {
-  std::unordered_map<std::string, int32_t> vocab;  // model vocabulary (byte-level strings)
+  std::unordered_map<std::string, int32_t> vocab;           // model vocabulary (byte-level strings)
   std::vector<std::pair<std::string, std::string>> merges;  // in rank order
-  std::vector<int> merge_lines;     // source line (merges.txt) or index (tokenizer.json)
-  std::string merges_source;        // file the merges came from, for error messages
-  std::vector<AddedToken> added;    // added/special tokens
+  std::vector<int> merge_lines;                             // source line (merges.txt) or index (tokenizer.json)
+  std::string merges_source;                                // file the merges came from, for error messages
+  std::vector<AddedToken> added;                            // added/special tokens
   bool add_prefix_space = false;
   // Post-processing of a single sequence: ids around the text.
   std::vector<int32_t> prefix_ids, suffix_ids;
@@ -41,8 +41,7 @@ struct TokenizerSpec {
 };
 
 TokenizerSpec read_tokenizer_json(const std::filesystem::path& file);
-TokenizerSpec read_vocab_merges(const std::filesystem::path& vocab_json,
-                                const std::filesystem::path& merges_txt,
+TokenizerSpec read_vocab_merges(const std::filesystem::path& vocab_json, const std::filesystem::path& merges_txt,
                                 const std::filesystem::path& config_dir);  // empty: none
 
 // Ids of the 256 single-byte tokens (-1 where the vocabulary lacks one).

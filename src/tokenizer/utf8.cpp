@@ -113,8 +113,7 @@ bool is_unicode_whitespace(uint32_t cp) noexcept {
   if (cp < 0x85) return false;
   if (cp == 0x85 || cp == 0xA0 || cp == 0x1680) return true;
   if (cp < 0x2000) return false;
-  return cp <= 0x200A || cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F ||
-         cp == 0x3000;
+  return cp <= 0x200A || cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
 }
 
 namespace {
@@ -127,7 +126,7 @@ struct ClassRange {
   CharClass cls;
 };
 constexpr ClassRange kUnicode16[] = {
-    {0x1C89, 0x1C8A, CharClass::letter}, {0xA7CB, 0xA7CD, CharClass::letter}, {0xA7DA, 0xA7DC, CharClass::letter},
+    {0x1C89, 0x1C8A, CharClass::letter},   {0xA7CB, 0xA7CD, CharClass::letter},   {0xA7DA, 0xA7DC, CharClass::letter},
     {0x105C0, 0x105F3, CharClass::letter}, {0x10D40, 0x10D49, CharClass::number}, {0x10D4A, 0x10D65, CharClass::letter},
     {0x10D6F, 0x10D85, CharClass::letter}, {0x10EC2, 0x10EC4, CharClass::letter}, {0x11380, 0x11389, CharClass::letter},
     {0x1138B, 0x1138B, CharClass::letter}, {0x1138E, 0x1138E, CharClass::letter}, {0x11390, 0x113B5, CharClass::letter},
@@ -143,8 +142,10 @@ CharClass unicode16_class(uint32_t cp) noexcept {
   size_t lo = 0, hi = std::size(kUnicode16);
   while (lo < hi) {  // first range with last >= cp
     const size_t mid = (lo + hi) / 2;
-    if (kUnicode16[mid].last < cp) lo = mid + 1;
-    else hi = mid;
+    if (kUnicode16[mid].last < cp)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo < std::size(kUnicode16) && kUnicode16[lo].first <= cp ? kUnicode16[lo].cls : CharClass::other;
 }
@@ -155,12 +156,16 @@ CharClass category_class(uint32_t cp) noexcept {
     case UTF8PROC_CATEGORY_LL:
     case UTF8PROC_CATEGORY_LT:
     case UTF8PROC_CATEGORY_LM:
-    case UTF8PROC_CATEGORY_LO: return CharClass::letter;
+    case UTF8PROC_CATEGORY_LO:
+      return CharClass::letter;
     case UTF8PROC_CATEGORY_ND:
     case UTF8PROC_CATEGORY_NL:
-    case UTF8PROC_CATEGORY_NO: return CharClass::number;
-    case UTF8PROC_CATEGORY_CN: return unicode16_class(cp);
-    default: return CharClass::other;
+    case UTF8PROC_CATEGORY_NO:
+      return CharClass::number;
+    case UTF8PROC_CATEGORY_CN:
+      return unicode16_class(cp);
+    default:
+      return CharClass::other;
   }
 }
 }  // namespace
@@ -172,9 +177,7 @@ CharClass char_class(uint32_t cp) noexcept {
 
 bool is_word_char(uint32_t cp) noexcept {
   if (cp < 0x80) return (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') || (cp >= '0' && cp <= '9') || cp == '_';
-  if (cp == 0x200C || cp == 0x200D || (cp >= 0x24B6 && cp <= 0x24E9) ||
-      (cp >= 0x1F130 && cp <= 0x1F189))
-    return true;
+  if (cp == 0x200C || cp == 0x200D || (cp >= 0x24B6 && cp <= 0x24E9) || (cp >= 0x1F130 && cp <= 0x1F189)) return true;
   switch (utf8proc_category(utf8proc_int32_t(cp))) {
     case UTF8PROC_CATEGORY_LU:
     case UTF8PROC_CATEGORY_LL:
@@ -186,8 +189,10 @@ bool is_word_char(uint32_t cp) noexcept {
     case UTF8PROC_CATEGORY_ME:
     case UTF8PROC_CATEGORY_ND:
     case UTF8PROC_CATEGORY_NL:
-    case UTF8PROC_CATEGORY_PC: return true;
-    default: return false;
+    case UTF8PROC_CATEGORY_PC:
+      return true;
+    default:
+      return false;
   }
 }
 

@@ -30,12 +30,15 @@ std::string repair_utf8(std::string_view text);
 // Decodes the well-formed sequence at s (len from utf8_sequence_length).
 inline uint32_t utf8_decode(const unsigned char* s, int len) noexcept {
   switch (len) {
-    case 1: return s[0];
-    case 2: return (uint32_t(s[0] & 0x1F) << 6) | (s[1] & 0x3F);
-    case 3: return (uint32_t(s[0] & 0x0F) << 12) | (uint32_t(s[1] & 0x3F) << 6) | (s[2] & 0x3F);
+    case 1:
+      return s[0];
+    case 2:
+      return (uint32_t(s[0] & 0x1F) << 6) | (s[1] & 0x3F);
+    case 3:
+      return (uint32_t(s[0] & 0x0F) << 12) | (uint32_t(s[1] & 0x3F) << 6) | (s[2] & 0x3F);
     default:
-      return (uint32_t(s[0] & 0x07) << 18) | (uint32_t(s[1] & 0x3F) << 12) |
-             (uint32_t(s[2] & 0x3F) << 6) | (s[3] & 0x3F);
+      return (uint32_t(s[0] & 0x07) << 18) | (uint32_t(s[1] & 0x3F) << 12) | (uint32_t(s[2] & 0x3F) << 6) |
+             (s[3] & 0x3F);
   }
 }
 

@@ -28,7 +28,8 @@ void remove_stale_checkpoint_temps(const fs::path& out) {
     const std::string kind = dot >= 4 ? name.substr(dot - 4, 5) : "";
     if (kind != ".tmp." && kind != ".old.") continue;
     const std::string pid_text = name.substr(dot + 1);
-    if (pid_text.empty() || pid_text.size() > 9 || pid_text.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (pid_text.empty() || pid_text.size() > 9 || pid_text.find_first_not_of("0123456789") != std::string::npos)
+      continue;
     const pid_t pid = pid_t(std::stol(pid_text));
     if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
     std::error_code rec;
@@ -53,7 +54,8 @@ std::vector<std::pair<int64_t, fs::path>> list_checkpoints(const fs::path& out) 
   return v;
 }
 
-fs::path save_checkpoint_dir(const fs::path& out, int64_t step, const kernels::ExecCtx& ctx, const CheckpointContents& c) {
+fs::path save_checkpoint_dir(const fs::path& out, int64_t step, const kernels::ExecCtx& ctx,
+                             const CheckpointContents& c) {
   const fs::path final_dir = out / ("checkpoint-" + std::to_string(step));
   const fs::path tmp = out / (".checkpoint-" + std::to_string(step) + ".tmp." + std::to_string(getpid()));
   std::error_code ec;

@@ -25,8 +25,8 @@ std::vector<std::pair<int64_t, std::filesystem::path>> list_checkpoints(const st
 
 struct CheckpointContents {
   const model::RobertaModel* model = nullptr;
-  std::filesystem::path tokenizer_from;   // the starting checkpoint's tokenizer files
-  const float* exp_avg = nullptr;         // AdamW moments, on ctx's device
+  std::filesystem::path tokenizer_from;  // the starting checkpoint's tokenizer files
+  const float* exp_avg = nullptr;        // AdamW moments, on ctx's device
   const float* exp_avg_sq = nullptr;
   nlohmann::json training_args, trainer_state;
 };

@@ -20,10 +20,10 @@
 namespace rc::train {
 
 struct TokenizedSplit {
-  std::vector<int32_t> ids;       // all examples back to back
-  std::vector<int64_t> offsets;   // (N + 1)
-  std::vector<int32_t> lengths;   // (N)
-  std::vector<int32_t> labels;    // (N)
+  std::vector<int32_t> ids;      // all examples back to back
+  std::vector<int64_t> offsets;  // (N + 1)
+  std::vector<int32_t> lengths;  // (N)
+  std::vector<int32_t> labels;   // (N)
   int64_t size() const { return int64_t(lengths.size()); }
   int32_t max_length() const;
 };

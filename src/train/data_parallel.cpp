@@ -8,15 +8,14 @@
 
 namespace rc::train {
 namespace {
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 // 4 Mi floats (16 MiB) per all-reduce: big enough to amortise latency, small enough that
 // gloo's ring pipelines it.
 constexpr int64_t kBucket = int64_t(4) << 20;
 }  // namespace
 
-DataParallel::DataParallel(std::unique_ptr<dist::Collective> c, const kernels::ExecCtx& ctx) : c_(std::move(c)), ctx_(ctx) {}
+DataParallel::DataParallel(std::unique_ptr<dist::Collective> c, const kernels::ExecCtx& ctx)
+    : c_(std::move(c)), ctx_(ctx) {}
 
 void DataParallel::check_same(const std::vector<std::pair<std::string, uint64_t>>& named) {
   if (!c_) return;

@@ -172,7 +172,8 @@ std::vector<std::vector<std::string>> parse_records(const std::string& s, char d
 
 }  // namespace
 
-TextSplit parse_delimited(const std::string& bytes, char delimiter, const DataColumns& columns, const fs::path& source) {
+TextSplit parse_delimited(const std::string& bytes, char delimiter, const DataColumns& columns,
+                          const fs::path& source) {
   TextSplit out;
   out.name = source.stem().string();
   out.source = source;
@@ -187,8 +188,8 @@ TextSplit parse_delimited(const std::string& bytes, char delimiter, const DataCo
       if (trim(header[k]) == name) return k;
     std::string have;
     for (auto& h : header) have += (have.empty() ? "" : ", ") + h;
-    RC_THROW(Errc::invalid_argument, source.string(), ": no column '", name, "' in the header (", have, ")\nHINT: pass ",
-             flag, " NAME");
+    RC_THROW(Errc::invalid_argument, source.string(), ": no column '", name, "' in the header (", have,
+             ")\nHINT: pass ", flag, " NAME");
   };
   const size_t tc = col(columns.text, "--text-column"), lc = col(columns.label, "--label-column");
   size_t pc = header.size();  // the text_pair column, when the header has one
@@ -297,13 +298,15 @@ Dataset load_dataset(const fs::path& path, const DataColumns& columns) {
     ds.splits.emplace(s.name, std::move(s));
     return ds;
   }
-  RC_CHECK(fs::is_directory(path), Errc::invalid_argument, "dataset ", path.string(), " is neither a file nor a folder");
-  const bool tweeteval = fs::exists(path / "train_text.txt") || fs::exists(path / "val_text.txt") ||
-                         fs::exists(path / "test_text.txt");
+  RC_CHECK(fs::is_directory(path), Errc::invalid_argument, "dataset ", path.string(),
+           " is neither a file nor a folder");
+  const bool tweeteval =
+      fs::exists(path / "train_text.txt") || fs::exists(path / "val_text.txt") || fs::exists(path / "test_text.txt");
   if (tweeteval) {
     ds.layout = "tweeteval";
     for (const char* split : {"train", "val", "test"})
-      if (fs::exists(path / (std::string(split) + "_text.txt"))) ds.splits.emplace(split, load_tweeteval_split(path, split));
+      if (fs::exists(path / (std::string(split) + "_text.txt")))
+        ds.splits.emplace(split, load_tweeteval_split(path, split));
     for (const char* split : {"train", "val", "test"})
       RC_CHECK(fs::exists(path / (std::string(split) + "_text.txt")) ||
                    !fs::exists(path / (std::string(split) + "_labels.txt")),

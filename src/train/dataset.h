@@ -28,11 +28,11 @@ struct RawLabel {
 };
 
 struct TextSplit {
-  std::string name;              // "train", "val", "test", or the file stem
-  std::filesystem::path source;  // the text file (for error messages)
+  std::string name;                     // "train", "val", "test", or the file stem
+  std::filesystem::path source;         // the text file (for error messages)
   std::filesystem::path labels_source;  // where the labels are, when not in `source` (TweetEval)
   std::vector<std::string> texts;
-  std::vector<RawLabel> labels;  // same length as texts
+  std::vector<RawLabel> labels;         // same length as texts
   std::vector<std::string> text_pairs;  // empty (singles), or the second text of each example
   size_t size() const { return texts.size(); }
 };

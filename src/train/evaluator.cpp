@@ -21,9 +21,7 @@ namespace train {
 using json = nlohmann::json;
 
 namespace {
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 std::string fixed(double v, int digits) {
   char b[64];
   std::snprintf(b, sizeof b, "%.*f", digits, v);
@@ -59,8 +57,7 @@ EvalResult evaluate_tokenized(const kernels::ExecCtx& ctx, const model::RobertaM
     fill_batch(s.tok, idx, model.config().pad_token_id, pb);
     model::Batch b{pb.B, pb.T, pb.ids.data(), pb.seq_lens.data(), nullptr};
     model::forward_logits(ctx, model, b, ws, batch_logits.data());
-    for (int64_t r = 0; r < n; ++r)
-      std::copy_n(batch_logits.data() + r * K, K, logits.data() + idx[size_t(r)] * K);
+    for (int64_t r = 0; r < n; ++r) std::copy_n(batch_logits.data() + r * K, K, logits.data() + idx[size_t(r)] * K);
   }
   EvalResult e;
   e.split = s.name;
@@ -114,9 +111,9 @@ double metric_value(const EvalResult& e, const std::string& metric) {
 
 std::string eval_line(const EvalResult& e, int64_t step) {
   std::ostringstream o;
-  o << "eval: step " << step << " | " << e.split << " loss " << fixed(e.loss, 4) << " | accuracy " << fixed(e.accuracy, 4)
-    << " | macro_f1 " << fixed(e.macro_f1, 4) << " | macro_recall " << fixed(e.macro_recall, 4) << " | "
-    << fixed(e.runtime_s, 1) << " s";
+  o << "eval: step " << step << " | " << e.split << " loss " << fixed(e.loss, 4) << " | accuracy "
+    << fixed(e.accuracy, 4) << " | macro_f1 " << fixed(e.macro_f1, 4) << " | macro_recall " << fixed(e.macro_recall, 4)
+    << " | " << fixed(e.runtime_s, 1) << " s";
   return o.str();
 }
 

@@ -33,16 +33,16 @@ std::vector<int32_t> map_labels(const TextSplit& split, const std::vector<std::s
       if (model_named && id >= 0 && id < int64_t(data_label_names.size())) {
         name = data_label_names[size_t(id)];
       } else {
-        RC_CHECK(id >= 0 && id < int64_t(model_labels.size()), Errc::format, "unknown label ", id, " in ",
-                 where, " (example ", i + 1, "): the model has ", model_labels.size(), " labels (",
-                 join(model_labels), ")\nHINT: pass --labels a,b,c to give the model a new head with these labels");
+        RC_CHECK(id >= 0 && id < int64_t(model_labels.size()), Errc::format, "unknown label ", id, " in ", where,
+                 " (example ", i + 1, "): the model has ", model_labels.size(), " labels (", join(model_labels),
+                 ")\nHINT: pass --labels a,b,c to give the model a new head with these labels");
         out[i] = int32_t(id);
         continue;
       }
     }
     auto it = std::find(model_labels.begin(), model_labels.end(), name);
-    RC_CHECK(it != model_labels.end(), Errc::format, "unknown label '", name, "' in ", where,
-             " (example ", i + 1, "): the model's labels are ", join(model_labels),
+    RC_CHECK(it != model_labels.end(), Errc::format, "unknown label '", name, "' in ", where, " (example ", i + 1,
+             "): the model's labels are ", join(model_labels),
              "\nHINT: pass --labels a,b,c to give the model a new head with these labels");
     out[i] = int32_t(it - model_labels.begin());
   }

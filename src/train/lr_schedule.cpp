@@ -19,9 +19,12 @@ LrScheduleKind parse_lr_schedule(std::string_view name) {
 
 const char* lr_schedule_name(LrScheduleKind kind) noexcept {
   switch (kind) {
-    case LrScheduleKind::linear: return "linear";
-    case LrScheduleKind::constant: return "constant";
-    case LrScheduleKind::cosine: return "cosine";
+    case LrScheduleKind::linear:
+      return "linear";
+    case LrScheduleKind::constant:
+      return "constant";
+    case LrScheduleKind::cosine:
+      return "cosine";
   }
   return "?";
 }
@@ -30,8 +33,10 @@ double LrSchedule::multiplier(int64_t s) const {
   const double step = double(s), warm = double(warmup_steps), total = double(total_steps);
   if (s < warmup_steps) return step / std::max(1.0, warm);
   switch (kind) {
-    case LrScheduleKind::constant: return 1.0;
-    case LrScheduleKind::linear: return std::max(0.0, (total - step) / std::max(1.0, total - warm));
+    case LrScheduleKind::constant:
+      return 1.0;
+    case LrScheduleKind::linear:
+      return std::max(0.0, (total - step) / std::max(1.0, total - warm));
     case LrScheduleKind::cosine: {
       const double progress = (step - warm) / std::max(1.0, total - warm);
       // num_cycles = 0.5: half a cosine from 1 down to 0.

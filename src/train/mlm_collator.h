@@ -21,14 +21,13 @@
 namespace rc::train {
 
 // Examples for masked-LM training (labels unused: 0). group_texts as described above.
-TokenizedSplit mlm_examples(const Tokenizer& tok, std::span<const std::string> texts, int max_length,
-                            bool group_texts);
+TokenizedSplit mlm_examples(const Tokenizer& tok, std::span<const std::string> texts, int max_length, bool group_texts);
 
 struct MlmMasking {
   double mlm_probability = 0.15;
   int32_t mask_id = 50264;
-  int64_t random_vocab = 50265;         // len(tokenizer): random replacements are drawn below it
-  std::vector<int32_t> special_ids;     // never masked
+  int64_t random_vocab = 50265;      // len(tokenizer): random replacements are drawn below it
+  std::vector<int32_t> special_ids;  // never masked
   static MlmMasking for_tokenizer(const Tokenizer& tok, double mlm_probability);
 };
 

@@ -54,9 +54,7 @@ std::string PretrainSummary::to_json(int indent) const {
 
 namespace {
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 bool blank(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c); });
@@ -85,8 +83,8 @@ std::vector<std::string> read_texts(const fs::path& path, const std::string& col
       } catch (const json::exception& e) {
         RC_THROW(Errc::format, path.string(), ":", line_no, ": not JSON (", e.what(), ")");
       }
-      RC_CHECK(j.is_object() && j.contains(column) && j[column].is_string(), Errc::format, path.string(), ":",
-               line_no, ": no string field '", column, "'\nHINT: pass --text-column NAME");
+      RC_CHECK(j.is_object() && j.contains(column) && j[column].is_string(), Errc::format, path.string(), ":", line_no,
+               ": no string field '", column, "'\nHINT: pass --text-column NAME");
       texts.push_back(j[column].get<std::string>());
     }
   } else if (ext == ".csv" || ext == ".tsv") {
@@ -119,8 +117,6 @@ kernels::ExecCtx make_ctx(bool bf16) {
   }
   return ctx;
 }
-
-
 
 }  // namespace
 
@@ -267,18 +263,24 @@ PretrainSummary pretrain(const PretrainOptions& o) {
     auto opt = io::open_safetensors(resume_dir / "optimizer.safetensors");
     for (auto [name, dst] : {std::pair{"exp_avg", engine.exp_avg()}, std::pair{"exp_avg_sq", engine.exp_avg_sq()}}) {
       const io::TensorInfo* t = opt->find(name);
-      RC_CHECK(t && t->dtype == DType::f32 && t->numel() == model->num_params(), Errc::format,
-               resume_dir.string(), "/optimizer.safetensors: bad or missing '", name, "'");
+      RC_CHECK(t && t->dtype == DType::f32 && t->numel() == model->num_params(), Errc::format, resume_dir.string(),
+               "/optimizer.safetensors: bad or missing '", name, "'");
       io::convert_to_f32(t->dtype, opt->data(name), dst, model->num_params());
     }
   }
 
   auto make_state = [&](int64_t ep, int64_t upd, double train_time) {
-    json r{{"global_step", engine.global_step()}, {"epoch", ep},           {"update_in_epoch", upd},
-           {"loss_sum_total", loss_sum_total},    {"tokens_total", tokens_total}, {"train_time", train_time},
+    json r{{"global_step", engine.global_step()},
+           {"epoch", ep},
+           {"update_in_epoch", upd},
+           {"loss_sum_total", loss_sum_total},
+           {"tokens_total", tokens_total},
+           {"train_time", train_time},
            {"args", args},
-           {"rng", {{"data_order", "epoch_order(seed, epoch)"}, {"masks", "mix_seed(seed, step, example)"},
-                    {"dropout", "mix_seed(seed, step, micro)"}}}};
+           {"rng",
+            {{"data_order", "epoch_order(seed, epoch)"},
+             {"masks", "mix_seed(seed, step, example)"},
+             {"dropout", "mix_seed(seed, step, micro)"}}}};
     return json{{"global_step", engine.global_step()},
                 {"epoch", double(engine.global_step()) / double(updates_per_epoch)},
                 {"max_steps", total_steps},
@@ -347,8 +349,8 @@ PretrainSummary pretrain(const PretrainOptions& o) {
       tb->add_scalar("eval/perplexity", float(*s.perplexity), step);
       tb->flush();
     }
-    std::printf("eval: step %lld | eval_loss %.4f | perplexity %.2f | %.1f s\n", (long long)step, loss,
-                *s.perplexity, now_s() - t0);
+    std::printf("eval: step %lld | eval_loss %.4f | perplexity %.2f | %.1f s\n", (long long)step, loss, *s.perplexity,
+                now_s() - t0);
     std::fflush(stdout);
   };
 
@@ -387,14 +389,22 @@ PretrainSummary pretrain(const PretrainOptions& o) {
       const double ep_f = double(epoch) + double(u + 1) / double(updates_per_epoch);
       const double elapsed = now_s() - t_start - eval_time;
       const double tok_s = elapsed > 0 ? double(tokens_run) / elapsed : 0.0;
-      const json m{{"step", step}, {"epoch", ep_f},          {"loss", r.loss},           {"lr", r.lr},
-                   {"grad_norm", r.grad_norm}, {"tokens", step_tokens}, {"step_time_s", dt},
+      const json m{{"step", step},
+                   {"epoch", ep_f},
+                   {"loss", r.loss},
+                   {"lr", r.lr},
+                   {"grad_norm", r.grad_norm},
+                   {"tokens", step_tokens},
+                   {"step_time_s", dt},
                    {"tokens_per_second", dt > 0 ? double(step_tokens) / dt : 0.0}};
       std::fprintf(metrics.get(), "%s\n", m.dump().c_str());
       std::fflush(metrics.get());
       if (step % o.logging_steps == 0 || step == total_steps) {
-        log_history.push_back({{"epoch", ep_f}, {"learning_rate", r.lr}, {"loss", log_loss / double(log_n)},
-                               {"grad_norm", r.grad_norm}, {"step", step}});
+        log_history.push_back({{"epoch", ep_f},
+                               {"learning_rate", r.lr},
+                               {"loss", log_loss / double(log_n)},
+                               {"grad_norm", r.grad_norm},
+                               {"step", step}});
         if (tb) {
           tb->add_scalar("train/loss", float(log_loss / double(log_n)), step);
           tb->add_scalar("train/learning_rate", float(r.lr), step);

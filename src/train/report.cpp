@@ -14,11 +14,20 @@ std::string esc(const std::string& s) {
   std::string o;
   for (char c : s) {
     switch (c) {
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '&': o += "&amp;"; break;
-      case '"': o += "&quot;"; break;
-      default: o += c;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '&':
+        o += "&amp;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      default:
+        o += c;
     }
   }
   return o;
@@ -72,7 +81,8 @@ std::string line_chart(const std::string& title, const std::vector<Series>& seri
     o << "'/>";
     if (s.pts.size() <= 40)
       for (auto [x, y] : s.pts)
-        if (std::isfinite(y)) o << "<circle cx='" << num(X(x), 6) << "' cy='" << num(Y(y), 6) << "' r='2.5' fill='" << s.color << "'/>";
+        if (std::isfinite(y))
+          o << "<circle cx='" << num(X(x), 6) << "' cy='" << num(Y(y), 6) << "' r='2.5' fill='" << s.color << "'/>";
     o << "<text x='" << W - R - 6 << "' y='" << ly << "' text-anchor='end' font-size='12' fill='" << s.color << "'>"
       << esc(s.name) << "</text>";
     ly += 15;
@@ -99,17 +109,17 @@ std::string confusion_svg(const EvalResult& e) {
     << "</text>";
   o << "<text x='" << W / 2 << "' y='32' text-anchor='middle' font-size='12'>" << axes << "</text>";
   for (size_t j = 0; j < K; ++j)
-    o << "<text x='" << L + cell * (double(j) + 0.5) << "' y='" << T - 8
-      << "' text-anchor='middle' font-size='12'>" << esc(e.labels[j]) << "</text>";
+    o << "<text x='" << L + cell * (double(j) + 0.5) << "' y='" << T - 8 << "' text-anchor='middle' font-size='12'>"
+      << esc(e.labels[j]) << "</text>";
   for (size_t i = 0; i < K; ++i) {
-    o << "<text x='" << L - 6 << "' y='" << T + cell * (double(i) + 0.5) + 4
-      << "' text-anchor='end' font-size='12'>" << esc(e.labels[i]) << "</text>";
+    o << "<text x='" << L - 6 << "' y='" << T + cell * (double(i) + 0.5) + 4 << "' text-anchor='end' font-size='12'>"
+      << esc(e.labels[i]) << "</text>";
     for (size_t j = 0; j < K; ++j) {
       const int64_t v = i < e.confusion.size() && j < e.confusion[i].size() ? e.confusion[i][j] : 0;
       const double a = double(v) / double(mx);
       const int shade = int(255 - 200 * a);
-      o << "<rect x='" << L + cell * double(j) << "' y='" << T + cell * double(i) << "' width='" << cell
-        << "' height='" << cell << "' fill='rgb(" << shade << "," << shade << ",255)' stroke='#fff'/>";
+      o << "<rect x='" << L + cell * double(j) << "' y='" << T + cell * double(i) << "' width='" << cell << "' height='"
+        << cell << "' fill='rgb(" << shade << "," << shade << ",255)' stroke='#fff'/>";
       o << "<text x='" << L + cell * (double(j) + 0.5) << "' y='" << T + cell * (double(i) + 0.5) + 4
         << "' text-anchor='middle' font-size='12' fill='" << (a > 0.6 ? "#fff" : "#000") << "'>" << v << "</text>";
     }
@@ -122,9 +132,8 @@ std::string confusion_svg(const EvalResult& e) {
 
 std::string render_report_html(const nlohmann::json& state, const EvalResult* final_eval, const std::string& title) {
   Series loss{"train loss", "#1f77b4", {}}, lr{"learning rate", "#ff7f0e", {}}, eval_loss{"eval loss", "#d62728", {}};
-  std::vector<Series> metrics = {{"eval macro recall", "#2ca02c", {}},
-                                 {"eval macro F1", "#9467bd", {}},
-                                 {"eval accuracy", "#8c564b", {}}};
+  std::vector<Series> metrics = {
+      {"eval macro recall", "#2ca02c", {}}, {"eval macro F1", "#9467bd", {}}, {"eval accuracy", "#8c564b", {}}};
   const char* keys[] = {"eval_macro_recall", "eval_macro_f1", "eval_accuracy"};
   if (state.contains("log_history"))
     for (const auto& e : state["log_history"]) {
@@ -154,8 +163,8 @@ std::string render_report_html(const nlohmann::json& state, const EvalResult* fi
       << " examples)</h2><table><tr><th>label</th><th>precision</th><th>recall</th><th>F1</th><th>support</th></tr>";
     for (size_t k = 0; k < final_eval->labels.size(); ++k)
       o << "<tr><td>" << esc(final_eval->labels[k]) << "</td><td>" << num(final_eval->precision[k]) << "</td><td>"
-        << num(final_eval->recall[k]) << "</td><td>" << num(final_eval->f1[k]) << "</td><td>"
-        << final_eval->support[k] << "</td></tr>";
+        << num(final_eval->recall[k]) << "</td><td>" << num(final_eval->f1[k]) << "</td><td>" << final_eval->support[k]
+        << "</td></tr>";
     o << "<tr><th>macro</th><td>" << num(final_eval->macro_precision) << "</td><td>" << num(final_eval->macro_recall)
       << "</td><td>" << num(final_eval->macro_f1) << "</td><td>" << final_eval->num_examples << "</td></tr></table>";
     o << "<p>accuracy " << num(final_eval->accuracy) << ", loss " << num(final_eval->loss) << "</p>";

@@ -61,7 +61,8 @@ void prepare_output_dir(const fs::path& out, const fs::path& model_dir) {
     // The starting checkpoint is never the output: saving would overwrite the weights
     // being trained from (finding 7). weakly_canonical sees through "..", "." and links.
     std::error_code ec1, ec2;
-    const fs::path a = fs::weakly_canonical(fs::absolute(out), ec1), b = fs::weakly_canonical(fs::absolute(model_dir), ec2);
+    const fs::path a = fs::weakly_canonical(fs::absolute(out), ec1),
+                   b = fs::weakly_canonical(fs::absolute(model_dir), ec2);
     std::error_code ec3;
     const bool same = (!ec1 && !ec2 && a == b) || fs::equivalent(out, model_dir, ec3);
     RC_CHECK(!same, Errc::invalid_argument, "--output ", out.string(), " is the starting checkpoint (--model ",
@@ -75,7 +76,8 @@ void prepare_output_dir(const fs::path& out, const fs::path& model_dir) {
     io::write_file_atomic(out / ".write_test", "ok\n");
     fs::remove(out / ".write_test", ec);
   } catch (const Error& e) {
-    RC_THROW(Errc::io, "output folder ", out.string(), " is not writable: ", e.what(), "\nHINT: choose a writable --output");
+    RC_THROW(Errc::io, "output folder ", out.string(), " is not writable: ", e.what(),
+             "\nHINT: choose a writable --output");
   }
 }
 

@@ -34,8 +34,8 @@ void prepare_output_dir(const std::filesystem::path& out, const std::filesystem:
 // training_args.json (HF's names).
 nlohmann::json options_json(const TrainOptions& o, int64_t total_steps, int64_t warmup, bool bf16_active);
 
-uint64_t fingerprint(const TokenizedSplit& t);          // the data, sampled
-uint64_t hash_floats(const float* p, int64_t n);        // every bit of the weights
+uint64_t fingerprint(const TokenizedSplit& t);    // the data, sampled
+uint64_t hash_floats(const float* p, int64_t n);  // every bit of the weights
 uint64_t hash_text(const std::string& s);
 
 }  // namespace rc::train

@@ -19,7 +19,8 @@ namespace {
 json read_json_file(const fs::path& p) {
   const std::string bytes = io::read_file(p);
   json j = json::parse(bytes, nullptr, /*allow_exceptions=*/false);
-  RC_CHECK(!j.is_discarded(), Errc::format, p.string(), ": not valid JSON\nHINT: SageMaker writes this file; check the job's settings");
+  RC_CHECK(!j.is_discarded(), Errc::format, p.string(),
+           ": not valid JSON\nHINT: SageMaker writes this file; check the job's settings");
   RC_CHECK(j.is_object(), Errc::format, p.string(), ": expected a JSON object, found ", j.type_name());
   return j;
 }
@@ -35,8 +36,8 @@ std::string hyperparameter_text(const std::string& key, const json& v, const fs:
     }
     return s;
   }
-  RC_CHECK(v.is_number() || v.is_boolean(), Errc::format, file.string(), ": hyperparameter '", key,
-           "' is a JSON ", v.type_name(), "; expected a string (or a number or boolean)");
+  RC_CHECK(v.is_number() || v.is_boolean(), Errc::format, file.string(), ": hyperparameter '", key, "' is a JSON ",
+           v.type_name(), "; expected a string (or a number or boolean)");
   return v.dump();
 }
 
@@ -61,8 +62,9 @@ std::optional<SplitFiles> split_by_name(const fs::path& dir, const std::string& 
     const fs::path text = dir / (a + "_text.txt");
     if (fs::exists(text)) {
       const fs::path labels = dir / (a + "_labels.txt");
-      RC_CHECK(fs::exists(labels), Errc::not_found, "SageMaker channel folder ", dir.string(), " has ", text.filename().string(),
-               " but no ", labels.filename().string(), "\nHINT: TweetEval splits need <split>_text.txt and <split>_labels.txt");
+      RC_CHECK(fs::exists(labels), Errc::not_found, "SageMaker channel folder ", dir.string(), " has ",
+               text.filename().string(), " but no ", labels.filename().string(),
+               "\nHINT: TweetEval splits need <split>_text.txt and <split>_labels.txt");
       return SplitFiles{"tweeteval", {{split + "_text.txt", text}, {split + "_labels.txt", labels}}};
     }
     for (const char* ext : {".csv", ".tsv", ".jsonl"}) {
@@ -89,9 +91,10 @@ std::optional<SplitFiles> split_by_elimination(const SageMakerChannel& ch, const
     std::string names;
     for (const auto& p : data) names += " " + p.filename().string();
     for (const auto& p : texts) names += " " + p.filename().string();
-    RC_THROW(Errc::invalid_argument, "SageMaker channel '", ch.name, "' (", ch.dir.string(), ") holds several data files (",
-             names.substr(1), ") and none is named for the ", split, " split\nHINT: one file per channel, or name it ", split,
-             ".csv / ", split, ".jsonl / ", split, "_text.txt");
+    RC_THROW(Errc::invalid_argument, "SageMaker channel '", ch.name, "' (", ch.dir.string(),
+             ") holds several data files (", names.substr(1), ") and none is named for the ", split,
+             " split\nHINT: one file per channel, or name it ", split, ".csv / ", split, ".jsonl / ", split,
+             "_text.txt");
   }
   if (!data.empty()) return SplitFiles{"files", {{split + data[0].extension().string(), data[0]}}};
   const std::string stem = texts[0].filename().string().substr(0, texts[0].filename().string().size() - 9);
@@ -113,8 +116,7 @@ SageMakerEnv load_sagemaker_env(const fs::path& root) {
   env.root = root;
   const fs::path hp_file = env.config_dir() / "hyperparameters.json";
   const json hp = read_json_file(hp_file);  // named: items() of a temporary would dangle
-  for (const auto& [k, v] : hp.items())
-    env.hyperparameters.emplace_back(k, hyperparameter_text(k, v, hp_file));
+  for (const auto& [k, v] : hp.items()) env.hyperparameters.emplace_back(k, hyperparameter_text(k, v, hp_file));
 
   const fs::path idc_file = env.config_dir() / "inputdataconfig.json";
   if (fs::exists(idc_file)) {
@@ -124,9 +126,11 @@ SageMakerEnv load_sagemaker_env(const fs::path& root) {
       SageMakerChannel ch;
       ch.name = name;
       ch.dir = env.data_dir() / name;
-      for (const auto& [key, field] : {std::pair{"TrainingInputMode", &ch.input_mode}, {"ContentType", &ch.content_type}}) {
+      for (const auto& [key, field] :
+           {std::pair{"TrainingInputMode", &ch.input_mode}, {"ContentType", &ch.content_type}}) {
         if (!cfg.contains(key)) continue;
-        RC_CHECK(cfg[key].is_string(), Errc::format, idc_file.string(), ": channel '", name, "': ", key, " must be a string");
+        RC_CHECK(cfg[key].is_string(), Errc::format, idc_file.string(), ": channel '", name, "': ", key,
+                 " must be a string");
         *field = cfg[key].get<std::string>();
       }
       env.channels[name] = ch;
@@ -137,7 +141,8 @@ SageMakerEnv load_sagemaker_env(const fs::path& root) {
   if (fs::is_directory(env.data_dir(), ec))
     for (const auto& e : fs::directory_iterator(env.data_dir()))
       if (e.is_directory() && !env.channels.count(e.path().filename().string()))
-        env.channels[e.path().filename().string()] = SageMakerChannel{e.path().filename().string(), e.path(), "File", ""};
+        env.channels[e.path().filename().string()] =
+            SageMakerChannel{e.path().filename().string(), e.path(), "File", ""};
 
   const fs::path rc_file = env.config_dir() / "resourceconfig.json";
   if (fs::exists(rc_file)) {
@@ -162,8 +167,8 @@ fs::path stage_sagemaker_dataset(const SageMakerEnv& env, const fs::path& stagin
     const SageMakerChannel& ch = it->second;
     RC_CHECK(ch.input_mode != "Pipe", Errc::unsupported, "SageMaker channel '", name,
              "' uses Pipe input mode, which roberta train does not read\nHINT: use TrainingInputMode File or FastFile");
-    RC_CHECK(fs::is_directory(ch.dir), Errc::not_found, "SageMaker channel '", name, "' is listed in inputdataconfig.json but ",
-             ch.dir.string(), " does not exist");
+    RC_CHECK(fs::is_directory(ch.dir), Errc::not_found, "SageMaker channel '", name,
+             "' is listed in inputdataconfig.json but ", ch.dir.string(), " does not exist");
     return &ch;
   };
   const SageMakerChannel* train_ch = channel("train");
@@ -185,12 +190,14 @@ fs::path stage_sagemaker_dataset(const SageMakerEnv& env, const fs::path& stagin
     if (!f && required) f = split_by_elimination(ch, split);
     if (!f) {
       RC_CHECK(!required, Errc::not_found, "SageMaker channel '", ch.name, "' (", ch.dir.string(),
-               ") has no data file\nHINT: put a .csv, .tsv, .jsonl file or a TweetEval <split>_text.txt + _labels.txt pair in it");
+               ") has no data file\nHINT: put a .csv, .tsv, .jsonl file or a TweetEval <split>_text.txt + _labels.txt "
+               "pair in it");
       return;
     }
     RC_CHECK(layout.empty() || layout == f->layout, Errc::invalid_argument, "SageMaker channel '", ch.name, "' holds ",
-             f->layout == "tweeteval" ? "a TweetEval text/labels pair" : "a CSV/TSV/JSONL file", " but another channel holds ",
-             layout == "tweeteval" ? "TweetEval pairs" : "CSV/TSV/JSONL files", "\nHINT: use one layout for all channels");
+             f->layout == "tweeteval" ? "a TweetEval text/labels pair" : "a CSV/TSV/JSONL file",
+             " but another channel holds ", layout == "tweeteval" ? "TweetEval pairs" : "CSV/TSV/JSONL files",
+             "\nHINT: use one layout for all channels");
     layout = f->layout;
     for (const auto& [name, target] : f->links) fs::create_symlink(fs::absolute(target), staging / name);
     if (!have_mapping && fs::exists(ch.dir / "mapping.txt")) {
@@ -199,17 +206,22 @@ fs::path stage_sagemaker_dataset(const SageMakerEnv& env, const fs::path& stagin
     }
   };
   use(*train_ch, "train", true);
-  if (val_ch) use(*val_ch, "val", true);
-  else use(*train_ch, "val", false);  // a whole dataset folder in the train channel
-  if (test_ch) use(*test_ch, "test", true);
-  else use(*train_ch, "test", false);
+  if (val_ch)
+    use(*val_ch, "val", true);
+  else
+    use(*train_ch, "val", false);  // a whole dataset folder in the train channel
+  if (test_ch)
+    use(*test_ch, "test", true);
+  else
+    use(*train_ch, "test", false);
   return staging;
 }
 
 void publish_model_files(const fs::path& from, const fs::path& to) {
   std::error_code ec;
   fs::create_directories(to, ec);
-  RC_CHECK(!ec && fs::is_directory(to), Errc::io, "cannot create ", to.string(), ": ", ec ? ec.message() : "not a folder");
+  RC_CHECK(!ec && fs::is_directory(to), Errc::io, "cannot create ", to.string(), ": ",
+           ec ? ec.message() : "not a folder");
   size_t copied = 0;
   for (const auto& e : fs::directory_iterator(from)) {
     if (!e.is_regular_file() || e.path().filename().string().starts_with(".")) continue;
@@ -218,7 +230,8 @@ void publish_model_files(const fs::path& from, const fs::path& to) {
              "\nHINT: is the volume full?");
     ++copied;
   }
-  RC_CHECK(copied > 0 && fs::exists(to / "config.json"), Errc::internal, "no model files in ", from.string(), " to publish");
+  RC_CHECK(copied > 0 && fs::exists(to / "config.json"), Errc::internal, "no model files in ", from.string(),
+           " to publish");
 }
 
 void write_sagemaker_failure(const fs::path& root, const std::string& reason) noexcept {

@@ -22,9 +22,9 @@ inline const std::filesystem::path kSageMakerRoot = "/opt/ml";
 
 struct SageMakerChannel {
   std::string name;
-  std::filesystem::path dir;                // <root>/input/data/<name>
-  std::string input_mode = "File";          // File | FastFile | Pipe (Pipe is refused)
-  std::string content_type;                 // ContentType, when the job gave one
+  std::filesystem::path dir;        // <root>/input/data/<name>
+  std::string input_mode = "File";  // File | FastFile | Pipe (Pipe is refused)
+  std::string content_type;         // ContentType, when the job gave one
 };
 
 struct SageMakerEnv {

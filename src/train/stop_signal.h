@@ -31,7 +31,8 @@ class StopSignalGuard {
   static int received() { return g_stop_signal.load(); }
 
  private:
-  struct sigaction old_int_ {}, old_term_ {};
+  struct sigaction old_int_ {
+  }, old_term_{};
 };
 
 }  // namespace rc::train

@@ -113,8 +113,8 @@ TensorBoardWriter::~TensorBoardWriter() {
 
 void TensorBoardWriter::write_record(std::string_view data) {
   const std::string r = frame_record(data);
-  RC_CHECK(std::fwrite(r.data(), 1, r.size(), file_) == r.size(), Errc::io, "write to ", path_.string(), " failed: ",
-           std::strerror(errno));
+  RC_CHECK(std::fwrite(r.data(), 1, r.size(), file_) == r.size(), Errc::io, "write to ", path_.string(),
+           " failed: ", std::strerror(errno));
 }
 
 void TensorBoardWriter::add_scalar(std::string_view tag, float value, int64_t step) {

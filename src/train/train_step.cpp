@@ -40,7 +40,7 @@ TrainEngine::TrainEngine(model::RobertaModel& model, const OptimConfig& optim, c
 }
 
 StepResult TrainEngine::step(std::span<const model::Batch> micro, std::span<const int32_t* const> labels,
-                              const MicroLayout& layout) {
+                             const MicroLayout& layout) {
   const int64_t total = layout.total > 0 ? layout.total : int64_t(micro.size());
   RC_ASSERT(micro.size() == labels.size() && total > 0 && int64_t(micro.size()) <= total);
   const int64_t n = model_.num_params();

@@ -66,9 +66,7 @@ std::string TrainSummary::to_json(int indent) const { return summary_json(*this)
 
 namespace {
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 void validate(const TrainOptions& o) {
   RC_CHECK(o.batch_size > 0, Errc::invalid_argument, "--batch-size must be > 0, got ", o.batch_size);
@@ -164,8 +162,10 @@ TrainSummary fit(const TrainOptions& o) {
   const PreparedSplit train_data = prepare_split(*train_split, data_names, cfg.id2label, *tokenizer, max_len);
   std::optional<PreparedSplit> val_data, test_data;
   if (main_rank) {  // only rank 0 evaluates
-    if (const TextSplit* v = ds.find("val")) val_data = prepare_split(*v, data_names, cfg.id2label, *tokenizer, max_len);
-    if (const TextSplit* t = ds.find("test")) test_data = prepare_split(*t, data_names, cfg.id2label, *tokenizer, max_len);
+    if (const TextSplit* v = ds.find("val"))
+      val_data = prepare_split(*v, data_names, cfg.id2label, *tokenizer, max_len);
+    if (const TextSplit* t = ds.find("test"))
+      test_data = prepare_split(*t, data_names, cfg.id2label, *tokenizer, max_len);
   }
 
   // Step arithmetic, as HF: micro-batches per epoch = ceil(N / B) (no drop_last); an optimizer
@@ -193,7 +193,8 @@ TrainSummary fit(const TrainOptions& o) {
   {
     json flags = args_json;
     for (const char* k : {"output_dir", "model_name_or_path", "data"}) flags.erase(k);
-    dp.check_same({{"flags", hash_text(flags.dump())}, {"--data contents", data_fp},
+    dp.check_same({{"flags", hash_text(flags.dump())},
+                   {"--data contents", data_fp},
                    {"--model weights", resuming ? 0 : start_weights}});
   }
 
@@ -225,10 +226,11 @@ TrainSummary fit(const TrainOptions& o) {
   std::optional<model::InferenceWorkspace> eval_ws;
   if (main_rank) eval_ws.emplace(ctx, cfg, o.eval_batch_size, eval_T);
 
-  const RunIdentity identity{o.seed, B, accum, world, o.shuffle, o.group_by_length, max_len, total_steps,
-                             std::to_string(data_fp)};
-  const StateLayout layout{updates_per_epoch, o.eval_every > 0 ? o.eval_every : updates_per_epoch, o.logging_steps,
-                           total_steps, num_epochs, B};
+  const RunIdentity identity{
+      o.seed, B, accum, world, o.shuffle, o.group_by_length, max_len, total_steps, std::to_string(data_fp)};
+  const StateLayout layout{updates_per_epoch, o.eval_every > 0 ? o.eval_every : updates_per_epoch,
+                           o.logging_steps,   total_steps,
+                           num_epochs,        B};
   TrainState st;
   const fs::path metrics_path = o.metrics_file.empty() ? out / "metrics.jsonl" : o.metrics_file;
   if (resume_here) {
@@ -256,21 +258,22 @@ TrainSummary fit(const TrainOptions& o) {
                 : std::make_unique<TrainLoggers>();
   if (main_rank) write_json_atomic(out / "training_args.json", args_json);
 
-  log::info("train", "model: ", cfg.num_hidden_layers, " layers, hidden ", cfg.hidden_size, ", ",
-            model->num_params(), " parameters, labels [",
-            [&] {
-              std::string s;
-              for (auto& l : cfg.id2label) s += (s.empty() ? "" : ", ") + l;
-              return s;
-            }(),
-            "]; ", bf16_active ? "bf16" : "fp32", " GEMMs on ",
-            ctx.device == Device::cuda ? "cuda:" + std::to_string(ctx.device_index) : std::string("cpu"), ", ",
-            num_threads(), " threads");
+  log::info(
+      "train", "model: ", cfg.num_hidden_layers, " layers, hidden ", cfg.hidden_size, ", ", model->num_params(),
+      " parameters, labels [",
+      [&] {
+        std::string s;
+        for (auto& l : cfg.id2label) s += (s.empty() ? "" : ", ") + l;
+        return s;
+      }(),
+      "]; ", bf16_active ? "bf16" : "fp32", " GEMMs on ",
+      ctx.device == Device::cuda ? "cuda:" + std::to_string(ctx.device_index) : std::string("cpu"), ", ", num_threads(),
+      " threads");
   log::info("train", "data: ", N, " train", val_data ? ", " + std::to_string(val_data->tok.size()) + " val" : "",
-            test_data ? ", " + std::to_string(test_data->tok.size()) + " test" : "", " examples (", ds.layout,
-            "); ", total_steps, " optimizer steps (", updates_per_epoch, " per epoch, ", num_epochs,
-            " epochs), batch ", B, " x accum ", accum, world > 1 ? " x ranks " + std::to_string(world) : "",
-            ", warmup ", warmup, ", longest train row ", train_T, " tokens");
+            test_data ? ", " + std::to_string(test_data->tok.size()) + " test" : "", " examples (", ds.layout, "); ",
+            total_steps, " optimizer steps (", updates_per_epoch, " per epoch, ", num_epochs, " epochs), batch ", B,
+            " x accum ", accum, world > 1 ? " x ranks " + std::to_string(world) : "", ", warmup ", warmup,
+            ", longest train row ", train_T, " tokens");
 
   // Per-micro-batch buffers, sized once.
   std::vector<PaddedBatch> micro(static_cast<size_t>(accum));
@@ -301,7 +304,8 @@ TrainSummary fit(const TrainOptions& o) {
   std::optional<EvalResult> best_eval;
   std::optional<double> best_metric = st.best_metric;
 
-  for (; st.epoch < num_epochs && engine.global_step() < total_steps && !interrupted; ++st.epoch, st.update_in_epoch = 0) {
+  for (; st.epoch < num_epochs && engine.global_step() < total_steps && !interrupted;
+       ++st.epoch, st.update_in_epoch = 0) {
     const std::vector<int64_t> order =
         epoch_order(N, o.seed, st.epoch, o.shuffle, o.group_by_length, train_data.tok.lengths, B);
     for (int64_t u = st.update_in_epoch; u < updates_per_epoch && engine.global_step() < total_steps; ++u) {
@@ -320,7 +324,8 @@ TrainSummary fit(const TrainOptions& o) {
         step_tokens += pb.tokens;
       }
       dp.before_step(step_tokens, train::StopSignalGuard::received() != 0);
-      for (int64_t k = 0; k < n_local; ++k) dp.mark_rows(micro[size_t(k)].ids.data(), micro[size_t(k)].B * micro[size_t(k)].T);
+      for (int64_t k = 0; k < n_local; ++k)
+        dp.mark_rows(micro[size_t(k)].ids.data(), micro[size_t(k)].B * micro[size_t(k)].T);
       const StepResult r = engine.step(std::span(batches.data(), size_t(n_local)),
                                        std::span(batch_labels.data(), size_t(n_local)), shard.layout);
       RC_CHECK(std::isfinite(r.loss), Errc::internal, "loss is ", r.loss, " at step ", engine.global_step(),
@@ -349,8 +354,14 @@ TrainSummary fit(const TrainOptions& o) {
       line.grad_norm = r.grad_norm;
       line.tokens_per_second = elapsed > 0 ? double(tokens_run) / elapsed : 0.0;
       line.eta_s = elapsed / double(steps_run) * double(total_steps - step);
-      json m{{"step", step}, {"epoch", ep_f}, {"loss", r.loss}, {"lr", r.lr}, {"grad_norm", r.grad_norm},
-             {"tokens", step_tokens}, {"step_time_s", dt}, {"tokens_per_second", dt > 0 ? step_tokens / dt : 0.0}};
+      json m{{"step", step},
+             {"epoch", ep_f},
+             {"loss", r.loss},
+             {"lr", r.lr},
+             {"grad_norm", r.grad_norm},
+             {"tokens", step_tokens},
+             {"step_time_s", dt},
+             {"tokens_per_second", dt > 0 ? step_tokens / dt : 0.0}};
       if (dp.distributed()) {  // exposed communication: the all-reduces are not overlapped
         m["world_size"] = world;
         m["comm_time_s"] = dp.last_comm_s();
@@ -361,8 +372,11 @@ TrainSummary fit(const TrainOptions& o) {
       if (step % o.logging_steps == 0 || step == total_steps) {
         line.loss = st.log_loss_sum / double(st.log_count);
         line.grad_norm = st.log_grad_sum / double(st.log_count);
-        st.log_history.push_back(json{{"epoch", ep_f}, {"grad_norm", line.grad_norm}, {"learning_rate", r.lr},
-                                      {"loss", line.loss}, {"step", step}});
+        st.log_history.push_back(json{{"epoch", ep_f},
+                                      {"grad_norm", line.grad_norm},
+                                      {"learning_rate", r.lr},
+                                      {"loss", line.loss},
+                                      {"step", step}});
         loggers->train_log(line);
         st.log_loss_sum = st.log_grad_sum = 0;
         st.log_count = 0;
@@ -407,8 +421,9 @@ TrainSummary fit(const TrainOptions& o) {
       if (stop) {
         if (main_rank && last_saved != step) save_here();
         const int sig = train::StopSignalGuard::received();
-        loggers->line("train: stopped by " + (sig ? "signal " + std::to_string(sig) : std::string("a signal to another rank")) +
-                      " at step " + std::to_string(step) + "; checkpoint saved. Continue with --resume.");
+        loggers->line("train: stopped by " +
+                      (sig ? "signal " + std::to_string(sig) : std::string("a signal to another rank")) + " at step " +
+                      std::to_string(step) + "; checkpoint saved. Continue with --resume.");
         interrupted = true;
         break;
       }
@@ -516,8 +531,8 @@ void init_model(const InitOptions& o) {
   m.init_weights(o.seed);
   std::error_code ec;
   fs::create_directories(o.output_dir, ec);
-  RC_CHECK(!ec && fs::is_directory(o.output_dir), Errc::io, "cannot create output folder ", o.output_dir.string(),
-           ": ", ec ? ec.message() : "not a folder");
+  RC_CHECK(!ec && fs::is_directory(o.output_dir), Errc::io, "cannot create output folder ", o.output_dir.string(), ": ",
+           ec ? ec.message() : "not a folder");
   model::save_checkpoint(o.output_dir, m);
   model::copy_tokenizer_files(o.tokenizer_dir, o.output_dir);
 }

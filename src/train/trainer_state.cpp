@@ -65,7 +65,8 @@ TrainState state_from_json(const std::string& text, const std::string& where, co
   const json& r = st["rc_resume"];
   auto same = [&](const char* key, const json& value, const char* flag) {
     RC_CHECK(r.value(key, json()) == value, Errc::invalid_argument, "--resume: ", flag, " was ",
-             r.value(key, json()).dump(), " in ", where, ", now ", value.dump(), "\nHINT: resume with the original flags");
+             r.value(key, json()).dump(), " in ", where, ", now ", value.dump(),
+             "\nHINT: resume with the original flags");
   };
   same("seed", now.seed, "--seed");
   // The global batch decides the data position; how it is split over ranks and micro-batches

@@ -38,7 +38,8 @@ struct TrainState {
 
 // HF-visible fields of trainer_state.json that are not part of the run state.
 struct StateLayout {
-  int64_t updates_per_epoch = 1, eval_steps = 1, logging_steps = 1, total_steps = 0, num_epochs = 0, train_batch_size = 0;
+  int64_t updates_per_epoch = 1, eval_steps = 1, logging_steps = 1, total_steps = 0, num_epochs = 0,
+          train_batch_size = 0;
 };
 
 nlohmann::json state_to_json(const TrainState& s, const RunIdentity& id, const StateLayout& l);

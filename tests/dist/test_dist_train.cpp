@@ -117,8 +117,8 @@ class DistTrain : public ::testing::Test {
            " --lr 1e-3 --threads 1 --no-progress " + extra;
   }
   static std::string torchrun_env(int rank, int port, const std::string& addr = "127.0.0.1") {
-    return "RANK=" + std::to_string(rank) + " WORLD_SIZE=2 LOCAL_RANK=" + std::to_string(rank) + " MASTER_ADDR=" +
-           addr + " MASTER_PORT=" + std::to_string(port) + " ";
+    return "RANK=" + std::to_string(rank) + " WORLD_SIZE=2 LOCAL_RANK=" + std::to_string(rank) +
+           " MASTER_ADDR=" + addr + " MASTER_PORT=" + std::to_string(port) + " ";
   }
   // Both ranks in the background; returns their exit codes. prefix[r] goes before rank r's
   // command (env, ip netns exec), out[r] is its --output.
@@ -131,7 +131,9 @@ class DistTrain : public ::testing::Test {
     std::istringstream(slurp(root / "status")) >> e0 >> e1;
     return {e0, e1};
   }
-  std::string logs() const { return "rank 0:\n" + slurp(root / "rank0.log") + "\nrank 1:\n" + slurp(root / "rank1.log"); }
+  std::string logs() const {
+    return "rank 0:\n" + slurp(root / "rank0.log") + "\nrank 1:\n" + slurp(root / "rank1.log");
+  }
 };
 
 // Measured (2026-12-01, this machine, tiny model, 152 train rows, 20 AdamW steps at lr 1e-3),
@@ -145,7 +147,8 @@ class DistTrain : public ::testing::Test {
 constexpr double kTol = 5e-4;
 
 TEST_F(DistTrain, TwoRanksMatchOneProcessWithDropout) {
-  ASSERT_EQ(sh(train(root / "one", 8, "--grad-accum 2 --dropout 0.1") + " > " + (root / "one.log").string() + " 2>&1"), 0)
+  ASSERT_EQ(sh(train(root / "one", 8, "--grad-accum 2 --dropout 0.1") + " > " + (root / "one.log").string() + " 2>&1"),
+            0)
       << slurp(root / "one.log");
   const int port = free_port();
   const auto [e0, e1] = two_ranks(torchrun_env(0, port) + train(root / "two", 8, "--dropout 0.1"),
@@ -155,7 +158,8 @@ TEST_F(DistTrain, TwoRanksMatchOneProcessWithDropout) {
   // Rank 1 saves nothing: rank 0 alone logs, evaluates and saves.
   EXPECT_FALSE(fs::exists(root / "two_rank1/model.safetensors"));
   EXPECT_FALSE(fs::exists(root / "two_rank1/metrics.jsonl"));
-  const double d = max_weight_diff(root / "one/checkpoint-20/model.safetensors", root / "two/checkpoint-20/model.safetensors");
+  const double d =
+      max_weight_diff(root / "one/checkpoint-20/model.safetensors", root / "two/checkpoint-20/model.safetensors");
   std::printf("max |dw| 2 ranks x 8 vs 1 x 8 x accum 2, dropout 0.1, 20 steps: %.3g\n", d);
   EXPECT_LT(d, kTol);
   // The logged loss is the global batch's; comm time and share are in every step record.
@@ -185,21 +189,22 @@ TEST_F(DistTrain, TwoRanksMatchOneProcessDoubleBatchWithoutDropout) {
                                   torchrun_env(1, port) + train(root / "two_rank1", 8, "--dropout 0"));
   ASSERT_EQ(e0, 0) << logs();
   ASSERT_EQ(e1, 0) << logs();
-  const double d = max_weight_diff(root / "one/checkpoint-20/model.safetensors", root / "two/checkpoint-20/model.safetensors");
+  const double d =
+      max_weight_diff(root / "one/checkpoint-20/model.safetensors", root / "two/checkpoint-20/model.safetensors");
   std::printf("max |dw| 2 ranks x 8 vs 1 x 16, no dropout, 20 steps: %.3g\n", d);
   EXPECT_LT(d, kTol);
 }
 
 TEST_F(DistTrain, KilledRankEndsEveryRankThenResumesWithOneRank) {
-  ASSERT_EQ(sh(train(root / "one", 8, "--grad-accum 2 --dropout 0.1") + " > " + (root / "one.log").string() + " 2>&1"), 0)
+  ASSERT_EQ(sh(train(root / "one", 8, "--grad-accum 2 --dropout 0.1") + " > " + (root / "one.log").string() + " 2>&1"),
+            0)
       << slurp(root / "one.log");
   const int port = free_port();
   const auto t0 = std::chrono::steady_clock::now();
   // Rank 1 dies by SIGKILL at the start of step 8 (checkpoint-5 saved by rank 0).
-  const auto [e0, e1] =
-      two_ranks(torchrun_env(0, port) + train(root / "two", 8, "--dropout 0.1 --dist-timeout 20"),
-                torchrun_env(1, port) + "RC_TRAIN_TEST_KILL_AT_STEP=7 " +
-                    train(root / "two_rank1", 8, "--dropout 0.1 --dist-timeout 20"));
+  const auto [e0, e1] = two_ranks(torchrun_env(0, port) + train(root / "two", 8, "--dropout 0.1 --dist-timeout 20"),
+                                  torchrun_env(1, port) + "RC_TRAIN_TEST_KILL_AT_STEP=7 " +
+                                      train(root / "two_rank1", 8, "--dropout 0.1 --dist-timeout 20"));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(e1, 128 + 9) << logs();
   EXPECT_EQ(e0, 1) << logs();  // not 0, and not a crash
@@ -210,11 +215,12 @@ TEST_F(DistTrain, KilledRankEndsEveryRankThenResumesWithOneRank) {
   ASSERT_TRUE(fs::exists(root / "two/checkpoint-5")) << log0;
   EXPECT_FALSE(fs::exists(root / "two/model.safetensors"));
   // Resume with 1 rank and the same global batch (8 x accum 2): the uninterrupted model.
-  ASSERT_EQ(sh(train(root / "two", 8, "--grad-accum 2 --dropout 0.1 --resume") + " > " + (root / "resume.log").string() +
-               " 2>&1"),
+  ASSERT_EQ(sh(train(root / "two", 8, "--grad-accum 2 --dropout 0.1 --resume") + " > " +
+               (root / "resume.log").string() + " 2>&1"),
             0)
       << slurp(root / "resume.log");
-  const double d = max_weight_diff(root / "one/checkpoint-20/model.safetensors", root / "two/checkpoint-20/model.safetensors");
+  const double d =
+      max_weight_diff(root / "one/checkpoint-20/model.safetensors", root / "two/checkpoint-20/model.safetensors");
   std::printf("max |dw| killed 2-rank run resumed with 1 rank vs uninterrupted: %.3g\n", d);
   EXPECT_LT(d, kTol);
   // Another global batch cannot resume it (the data position would mean something else).
@@ -223,14 +229,15 @@ TEST_F(DistTrain, KilledRankEndsEveryRankThenResumesWithOneRank) {
 }
 
 TEST_F(DistTrain, SigtermOnOneRankStopsBothAfterTheSameStepAndResumes) {
-  ASSERT_EQ(sh(train(root / "one", 8, "--grad-accum 2 --dropout 0.1") + " > " + (root / "one.log").string() + " 2>&1"), 0)
+  ASSERT_EQ(sh(train(root / "one", 8, "--grad-accum 2 --dropout 0.1") + " > " + (root / "one.log").string() + " 2>&1"),
+            0)
       << slurp(root / "one.log");
   int port = free_port();
   // SIGTERM reaches rank 1 only, at the start of step 7: the flag travels with the gradients,
   // both ranks stop after that step, rank 0 saves checkpoint-7; both exit 130.
-  auto [e0, e1] = two_ranks(torchrun_env(0, port) + train(root / "two", 8, "--dropout 0.1"),
-                            torchrun_env(1, port) + "RC_TRAIN_TEST_SIGNAL_AT_STEP=6 " +
-                                train(root / "two_rank1", 8, "--dropout 0.1"));
+  auto [e0, e1] = two_ranks(
+      torchrun_env(0, port) + train(root / "two", 8, "--dropout 0.1"),
+      torchrun_env(1, port) + "RC_TRAIN_TEST_SIGNAL_AT_STEP=6 " + train(root / "two_rank1", 8, "--dropout 0.1"));
   EXPECT_EQ(e0, 130) << logs();
   EXPECT_EQ(e1, 130) << logs();
   ASSERT_TRUE(fs::exists(root / "two/checkpoint-7")) << logs();
@@ -241,13 +248,15 @@ TEST_F(DistTrain, SigtermOnOneRankStopsBothAfterTheSameStepAndResumes) {
                                torchrun_env(1, port) + train(root / "two_rank1", 8, "--dropout 0.1 --resume"));
   ASSERT_EQ(e0, 0) << logs();
   ASSERT_EQ(e1, 0) << logs();
-  const double d = max_weight_diff(root / "one/checkpoint-20/model.safetensors", root / "two/checkpoint-20/model.safetensors");
+  const double d =
+      max_weight_diff(root / "one/checkpoint-20/model.safetensors", root / "two/checkpoint-20/model.safetensors");
   std::printf("max |dw| SIGTERM-stopped 2-rank run resumed with 2 ranks vs 1 process: %.3g\n", d);
   EXPECT_LT(d, kTol);
 }
 
 TEST_F(DistTrain, OneProcessRunResumesWithTwoRanks) {
-  ASSERT_EQ(sh(train(root / "one", 8, "--grad-accum 2 --dropout 0.1") + " > " + (root / "one.log").string() + " 2>&1"), 0)
+  ASSERT_EQ(sh(train(root / "one", 8, "--grad-accum 2 --dropout 0.1") + " > " + (root / "one.log").string() + " 2>&1"),
+            0)
       << slurp(root / "one.log");
   EXPECT_EQ(sh("RC_TRAIN_TEST_KILL_AT_STEP=7 " + train(root / "two", 8, "--grad-accum 2 --dropout 0.1") + " > " +
                (root / "killed.log").string() + " 2>&1"),
@@ -258,7 +267,8 @@ TEST_F(DistTrain, OneProcessRunResumesWithTwoRanks) {
                                   torchrun_env(1, port) + train(root / "two_rank1", 8, "--dropout 0.1 --resume"));
   ASSERT_EQ(e0, 0) << logs();
   ASSERT_EQ(e1, 0) << logs();
-  const double d = max_weight_diff(root / "one/checkpoint-20/model.safetensors", root / "two/checkpoint-20/model.safetensors");
+  const double d =
+      max_weight_diff(root / "one/checkpoint-20/model.safetensors", root / "two/checkpoint-20/model.safetensors");
   std::printf("max |dw| 1-process run resumed with 2 ranks vs uninterrupted: %.3g\n", d);
   EXPECT_LT(d, kTol);
 }
@@ -267,11 +277,11 @@ TEST_F(DistTrain, HungRankEndsTheOthersWithinTheTimeout) {
   const int port = free_port();
   // Rank 1 stops (SIGSTOP: alive, sockets open, silent) at step 3; rank 0 must give up after
   // --dist-timeout 4 s on its own, and the test then kills the stopped rank.
-  const std::string script =
-      torchrun_env(0, port) + train(root / "two", 8, "--dist-timeout 4") + " > " + (root / "rank0.log").string() +
-      " 2>&1 & p0=$!; " + torchrun_env(1, port) + "RC_TRAIN_TEST_HANG_AT_STEP=3 " +
-      train(root / "two_rank1", 8, "--dist-timeout 4") + " > " + (root / "rank1.log").string() +
-      " 2>&1 & p1=$!; wait $p0; e0=$?; kill -9 $p1; echo $e0 > " + (root / "status").string();
+  const std::string script = torchrun_env(0, port) + train(root / "two", 8, "--dist-timeout 4") + " > " +
+                             (root / "rank0.log").string() + " 2>&1 & p0=$!; " + torchrun_env(1, port) +
+                             "RC_TRAIN_TEST_HANG_AT_STEP=3 " + train(root / "two_rank1", 8, "--dist-timeout 4") +
+                             " > " + (root / "rank1.log").string() +
+                             " 2>&1 & p1=$!; wait $p0; e0=$?; kill -9 $p1; echo $e0 > " + (root / "status").string();
   const auto t0 = std::chrono::steady_clock::now();
   sh(script);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -282,8 +292,9 @@ TEST_F(DistTrain, HungRankEndsTheOthersWithinTheTimeout) {
 
 TEST_F(DistTrain, RankWithOtherFlagsIsRefused) {
   const int port = free_port();
-  const auto [e0, e1] = two_ranks(torchrun_env(0, port) + train(root / "two", 8, "--dist-timeout 20"),
-                                  torchrun_env(1, port) + train(root / "two_rank1", 8, "--weight-decay 0.01 --dist-timeout 20"));
+  const auto [e0, e1] =
+      two_ranks(torchrun_env(0, port) + train(root / "two", 8, "--dist-timeout 20"),
+                torchrun_env(1, port) + train(root / "two_rank1", 8, "--weight-decay 0.01 --dist-timeout 20"));
   EXPECT_EQ(e0, 2) << logs();
   EXPECT_EQ(e1, 2) << logs();
   EXPECT_NE(slurp(root / "rank1.log").find("disagree on flags"), std::string::npos) << logs();
@@ -296,14 +307,16 @@ TEST_F(DistTrain, RankWithOtherFlagsIsRefused) {
 TEST_F(DistTrain, ThroughTorchrun) {
   if (sh("/usr/bin/python3 -c \"import torch.distributed.run\" > /dev/null 2>&1") != 0)
     GTEST_SKIP() << "no torch.distributed.run in /usr/bin/python3";
-  ASSERT_EQ(sh(train(root / "one", 8, "--grad-accum 2 --dropout 0.1") + " > " + (root / "one.log").string() + " 2>&1"), 0)
+  ASSERT_EQ(sh(train(root / "one", 8, "--grad-accum 2 --dropout 0.1") + " > " + (root / "one.log").string() + " 2>&1"),
+            0)
       << slurp(root / "one.log");
   const fs::path shim = fs::path(RC_SOURCE_DIR) / "tests/dist/torchrun_shim.py";
   const std::string cmd = "/usr/bin/python3 " + shim.string() + " --nproc_per_node 2 --master_port " +
                           std::to_string(free_port()) + " --no_python " + train(root / "two", 8, "--dropout 0.1") +
                           " > " + (root / "rank0.log").string() + " 2>&1";
   ASSERT_EQ(sh(cmd), 0) << slurp(root / "rank0.log");
-  const double d = max_weight_diff(root / "one/checkpoint-20/model.safetensors", root / "two/checkpoint-20/model.safetensors");
+  const double d =
+      max_weight_diff(root / "one/checkpoint-20/model.safetensors", root / "two/checkpoint-20/model.safetensors");
   std::printf("max |dw| torchrun 2 ranks vs 1 process: %.3g\n", d);
   EXPECT_LT(d, kTol);
 }
@@ -313,7 +326,8 @@ TEST_F(DistTrain, TwoNetworkNamespaces) {
   const std::string tag = std::to_string(::getpid() % 100000);
   const std::string a = "rcA" + tag, b = "rcB" + tag;
   const std::string sub = "10.77." + std::to_string(::getpid() % 250) + ".";
-  if (::geteuid() != 0 || sh("ip netns add " + a + " 2>/dev/null") != 0) GTEST_SKIP() << "ip netns unavailable (needs root)";
+  if (::geteuid() != 0 || sh("ip netns add " + a + " 2>/dev/null") != 0)
+    GTEST_SKIP() << "ip netns unavailable (needs root)";
   const std::string setup = "ip netns add " + b + " && ip link add va" + tag + " type veth peer name vb" + tag +
                             " && ip link set va" + tag + " netns " + a + " && ip link set vb" + tag + " netns " + b +
                             " && ip -n " + a + " addr add " + sub + "1/24 dev va" + tag + " && ip -n " + b +
@@ -326,16 +340,18 @@ TEST_F(DistTrain, TwoNetworkNamespaces) {
     ~Cleanup() { sh("ip netns del " + a + " 2>/dev/null; ip netns del " + b + " 2>/dev/null"); }
   } cleanup{a, b};
   ASSERT_EQ(rc, 0) << "veth setup failed";
-  ASSERT_EQ(sh(train(root / "one", 8, "--grad-accum 2 --dropout 0.1") + " > " + (root / "one.log").string() + " 2>&1"), 0)
+  ASSERT_EQ(sh(train(root / "one", 8, "--grad-accum 2 --dropout 0.1") + " > " + (root / "one.log").string() + " 2>&1"),
+            0)
       << slurp(root / "one.log");
   const int port = 29500 + ::getpid() % 1000;  // a fresh namespace: every port is free
-  const auto [e0, e1] = two_ranks(
-      "ip netns exec " + a + " env " + torchrun_env(0, port, sub + "1") + train(root / "two", 8, "--dropout 0.1 --dist-timeout 60"),
-      "ip netns exec " + b + " env " + torchrun_env(1, port, sub + "1") +
-          train(root / "two_rank1", 8, "--dropout 0.1 --dist-timeout 60"));
+  const auto [e0, e1] = two_ranks("ip netns exec " + a + " env " + torchrun_env(0, port, sub + "1") +
+                                      train(root / "two", 8, "--dropout 0.1 --dist-timeout 60"),
+                                  "ip netns exec " + b + " env " + torchrun_env(1, port, sub + "1") +
+                                      train(root / "two_rank1", 8, "--dropout 0.1 --dist-timeout 60"));
   ASSERT_EQ(e0, 0) << logs();
   ASSERT_EQ(e1, 0) << logs();
-  const double d = max_weight_diff(root / "one/checkpoint-20/model.safetensors", root / "two/checkpoint-20/model.safetensors");
+  const double d =
+      max_weight_diff(root / "one/checkpoint-20/model.safetensors", root / "two/checkpoint-20/model.safetensors");
   std::printf("max |dw| 2 namespaces vs 1 process: %.3g\n", d);
   EXPECT_LT(d, kTol);
 }

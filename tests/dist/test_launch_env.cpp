@@ -43,7 +43,8 @@ TEST(LaunchEnv, NoContractIsOneProcess) {
 }
 
 TEST(LaunchEnv, Torchrun) {
-  FakeEnv e{{{"RANK", "3"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "1"}, {"MASTER_ADDR", "10.0.0.7"}, {"MASTER_PORT", "29511"}}};
+  FakeEnv e{
+      {{"RANK", "3"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "1"}, {"MASTER_ADDR", "10.0.0.7"}, {"MASTER_PORT", "29511"}}};
   const LaunchInfo li = detect(e);
   EXPECT_EQ(li.launcher, "torchrun");
   EXPECT_EQ(li.rank, 3);
@@ -74,7 +75,9 @@ TEST(LaunchEnv, PyTorchJobWithoutLocalRankUsesDeviceZero) {
 }
 
 TEST(LaunchEnv, OpenMpi) {
-  FakeEnv e{{{"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "3"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "0"},
+  FakeEnv e{{{"OMPI_COMM_WORLD_RANK", "2"},
+             {"OMPI_COMM_WORLD_SIZE", "3"},
+             {"OMPI_COMM_WORLD_LOCAL_RANK", "0"},
              {"MASTER_ADDR", "head"}}};
   const LaunchInfo li = detect(e);
   EXPECT_EQ(li.launcher, "openmpi");
@@ -92,7 +95,9 @@ TEST(LaunchEnv, Mpich) {
 }
 
 TEST(LaunchEnv, SlurmTakesTheFirstNodeAsMaster) {
-  FakeEnv e{{{"SLURM_PROCID", "6"}, {"SLURM_NTASKS", "8"}, {"SLURM_LOCALID", "2"},
+  FakeEnv e{{{"SLURM_PROCID", "6"},
+             {"SLURM_NTASKS", "8"},
+             {"SLURM_LOCALID", "2"},
              {"SLURM_JOB_NODELIST", "gpu[07-08,11],cpu01"}}};
   const LaunchInfo li = detect(e);
   EXPECT_EQ(li.launcher, "slurm");

@@ -73,7 +73,8 @@ TEST(Archive, RoundTrip) {
   create_tar_gz(tgz, entries);
   extract_tar_gz(tgz, dir.path() / "out");
   for (const auto& e : entries) EXPECT_EQ(read_file(dir.path() / "out" / e.name), read_file(e.source)) << e.name;
-  EXPECT_EQ(TempDir::list(dir.path() / "out"), (std::vector<std::string>{"config.json", "model.safetensors", "tokenizer"}));
+  EXPECT_EQ(TempDir::list(dir.path() / "out"),
+            (std::vector<std::string>{"config.json", "model.safetensors", "tokenizer"}));
   EXPECT_EQ(dir.entries(), (std::vector<std::string>{"model.tar.gz", "out", "src"})) << "no temp files or folders left";
   EXPECT_EQ(fs::status(dir.path() / "out" / "config.json").permissions() & fs::perms::all,
             fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
@@ -178,7 +179,8 @@ TEST(ArchiveExtract, DotSlashNamesFromGnuTar) {
   TempDir dir;
   fs::create_directories(dir.path() / "src" / "sub");
   write_file_atomic(dir.path() / "src" / "sub" / "f.txt", "content");
-  const std::string cmd = "tar -C '" + (dir.path() / "src").string() + "' -czf '" + (dir.path() / "x.tgz").string() + "' .";
+  const std::string cmd =
+      "tar -C '" + (dir.path() / "src").string() + "' -czf '" + (dir.path() / "x.tgz").string() + "' .";
   if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "no tar binary";
   extract_tar_gz(dir.path() / "x.tgz", dir.path() / "out");
   EXPECT_EQ(read_file(dir.path() / "out" / "sub" / "f.txt"), "content");
@@ -210,10 +212,8 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, HostileArchive,
                          ::testing::Values(std::pair{"dotdot.tar.gz", "sub/../../evil"},
                                            std::pair{"absolute.tar.gz", "/tmp/rc_abs_evil"},
                                            std::pair{"symlink.tar.gz", "passwd"},
-                                           std::pair{"hardlink.tar.gz", "passwd"},
-                                           std::pair{"device.tar.gz", "null"},
-                                           std::pair{"fifo.tar.gz", "pipe"},
-                                           std::pair{"duplicate.tar.gz", "ok.txt"}),
+                                           std::pair{"hardlink.tar.gz", "passwd"}, std::pair{"device.tar.gz", "null"},
+                                           std::pair{"fifo.tar.gz", "pipe"}, std::pair{"duplicate.tar.gz", "ok.txt"}),
                          [](const auto& info) {
                            std::string n = info.param.first;
                            return n.substr(0, n.find('.'));
@@ -230,7 +230,8 @@ TEST(ArchiveExtract, BombOverMemberLimit) {
   TempDir dir;
   ExtractLimits limits;
   limits.max_member_bytes = 64 << 10;  // the member holds 1 MiB of zeros in ~1 KB
-  expect_error(Errc::format, {"'zeros.bin'", "65536"}, [&] { extract_tar_gz(io_data("bomb.tar.gz"), dir.path() / "out", limits); });
+  expect_error(Errc::format, {"'zeros.bin'", "65536"},
+               [&] { extract_tar_gz(io_data("bomb.tar.gz"), dir.path() / "out", limits); });
   EXPECT_TRUE(dir.entries().empty());
   // With room for it, the same archive extracts.
   extract_tar_gz(io_data("bomb.tar.gz"), dir.path() / "ok");
@@ -245,13 +246,15 @@ TEST(ArchiveExtract, TotalAndCountLimits) {
                [&] { extract_tar_gz(io_data("good.tar.gz"), dir.path() / "out", total); });
   ExtractLimits count;
   count.max_members = 2;
-  expect_error(Errc::format, {"more than 2 members"}, [&] { extract_tar_gz(io_data("good.tar.gz"), dir.path() / "out", count); });
+  expect_error(Errc::format, {"more than 2 members"},
+               [&] { extract_tar_gz(io_data("good.tar.gz"), dir.path() / "out", count); });
   EXPECT_TRUE(dir.entries().empty());
 }
 
 TEST(ArchiveExtract, NotAnArchive) {
   TempDir dir;
-  expect_error(Errc::format, {"not_gzip.tar.gz"}, [&] { extract_tar_gz(io_data("not_gzip.tar.gz"), dir.path() / "out"); });
+  expect_error(Errc::format, {"not_gzip.tar.gz"},
+               [&] { extract_tar_gz(io_data("not_gzip.tar.gz"), dir.path() / "out"); });
   EXPECT_TRUE(dir.entries().empty());
 }
 

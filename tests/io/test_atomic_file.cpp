@@ -21,8 +21,8 @@ using rc::Errc;
 using rc::io::AtomicFile;
 using rc::io::read_file;
 using rc::io::write_file_atomic;
-using rc::test::TempDir;
 using rc::test::expect_error;
+using rc::test::TempDir;
 
 TEST(AtomicFile, RoundTripAndReplace) {
   TempDir dir;
@@ -137,7 +137,8 @@ TEST(AtomicFile, FullTmpfsKeepsOldFile) {
   } unmount{mnt};
   const fs::path p = mnt / "model.bin";
   write_file_atomic(p, "old contents");
-  expect_error(Errc::io, {"model.bin", std::strerror(ENOSPC)}, [&] { write_file_atomic(p, std::string(1 << 20, 'x')); });
+  expect_error(Errc::io, {"model.bin", std::strerror(ENOSPC)},
+               [&] { write_file_atomic(p, std::string(1 << 20, 'x')); });
   EXPECT_EQ(read_file(p), "old contents");
   EXPECT_EQ(TempDir::list(mnt), std::vector<std::string>{"model.bin"});
 }

@@ -23,7 +23,9 @@ using rc::test::io_data;
 
 namespace {
 
-std::string bytes_of(std::span<const std::byte> s) { return std::string(reinterpret_cast<const char*>(s.data()), s.size()); }
+std::string bytes_of(std::span<const std::byte> s) {
+  return std::string(reinterpret_cast<const char*>(s.data()), s.size());
+}
 
 // Every expected tensor is in the checkpoint with the same dtype, shape and bytes, and
 // the checkpoint holds nothing else.
@@ -60,7 +62,8 @@ std::string p_tuple(std::initializer_list<std::string> items) {
 }
 std::string p_tensor(const std::string& key, int numel, int offset, std::initializer_list<std::string> size,
                      std::initializer_list<std::string> stride) {
-  const std::string pid = p_tuple({p_str("storage"), p_global("torch", "FloatStorage"), p_str(key), p_str("cpu"), p_int(numel)});
+  const std::string pid =
+      p_tuple({p_str("storage"), p_global("torch", "FloatStorage"), p_str(key), p_str("cpu"), p_int(numel)});
   return p_global("torch._utils", "_rebuild_tensor_v2") +
          p_tuple({pid + "Q", p_int(offset), p_tuple(size), p_tuple(stride), "\x89",
                   p_global("collections", "OrderedDict") + ")R"}) +
@@ -129,7 +132,8 @@ TEST(PytorchBinHostile, ViewPastStorageEnd) {
 }
 
 TEST(PytorchBinHostile, StorageMemberTooShort) {
-  expect_error(Errc::format, {"data/0", "holds 8 bytes, expected 16"}, [] { open_pytorch_bin(io_data("short_storage.bin")); });
+  expect_error(Errc::format, {"data/0", "holds 8 bytes, expected 16"},
+               [] { open_pytorch_bin(io_data("short_storage.bin")); });
 }
 
 TEST(PytorchBinHostile, StorageMemberMissing) {
@@ -137,7 +141,8 @@ TEST(PytorchBinHostile, StorageMemberMissing) {
 }
 
 TEST(PytorchBinHostile, StrideZeroBomb) {
-  expect_error(Errc::format, {"tensor 'w'", "would need more than"}, [] { open_pytorch_bin(io_data("stride0_bomb.bin")); });
+  expect_error(Errc::format, {"tensor 'w'", "would need more than"},
+               [] { open_pytorch_bin(io_data("stride0_bomb.bin")); });
 }
 
 TEST(PytorchBinHostile, ComplexStorageUnsupported) {
@@ -176,7 +181,8 @@ TEST(PytorchBinHostile, NotAZipAndMissing) {
 // ---- hostile pickles, fed straight to the unpickler ----------------------------------
 
 TEST(TorchPickle, AssemblerMatchesLoader) {
-  const auto sd = parse(kProto + "}(" + p_str("a") + p_tensor("0", 6, 1, {p_int(2), p_int(2)}, {p_int(1), p_int(3)}) + "u.");
+  const auto sd =
+      parse(kProto + "}(" + p_str("a") + p_tensor("0", 6, 1, {p_int(2), p_int(2)}, {p_int(1), p_int(3)}) + "u.");
   ASSERT_EQ(sd.tensors.size(), 1u);
   EXPECT_EQ(sd.tensors[0].name, "a");
   EXPECT_EQ(sd.tensors[0].offset, 1u);
@@ -231,9 +237,8 @@ TEST(TorchPickle, BadTensorArguments) {
   });
   expect_error(Errc::format, {"persistent id"}, [] { parse(kProto + p_str("storage") + "Q."); });
   expect_error(Errc::format, {"expected a tensor"}, [] { parse(kProto + "}(" + p_str("w") + p_int(3) + "u."); });
-  expect_error(Errc::format, {"key is a int"}, [] {
-    parse(kProto + "}(" + p_int(1) + p_tensor("0", 4, 0, {p_int(1)}, {p_int(1)}) + "u.");
-  });
+  expect_error(Errc::format, {"key is a int"},
+               [] { parse(kProto + "}(" + p_int(1) + p_tensor("0", 4, 0, {p_int(1)}, {p_int(1)}) + "u."); });
 }
 
 TEST(TorchPickle, ResourceCapsHoldAgainstBombs) {
@@ -249,14 +254,19 @@ TEST(TorchPickle, DeepNestingAndCyclesNeitherCrashNorRecurse) {
   const size_t n = 500000;
   expect_error(Errc::format, {"expected a dict"},
                [&] { parse(kProto + std::string(n, ']') + std::string(n - 1, 'a') + "."); });
-  expect_error(Errc::format, {"expected a dict"}, [] { parse(kProto + std::string("]q\x00h\x00" "a.", 7)); });
+  expect_error(Errc::format, {"expected a dict"}, [] {
+    parse(kProto + std::string("]q\x00h\x00"
+                               "a.",
+                               7));
+  });
 }
 
 // Random byte flips, truncations and insertions of a valid pickle (fixed seed): every
 // result either parses or throws rc::Error; nothing crashes, hangs or throws anything else.
 TEST(TorchPickle, RandomMutationsNeverCrash) {
-  const std::string good = kProto + "}(" + p_str("a") + p_tensor("0", 6, 1, {p_int(2), p_int(2)}, {p_int(1), p_int(3)}) +
-                           p_str("b") + p_tensor("1", 4, 0, {p_int(4)}, {p_int(1)}) + "u.";
+  const std::string good = kProto + "}(" + p_str("a") +
+                           p_tensor("0", 6, 1, {p_int(2), p_int(2)}, {p_int(1), p_int(3)}) + p_str("b") +
+                           p_tensor("1", 4, 0, {p_int(4)}, {p_int(1)}) + "u.";
   ASSERT_EQ(parse(good).tensors.size(), 2u);
   std::mt19937 rng(1234);
   int parsed = 0, refused = 0;
@@ -266,9 +276,15 @@ TEST(TorchPickle, RandomMutationsNeverCrash) {
     for (int e = 0; e < edits && !s.empty(); ++e) {
       const size_t at = rng() % s.size();
       switch (rng() % 3) {
-        case 0: s[at] = char(rng()); break;
-        case 1: s.resize(at); break;
-        default: s.insert(at, 1, char(rng())); break;
+        case 0:
+          s[at] = char(rng());
+          break;
+        case 1:
+          s.resize(at);
+          break;
+        default:
+          s.insert(at, 1, char(rng()));
+          break;
       }
     }
     try {
@@ -295,15 +311,18 @@ TEST(PytorchBinHostile, RandomArchiveCorruptionsNeverCrash) {
   for (int iter = 0; iter < 300; ++iter) {
     std::string s = good;
     for (int e = 0; e < 1 + int(rng() % 3); ++e) {
-      if (rng() % 8 == 0) s.resize(rng() % s.size());
-      else if (!s.empty()) s[rng() % s.size()] = char(rng());
+      if (rng() % 8 == 0)
+        s.resize(rng() % s.size());
+      else if (!s.empty())
+        s[rng() % s.size()] = char(rng());
     }
     // A fresh file each time: truncating one with data makes ext4 flush it (auto_da_alloc).
     fs::remove(p);
     { std::ofstream(p, std::ios::binary).write(s.data(), std::streamsize(s.size())); }
     try {
       auto src = open_pytorch_bin(p);
-      for (const auto& t : src->tensors()) EXPECT_EQ(src->data(t.name).size(), size_t(t.numel()) * rc::dtype_size(t.dtype));
+      for (const auto& t : src->tensors())
+        EXPECT_EQ(src->data(t.name).size(), size_t(t.numel()) * rc::dtype_size(t.dtype));
       ++loaded;
     } catch (const rc::Error&) {
       ++refused;

@@ -40,7 +40,9 @@ fs::path write_raw(const TempDir& dir, const std::string& header, const std::str
   return p;
 }
 
-std::string bytes_of(std::span<const std::byte> s) { return std::string(reinterpret_cast<const char*>(s.data()), s.size()); }
+std::string bytes_of(std::span<const std::byte> s) {
+  return std::string(reinterpret_cast<const char*>(s.data()), s.size());
+}
 
 }  // namespace
 
@@ -49,8 +51,8 @@ TEST(Safetensors, RoundTripEveryDtypeAndMetadata) {
   const fs::path p = dir.path() / "all.safetensors";
   // One tensor per dtype with distinct byte patterns; sizes chosen so that a writer that
   // did not align would misalign the 8-byte ones.
-  const DType dtypes[] = {DType::boolean, DType::u8, DType::i8, DType::f16, DType::bf16, DType::i16,
-                          DType::f32, DType::i32, DType::f64, DType::i64};
+  const DType dtypes[] = {DType::boolean, DType::u8,  DType::i8,  DType::f16, DType::bf16,
+                          DType::i16,     DType::f32, DType::i32, DType::f64, DType::i64};
   std::vector<std::string> blobs;
   std::vector<TensorToWrite> ts;
   int k = 0;
@@ -94,8 +96,10 @@ TEST(Safetensors, WriterLayoutAlignedAndSortedLikeHf) {
   const uint16_t h = 0x3c00;
   const double d = 2.0;
   const float f = 3.0f;
-  std::vector<TensorToWrite> ts = {{"b_byte", DType::u8, {1}, &one},   {"a_half", DType::f16, {1}, &h},
-                                   {"z_double", DType::f64, {1}, &d},  {"c_float", DType::f32, {1}, &f},
+  std::vector<TensorToWrite> ts = {{"b_byte", DType::u8, {1}, &one},
+                                   {"a_half", DType::f16, {1}, &h},
+                                   {"z_double", DType::f64, {1}, &d},
+                                   {"c_float", DType::f32, {1}, &f},
                                    {"a_double", DType::f64, {1}, &d}};
   rc::io::write_safetensors(p, ts);
   const std::string raw = rc::io::read_file(p);
@@ -147,8 +151,9 @@ TEST(Safetensors, ReadsFileFromIndependentPythonWriter) {
 
 TEST(Safetensors, HeaderOrderIsKept) {
   TempDir dir;
-  const fs::path p = write_raw(dir, R"({"zz":{"dtype":"U8","shape":[1],"data_offsets":[1,2]},)"
-                                    R"("aa":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})",
+  const fs::path p = write_raw(dir,
+                               R"({"zz":{"dtype":"U8","shape":[1],"data_offsets":[1,2]},)"
+                               R"("aa":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})",
                                "xy");
   auto src = open_safetensors(p);
   ASSERT_EQ(src->tensors().size(), 2u);
@@ -207,7 +212,8 @@ TEST(SafetensorsHostile, MissingFileIsNotFound) {
 TEST(SafetensorsHostile, TooShortForLength) {
   TempDir dir;
   rc::io::write_file_atomic(dir.path() / "short.safetensors", "\x05\x00\x00");
-  expect_error(Errc::format, {"short.safetensors", "too short"}, [&] { open_safetensors(dir.path() / "short.safetensors"); });
+  expect_error(Errc::format, {"short.safetensors", "too short"},
+               [&] { open_safetensors(dir.path() / "short.safetensors"); });
   rc::io::write_file_atomic(dir.path() / "empty.safetensors", "");
   expect_error(Errc::format, {"empty.safetensors"}, [&] { open_safetensors(dir.path() / "empty.safetensors"); });
 }
@@ -271,7 +277,8 @@ TEST(SafetensorsHostile, EmptyTensorsDoNotCountAsOverlap) {
 
 TEST(SafetensorsHostile, ByteLengthDisagreesWithShape) {
   TempDir dir;
-  const fs::path p = write_raw(dir, R"({"w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,12]}})", std::string(16, 'x'));
+  const fs::path p =
+      write_raw(dir, R"({"w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,12]}})", std::string(16, 'x'));
   expect_error(Errc::format, {"'w'", "12 bytes", "needs 16"}, [&] { open_safetensors(p); });
 }
 
@@ -293,7 +300,8 @@ TEST(SafetensorsHostile, ShapeOverflowAndBadEntries) {
   TempDir dir;
   // 2^40 * 2^40 elements overflows int64: must be caught, not wrapped into a small size.
   expect_error(Errc::format, {"'w'", "overflow"}, [&] {
-    open_safetensors(write_raw(dir, R"({"w":{"dtype":"F32","shape":[1099511627776,1099511627776],"data_offsets":[0,0]}})", ""));
+    open_safetensors(
+        write_raw(dir, R"({"w":{"dtype":"F32","shape":[1099511627776,1099511627776],"data_offsets":[0,0]}})", ""));
   });
   // 2^62 elements of 4 bytes: count fits, bytes do not.
   expect_error(Errc::format, {"'w'", "overflow"}, [&] {
@@ -305,16 +313,16 @@ TEST(SafetensorsHostile, ShapeOverflowAndBadEntries) {
   expect_error(Errc::format, {"'w'", "non-negative"}, [&] {
     open_safetensors(write_raw(dir, R"({"w":{"dtype":"F32","shape":[2.5],"data_offsets":[0,0]}})", ""));
   });
-  expect_error(Errc::format, {"'w'", "needs dtype, shape and data_offsets"}, [&] {
-    open_safetensors(write_raw(dir, R"({"w":{"dtype":"F32","shape":[1]}})", ""));
-  });
+  expect_error(Errc::format, {"'w'", "needs dtype, shape and data_offsets"},
+               [&] { open_safetensors(write_raw(dir, R"({"w":{"dtype":"F32","shape":[1]}})", "")); });
   expect_error(Errc::format, {"'w'", "data_offsets"}, [&] {
     open_safetensors(write_raw(dir, R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[4,0]}})", "xxxx"));
   });
   expect_error(Errc::format, {"'w'", "data_offsets"}, [&] {
     open_safetensors(write_raw(dir, R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0]}})", "xxxx"));
   });
-  expect_error(Errc::format, {"'w'", "expected an object"}, [&] { open_safetensors(write_raw(dir, R"({"w":[1]})", "")); });
+  expect_error(Errc::format, {"'w'", "expected an object"},
+               [&] { open_safetensors(write_raw(dir, R"({"w":[1]})", "")); });
 }
 
 TEST(SafetensorsHostile, DuplicateNames) {
@@ -348,8 +356,10 @@ TEST(SafetensorsHostile, RandomMutationsNeverCrash) {
     // Aim most edits at the 8-byte length and the JSON header, where the parsing is.
     const size_t hot = std::min<size_t>(s.size(), 8 + 600);
     for (int e = 0; e < 1 + int(rng() % 3); ++e) {
-      if (rng() % 8 == 0) s.resize(rng() % s.size());
-      else if (!s.empty()) s[rng() % std::min(hot, s.size())] = char(rng());
+      if (rng() % 8 == 0)
+        s.resize(rng() % s.size());
+      else if (!s.empty())
+        s[rng() % std::min(hot, s.size())] = char(rng());
     }
     // A fresh file each time: truncating one with data makes ext4 flush it (auto_da_alloc).
     fs::remove(p);

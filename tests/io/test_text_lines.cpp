@@ -26,8 +26,8 @@ using Lines = std::vector<std::string>;
 TEST(TextLines, LfAndCrlfEndLinesTheSameWay) {
   EXPECT_EQ(split_text_lines("a \nb\n", "t"), (Lines{"a ", "b"}));
   EXPECT_EQ(split_text_lines("a \r\nb\r\n", "t"), (Lines{"a ", "b"}));
-  EXPECT_EQ(split_text_lines("a\r\nb", "t"), (Lines{"a", "b"}));         // no final ending
-  EXPECT_EQ(split_text_lines("a\n\nb\n", "t"), (Lines{"a", "", "b"}));   // blank line kept
+  EXPECT_EQ(split_text_lines("a\r\nb", "t"), (Lines{"a", "b"}));        // no final ending
+  EXPECT_EQ(split_text_lines("a\n\nb\n", "t"), (Lines{"a", "", "b"}));  // blank line kept
   EXPECT_EQ(split_text_lines("\r\n", "t"), (Lines{""}));
   EXPECT_EQ(split_text_lines("", "t"), (Lines{}));
   EXPECT_EQ(split_text_lines("a\rb\n", "t"), (Lines{"a\rb"}));  // a lone CR is text
@@ -36,16 +36,25 @@ TEST(TextLines, LfAndCrlfEndLinesTheSameWay) {
 }
 
 TEST(TextLines, Utf8BomIsDroppedAsUtf8SigDoes) {
-  EXPECT_EQ(split_text_lines("\xEF\xBB\xBF" "0\tnegative\r\n1\tpositive\r\n", "t"),
+  EXPECT_EQ(split_text_lines("\xEF\xBB\xBF"
+                             "0\tnegative\r\n1\tpositive\r\n",
+                             "t"),
             (Lines{"0\tnegative", "1\tpositive"}));
   // Only a leading one: a BOM inside a text is a character (U+FEFF) and stays.
-  EXPECT_EQ(split_text_lines("a\n\xEF\xBB\xBF" "b\n", "t"), (Lines{"a", "\xEF\xBB\xBF" "b"}));
+  EXPECT_EQ(split_text_lines("a\n\xEF\xBB\xBF"
+                             "b\n",
+                             "t"),
+            (Lines{"a",
+                   "\xEF\xBB\xBF"
+                   "b"}));
   EXPECT_EQ(rc::io::clean_text_bytes("\xEF\xBB\xBFtext,label\n", "t"), "text,label\n");
 }
 
 TEST(TextLines, NulAndUtf16AreRefusedNamingFileAndLine) {
-  expect_error(Errc::format, {"data.txt:2:", "NUL"}, [] { split_text_lines(std::string("ok\nb\0d\n", 7), "data.txt"); });
-  expect_error(Errc::format, {"u16.txt", "UTF-16"}, [] { split_text_lines(std::string("\xFF\xFEh\0i\0", 6), "u16.txt"); });
+  expect_error(Errc::format, {"data.txt:2:", "NUL"},
+               [] { split_text_lines(std::string("ok\nb\0d\n", 7), "data.txt"); });
+  expect_error(Errc::format, {"u16.txt", "UTF-16"},
+               [] { split_text_lines(std::string("\xFF\xFEh\0i\0", 6), "u16.txt"); });
 }
 
 TEST(TextLines, InvalidUtf8IsKeptForTheTokenizerToReplace) {

@@ -24,9 +24,9 @@
 #include "kernels/exec_ctx.h"
 #include "kernels/cuda/cuda_kernels.h"
 
-#define RC_REQUIRE_GPU()                                                      \
-  do {                                                                        \
-    if (::rc::cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device";    \
+#define RC_REQUIRE_GPU()                                                   \
+  do {                                                                     \
+    if (::rc::cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device"; \
   } while (0)
 
 namespace rc::test::gpu {

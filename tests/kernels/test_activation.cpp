@@ -56,7 +56,8 @@ TEST(Activation, TanhAndAddMatchRef) {
   const ExecCtx ctx{};
   for (int64_t n : kSizes) {
     auto x = randn(n, 4, 2.0f), dy = randn(n, 5);
-    std::vector<float> y(static_cast<size_t>(n)), ry(static_cast<size_t>(n)), dx(static_cast<size_t>(n)), rdx(static_cast<size_t>(n)), s(static_cast<size_t>(n));
+    std::vector<float> y(static_cast<size_t>(n)), ry(static_cast<size_t>(n)), dx(static_cast<size_t>(n)),
+        rdx(static_cast<size_t>(n)), s(static_cast<size_t>(n));
     tanh_forward(ctx, y.data(), x.data(), n);
     ref::tanh_forward(ry.data(), x.data(), n);
     RC_EXPECT_CLOSE(y.data(), ry.data(), n, (test::Tol{1e-6, 1e-6}));  // measured 1.2e-7

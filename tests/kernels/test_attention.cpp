@@ -20,12 +20,12 @@ struct Case {
 };
 
 const Case kCases[] = {
-    {1, 1, 1, 4, {1}, 0.0f},                     // one token
-    {2, 7, 2, 5, {7, 3}, 0.0f},                  // odd sizes, padding
-    {3, 33, 12, 64, {33, 1, 17}, 0.0f},          // roberta heads, tail lengths
-    {2, 64, 12, 64, {64, 40}, 0.1f},             // with attention dropout
-    {1, 130, 4, 64, {129}, 0.0f},                // > 128 keys
-    {2, 9, 3, 16, {0, 9}, 0.2f},                 // an empty row
+    {1, 1, 1, 4, {1}, 0.0f},             // one token
+    {2, 7, 2, 5, {7, 3}, 0.0f},          // odd sizes, padding
+    {3, 33, 12, 64, {33, 1, 17}, 0.0f},  // roberta heads, tail lengths
+    {2, 64, 12, 64, {64, 40}, 0.1f},     // with attention dropout
+    {1, 130, 4, 64, {129}, 0.0f},        // > 128 keys
+    {2, 9, 3, 16, {0, 9}, 0.2f},         // an empty row
 };
 
 TEST(Attention, ForwardAndBackwardMatchRef) {
@@ -46,8 +46,8 @@ TEST(Attention, ForwardAndBackwardMatchRef) {
     EXPECT_EQ(out2, out);
 
     std::vector<float> dqkv(qkv.size(), 9.0f), rdqkv(qkv.size());
-    attention_backward(ctx, dqkv.data(), dout.data(), qkv.data(), probs.data(), c.lens.data(), c.B, c.T, c.H, c.D,
-                       c.p, 77);
+    attention_backward(ctx, dqkv.data(), dout.data(), qkv.data(), probs.data(), c.lens.data(), c.B, c.T, c.H, c.D, c.p,
+                       77);
     ref::attention_backward(rdqkv.data(), dout.data(), qkv.data(), rprobs.data(), c.lens.data(), c.B, c.T, c.H, c.D,
                             c.p, 77);
     // measured max |Δ| 5.3e-6 on |dqkv| up to ~10

@@ -40,10 +40,8 @@ TEST(Embedding, ForwardMatchesRef) {
     Batch b = make_batch(T, pad, V);
     for (const int32_t* types : std::vector<const int32_t*>{b.types.data(), nullptr}) {
       std::vector<float> got(size_t(BT * C)), want(size_t(BT * C));
-      embedding_forward(ctx, got.data(), b.ids.data(), b.pos.data(), types, wte.data(), wpe.data(), tte.data(), BT,
-                        C);
-      ref::embedding_forward(want.data(), b.ids.data(), b.pos.data(), types, wte.data(), wpe.data(), tte.data(),
-                             BT, C);
+      embedding_forward(ctx, got.data(), b.ids.data(), b.pos.data(), types, wte.data(), wpe.data(), tte.data(), BT, C);
+      ref::embedding_forward(want.data(), b.ids.data(), b.pos.data(), types, wte.data(), wpe.data(), tte.data(), BT, C);
       EXPECT_EQ(got, want) << "C=" << C;
     }
   }
@@ -73,12 +71,12 @@ TEST(Embedding, BackwardMatchesRefSkipsPadAndAccumulates) {
     }
     // Twice from zero == 2 × once (scatter-add of the same rows, exact in fp32 doubling).
     std::vector<float> z1(size_t(V * C), 0.0f), z2 = z1, p1(size_t(P * C), 0.0f), p2 = p1, t1(size_t(2 * C), 0.0f),
-        t2 = t1;
+                                                t2 = t1;
     embedding_backward(ctx, z1.data(), p1.data(), t1.data(), dout.data(), b.ids.data(), b.pos.data(), nullptr, BT, C,
                        pad);
     for (int rep = 0; rep < 2; ++rep)
-      embedding_backward(ctx, z2.data(), p2.data(), t2.data(), dout.data(), b.ids.data(), b.pos.data(), nullptr, BT,
-                         C, pad);
+      embedding_backward(ctx, z2.data(), p2.data(), t2.data(), dout.data(), b.ids.data(), b.pos.data(), nullptr, BT, C,
+                         pad);
     for (size_t i = 0; i < z1.size(); ++i) ASSERT_NEAR(z2[i], 2 * z1[i], 1e-5 * (1 + std::fabs(z1[i])));
     for (size_t i = 0; i < t1.size(); ++i) ASSERT_NEAR(t2[i], 2 * t1[i], 1e-5 * (1 + std::fabs(t1[i])));
     // token_types null: everything went to type 0.
@@ -93,13 +91,13 @@ TEST(EmbeddingRef, BackwardMatchesFiniteDifferences) {
   auto wte = randn(V * C, 8), wpe = randn(P * C, 9), tte = randn(2 * C, 10), w = randn(BT * C, 11);
   std::vector<float> out(size_t(BT * C));
   auto loss = [&] {
-    ref::embedding_forward(out.data(), b.ids.data(), b.pos.data(), b.types.data(), wte.data(), wpe.data(),
-                           tte.data(), BT, C);
+    ref::embedding_forward(out.data(), b.ids.data(), b.pos.data(), b.types.data(), wte.data(), wpe.data(), tte.data(),
+                           BT, C);
     return test::dot(w, out);
   };
   std::vector<float> dwte(size_t(V * C), 0.0f), dwpe(size_t(P * C), 0.0f), dtte(size_t(2 * C), 0.0f);
-  ref::embedding_backward(dwte.data(), dwpe.data(), dtte.data(), w.data(), b.ids.data(), b.pos.data(),
-                          b.types.data(), BT, C, pad);
+  ref::embedding_backward(dwte.data(), dwpe.data(), dtte.data(), w.data(), b.ids.data(), b.pos.data(), b.types.data(),
+                          BT, C, pad);
   auto num_wte = test::numeric_grad(wte, loss, 1e-2f), num_wpe = test::numeric_grad(wpe, loss, 1e-2f);
   // Away from the pad rows the gradient is the true one; pad rows are excluded by design
   // (nn.Embedding padding_idx), so the numeric gradient there is zeroed before comparing.

@@ -27,7 +27,8 @@ TEST(EmbeddingGpu, ForwardAndBackwardMatchRef) {
   auto dids = up(ids), dpos = up(pos), dtypes = up(types);
   auto dwte = up(wte), dwpe = up(wpe), dtte = up(tte);
   Dev<float> o(BT * C);
-  rc::kernels::embedding_forward(cuda_ctx(), o.data(), dids.data(), dpos.data(), dtypes.data(), dwte.data(), dwpe.data(), dtte.data(), BT, C);
+  rc::kernels::embedding_forward(cuda_ctx(), o.data(), dids.data(), dpos.data(), dtypes.data(), dwte.data(),
+                                 dwpe.data(), dtte.data(), BT, C);
   expect_close("emb_fwd.f32", down(o), out, {1e-6, 1e-6});  // two fp32 adds, same order as ref
   Dev<kc::Bf16> o16(BT * C);
   kc::embedding_forward(o16.data(), dids.data(), dpos.data(), nullptr, dwte.data(), dwpe.data(), dtte.data(), BT, C,
@@ -41,8 +42,8 @@ TEST(EmbeddingGpu, ForwardAndBackwardMatchRef) {
                                        types.data(), BT, C, pad);
   auto ddout = up(dout), dgw = up(std::vector<float>(V * C, 0.25f)), dgp = up(std::vector<float>(P * C, 0.25f)),
        dgt = up(std::vector<float>(TT * C, 0.25f));
-  rc::kernels::embedding_backward(cuda_ctx(), dgw.data(), dgp.data(), dgt.data(), ddout.data(), dids.data(), dpos.data(), dtypes.data(), BT,
-                         C, pad);
+  rc::kernels::embedding_backward(cuda_ctx(), dgw.data(), dgp.data(), dgt.data(), ddout.data(), dids.data(),
+                                  dpos.data(), dtypes.data(), BT, C, pad);
   const auto got_w = down(dgw), got_p = down(dgp);
   expect_close("emb_bwd.dwte", got_w, gw, {1e-5, 1e-5});  // atomics: fp32 order differs
   expect_close("emb_bwd.dwpe", got_p, gp, {1e-5, 1e-5});

@@ -53,8 +53,8 @@ TEST_P(IsaPath, LayerNorm) {
     std::vector<float> xs(size_t(N * C));
     for (size_t i = 0; i < xs.size(); ++i) xs[i] = x[i] + r[i];
     ref::layernorm_forward(ry.data(), rmean.data(), rrstd.data(), xs.data(), g.data(), b.data(), N, C, 1e-5f);
-    P().add_layernorm_forward(y.data(), sum.data(), mean.data(), rstd.data(), x.data(), r.data(), g.data(), b.data(),
-                              N, C, 1e-5f);
+    P().add_layernorm_forward(y.data(), sum.data(), mean.data(), rstd.data(), x.data(), r.data(), g.data(), b.data(), N,
+                              C, 1e-5f);
     EXPECT_EQ(sum, xs);
     RC_EXPECT_CLOSE(y.data(), ry.data(), N * C, (test::Tol{1e-5, 1e-5}));  // measured 4.3e-6
     std::vector<float> y2(size_t(N * C));
@@ -62,7 +62,7 @@ TEST_P(IsaPath, LayerNorm) {
     EXPECT_EQ(y2, y);
 
     std::vector<float> dx(size_t(N * C)), rdx(size_t(N * C)), dg(static_cast<size_t>(C), 1.0f), db = dg, rdg = dg,
-        rdb = dg;
+                                                                                                rdb = dg;
     ref::layernorm_backward(rdx.data(), rdg.data(), rdb.data(), dy.data(), xs.data(), g.data(), rmean.data(),
                             rrstd.data(), N, C);
     P().layernorm_backward(dx.data(), dg.data(), db.data(), dy.data(), xs.data(), g.data(), rmean.data(), rrstd.data(),
@@ -94,7 +94,8 @@ TEST_P(IsaPath, GeluErfDenseGrid) {
   for (int64_t i = 0; i < n; ++i) x[size_t(i)] = -10.0f + 20.0f * float(i) / float(n - 1);
   ref::gelu_erf_forward(ry.data(), x.data(), n);
   P().gelu_erf_forward(y.data(), x.data(), n);
-  RC_EXPECT_CLOSE(y.data(), ry.data(), n, (test::Tol{1e-6, 0.0}));  // measured max |Δ| 4.8e-7 on both paths (1 ulp at |y| = 10)
+  RC_EXPECT_CLOSE(y.data(), ry.data(), n,
+                  (test::Tol{1e-6, 0.0}));  // measured max |Δ| 4.8e-7 on both paths (1 ulp at |y| = 10)
 }
 
 TEST_P(IsaPath, Attention) {
@@ -116,9 +117,9 @@ TEST_P(IsaPath, Attention) {
     P().attention_backward(dqkv.data(), dout.data(), qkv.data(), probs.data(), c.lens.data(), c.B, c.T, c.H, c.D, c.p,
                            5);
 
-    RC_EXPECT_CLOSE(out.data(), rout.data(), BT * C, (test::Tol{2e-5, 1e-5}));                 // measured 3.9e-6
+    RC_EXPECT_CLOSE(out.data(), rout.data(), BT * C, (test::Tol{2e-5, 1e-5}));                     // measured 3.9e-6
     RC_EXPECT_CLOSE(probs.data(), rprobs.data(), int64_t(probs.size()), (test::Tol{5e-6, 1e-5}));  // 6.6e-7
-    RC_EXPECT_CLOSE(dqkv.data(), rdqkv.data(), int64_t(qkv.size()), (test::Tol{3e-5, 1e-5}));   // 3.6e-6
+    RC_EXPECT_CLOSE(dqkv.data(), rdqkv.data(), int64_t(qkv.size()), (test::Tol{3e-5, 1e-5}));      // 3.6e-6
     std::vector<float> out2(out.size());
     P().attention_forward(out2.data(), nullptr, qkv.data(), c.lens.data(), c.B, c.T, c.H, c.D, c.p, 5);
     EXPECT_EQ(out2, out);
@@ -148,8 +149,8 @@ TEST_P(IsaPath, AdamW) {
 TEST_P(IsaPath, ConvertF32ToBf16) {
   for (int64_t n : {1, 7, 8, 1003, 70001}) {
     auto x = randn(n, 30, 100.0f);
-    const float specials[] = {0.0f, -0.0f, 1.0f + 1.0f / 256, 1.0f + 3.0f / 256,  // exact ties, both directions
-                              1e-40f, -3e-39f, INFINITY, -INFINITY, NAN, 3.4e38f, -1.17549435e-38f};
+    const float specials[] = {0.0f,   -0.0f,   1.0f + 1.0f / 256, 1.0f + 3.0f / 256,  // exact ties, both directions
+                              1e-40f, -3e-39f, INFINITY,          -INFINITY,         NAN, 3.4e38f, -1.17549435e-38f};
     for (size_t i = 0; i < std::size(specials) && i < x.size(); ++i) x[i * 3 % x.size()] = specials[i];
     std::vector<uint16_t> got(static_cast<size_t>(n)), want(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) want[size_t(i)] = f32_to_bf16(x[size_t(i)]);

@@ -45,8 +45,8 @@ TEST(LayerNorm, AddLayerNormMatchesAddThenRef) {
     ref::layernorm_forward(ry.data(), rmean.data(), rrstd.data(), sum_want.data(), g.data(), b.data(), N, C, kEps);
     // y aliases x and sum aliases the residual: the model's in-place residual join.
     std::vector<float> y = x, sum = r, mean(static_cast<size_t>(N)), rstd(static_cast<size_t>(N));
-    add_layernorm_forward(ctx, y.data(), sum.data(), mean.data(), rstd.data(), y.data(), sum.data(), g.data(),
-                          b.data(), N, C, kEps);
+    add_layernorm_forward(ctx, y.data(), sum.data(), mean.data(), rstd.data(), y.data(), sum.data(), g.data(), b.data(),
+                          N, C, kEps);
     EXPECT_EQ(sum, sum_want);  // one fp32 add, exact
     RC_EXPECT_CLOSE(y.data(), ry.data(), N * C, (test::Tol{1e-5, 1e-5})) << "N=" << N << " C=" << C;
     RC_EXPECT_CLOSE(rstd.data(), rrstd.data(), N, (test::Tol{1e-6, 1e-5}));
@@ -61,18 +61,18 @@ TEST(LayerNorm, BackwardMatchesRefAndAccumulates) {
     ref::layernorm_forward(y.data(), mean.data(), rstd.data(), x.data(), g.data(), b.data(), N, C, kEps);
     auto dg0 = randn(C, 12), db0 = randn(C, 13);  // nonzero: backward must add, not overwrite
     std::vector<float> dx(size_t(N * C)), rdx(size_t(N * C)), dg = dg0, db = db0, rdg = dg0, rdb = db0;
-    layernorm_backward(ctx, dx.data(), dg.data(), db.data(), dy.data(), x.data(), g.data(), mean.data(), rstd.data(),
-                       N, C);
-    ref::layernorm_backward(rdx.data(), rdg.data(), rdb.data(), dy.data(), x.data(), g.data(), mean.data(),
-                            rstd.data(), N, C);
+    layernorm_backward(ctx, dx.data(), dg.data(), db.data(), dy.data(), x.data(), g.data(), mean.data(), rstd.data(), N,
+                       C);
+    ref::layernorm_backward(rdx.data(), rdg.data(), rdb.data(), dy.data(), x.data(), g.data(), mean.data(), rstd.data(),
+                            N, C);
     // measured max |Δ| 4.8e-7 (dx), 2.9e-6 (dgamma), 3.3e-6 (dbeta)
     RC_EXPECT_CLOSE(dx.data(), rdx.data(), N * C, (test::Tol{1e-5, 1e-5})) << "N=" << N << " C=" << C;
     RC_EXPECT_CLOSE(dg.data(), rdg.data(), C, (test::Tol{2e-5, 1e-5}));
     RC_EXPECT_CLOSE(db.data(), rdb.data(), C, (test::Tol{2e-5, 1e-5}));
     // Twice from zero == 2 × once.
     std::vector<float> dg1(size_t(C), 0.0f), db1(size_t(C), 0.0f), dg2(size_t(C), 0.0f), db2(size_t(C), 0.0f);
-    layernorm_backward(ctx, dx.data(), dg1.data(), db1.data(), dy.data(), x.data(), g.data(), mean.data(),
-                       rstd.data(), N, C);
+    layernorm_backward(ctx, dx.data(), dg1.data(), db1.data(), dy.data(), x.data(), g.data(), mean.data(), rstd.data(),
+                       N, C);
     for (int rep = 0; rep < 2; ++rep)
       layernorm_backward(ctx, dx.data(), dg2.data(), db2.data(), dy.data(), x.data(), g.data(), mean.data(),
                          rstd.data(), N, C);
@@ -87,11 +87,12 @@ TEST(LayerNorm, BackwardDxMayAliasDy) {
   const ExecCtx ctx{};
   const int64_t N = 6, C = 768;
   auto x = randn(N * C, 14), g = randn(C, 15), dy = randn(N * C, 16);
-  std::vector<float> zeros(size_t(C), 0.0f), y(size_t(N * C)), mean(static_cast<size_t>(N)), rstd(static_cast<size_t>(N));
+  std::vector<float> zeros(size_t(C), 0.0f), y(size_t(N * C)), mean(static_cast<size_t>(N)),
+      rstd(static_cast<size_t>(N));
   layernorm_forward(ctx, y.data(), mean.data(), rstd.data(), x.data(), g.data(), zeros.data(), N, C, kEps);
   std::vector<float> dx(size_t(N * C)), dg1 = zeros, db1 = zeros, dg2 = zeros, db2 = zeros, inplace = dy;
-  layernorm_backward(ctx, dx.data(), dg1.data(), db1.data(), dy.data(), x.data(), g.data(), mean.data(), rstd.data(),
-                     N, C);
+  layernorm_backward(ctx, dx.data(), dg1.data(), db1.data(), dy.data(), x.data(), g.data(), mean.data(), rstd.data(), N,
+                     C);
   layernorm_backward(ctx, inplace.data(), dg2.data(), db2.data(), inplace.data(), x.data(), g.data(), mean.data(),
                      rstd.data(), N, C);
   EXPECT_EQ(inplace, dx);

@@ -11,8 +11,8 @@ namespace {
 using namespace rc::test::gpu;
 namespace kc = rc::kernels::cuda;
 
-constexpr rc::test::Tol kF32{1e-5, 1e-5};    // fp32 sums vs double ref; expected ~1e-6
-constexpr rc::test::Tol kBf16{2e-2, 1.6e-2}; // output rounded to bf16 (2^-8 relative)
+constexpr rc::test::Tol kF32{1e-5, 1e-5};     // fp32 sums vs double ref; expected ~1e-6
+constexpr rc::test::Tol kBf16{2e-2, 1.6e-2};  // output rounded to bf16 (2^-8 relative)
 const std::pair<int64_t, int64_t> kShapes[] = {{1, 768}, {37, 768}, {5, 1000}, {300, 64}, {3, 1}};
 
 TEST(LayerNormGpu, ForwardMatchesRefF32AndBf16) {
@@ -23,7 +23,8 @@ TEST(LayerNormGpu, ForwardMatchesRefF32AndBf16) {
     rc::kernels::ref::layernorm_forward(y.data(), mean.data(), rstd.data(), x.data(), g.data(), b.data(), N, C, 1e-5f);
     auto dx = up(x), dg = up(g), db = up(b);
     Dev<float> dy(N * C), dm(N), dr(N);
-    rc::kernels::layernorm_forward(cuda_ctx(), dy.data(), dm.data(), dr.data(), dx.data(), dg.data(), db.data(), N, C, 1e-5f);
+    rc::kernels::layernorm_forward(cuda_ctx(), dy.data(), dm.data(), dr.data(), dx.data(), dg.data(), db.data(), N, C,
+                                   1e-5f);
     const std::string tag = std::to_string(N) + "x" + std::to_string(C);
     expect_close("ln_fwd.f32.y." + tag, down(dy), y, kF32);
     expect_close("ln_fwd.f32.mean." + tag, down(dm), mean, kF32);
@@ -49,8 +50,8 @@ TEST(LayerNormGpu, AddLayerNormEqualsAddThenLayerNorm) {
   auto dx = up(x), dr = up(r), dg = up(g), db = up(b);
   Dev<float> dsum(N * C), dm(N), drs(N);
   // y aliases x (allowed by the contract)
-  rc::kernels::add_layernorm_forward(cuda_ctx(), dx.data(), dsum.data(), dm.data(), drs.data(), dx.data(), dr.data(), dg.data(), db.data(),
-                            N, C, 1e-5f);
+  rc::kernels::add_layernorm_forward(cuda_ctx(), dx.data(), dsum.data(), dm.data(), drs.data(), dx.data(), dr.data(),
+                                     dg.data(), db.data(), N, C, 1e-5f);
   expect_close("add_ln.f32.sum", down(dsum), sum, {0, 0});  // one fp32 add: exact
   expect_close("add_ln.f32.y", down(dx), y, kF32);
 
@@ -82,8 +83,8 @@ TEST(LayerNormGpu, BackwardMatchesRefAndAccumulatesParamGrads) {
     Dev<float> ddx(N * C);
     auto ddgam = up(std::vector<float>(C, 0.5f)), ddbet = up(std::vector<float>(C, -0.5f));
     for (int k = 0; k < 2; ++k)
-      rc::kernels::layernorm_backward(cuda_ctx(), ddx.data(), ddgam.data(), ddbet.data(), ddyv.data(), dxv.data(), dg.data(), dm.data(),
-                             dr.data(), N, C);
+      rc::kernels::layernorm_backward(cuda_ctx(), ddx.data(), ddgam.data(), ddbet.data(), ddyv.data(), dxv.data(),
+                                      dg.data(), dm.data(), dr.data(), N, C);
     const std::string tag = std::to_string(N) + "x" + std::to_string(C);
     expect_close("ln_bwd.f32.dx." + tag, down(ddx), dx, {1e-5, 1e-4});
     expect_close("ln_bwd.f32.dgamma." + tag, down(ddgam), dgam, {1e-4, 1e-4});  // sums over N rows

@@ -39,8 +39,8 @@ std::vector<float> from_bf16(const std::vector<uint16_t>& v) {
 
 // y = xs[m]·ws[n]·Σ xq·wq + bias, from the reference quantiser: what the int8 GEMM must give
 // up to fp32 rounding of the dequantisation.
-std::vector<float> int8_reference(const std::vector<float>& x, const std::vector<float>& w, const float* bias, int64_t M,
-                                  int64_t N, int64_t K, bool gelu) {
+std::vector<float> int8_reference(const std::vector<float>& x, const std::vector<float>& w, const float* bias,
+                                  int64_t M, int64_t N, int64_t K, bool gelu) {
   std::vector<int8_t> xq(size_t(M * K)), wq(size_t(N * K));
   std::vector<float> xs(static_cast<size_t>(M)), ws(static_cast<size_t>(N)), y(size_t(M * N));
   ref::quantize_rows_s8(xq.data(), xs.data(), x.data(), M, K);
@@ -55,8 +55,8 @@ std::vector<float> int8_reference(const std::vector<float>& x, const std::vector
   return y;
 }
 
-std::vector<float> fp32_reference(const std::vector<float>& x, const std::vector<float>& w, const float* bias, int64_t M,
-                                  int64_t N, int64_t K, bool gelu) {
+std::vector<float> fp32_reference(const std::vector<float>& x, const std::vector<float>& w, const float* bias,
+                                  int64_t M, int64_t N, int64_t K, bool gelu) {
   std::vector<float> y(size_t(M * N));
   ref::matmul_nt(y.data(), x.data(), w.data(), bias, M, N, K);
   if (gelu) ref::gelu_erf_forward(y.data(), y.data(), M * N);
@@ -112,7 +112,8 @@ TEST(Quantize, DequantizeEpilogueOnEveryPath) {
       std::vector<float> want(size_t(M * N));
       for (int64_t m = 0; m < M; ++m)
         for (int64_t n = 0; n < N; ++n)
-          want[size_t(m * N + n)] = float(double(xs[size_t(m)]) * ws[size_t(n)] * acc[size_t(m * N + n)]) + (b ? b[n] : 0.0f);
+          want[size_t(m * N + n)] =
+              float(double(xs[size_t(m)]) * ws[size_t(n)] * acc[size_t(m * N + n)]) + (b ? b[n] : 0.0f);
       if (gelu) ref::gelu_erf_forward(want.data(), want.data(), M * N);
       std::vector<float> yf(size_t(M * N));
       std::vector<uint16_t> yb(size_t(M * N));
@@ -173,8 +174,7 @@ TEST(LinearInt8, Bf16ActivationsInAndOut) {
     std::vector<float> want(size_t(M * N));
     linear_forward(ctx, want.data(), xw.data(), packed, bias.data(), M, Epilogue::gelu_erf);
     std::vector<uint16_t> yb(size_t(M * N));
-    linear_forward(ctx, yb.data(), ActType::bf16, xb.data(), ActType::bf16, packed, bias.data(), M,
-                   Epilogue::gelu_erf);
+    linear_forward(ctx, yb.data(), ActType::bf16, xb.data(), ActType::bf16, packed, bias.data(), M, Epilogue::gelu_erf);
     // bf16 output: one rounding (2^-9 relative); measured max |Δ| 1.5e-2 at |y| up to ~6.
     const auto got = from_bf16(yb);
     RC_EXPECT_CLOSE(got.data(), want.data(), M * N, (test::Tol{1e-5, 4e-3})) << "type " << int(t);

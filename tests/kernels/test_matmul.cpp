@@ -21,17 +21,23 @@ const char* op_name(Op op) { return op == Op::nt ? "nt" : op == Op::nn ? "nn" : 
 void run(const ExecCtx& ctx, Op op, float* y, const float* a, const float* b, const float* bias, int64_t M, int64_t N,
          int64_t K, bool acc) {
   switch (op) {
-    case Op::nt: return matmul_nt(ctx, y, a, b, bias, M, N, K);
-    case Op::nn: return matmul_nn(ctx, y, a, b, M, N, K, acc);
-    case Op::tn: return matmul_tn(ctx, y, a, b, M, N, K, acc);
+    case Op::nt:
+      return matmul_nt(ctx, y, a, b, bias, M, N, K);
+    case Op::nn:
+      return matmul_nn(ctx, y, a, b, M, N, K, acc);
+    case Op::tn:
+      return matmul_tn(ctx, y, a, b, M, N, K, acc);
   }
 }
 void run_ref(Op op, float* y, const float* a, const float* b, const float* bias, int64_t M, int64_t N, int64_t K,
              bool acc) {
   switch (op) {
-    case Op::nt: return ref::matmul_nt(y, a, b, bias, M, N, K);
-    case Op::nn: return ref::matmul_nn(y, a, b, M, N, K, acc);
-    case Op::tn: return ref::matmul_tn(y, a, b, M, N, K, acc);
+    case Op::nt:
+      return ref::matmul_nt(y, a, b, bias, M, N, K);
+    case Op::nn:
+      return ref::matmul_nn(y, a, b, M, N, K, acc);
+    case Op::tn:
+      return ref::matmul_tn(y, a, b, M, N, K, acc);
   }
 }
 
@@ -43,8 +49,8 @@ std::vector<float> round_bf16(std::vector<float> v) {
 struct Shape {
   int64_t M, N, K;
 };
-const Shape kShapes[] = {{1, 768, 768}, {37, 768, 768}, {5, 1000, 768}, {33, 3, 768},
-                         {16, 2304, 768}, {17, 768, 3072}, {1, 1, 1}, {7, 13, 1000}};
+const Shape kShapes[] = {{1, 768, 768},   {37, 768, 768},  {5, 1000, 768}, {33, 3, 768},
+                         {16, 2304, 768}, {17, 768, 3072}, {1, 1, 1},      {7, 13, 1000}};
 
 class Matmul : public ::testing::TestWithParam<Op> {};
 
@@ -130,7 +136,8 @@ TEST(MatmulRef, BackwardMatchesFiniteDifferences) {
   ref::matmul_nn(dx.data(), w.data(), W.data(), M, K, N, false);
   ref::matmul_tn(dW.data(), w.data(), x.data(), N, K, M, false);
   ref::bias_backward(db.data(), w.data(), M, N);
-  EXPECT_LE(RC_GRAD_ERROR(dx, test::numeric_grad(x, loss, 1e-2f)), 1e-5);  // measured 7.3e-6 (dx), 4.6e-6 (dW), 2.1e-6 (db)
+  EXPECT_LE(RC_GRAD_ERROR(dx, test::numeric_grad(x, loss, 1e-2f)),
+            1e-5);  // measured 7.3e-6 (dx), 4.6e-6 (dW), 2.1e-6 (db)
   EXPECT_LE(RC_GRAD_ERROR(dW, test::numeric_grad(W, loss, 1e-2f)), 1e-5);
   EXPECT_LE(RC_GRAD_ERROR(db, test::numeric_grad(b, loss, 1e-2f)), 1e-5);
 }

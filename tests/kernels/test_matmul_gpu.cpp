@@ -22,10 +22,14 @@ const Shape kShapes[] = {{37, 96, 64}, {5, 3, 7}, {128, 768, 768}, {256, 3072, 7
 enum class Mode { f32_exact, f32_fast_bf16, bf16_in_f32_out, bf16_in_bf16_out };
 const char* mode_name(Mode m) {
   switch (m) {
-    case Mode::f32_exact: return "f32";
-    case Mode::f32_fast_bf16: return "f32_fast_bf16";
-    case Mode::bf16_in_f32_out: return "bf16_in_f32_out";
-    case Mode::bf16_in_bf16_out: return "bf16_in_bf16_out";
+    case Mode::f32_exact:
+      return "f32";
+    case Mode::f32_fast_bf16:
+      return "f32_fast_bf16";
+    case Mode::bf16_in_f32_out:
+      return "bf16_in_f32_out";
+    case Mode::bf16_in_bf16_out:
+      return "bf16_in_bf16_out";
   }
   return "?";
 }
@@ -98,8 +102,8 @@ TEST_P(MatmulGpu, NnAccumulatesAndOverwrites) {
       kc::Gemm g;
       g.op = kc::Gemm::Op::nn, g.M = s.M, g.N = s.N, g.K = s.K, g.accumulate = acc;
       const auto got = run(GetParam(), g, x, w, y0, nullptr, nullptr);
-      expect_nmse(std::string("nn.") + (acc ? "acc." : "set.") + mode_name(GetParam()) + "." + std::to_string(s.N),
-                  got, want, nmse_bound(GetParam()));
+      expect_nmse(std::string("nn.") + (acc ? "acc." : "set.") + mode_name(GetParam()) + "." + std::to_string(s.N), got,
+                  want, nmse_bound(GetParam()));
     }
   }
 }

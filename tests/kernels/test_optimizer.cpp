@@ -40,7 +40,8 @@ TEST(AdamW, MatchesTorchFormulaOverSteps) {
   const std::vector<AdamWSegment> segs = {{0, 40000, true}, {40100, n - 40100, false}};
   auto p0 = randn(n, 1, 0.05f);
   std::vector<float> p = p0, rp = p0, m(static_cast<size_t>(n), 0.0f), v = m, rm = m, rv = m;
-  TorchAdamW want{{p0.begin(), p0.end()}, std::vector<double>(static_cast<size_t>(n)), std::vector<double>(static_cast<size_t>(n))};
+  TorchAdamW want{
+      {p0.begin(), p0.end()}, std::vector<double>(static_cast<size_t>(n)), std::vector<double>(static_cast<size_t>(n))};
   AdamWHyper h;
   h.lr = 2e-3f;  // large, so that decay and updates are far above fp32 noise
   h.weight_decay = 0.1f;

@@ -50,8 +50,10 @@ TEST(OptimizerGpu, AdamWMatchesRefOverSegments) {
   for (const auto& s : segs)
     for (int64_t i = s.offset; i < s.offset + s.n; ++i) inside[i] = true;
   for (int64_t i = 0; i < n; ++i) {
-    if (inside[i]) ASSERT_EQ(p16[i], rc::f32_to_bf16(pgot[i])) << i;
-    else ASSERT_EQ(p16[i], 0) << i;
+    if (inside[i])
+      ASSERT_EQ(p16[i], rc::f32_to_bf16(pgot[i])) << i;
+    else
+      ASSERT_EQ(p16[i], 0) << i;
   }
 }
 

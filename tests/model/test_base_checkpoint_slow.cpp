@@ -50,10 +50,9 @@ TEST(BaseCheckpoint, RandomRobertaBaseMatchesPytorchReference) {
   for (const auto& t : texts) ids.push_back(clf->tokenizer().encode(t, true, clf->max_length()));
   const fs::path ids_file = dir / "ids.json";
   std::ofstream(ids_file) << nlohmann::json(ids).dump();
-  const std::string out =
-      capture("/usr/bin/python3 " + src + "/tools/ref_predict.py --model " + dir.string() + " --ids-json " +
-                  ids_file.string(),
-              &code);
+  const std::string out = capture(
+      "/usr/bin/python3 " + src + "/tools/ref_predict.py --model " + dir.string() + " --ids-json " + ids_file.string(),
+      &code);
   ASSERT_EQ(code, 0) << "tools/ref_predict.py failed: " << out;
   const auto want = nlohmann::json::parse(out)["logits"].get<std::vector<std::vector<float>>>();
   const auto preds = clf->predict_ids(ids);  // one padded batch

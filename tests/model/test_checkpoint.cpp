@@ -24,8 +24,8 @@ namespace fs = std::filesystem;
 class TinyCopy : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("rc_ckpt_" + std::to_string(::getpid()) + "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() / ("rc_ckpt_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     for (const char* f : {"config.json", "model.safetensors", "vocab.json", "merges.txt"})
@@ -159,9 +159,8 @@ TEST_F(TinyCopy, WrongShapeNamesTensorAndShapes) {
 }
 
 TEST_F(TinyCopy, MissingBodyTensorIsReportedByName) {
-  rewrite_weights([](io::TensorToWrite& w, std::vector<float>&) {
-    return w.name != "roberta.encoder.layer.1.output.dense.bias";
-  });
+  rewrite_weights(
+      [](io::TensorToWrite& w, std::vector<float>&) { return w.name != "roberta.encoder.layer.1.output.dense.bias"; });
   const std::string err = error_of([&] { model::load_checkpoint(dir_, {}); });
   EXPECT_NE(err.find("roberta.encoder.layer.1.output.dense.bias"), std::string::npos) << err;
 }

@@ -98,8 +98,8 @@ TEST(BackwardGolden, LossAndEveryGradientMatchReference) {
   auto& [g, l, B, T, ids, labels, lens] = gb;
   model::TrainWorkspace ws(l.model->config(), B, T);
   std::vector<float> grads(size_t(l.model->num_params()), 0.0f);
-  const float loss = model::forward_backward({}, *l.model, Batch{B, T, ids.data(), lens.data(), nullptr},
-                                             labels.data(), model::DropoutConfig{}, 7, 1.0f, grads.data(), ws, nullptr);
+  const float loss = model::forward_backward({}, *l.model, Batch{B, T, ids.data(), lens.data(), nullptr}, labels.data(),
+                                             model::DropoutConfig{}, 7, 1.0f, grads.data(), ws, nullptr);
   const float want_loss = g.f32("loss")[0];
   EXPECT_NEAR(loss, want_loss, 1e-5) << "loss";  // measured |Δ| ~1e-7
 

@@ -114,8 +114,8 @@ TEST(MlmGolden, LossAndEveryGradientMatchReference) {
   model::TrainWorkspace ws(g.model->config(), g.B, g.T);
   model::MlmWorkspace mlm(g.model->config(), g.B * g.T);
   std::vector<float> grads(size_t(g.model->num_params()), 0.0f);
-  const model::MlmLoss l = model::mlm_forward_backward({}, *g.model, g.batch(), g.labels.data(), {}, 7, 1.0f,
-                                                       grads.data(), ws, mlm);
+  const model::MlmLoss l =
+      model::mlm_forward_backward({}, *g.model, g.batch(), g.labels.data(), {}, 7, 1.0f, grads.data(), ws, mlm);
   EXPECT_NEAR(l.mean(), floats(*g.src, "loss")[0], 1e-5);
   double global_max = 0;
   for (const auto& e : g.model->layout().entries())
@@ -127,7 +127,8 @@ TEST(MlmGolden, LossAndEveryGradientMatchReference) {
     const auto want = floats(*g.src, "grad." + e.name);
     ASSERT_EQ(int64_t(want.size()), e.numel) << e.name;
     double m = 0;
-    for (int64_t i = 0; i < e.numel; ++i) m = std::max(m, std::fabs(double(grads[size_t(e.offset + i)]) - want[size_t(i)]));
+    for (int64_t i = 0; i < e.numel; ++i)
+      m = std::max(m, std::fabs(double(grads[size_t(e.offset + i)]) - want[size_t(i)]));
     if (m / global_max > worst) worst = m / global_max, worst_name = e.name;
     EXPECT_LE(m / global_max, 1e-5) << e.name << ": max |Δ| " << m;  // as the classifier's bar
   }
@@ -146,7 +147,10 @@ TEST(MlmGolden, TiedDecoderGradientMatchesFiniteDifferences) {
   model::mlm_forward_backward({}, *g.model, g.batch(), g.labels.data(), {}, 7, 1.0f, grads.data(), ws, mlm);
   const int64_t C = g.model->config().hidden_size;
   const int64_t wte = g.model->offsets().wte;
-  std::vector<int64_t> rows = {int64_t(g.ids[1]), int64_t(g.labels[size_t(std::find_if(g.labels.begin(), g.labels.end(), [](int32_t v) { return v >= 0; }) - g.labels.begin())])};
+  std::vector<int64_t> rows = {
+      int64_t(g.ids[1]),
+      int64_t(g.labels[size_t(std::find_if(g.labels.begin(), g.labels.end(), [](int32_t v) { return v >= 0; }) -
+                              g.labels.begin())])};
   for (int32_t r = 3; r < 1000 && rows.size() < 5; ++r)
     if (std::find(g.ids.begin(), g.ids.end(), r) == g.ids.end()) rows.push_back(r);
   auto loss_at = [&] {
@@ -185,5 +189,6 @@ TEST(MlmGolden, ForwardOnlyLeavesNoGradientAndSameLoss) {
   EXPECT_EQ(z.count, 0);
   std::vector<int32_t> bad(g.labels);
   bad[1] = 1000;  // outside the vocabulary
-  EXPECT_THROW(model::mlm_forward_backward({}, *g.model, g.batch(), bad.data(), {}, 7, 1.0f, nullptr, ws, mlm), rc::Error);
+  EXPECT_THROW(model::mlm_forward_backward({}, *g.model, g.batch(), bad.data(), {}, 7, 1.0f, nullptr, ws, mlm),
+               rc::Error);
 }

@@ -88,8 +88,8 @@ std::pair<std::vector<float>, std::vector<float>> train20(const ExecCtx& ctx, m:
     h.lr = 1e-3f;  // large enough that 20 steps move the weights visibly
     h.weight_decay = 0.01f;
     h.step = step + 1;
-    rc::kernels::adamw_step(ctx, model.params(), grads.f32(), mom.f32(), vel.f32(), segs.data(),
-                            int64_t(segs.size()), h);
+    rc::kernels::adamw_step(ctx, model.params(), grads.f32(), mom.f32(), vel.f32(), segs.data(), int64_t(segs.size()),
+                            h);
   }
   std::vector<float> w(static_cast<size_t>(n));
   model.copy_params_to_host(w.data());

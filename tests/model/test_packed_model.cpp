@@ -1,6 +1,6 @@
-// The packed weight formats (bf16 / int8) of RobertaModel against its fp32 format on the golden tiny checkpoint: per-row
-// logit cosine and argmax, padding invariance, the first-token-only last layer, and the
-// Classifier routing of --precision.
+// The packed weight formats (bf16 / int8) of RobertaModel against its fp32 format on the golden tiny checkpoint:
+// per-row logit cosine and argmax, padding invariance, the first-token-only last layer, and the Classifier routing of
+// --precision.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -26,9 +26,9 @@ struct FakeStats {
   std::mutex mu;
   std::vector<int> batch_sizes;
   std::atomic<int> runs{0};
-  std::atomic<bool> hold{false};     // run() waits while set (bounded: 20 s)
-  std::atomic<int> running{0};       // batches inside run() now
-  std::atomic<int> peak{0};          // most batches inside run() at once since reset()
+  std::atomic<bool> hold{false};  // run() waits while set (bounded: 20 s)
+  std::atomic<int> running{0};    // batches inside run() now
+  std::atomic<int> peak{0};       // most batches inside run() at once since reset()
   void reset() {
     std::lock_guard lock(mu);
     batch_sizes.clear();
@@ -42,9 +42,7 @@ inline FakeStats& fake_stats() {
   return stats;
 }
 
-inline int32_t fake_word_id(const std::string& word) {
-  return 3 + int32_t(std::hash<std::string>{}(word) % 997);
-}
+inline int32_t fake_word_id(const std::string& word) { return 3 + int32_t(std::hash<std::string>{}(word) % 997); }
 
 class FakeBackend final : public InferenceBackend {
  public:
@@ -76,8 +74,10 @@ class FakeBackend final : public InferenceBackend {
     };
     auto cut = [side](std::vector<int32_t>& v, size_t n) {
       if (v.size() <= n) return;
-      if (side == TruncationSide::left) v.erase(v.begin(), v.end() - std::ptrdiff_t(n));
-      else v.resize(n);
+      if (side == TruncationSide::left)
+        v.erase(v.begin(), v.end() - std::ptrdiff_t(n));
+      else
+        v.resize(n);
     };
     std::vector<int32_t> a = words(text), b = text_pair ? words(*text_pair) : std::vector<int32_t>{};
     const size_t specials = text_pair ? 4 : 2;
@@ -85,8 +85,10 @@ class FakeBackend final : public InferenceBackend {
       if (size_t(max_length) < specials) throw Error(Errc::invalid_argument, "max_length too small");
       const size_t budget = size_t(max_length) - specials;
       while (a.size() + b.size() > budget) {
-        if (a.size() >= b.size()) cut(a, a.size() - 1);
-        else cut(b, b.size() - 1);
+        if (a.size() >= b.size())
+          cut(a, a.size() - 1);
+        else
+          cut(b, b.size() - 1);
       }
     }
     std::vector<int32_t> ids{0};
@@ -172,8 +174,8 @@ inline std::shared_ptr<InferenceBackend> load_fake(const std::filesystem::path& 
   nlohmann::json j = nlohmann::json::parse(in);
   int max_length = j.value("max_length", 16);
   if (options.max_length > 0) max_length = std::min(max_length, options.max_length);
-  return std::make_shared<FakeBackend>(j.value("labels", std::vector<std::string>{"negative", "positive"}),
-                                       max_length, j.value("delay_ms", 0));
+  return std::make_shared<FakeBackend>(j.value("labels", std::vector<std::string>{"negative", "positive"}), max_length,
+                                       j.value("delay_ms", 0));
 }
 
 }  // namespace rc::serve::testing

@@ -18,7 +18,9 @@ using namespace std::chrono_literals;
 namespace {
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
-Headers bearer(const std::string& key, const std::string& scheme = "Bearer") { return {{"Authorization", scheme + " " + key}}; }
+Headers bearer(const std::string& key, const std::string& scheme = "Bearer") {
+  return {{"Authorization", scheme + " " + key}};
+}
 
 }  // namespace
 
@@ -27,9 +29,9 @@ TEST(AuthUnit, BearerMatching) {
   EXPECT_TRUE(bearer_matches("Bearer k3y-with-32-bytes-of-entropy-xyz", k));
   EXPECT_TRUE(bearer_matches("bearer k3y-with-32-bytes-of-entropy-xyz", k));  // RFC 7235: any case
   EXPECT_TRUE(bearer_matches("BEARER   k3y-with-32-bytes-of-entropy-xyz ", k));
-  EXPECT_FALSE(bearer_matches("Bearer k3y-with-32-bytes-of-entropy-xy", k));   // shorter
-  EXPECT_FALSE(bearer_matches("Bearer k3y-with-32-bytes-of-entropy-xyzz", k)); // longer
-  EXPECT_FALSE(bearer_matches("Bearer K3y-with-32-bytes-of-entropy-xyz", k));  // keys are case-sensitive
+  EXPECT_FALSE(bearer_matches("Bearer k3y-with-32-bytes-of-entropy-xy", k));    // shorter
+  EXPECT_FALSE(bearer_matches("Bearer k3y-with-32-bytes-of-entropy-xyzz", k));  // longer
+  EXPECT_FALSE(bearer_matches("Bearer K3y-with-32-bytes-of-entropy-xyz", k));   // keys are case-sensitive
   EXPECT_FALSE(bearer_matches("Basic k3y-with-32-bytes-of-entropy-xyz", k));
   EXPECT_FALSE(bearer_matches("Bearerk3y-with-32-bytes-of-entropy-xyz", k));
   EXPECT_FALSE(bearer_matches("", k));
@@ -42,7 +44,8 @@ TEST(AuthUnit, BearerMatching) {
 TEST(AuthUnit, PublicAndAdminRoutes) {
   for (const char* p : {"/ping", "/health", "/v2/health/live", "/v2/health/ready", "/ping?x=1", "/health/"})
     EXPECT_TRUE(is_public_route(p)) << p;
-  for (const char* p : {"/metrics", "/predict", "/invocations", "/v2/health", "/pingx", "/", "/info", "/api-doc/openapi.json"})
+  for (const char* p :
+       {"/metrics", "/predict", "/invocations", "/v2/health", "/pingx", "/", "/info", "/api-doc/openapi.json"})
     EXPECT_FALSE(is_public_route(p)) << p;
   EXPECT_TRUE(is_model_admin_route("POST", "/models"));
   EXPECT_TRUE(is_model_admin_route("DELETE", "/models/m"));
@@ -107,22 +110,19 @@ TEST(AuthLive, KeyFileGuardsBothPorts) {
   EXPECT_EQ(call("GET", s.mgmt("/ping"), "", "").status, 200);
   EXPECT_EQ(call("POST", s.url("/invocations"), R"({"inputs": "x"})", "application/json", bearer("inf-k")).status, 200);
   // Model admin on the inference port takes the management key.
-  expect_error(call("POST", s.url("/models"), R"({"model_name": "x", "url": "sentiment"})", "application/json",
-                    bearer("inf-k")),
-               401);
-  EXPECT_EQ(call("POST", s.url("/models"), R"({"model_name": "x", "url": "sentiment"})", "application/json",
-                 bearer("mgmt-k"))
-                .status,
-            200);
+  expect_error(
+      call("POST", s.url("/models"), R"({"model_name": "x", "url": "sentiment"})", "application/json", bearer("inf-k")),
+      401);
+  EXPECT_EQ(
+      call("POST", s.url("/models"), R"({"model_name": "x", "url": "sentiment"})", "application/json", bearer("mgmt-k"))
+          .status,
+      200);
 }
 
 TEST(AuthLive, ExpiredKeyIsRefusedAndSaysSo) {
-  LiveServer s([](ServerConfig& c) {
-    c.auth.inference = AuthKey{"old-k", std::chrono::system_clock::now() - 1h};
-  });
-  const json err = expect_error(call("POST", s.url("/invocations"), R"({"inputs": "x"})", "application/json",
-                                     bearer("old-k")),
-                                401);
+  LiveServer s([](ServerConfig& c) { c.auth.inference = AuthKey{"old-k", std::chrono::system_clock::now() - 1h}; });
+  const json err =
+      expect_error(call("POST", s.url("/invocations"), R"({"inputs": "x"})", "application/json", bearer("old-k")), 401);
   EXPECT_NE(err.value("message", "").find("expired"), std::string::npos) << err;
 }
 

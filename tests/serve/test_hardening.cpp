@@ -257,8 +257,10 @@ TEST(Hardening, ExpectContinueGetsAnInterim100) {
   LiveServer s;
   RawConn c(s.server->port());
   const std::string body = R"({"inputs": "good"})";
-  c.send("POST /invocations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n"
-         "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n");
+  c.send(
+      "POST /invocations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n"
+      "Content-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n");
   const std::string interim = c.read_for(800ms, "\r\n\r\n");  // curl waits 1 s before sending anyway
   EXPECT_EQ(interim.rfind("HTTP/1.1 100 Continue", 0), 0u) << interim;
   c.send(body);
@@ -269,8 +271,9 @@ TEST(Hardening, ExpectContinueGetsAnInterim100) {
 TEST(Hardening, UnsupportedTransferEncodingIs501) {
   LiveServer s;
   RawConn c(s.server->port());
-  c.send("POST /invocations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip\r\n\r\n"
-         "\x1f\x8b garbage");
+  c.send(
+      "POST /invocations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip\r\n\r\n"
+      "\x1f\x8b garbage");
   const std::string answer = c.read_for(5s, "}");
   EXPECT_EQ(answer.rfind("HTTP/1.1 501", 0), 0u) << answer;
   EXPECT_NE(answer.find("gzip"), std::string::npos) << answer;

@@ -38,8 +38,9 @@ struct HoldGuard {  // releases a held fake model even when an assertion fails
 };
 
 std::string raw_request(const std::string& body, const std::string& target = "/invocations") {
-  return "POST " + target + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
-         std::to_string(body.size()) + "\r\n\r\n" + body;
+  return "POST " + target +
+         " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+         "\r\n\r\n" + body;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
@@ -72,9 +73,11 @@ TEST(HttpFaults, ConcurrentRequestsAreBatched) {
 TEST(HttpFaults, FullQueueIs429AtOnce) {
   LiveServer s([](ServerConfig& c) { c.registry.limits.queue_size = 4; });
   HoldGuard hold;
-  auto first = std::async(std::launch::async, [&] { return call("POST", s.url("/invocations"), R"({"inputs": ["a","b","c"]})").status; });
+  auto first = std::async(std::launch::async,
+                          [&] { return call("POST", s.url("/invocations"), R"({"inputs": ["a","b","c"]})").status; });
   ASSERT_TRUE(wait_for([] { return fake_stats().running.load() == 1; }));  // picked up and held
-  auto second = std::async(std::launch::async, [&] { return call("POST", s.url("/invocations"), R"({"inputs": ["a","b","c"]})").status; });
+  auto second = std::async(std::launch::async,
+                           [&] { return call("POST", s.url("/invocations"), R"({"inputs": ["a","b","c"]})").status; });
   ASSERT_TRUE(wait_for([&] {
     return call("GET", s.url("/metrics")).body.find("rc_queue_depth{model=\"sentiment:1.0\"} 3") != std::string::npos;
   }));
@@ -135,7 +138,8 @@ TEST(HttpFaults, SlowlorisAndManyIdleConnectionsDoNotBlockOthers) {
   slow.connect(ep);
   std::atomic<bool> cut{false};
   std::thread trickler([&] {
-    const std::string head = "POST /invocations HTTP/1.1\r\nHost: x\r\nX-Padding: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n";
+    const std::string head =
+        "POST /invocations HTTP/1.1\r\nHost: x\r\nX-Padding: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n";
     for (char c : head) {
       boost::system::error_code ec;
       asio::write(slow, asio::buffer(&c, 1), ec);
@@ -200,11 +204,13 @@ TEST(HttpFaults, UnloadWithRequestsInFlight) {
   HoldGuard hold;
   std::vector<std::future<int>> v1, v2;
   for (int i = 0; i < 3; ++i)
-    v1.push_back(std::async(std::launch::async,
-                            [&] { return call("POST", s.url("/predictions/sentiment/1.0"), R"({"inputs": "a"})").status; }));
+    v1.push_back(std::async(std::launch::async, [&] {
+      return call("POST", s.url("/predictions/sentiment/1.0"), R"({"inputs": "a"})").status;
+    }));
   for (int i = 0; i < 2; ++i)
-    v2.push_back(std::async(std::launch::async,
-                            [&] { return call("POST", s.url("/predictions/sentiment/2.0"), R"({"inputs": "b"})").status; }));
+    v2.push_back(std::async(std::launch::async, [&] {
+      return call("POST", s.url("/predictions/sentiment/2.0"), R"({"inputs": "b"})").status;
+    }));
   ASSERT_TRUE(wait_for([] { return fake_stats().running.load() == 1; }));
   std::this_thread::sleep_for(50ms);  // let the other requests reach the queues
   auto del = call("DELETE", s.mgmt("/models/sentiment/1.0"), "", "");
@@ -221,7 +227,8 @@ TEST(HttpFaults, ShutdownDrainsInFlightRequests) {
   std::future<int> in_flight;
   {
     HoldGuard hold;
-    in_flight = std::async(std::launch::async, [&] { return call("POST", s.url("/invocations"), R"({"inputs": "x"})").status; });
+    in_flight = std::async(std::launch::async,
+                           [&] { return call("POST", s.url("/invocations"), R"({"inputs": "x"})").status; });
     ASSERT_TRUE(wait_for([] { return fake_stats().running.load() == 1; }));
     s.server->shutdown();
     // New connections are refused once the listener closed.

@@ -180,7 +180,8 @@ TEST(HttpErrors, EachStatusHasJsonBody) {
   expect_error(call("POST", s.url("/invocations"), "bad\xFF", "text/plain"), 400);
   expect_error(call("POST", s.url("/invocations"), "\"unterminated", "text/csv"), 400);
   expect_error(call("POST", s.url("/invocations"), "x", "application/octet-stream"), 415);
-  expect_error(call("POST", s.url("/invocations"), R"({"inputs": "x"})", "application/json", {{"Accept", "image/png"}}), 406);
+  expect_error(call("POST", s.url("/invocations"), R"({"inputs": "x"})", "application/json", {{"Accept", "image/png"}}),
+               406);
   expect_error(call("POST", s.url("/predictions/nosuch"), R"({"inputs": "x"})"), 404);
   expect_error(call("GET", s.url("/invocations")), 405);
   expect_error(call("GET", s.url("/no/such/route")), 404);
@@ -263,9 +264,7 @@ TEST(ModelStore, OnlyPathsInsideTheStore) {
   const fs::path outside = s.tmp.path() / "outside";
   write_fake_model(outside);
   fs::create_directory_symlink(outside, s.store / "link_out");
-  auto reg = [&](const std::string& url) {
-    return call("POST", s.mgmt("/models?model_name=x&url=" + url), "", "");
-  };
+  auto reg = [&](const std::string& url) { return call("POST", s.mgmt("/models?model_name=x&url=" + url), "", ""); };
   expect_error(reg("../outside"), 403);
   expect_error(reg("sentiment/../../outside"), 403);
   expect_error(reg(outside.string()), 403);

@@ -112,11 +112,12 @@ TEST(KServeBody, TextsPairsAndOutputs) {
       {"name": "text_pair", "shape": [1], "datatype": "BYTES", "data": ["b"]}]})");
   EXPECT_EQ(two.inputs.pairs.at(0), std::optional<std::string>("b"));
 
-  for (const char* bad : {R"({"inputs": []})", R"({"inputs": [{"name": "t", "shape": [1], "datatype": "FP32", "data": [1]}]})",
-                          R"({"inputs": [{"name": "t", "shape": [3], "datatype": "BYTES", "data": ["a"]}]})",
-                          R"({"inputs": [{"name": "t", "shape": [1], "datatype": "BYTES", "data": [1]}]})",
-                          R"({"inputs": [{"name": "t", "shape": [1], "datatype": "BYTES", "data": ["a"]}], "outputs": [{"name": "x"}]})",
-                          R"(nope)"})
+  for (const char* bad :
+       {R"({"inputs": []})", R"({"inputs": [{"name": "t", "shape": [1], "datatype": "FP32", "data": [1]}]})",
+        R"({"inputs": [{"name": "t", "shape": [3], "datatype": "BYTES", "data": ["a"]}]})",
+        R"({"inputs": [{"name": "t", "shape": [1], "datatype": "BYTES", "data": [1]}]})",
+        R"({"inputs": [{"name": "t", "shape": [1], "datatype": "BYTES", "data": ["a"]}], "outputs": [{"name": "x"}]})",
+        R"(nope)"})
     EXPECT_EQ(status_of([&] { parse_kserve_infer(bad); }), 400) << bad;
 }
 

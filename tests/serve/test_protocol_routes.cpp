@@ -155,16 +155,18 @@ TEST(KServeV2, HealthMetadataAndInfer) {
   expect_kserve_error(call("POST", s.url("/v2/models/sentiment/infer"), R"({"inputs": []})"), 400);
   expect_kserve_error(call("POST", s.url("/v2/models/nosuch/infer"), req.dump()), 404);
   expect_kserve_error(call("GET", s.url("/v2/models/nosuch")), 404);
-  expect_kserve_error(call("POST", s.url("/v2/models/sentiment/infer"),
-                           json{{"inputs", {{{"name", "t"}, {"shape", {1}}, {"datatype", "BYTES"}, {"data", {"explode"}}}}}}.dump()),
-                      500);
+  expect_kserve_error(
+      call("POST", s.url("/v2/models/sentiment/infer"),
+           json{{"inputs", {{{"name", "t"}, {"shape", {1}}, {"datatype", "BYTES"}, {"data", {"explode"}}}}}}.dump()),
+      500);
 }
 
 TEST(TorchServeRegister, ParametersAndWorkersBoundConcurrency) {
   LiveServer s([](ServerConfig& c) { c.registry.limits.max_batch_size = 1; }, /*load_default=*/false);
   write_fake_model(s.store / "m2");
-  auto reg = call("POST", s.mgmt("/models?url=m2&initial_workers=2&synchronous=true&response_timeout=7&batch_size=1"
-                                 "&max_batch_delay=0"),
+  auto reg = call("POST",
+                  s.mgmt("/models?url=m2&initial_workers=2&synchronous=true&response_timeout=7&batch_size=1"
+                         "&max_batch_delay=0"),
                   "", "");
   ASSERT_EQ(reg.status, 200) << reg.body;
   EXPECT_EQ(json::parse(reg.body)["status"], "Model \"m2\" Version: 1.0 registered with 2 initial workers");
@@ -180,7 +182,8 @@ TEST(TorchServeRegister, ParametersAndWorkersBoundConcurrency) {
     fake_stats().hold = true;
     std::vector<std::future<HttpResult>> calls;
     for (int i = 0; i < requests; ++i)
-      calls.push_back(std::async(std::launch::async, [&] { return call("POST", s.url("/predictions/m2"), R"({"inputs": "x"})"); }));
+      calls.push_back(
+          std::async(std::launch::async, [&] { return call("POST", s.url("/predictions/m2"), R"({"inputs": "x"})"); }));
     for (int i = 0; i < 200 && fake_stats().running.load() < requests; ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     const int peak = fake_stats().peak.load();
@@ -211,7 +214,8 @@ TEST(TorchServeRegister, ParametersAndWorkersBoundConcurrency) {
   write_fake_model(s.store / "m4");
   auto zero = call("POST", s.mgmt("/models?url=m4&initial_workers=0&synchronous=true"), "", "");
   EXPECT_NE(json::parse(zero.body)["status"].get<std::string>().find("0 initial workers. Use scale workers API"),
-            std::string::npos) << zero.body;
+            std::string::npos)
+      << zero.body;
   EXPECT_EQ(call("POST", s.url("/predictions/m4"), R"({"inputs": "x"})").status, 503);
 }
 
@@ -219,12 +223,17 @@ TEST(TorchServeRegister, ParametersAndWorkersBoundConcurrency) {
 TEST(TorchServeRegister, ResponseTimeoutSkipsRowsQueuedTooLong) {
   LiveServer s([](ServerConfig& c) { c.registry.limits.max_batch_size = 1; }, /*load_default=*/false);
   write_fake_model(s.store / "slow");
-  ASSERT_EQ(call("POST", s.mgmt("/models?url=slow&initial_workers=1&synchronous=true&response_timeout=1"), "", "").status, 200);
+  ASSERT_EQ(
+      call("POST", s.mgmt("/models?url=slow&initial_workers=1&synchronous=true&response_timeout=1"), "", "").status,
+      200);
   fake_stats().reset();
   fake_stats().hold = true;
-  auto first = std::async(std::launch::async, [&] { return call("POST", s.url("/predictions/slow"), R"({"inputs": "a"})"); });
-  for (int i = 0; i < 200 && fake_stats().running.load() < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  auto second = std::async(std::launch::async, [&] { return call("POST", s.url("/predictions/slow"), R"({"inputs": "b"})"); });
+  auto first =
+      std::async(std::launch::async, [&] { return call("POST", s.url("/predictions/slow"), R"({"inputs": "a"})"); });
+  for (int i = 0; i < 200 && fake_stats().running.load() < 1; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  auto second =
+      std::async(std::launch::async, [&] { return call("POST", s.url("/predictions/slow"), R"({"inputs": "b"})"); });
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   fake_stats().hold = false;
   EXPECT_EQ(first.get().status, 200);
@@ -239,19 +248,22 @@ TEST(SageMakerDetails, CustomAttributesAndPagination) {
     write_fake_model(s.store / name);
     ASSERT_EQ(call("POST", s.url("/models"), json{{"model_name", name}, {"url", name}}.dump()).status, 200);
   }
-  const std::vector<std::pair<std::string, std::string>> attrs = {{"X-Amzn-SageMaker-Custom-Attributes", "trace=abc,ab=1"}};
+  const std::vector<std::pair<std::string, std::string>> attrs = {
+      {"X-Amzn-SageMaker-Custom-Attributes", "trace=abc,ab=1"}};
   auto ok = call("POST", s.url("/invocations"), R"({"inputs": "x"})", "application/json", attrs);
   EXPECT_EQ(ok.headers["x-amzn-sagemaker-custom-attributes"], "trace=abc,ab=1");
   auto err = call("POST", s.url("/invocations"), R"({"inputs": )", "application/json", attrs);
   EXPECT_EQ(err.status, 400);
   EXPECT_EQ(err.headers["x-amzn-sagemaker-custom-attributes"], "trace=abc,ab=1");
-  EXPECT_FALSE(call("POST", s.url("/invocations"), R"({"inputs": "x"})").headers.count("x-amzn-sagemaker-custom-attributes"));
+  EXPECT_FALSE(
+      call("POST", s.url("/invocations"), R"({"inputs": "x"})").headers.count("x-amzn-sagemaker-custom-attributes"));
 
   // Three models, two per page: nextPageToken until the last page.
   json first = json::parse(call("GET", s.url("/models?limit=2")).body);
   ASSERT_EQ(first["models"].size(), 2u);
   ASSERT_TRUE(first.contains("nextPageToken"));
-  json last = json::parse(call("GET", s.url("/models?limit=2&next_page_token=" + first["nextPageToken"].get<std::string>())).body);
+  json last = json::parse(
+      call("GET", s.url("/models?limit=2&next_page_token=" + first["nextPageToken"].get<std::string>())).body);
   ASSERT_EQ(last["models"].size(), 1u);
   EXPECT_FALSE(last.contains("nextPageToken"));
   EXPECT_EQ(json::parse(call("GET", s.url("/models")).body)["models"].size(), 3u);
@@ -291,14 +303,16 @@ TEST(OpenApi, EveryRouteDocumentedAndAnswering) {
   });
   for (const auto& [method, path, management] : calls) {
     std::string target = path;
-    for (const auto& [param, value] : {std::pair<std::string, std::string>{"{model}", "sentiment"},
-                                       {"{name}", "sentiment"}, {"{version}", "1.0"}})
-      for (size_t p = target.find(param); p != std::string::npos; p = target.find(param)) target.replace(p, param.size(), value);
+    for (const auto& [param, value] :
+         {std::pair<std::string, std::string>{"{model}", "sentiment"}, {"{name}", "sentiment"}, {"{version}", "1.0"}})
+      for (size_t p = target.find(param); p != std::string::npos; p = target.find(param))
+        target.replace(p, param.size(), value);
     std::string upper = method;
     for (char& c : upper) c = char(std::toupper(static_cast<unsigned char>(c)));
     auto r = call(upper, management ? s.mgmt(target) : s.url(target), R"({"inputs": "x"})");
     EXPECT_NE(r.status, 405) << upper << " " << target << ": " << r.body;
-    const bool no_route = r.status == 404 && r.body.find("no ") != std::string::npos && r.body.find("route") != std::string::npos;
+    const bool no_route =
+        r.status == 404 && r.body.find("no ") != std::string::npos && r.body.find("route") != std::string::npos;
     EXPECT_FALSE(no_route) << upper << " " << target << ": " << r.body;
   }
   auto page = call("GET", s.url("/docs"));

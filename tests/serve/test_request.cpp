@@ -47,7 +47,8 @@ TEST(ParseInvocation, JsonForms) {
   EXPECT_EQ(c.texts, std::vector<std::string>{"bare"});
   auto d = parse_invocation(R"(["x","y","z"])", "");
   EXPECT_EQ(d.texts.size(), 3u);
-  auto e = parse_invocation(R"({"inputs": "t", "top_k": null, "raw_scores": true, "truncate": false})", "application/json");
+  auto e =
+      parse_invocation(R"({"inputs": "t", "top_k": null, "raw_scores": true, "truncate": false})", "application/json");
   EXPECT_TRUE(e.all_scores);
   EXPECT_TRUE(e.raw_scores);
   ASSERT_TRUE(e.truncate.has_value());
@@ -67,7 +68,9 @@ TEST(ParseInvocation, MalformedIs400) {
   // {"text": ...} alone is the pipeline's dict form (a text, maybe with "text_pair"); a
   // non-string text_pair is not.
   EXPECT_EQ(status_of([] { parse_invocation("{\"text\": \"a\"}", "application/json"); }), 0);
-  EXPECT_EQ(status_of([] { parse_invocation("{\"inputs\": [{\"text\": \"a\", \"text_pair\": 3}]}", "application/json"); }), 400);
+  EXPECT_EQ(
+      status_of([] { parse_invocation("{\"inputs\": [{\"text\": \"a\", \"text_pair\": 3}]}", "application/json"); }),
+      400);
   EXPECT_EQ(status_of([] { parse_invocation("{\"inputs\": []}", "application/json"); }), 400);
   EXPECT_EQ(status_of([] { parse_invocation("{\"inputs\": [1, 2]}", "application/json"); }), 400);
   EXPECT_EQ(status_of([] { parse_invocation("{\"inputs\": \"a\", \"top_k\": -3}", "application/json"); }), 400);

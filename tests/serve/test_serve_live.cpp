@@ -145,7 +145,9 @@ TEST(ServeLive, AnswersMatchTheClassifier) {
   // One text per request, many concurrently: the batcher mixes them; same answers.
   std::vector<std::future<HttpResult>> futures;
   for (const auto& t : kTexts)
-    futures.push_back(std::async(std::launch::async, [&, t] { return call("POST", base + "/invocations", json{{"inputs", t}}.dump()); }));
+    futures.push_back(std::async(std::launch::async, [&, t] {
+      return call("POST", base + "/invocations", json{{"inputs", t}}.dump());
+    }));
   for (size_t i = 0; i < kTexts.size(); ++i) {
     auto one = futures[i].get();
     ASSERT_EQ(one.status, 200);
@@ -237,7 +239,9 @@ TEST_F(ServeCli, BadModelExitsNonZero) {
 // at exit (finding 5).
 TEST_F(ServeCli, DefaultHostApiKeyFromEnvironmentAndCleanExit) {
   const fs::path archive = tmp.path() / "model.tar.gz";
-  ASSERT_EQ(run_cmd(kBin.string() + " package --model " + kTiny.string() + " --output " + archive.string() + " 2>&1").code, 0);
+  ASSERT_EQ(
+      run_cmd(kBin.string() + " package --model " + kTiny.string() + " --output " + archive.string() + " 2>&1").code,
+      0);
   const fs::path work = tmp.path() / "work";
   fs::create_directories(work);
   const int port = free_port();
@@ -247,8 +251,9 @@ TEST_F(ServeCli, DefaultHostApiKeyFromEnvironmentAndCleanExit) {
                {"API_KEY=env-api-key-8731"}, tmp.path() / "serve.log");
   ASSERT_TRUE(wait_ping(base)) << server.stderr_text();  // /ping needs no key
   EXPECT_EQ(call("POST", base + "/invocations", "hello", "text/plain").status, 401);
-  EXPECT_EQ(call("POST", base + "/invocations", "hello", "text/plain", {{"Authorization", "Bearer env-api-key-8731"}}).status,
-            200);
+  EXPECT_EQ(
+      call("POST", base + "/invocations", "hello", "text/plain", {{"Authorization", "Bearer env-api-key-8731"}}).status,
+      200);
   ::kill(server.pid, SIGTERM);
   EXPECT_EQ(server.wait_exit(30s), 0) << server.stderr_text();
   const std::string log = server.stderr_text();

@@ -38,14 +38,18 @@ TEST(ServeLivePairs, TeiKServeAndInvocationsMatchPredictPairs) {
     return want[i].logits[size_t(std::find(labels.begin(), labels.end(), label) - labels.begin())];
   };
 
-  auto tei = call("POST", base + "/predict", json{{"inputs", json::array({json::array({a[0], b[0]}), json::array({a[1], b[1]})})}, {"raw_scores", true}}.dump());
+  auto tei =
+      call("POST", base + "/predict",
+           json{{"inputs", json::array({json::array({a[0], b[0]}), json::array({a[1], b[1]})})}, {"raw_scores", true}}
+               .dump());
   ASSERT_EQ(tei.status, 200) << tei.body;
   json t = json::parse(tei.body);
   for (size_t i = 0; i < 2; ++i)
     for (const auto& e : t[i]) EXPECT_NEAR(e["score"].get<double>(), logit_of(i, e["label"]), 1e-5);
 
-  const json req = {{"inputs", {{{"name", "text"}, {"shape", {2}}, {"datatype", "BYTES"}, {"data", a}},
-                                {{"name", "text_pair"}, {"shape", {2}}, {"datatype", "BYTES"}, {"data", b}}}}};
+  const json req = {{"inputs",
+                     {{{"name", "text"}, {"shape", {2}}, {"datatype", "BYTES"}, {"data", a}},
+                      {{"name", "text_pair"}, {"shape", {2}}, {"datatype", "BYTES"}, {"data", b}}}}};
   auto ks = call("POST", base + "/v2/models/tiny/infer", req.dump());
   ASSERT_EQ(ks.status, 200) << ks.body;
   json k = json::parse(ks.body);

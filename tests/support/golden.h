@@ -19,7 +19,8 @@ class Golden {
   Golden() : src_(io::open_safetensors(tiny_dir() + "/golden.safetensors")) {
     auto it = src_->metadata().find("fixture_version");
     if (it == src_->metadata().end() || it->second != "1")
-      ADD_FAILURE() << "golden.safetensors fixture_version mismatch\n---> HINT: re-run /usr/bin/python3 tools/make_golden.py";
+      ADD_FAILURE()
+          << "golden.safetensors fixture_version mismatch\n---> HINT: re-run /usr/bin/python3 tools/make_golden.py";
   }
   bool has(const std::string& name) const { return src_->find(name) != nullptr; }
   const io::TensorInfo& info(const std::string& name) const {

@@ -65,11 +65,20 @@ struct ProtoReader {
   }
   void skip(uint32_t wire) {
     switch (wire) {
-      case 0: varint(); break;
-      case 1: fixed<uint64_t>(); break;
-      case 2: bytes(); break;
-      case 5: fixed<uint32_t>(); break;
-      default: fail(where, "unknown wire type " + std::to_string(wire));
+      case 0:
+        varint();
+        break;
+      case 1:
+        fixed<uint64_t>();
+        break;
+      case 2:
+        bytes();
+        break;
+      case 5:
+        fixed<uint32_t>();
+        break;
+      default:
+        fail(where, "unknown wire type " + std::to_string(wire));
     }
   }
 };

@@ -24,9 +24,12 @@ enum class Source { tokenizer_json, vocab_merges_files, vocab_merges_dir };
 
 const char* source_name(Source s) {
   switch (s) {
-    case Source::tokenizer_json: return "tokenizer_json";
-    case Source::vocab_merges_files: return "vocab_merges_files";
-    case Source::vocab_merges_dir: return "vocab_merges_dir";
+    case Source::tokenizer_json:
+      return "tokenizer_json";
+    case Source::vocab_merges_files:
+      return "vocab_merges_files";
+    case Source::vocab_merges_dir:
+      return "vocab_merges_dir";
   }
   return "?";
 }
@@ -34,8 +37,10 @@ const char* source_name(Source s) {
 std::unique_ptr<Tokenizer> load(Source s) {
   const fs::path dir = roberta_tokenizer_dir();
   switch (s) {
-    case Source::tokenizer_json: return Tokenizer::from_dir(dir);
-    case Source::vocab_merges_files: return Tokenizer::from_files(dir / "vocab.json", dir / "merges.txt");
+    case Source::tokenizer_json:
+      return Tokenizer::from_dir(dir);
+    case Source::vocab_merges_files:
+      return Tokenizer::from_files(dir / "vocab.json", dir / "merges.txt");
     case Source::vocab_merges_dir: {
       // A folder with only vocab.json + merges.txt: from_dir's fallback path.
       const fs::path tmp = fs::temp_directory_path() / ("rc_tok_vm_" + std::to_string(::getpid()));
@@ -62,8 +67,8 @@ TEST_P(TokenizerGolden, RobertaBaseJsonl) {
     const auto want = c["ids"].get<std::vector<int32_t>>();
     const auto got = tok->encode(text);
     if (got != want && ++mismatches <= 5)
-      ADD_FAILURE() << "text " << nlohmann::json(text).dump() << "\n  got  " << ids_str(got)
-                    << "\n  want " << ids_str(want);
+      ADD_FAILURE() << "text " << nlohmann::json(text).dump() << "\n  got  " << ids_str(got) << "\n  want "
+                    << ids_str(want);
   }
   EXPECT_EQ(mismatches, 0) << "of " << cases.size() << " golden lines";
 }
@@ -105,8 +110,7 @@ TEST_P(TokenizerGolden, ExtraJsonl) {
       got = ids_str(ids);
       want = ids_str(want_ids);
     }
-    if (got != want && ++mismatches <= 5)
-      ADD_FAILURE() << what << "\n  got  " << got << "\n  want " << want;
+    if (got != want && ++mismatches <= 5) ADD_FAILURE() << what << "\n  got  " << got << "\n  want " << want;
   }
   EXPECT_EQ(mismatches, 0) << "of " << cases.size() << " extra cases";
   // Every kind of case is present, so a generator change cannot silently drop one.
@@ -204,8 +208,7 @@ TEST(Tokenizer, TruncationKeepsEos) {
 
 TEST(Tokenizer, BatchPaddingAndMasks) {
   const auto& tok = shared_tokenizer();
-  const std::vector<std::string> texts = {"short", "", "a somewhat longer text with more tokens 😀",
-                                          "a <mask> b"};
+  const std::vector<std::string> texts = {"short", "", "a somewhat longer text with more tokens 😀", "a <mask> b"};
   const EncodedBatch b = tok->encode_batch(texts);
   ASSERT_EQ(b.batch, 4);
   size_t longest = 0;
@@ -257,7 +260,10 @@ TEST(Tokenizer, InvalidUtf8IsReplacedNotFatal) {
   const auto& tok = shared_tokenizer();
   // Python: b"a\xffb".decode("utf-8", "replace") == "a\ufffdb"; b"\xe2\x82".decode(...) == "\ufffd";
   // b"\xed\xa0\x80" -> 3 x U+FFFD (checked with /usr/bin/python3).
-  EXPECT_EQ(tok->encode("a\xff" "b"), tok->encode("a\xEF\xBF\xBD" "b"));
+  EXPECT_EQ(tok->encode("a\xff"
+                        "b"),
+            tok->encode("a\xEF\xBF\xBD"
+                        "b"));
   EXPECT_EQ(tok->encode("x\xE2\x82"), tok->encode("x\xEF\xBF\xBD"));
   EXPECT_EQ(tok->encode("\xED\xA0\x80"), tok->encode("\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"));
   EXPECT_NE(tok->encode("\xED\xA0\x80"), tok->encode("\xEF\xBF\xBD"));
@@ -270,8 +276,10 @@ TEST(Tokenizer, InvalidUtf8IsReplacedNotFatal) {
     std::string s;
     const int n = int(gen() % 40);
     for (int k = 0; k < n; ++k) {
-      if (gen() % 4 == 0) s += bits[gen() % bits.size()];
-      else s.push_back(char(gen() % 256));
+      if (gen() % 4 == 0)
+        s += bits[gen() % bits.size()];
+      else
+        s.push_back(char(gen() % 256));
     }
     std::vector<int32_t> ids;
     ASSERT_NO_THROW(ids = tok->encode(s)) << "case " << i;

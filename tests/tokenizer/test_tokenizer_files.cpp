@@ -46,15 +46,15 @@ void expect_error(const std::function<void()>& f, Errc errc, std::vector<std::st
     ADD_FAILURE() << "no error thrown";
   } catch (const rc::Error& e) {
     EXPECT_EQ(e.errc(), errc) << e.what();
-    for (const auto& n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << "'" << n << "' not in: " << e.what();
+    for (const auto& n : needles)
+      EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << "'" << n << "' not in: " << e.what();
     EXPECT_FALSE(e.hint().empty()) << "no hint for: " << e.what();
     EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "not one line: " << e.what();
   }
 }
 
 TEST(TokenizerFiles, MissingFolder) {
-  expect_error([] { Tokenizer::from_dir("/nonexistent/rc_tok_dir"); }, Errc::not_found,
-               {"/nonexistent/rc_tok_dir"});
+  expect_error([] { Tokenizer::from_dir("/nonexistent/rc_tok_dir"); }, Errc::not_found, {"/nonexistent/rc_tok_dir"});
 }
 
 TEST(TokenizerFiles, FolderWithoutTokenizerFiles) {
@@ -66,8 +66,8 @@ TEST(TokenizerFiles, MissingMergesTxt) {
   TempDir d("nomerges");
   d.copy("vocab.json");
   expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::not_found, {"merges.txt is missing"});
-  expect_error([&] { Tokenizer::from_files(d.path / "vocab.json", d.path / "merges.txt"); },
-               Errc::not_found, {(d.path / "merges.txt").string()});
+  expect_error([&] { Tokenizer::from_files(d.path / "vocab.json", d.path / "merges.txt"); }, Errc::not_found,
+               {(d.path / "merges.txt").string()});
 }
 
 TEST(TokenizerFiles, MalformedTokenizerJson) {
@@ -124,8 +124,7 @@ TEST(TokenizerFiles, TokenizerJsonMergesReferencingUnknownTokens) {
   auto j = nlohmann::json::parse(read_text(roberta_tokenizer_dir() / "tokenizer.json"));
   j["model"]["merges"][7] = "Ġ nosuchtoken";
   d.write("tokenizer.json", j.dump());
-  expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::format,
-               {"tokenizer.json", "index 7", "'nosuchtoken'"});
+  expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::format, {"tokenizer.json", "index 7", "'nosuchtoken'"});
 }
 
 TEST(TokenizerFiles, UnsupportedModel) {
@@ -160,8 +159,9 @@ TEST(TokenizerFiles, ConfigFlagsAreHonoured) {
   // Default (RoBERTa): <mask> has lstrip.
   EXPECT_EQ(plain->encode("a <mask>", false), (std::vector<int32_t>{a, mask}));
   // special_tokens_map.json turns lstrip off: the space stays a token of its own.
-  d.write("special_tokens_map.json",
-          R"({"mask_token": {"content": "<mask>", "lstrip": false, "rstrip": false, "single_word": false, "normalized": false}})");
+  d.write(
+      "special_tokens_map.json",
+      R"({"mask_token": {"content": "<mask>", "lstrip": false, "rstrip": false, "single_word": false, "normalized": false}})");
   auto no_lstrip = Tokenizer::from_dir(d.path);
   EXPECT_EQ(no_lstrip->encode("a <mask>", false), (std::vector<int32_t>{a, sp, mask}));
   // A malformed config is an error naming it.

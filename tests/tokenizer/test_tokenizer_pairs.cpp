@@ -31,8 +31,7 @@ void check_goldens(const Tokenizer& tok) {
     }
     if (max_length > 0) ++truncated;
     const auto want = c["ids"].get<std::vector<int32_t>>();
-    if (got != want && ++mismatches <= 5)
-      ADD_FAILURE() << c.dump() << "\n got " << ids_str(got);
+    if (got != want && ++mismatches <= 5) ADD_FAILURE() << c.dump() << "\n got " << ids_str(got);
   }
   EXPECT_EQ(mismatches, 0);
   EXPECT_GT(pairs, 150);
@@ -55,7 +54,8 @@ TEST(TokenizerPairs, TemplateAndBudget) {
   EXPECT_THROW(tok->encode_pair("a", "b", 3), Error);
   EXPECT_EQ(tok->encode_pair("a", "b", 4), (std::vector<int32_t>{0, 2, 2, 2}));
   // Right truncation of a single text with the side overload is the plain encode's.
-  EXPECT_EQ(tok->encode("one two three four five", 4, TruncationSide::right), tok->encode("one two three four five", true, 4));
+  EXPECT_EQ(tok->encode("one two three four five", 4, TruncationSide::right),
+            tok->encode("one two three four five", true, 4));
   const auto left = tok->encode("one two three four five", 4, TruncationSide::left);
   const auto full = tok->encode("one two three four five", true, 0);
   EXPECT_EQ(left, (std::vector<int32_t>{0, full[full.size() - 3], full[full.size() - 2], 2}));

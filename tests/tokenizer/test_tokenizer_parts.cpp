@@ -20,10 +20,14 @@ namespace tk = rc::tokenizer;
 
 char class_letter(tk::CharClass c) {
   switch (c) {
-    case tk::CharClass::letter: return 'L';
-    case tk::CharClass::number: return 'N';
-    case tk::CharClass::whitespace: return 'W';
-    case tk::CharClass::other: return 'O';
+    case tk::CharClass::letter:
+      return 'L';
+    case tk::CharClass::number:
+      return 'N';
+    case tk::CharClass::whitespace:
+      return 'W';
+    case tk::CharClass::other:
+      return 'O';
   }
   return '?';
 }
@@ -69,7 +73,7 @@ TEST(TokenizerParts, Gpt2Split) {
   EXPECT_EQ(split("we'll've'd're's"), (V{"we", "'ll", "'ve", "'d", "'re", "'s"}));
   EXPECT_EQ(split(" 's"), (V{" '", "s"}));
   EXPECT_EQ(split("abc123 45!!?x"), (V{"abc", "123", " 45", "!!?", "x"}));
-  EXPECT_EQ(split("a\u00a0b"), (V{"a", "\u00a0", "b"}));           // NBSP is \s, not ' '
+  EXPECT_EQ(split("a\u00a0b"), (V{"a", "\u00a0", "b"}));  // NBSP is \s, not ' '
   EXPECT_EQ(split("a \u00a0x"), (V{"a", " ", "\u00a0", "x"}));
   EXPECT_EQ(split("e\u0301t\u00e9"), (V{"e", "\u0301", "t\u00e9"}));  // a mark is "other"
   EXPECT_EQ(split(""), V{});
@@ -82,7 +86,9 @@ TEST(TokenizerParts, Utf8Repair) {
   const std::string R = "\xEF\xBF\xBD";
   EXPECT_EQ(tk::repair_utf8("\xC0\xAF"), R + R);
   EXPECT_EQ(tk::repair_utf8("\xE2\x82"), R);
-  EXPECT_EQ(tk::repair_utf8("\xE2\x82" "A"), R + "A");
+  EXPECT_EQ(tk::repair_utf8("\xE2\x82"
+                            "A"),
+            R + "A");
   EXPECT_EQ(tk::repair_utf8("\xED\xA0\x80"), R + R + R);
   EXPECT_EQ(tk::repair_utf8("\xF0\x9F\x98"), R);
   EXPECT_EQ(tk::repair_utf8("\xF4\x90\x80\x80"), R + R + R + R);

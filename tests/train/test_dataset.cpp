@@ -89,7 +89,9 @@ TEST(Dataset, CsvQuotingAndColumns) {
   EXPECT_FALSE(s.labels[1].id.has_value());
   auto ids = map_labels(s, {}, {"negative", "positive"});
   EXPECT_EQ(ids, (std::vector<int32_t>{1, 0, 1}));
-  EXPECT_EQ(errc_of([] { parse_delimited("a,b\n1,2\n", ',', DataColumns{"text", "b"}, "y.csv"); }),
+  EXPECT_EQ(errc_of([] {
+              parse_delimited("a,b\n1,2\n", ',', DataColumns{"text", "b"}, "y.csv");
+            }),
             rc::Errc::invalid_argument);
 }
 
@@ -169,9 +171,15 @@ TEST(DatasetTextLines, CrlfAndBomReadLikeTheOriginal) {
   write(lf / "mapping.txt", "0\tnegative\n1\tpositive\n");
   write(lf / "train_text.txt", "good day \nbad day \n");
   write(lf / "train_labels.txt", "1\n0\n");
-  write(crlf / "mapping.txt", "\xEF\xBB\xBF" "0\tnegative\r\n1\tpositive\r\n");
-  write(crlf / "train_text.txt", "\xEF\xBB\xBF" "good day \r\nbad day \r\n");
-  write(crlf / "train_labels.txt", "\xEF\xBB\xBF" "1\r\n0\r\n");
+  write(crlf / "mapping.txt",
+        "\xEF\xBB\xBF"
+        "0\tnegative\r\n1\tpositive\r\n");
+  write(crlf / "train_text.txt",
+        "\xEF\xBB\xBF"
+        "good day \r\nbad day \r\n");
+  write(crlf / "train_labels.txt",
+        "\xEF\xBB\xBF"
+        "1\r\n0\r\n");
   const Dataset a = load_dataset(lf), b = load_dataset(crlf);
   EXPECT_EQ(a.find("train")->texts, b.find("train")->texts);
   EXPECT_EQ(b.find("train")->texts[0], "good day ");  // the trailing space is text

@@ -21,16 +21,18 @@ TEST(DatasetPairs, CsvAndJsonlColumns) {
   EXPECT_TRUE(singles.text_pairs.empty());
 
   const auto jl = train::parse_jsonl(
-      "{\"text\": \"a\", \"text_pair\": \"b\", \"label\": 1}\n{\"text\": \"c\", \"text_pair\": \"d\", \"label\": 0}\n", {},
-      "nli.jsonl");
+      "{\"text\": \"a\", \"text_pair\": \"b\", \"label\": 1}\n{\"text\": \"c\", \"text_pair\": \"d\", \"label\": 0}\n",
+      {}, "nli.jsonl");
   EXPECT_EQ(jl.text_pairs, (std::vector<std::string>{"b", "d"}));
   // All or nothing, either way round.
-  EXPECT_THROW(train::parse_jsonl("{\"text\": \"a\", \"label\": 1}\n{\"text\": \"c\", \"text_pair\": \"d\", \"label\": 0}\n",
-                                  {}, "x.jsonl"),
-               Error);
-  EXPECT_THROW(train::parse_jsonl("{\"text\": \"a\", \"text_pair\": \"b\", \"label\": 1}\n{\"text\": \"c\", \"label\": 0}\n",
-                                  {}, "x.jsonl"),
-               Error);
+  EXPECT_THROW(
+      train::parse_jsonl("{\"text\": \"a\", \"label\": 1}\n{\"text\": \"c\", \"text_pair\": \"d\", \"label\": 0}\n", {},
+                         "x.jsonl"),
+      Error);
+  EXPECT_THROW(
+      train::parse_jsonl("{\"text\": \"a\", \"text_pair\": \"b\", \"label\": 1}\n{\"text\": \"c\", \"label\": 0}\n", {},
+                         "x.jsonl"),
+      Error);
   EXPECT_THROW(train::parse_jsonl("{\"text\": \"a\", \"text_pair\": 3, \"label\": 1}\n", {}, "x.jsonl"), Error);
 }
 

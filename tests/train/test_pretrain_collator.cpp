@@ -56,9 +56,12 @@ TEST(MlmCollator, RatesAre15ThenEightyTenTen) {
       continue;
     }
     EXPECT_EQ(labels[i], orig.ids[i]);
-    if (pb.ids[i] == 50264) ++to_mask;
-    else if (pb.ids[i] == orig.ids[i]) ++kept;
-    else ++random;
+    if (pb.ids[i] == 50264)
+      ++to_mask;
+    else if (pb.ids[i] == orig.ids[i])
+      ++kept;
+    else
+      ++random;
   }
   const double eligible = double(B * (T - 2));
   // 39,200 eligible tokens: binomial sd of the 15% rate is 0.18 points; bars at ~5 sd.

@@ -66,7 +66,8 @@ TEST(TensorBoard, CorruptionIsDetected) {
 // (tests/data/tensorboard/event_subset.proto): a wrong tag, wire type or nesting shows up as
 // a numbered unknown field or a decode error. Skips where protoc is not installed.
 TEST(TensorBoard, RecordsDecodeWithProtocAgainstTheEventSchema) {
-  if (std::system("command -v protoc > /dev/null 2>&1") != 0) GTEST_SKIP() << "protoc not installed (protobuf-compiler)";
+  if (std::system("command -v protoc > /dev/null 2>&1") != 0)
+    GTEST_SKIP() << "protoc not installed (protobuf-compiler)";
   const fs::path dir = fs::temp_directory_path() / ("rc_tb_protoc_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::path file;
@@ -97,7 +98,8 @@ TEST(TensorBoard, RecordsDecodeWithProtocAgainstTheEventSchema) {
     for (size_t at = 0; at < text.size(); at = text.find('\n', at) + 1) {
       const size_t first = text.find_first_not_of(' ', at);
       ASSERT_TRUE(first == std::string::npos || !std::isdigit(static_cast<unsigned char>(text[first])))
-          << "field unknown to the Event schema:\n" << text;
+          << "field unknown to the Event schema:\n"
+          << text;
       if (text.find('\n', at) == std::string::npos) break;
     }
   }
@@ -105,8 +107,9 @@ TEST(TensorBoard, RecordsDecodeWithProtocAgainstTheEventSchema) {
   EXPECT_NE(decoded[1].find("step: 10\nsummary {\n  value {\n    tag: \"train/loss\"\n    simple_value: 1.25\n  }\n}"),
             std::string::npos)
       << decoded[1];
-  EXPECT_NE(decoded[2].find("step: 300000\nsummary {\n  value {\n    tag: \"eval/macro_recall\"\n    simple_value: -0.5\n"),
-            std::string::npos)
+  EXPECT_NE(
+      decoded[2].find("step: 300000\nsummary {\n  value {\n    tag: \"eval/macro_recall\"\n    simple_value: -0.5\n"),
+      std::string::npos)
       << decoded[2];
   fs::remove_all(dir);
 }

@@ -100,7 +100,8 @@ Curve run_golden_curve(kernels::MatmulPrecision precision) {
 TEST(TrainParity, DecayGroupsAreHfs) {
   auto m = model::load_checkpoint(kTiny, {});
   for (const auto& e : m->layout().entries()) {
-    const bool hf_no_decay = e.name.find("bias") != std::string::npos || e.name.find("LayerNorm.weight") != std::string::npos;
+    const bool hf_no_decay =
+        e.name.find("bias") != std::string::npos || e.name.find("LayerNorm.weight") != std::string::npos;
     EXPECT_EQ(e.decay, !hf_no_decay) << e.name;
   }
   const auto segs = train::adamw_segments(m->layout(), true);
@@ -124,8 +125,7 @@ TEST(TrainParity, Fp32TwentyStepsMatchPyTorch) {
     EXPECT_NEAR(c.lr[s], want_lr[s], 1e-9) << "step " << s;
     EXPECT_NEAR(c.norm[s], want_norm[s], 1e-4 * want_norm[s]) << "step " << s;  // measured 5.4e-7 rel
   }
-  std::printf("fp32 20-step curve: max |loss - torch| = %.3g, max rel grad-norm diff = %.3g\n", max_loss,
-              max_norm_rel);
+  std::printf("fp32 20-step curve: max |loss - torch| = %.3g, max rel grad-norm diff = %.3g\n", max_loss, max_norm_rel);
   // Final weights after 20 AdamW steps (every parameter; word embeddings: the stored rows).
   double max_w = 0;
   std::string worst;

@@ -105,8 +105,8 @@ static void expect_no_allocations_of_our_own(kernels::MatmulPrecision precision)
   const long per_step_budget = gemm_budget(c, /*tiny: 2 layers*/ 2);
   const long steps = 3;
   const long got = allocations_per_step(precision);
-  std::printf("allocations in %ld steps: %ld; oneDNN's own per step (nt %ld, nn %ld, nn+= %ld, tn+= %ld): %ld\n",
-              steps, got, c.nt, c.nn, c.nn_acc, c.tn_acc, per_step_budget);
+  std::printf("allocations in %ld steps: %ld; oneDNN's own per step (nt %ld, nn %ld, nn+= %ld, tn+= %ld): %ld\n", steps,
+              got, c.nt, c.nn, c.nn_acc, c.tn_acc, per_step_budget);
   EXPECT_LE(got, steps * per_step_budget) << "the step allocates beyond what oneDNN's execute() does";
 }
 

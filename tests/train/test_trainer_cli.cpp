@@ -48,9 +48,8 @@ class TrainerCli : public ::testing::Test {
   fs::path root, data;
   void SetUp() override {
     ASSERT_TRUE(fs::exists(kBin)) << kBin << " not built";
-    root = fs::temp_directory_path() /
-           ("rc_trainer_cli_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    root = fs::temp_directory_path() / ("rc_trainer_cli_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(root);
     fs::create_directories(root / "data");
     data = root / "data";
@@ -104,8 +103,9 @@ TEST_F(TrainerCli, OutputLayoutEvalAndTensorBoard) {
   const fs::path out = root / "out";
   ASSERT_EQ(run(train_args(out) + " --tensorboard " + (root / "tb").string() + " --save-total-limit 2"), 0)
       << slurp(root / "log.txt");
-  for (const char* f : {"config.json", "model.safetensors", "vocab.json", "merges.txt", "training_args.json",
-                        "trainer_state.json", "eval_results.json", "train_results.json", "metrics.jsonl", "report.html"})
+  for (const char* f :
+       {"config.json", "model.safetensors", "vocab.json", "merges.txt", "training_args.json", "trainer_state.json",
+        "eval_results.json", "train_results.json", "metrics.jsonl", "report.html"})
     EXPECT_TRUE(fs::exists(out / f)) << f;
   const json cfg = json::parse(slurp(out / "config.json"));
   EXPECT_EQ(cfg["id2label"]["2"], "positive");
@@ -128,9 +128,8 @@ TEST_F(TrainerCli, OutputLayoutEvalAndTensorBoard) {
   EXPECT_TRUE(fs::exists(fs::path(state["best_model_checkpoint"].get<std::string>()) / "optimizer.safetensors"));
   // `roberta eval` on the saved model reproduces the run's own test metrics.
   const json results = json::parse(slurp(out / "eval_results.json"));
-  ASSERT_EQ(run("eval --model " + out.string() + " --data " + data.string() + " --split test --threads 1", "",
-                "eval.txt"),
-            0)
+  ASSERT_EQ(
+      run("eval --model " + out.string() + " --data " + data.string() + " --split test --threads 1", "", "eval.txt"), 0)
       << slurp(root / "eval.txt");
   const json ev = json::parse(slurp(root / "eval.txt"));
   EXPECT_NEAR(ev["test_macro_recall"].get<double>(), results["test_macro_recall"].get<double>(), 1e-12);
@@ -163,7 +162,8 @@ TEST_F(TrainerCli, ResumeAfterSigkillIsBitIdentical) {
   ASSERT_EQ(run(train_args(root / "b") + " --resume"), 0) << slurp(root / "log.txt");
   expect_same_curve(root / "a/metrics.jsonl", root / "b/metrics.jsonl");
   EXPECT_EQ(slurp(root / "a/model.safetensors"), slurp(root / "b/model.safetensors"));
-  EXPECT_EQ(slurp(root / "a/checkpoint-12/optimizer.safetensors"), slurp(root / "b/checkpoint-12/optimizer.safetensors"));
+  EXPECT_EQ(slurp(root / "a/checkpoint-12/optimizer.safetensors"),
+            slurp(root / "b/checkpoint-12/optimizer.safetensors"));
 }
 
 TEST_F(TrainerCli, ResumeAfterSigtermIsBitIdentical) {
@@ -206,22 +206,24 @@ TEST_F(TrainerCli, FullDiskDuringSaveKeepsPreviousCheckpoint) {
 TEST_F(TrainerCli, UnknownLabelAndRehead) {
   const fs::path jl = root / "angry";
   fs::create_directories(jl);
-  std::ofstream(jl / "train.jsonl") << "{\"text\":\"so mad\",\"label\":\"angry\"}\n{\"text\":\"fine\",\"label\":\"neutral\"}\n";
+  std::ofstream(jl / "train.jsonl")
+      << "{\"text\":\"so mad\",\"label\":\"angry\"}\n{\"text\":\"fine\",\"label\":\"neutral\"}\n";
   const std::string base = "train --model " + kTiny.string() + " --data " + jl.string() + " --max-steps 2 --threads 1";
   EXPECT_EQ(run(base + " --output " + (root / "o1").string()), 3);  // bad input (issue #10 finding 13)
   const std::string log = slurp(root / "log.txt");
   EXPECT_NE(log.find("unknown label 'angry'"), std::string::npos) << log;
   EXPECT_NE(log.find("--labels"), std::string::npos) << log;
-  ASSERT_EQ(run(base + " --output " + (root / "o2").string() + " --labels neutral,angry"), 0) << slurp(root / "log.txt");
+  ASSERT_EQ(run(base + " --output " + (root / "o2").string() + " --labels neutral,angry"), 0)
+      << slurp(root / "log.txt");
   const json cfg = json::parse(slurp(root / "o2/config.json"));
   EXPECT_EQ(cfg["id2label"]["1"], "angry");
 }
 
 TEST_F(TrainerCli, InitWritesHfCheckpoint) {
   const fs::path out = root / "init";
-  ASSERT_EQ(run("init --config tiny --tokenizer " + kTiny.string() + " --labels a,b --output " + out.string() +
-                " --seed 3"),
-            0)
+  ASSERT_EQ(
+      run("init --config tiny --tokenizer " + kTiny.string() + " --labels a,b --output " + out.string() + " --seed 3"),
+      0)
       << slurp(root / "log.txt");
   const json cfg = json::parse(slurp(out / "config.json"));
   EXPECT_EQ(cfg["id2label"]["1"], "b");
@@ -233,8 +235,7 @@ TEST_F(TrainerCli, InitWritesHfCheckpoint) {
                 (root / "init2").string() + " --seed 3"),
             0);
   EXPECT_EQ(slurp(out / "model.safetensors"), slurp(root / "init2/model.safetensors"));
-  EXPECT_EQ(run("init --config huge --tokenizer " + kTiny.string() + " --labels a,b --output " +
-                (root / "x").string()),
+  EXPECT_EQ(run("init --config huge --tokenizer " + kTiny.string() + " --labels a,b --output " + (root / "x").string()),
             2);
 }
 
@@ -256,7 +257,8 @@ TEST_F(TrainerCli, OutputEqualToModelIsRefused) {
   const std::string base = "train --data " + data.string() + " --max-steps 1 --threads 1";
   EXPECT_EQ(run(base + " --model " + start.string() + " --output " + start.string()), 2);
   EXPECT_NE(slurp(root / "log.txt").find("starting checkpoint"), std::string::npos) << slurp(root / "log.txt");
-  EXPECT_EQ(run(base + " --model " + start.string() + " --output " + (root / "data" / ".." / "start" / ".").string()), 2);
+  EXPECT_EQ(run(base + " --model " + start.string() + " --output " + (root / "data" / ".." / "start" / ".").string()),
+            2);
   fs::create_directory_symlink(start, root / "link");
   EXPECT_EQ(run(base + " --model " + start.string() + " --output " + (root / "link").string()), 2);
   EXPECT_EQ(slurp(start / "config.json"), before);

@@ -196,14 +196,16 @@ TEST_F(Cli, CrlfAndBomInputsGiveTheSameAnswers) {
   const fs::path lf = fs::temp_directory_path() / ("rc_cli_lf_" + std::to_string(::getpid()) + ".txt");
   const fs::path crlf = fs::temp_directory_path() / ("rc_cli_crlf_" + std::to_string(::getpid()) + ".txt");
   std::ofstream(lf, std::ios::binary) << "Covid cases are increasing fast! \nwhat a lovely day\n";
-  std::ofstream(crlf, std::ios::binary) << "\xEF\xBB\xBF" "Covid cases are increasing fast! \r\nwhat a lovely day\r\n";
+  std::ofstream(crlf, std::ios::binary) << "\xEF\xBB\xBF"
+                                           "Covid cases are increasing fast! \r\nwhat a lovely day\r\n";
   for (const char* cmd : {"predict --logits", "tokenize"}) {
     const CmdResult a = run(std::string(cmd) + " --model " + test::tiny_dir() + " --input " + lf.string());
     const CmdResult b = run(std::string(cmd) + " --model " + test::tiny_dir() + " --input " + crlf.string());
     EXPECT_EQ(a.code, 0) << a.err;
     EXPECT_EQ(a.out, b.out) << cmd;
     const CmdResult c = run(std::string(cmd) + " --model " + test::tiny_dir(),
-                            "\xEF\xBB\xBF" "Covid cases are increasing fast! \r\nwhat a lovely day\r\n");
+                            "\xEF\xBB\xBF"
+                            "Covid cases are increasing fast! \r\nwhat a lovely day\r\n");
     EXPECT_EQ(a.out, c.out) << cmd << " from stdin";
   }
   fs::remove(lf);

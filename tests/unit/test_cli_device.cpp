@@ -55,10 +55,8 @@ std::vector<std::string> commands() {
   const std::string tiny = test::tiny_dir();
   const std::string data = std::string(RC_SOURCE_DIR) + "/data/tweeteval";
   const std::string out = (fs::temp_directory_path() / "rc_cli_dev_out").string();
-  return {"predict --model " + tiny + " 'hello'",
-          "eval --model " + tiny + " --data " + data,
-          "train --model " + tiny + " --data " + data + " --output " + out,
-          "serve --model " + tiny + " --port 0",
+  return {"predict --model " + tiny + " 'hello'", "eval --model " + tiny + " --data " + data,
+          "train --model " + tiny + " --data " + data + " --output " + out, "serve --model " + tiny + " --port 0",
           "bench infer --model " + tiny + " --batch-size 1 --seq-len 8 --iters 1 --warmup 0"};
 }
 
@@ -94,8 +92,8 @@ TEST(CliDevice, AutoAndCpuRunOnTheCpuWithoutAGpu) {
   ASSERT_EQ(autod.code, 0) << autod.err;
   EXPECT_EQ(autod.out, cpu.out);
   EXPECT_EQ(none.out, cpu.out);
-  const CmdResult bench = run("bench infer --model " + test::tiny_dir() +
-                              " --batch-size 2 --seq-len 8 --iters 1 --warmup 0 --device auto");
+  const CmdResult bench =
+      run("bench infer --model " + test::tiny_dir() + " --batch-size 2 --seq-len 8 --iters 1 --warmup 0 --device auto");
   ASSERT_EQ(bench.code, 0) << bench.err;
   EXPECT_NE(bench.out.find("\"device\":\"cpu\""), std::string::npos) << bench.out;
 }

@@ -45,9 +45,10 @@ class CliPairs : public ::testing::Test {
 TEST_F(CliPairs, PredictArgumentsAndJsonlAgree) {
   std::ofstream(dir_ / "pairs.jsonl") << "{\"text\": \"good day\", \"text_pair\": \"bad night\"}\n"
                                          "{\"text\": \"meh\", \"text_pair\": \"fine\"}\n";
-  const auto args = run("predict --logits --model " + test::tiny_dir() +
-                        " 'good day' meh --text-pair 'bad night' --text-pair fine");
-  const auto jsonl = run("predict --logits --model " + test::tiny_dir() + " --input " + (dir_ / "pairs.jsonl").string());
+  const auto args =
+      run("predict --logits --model " + test::tiny_dir() + " 'good day' meh --text-pair 'bad night' --text-pair fine");
+  const auto jsonl =
+      run("predict --logits --model " + test::tiny_dir() + " --input " + (dir_ / "pairs.jsonl").string());
   const auto singles = run("predict --logits --model " + test::tiny_dir() + " 'good day' meh");
   ASSERT_EQ(args.first, 0);
   ASSERT_EQ(jsonl.first, 0);
@@ -61,9 +62,10 @@ TEST_F(CliPairs, PredictArgumentsAndJsonlAgree) {
 }
 
 TEST_F(CliPairs, EvalOnAPairDataset) {
-  std::ofstream(dir_ / "nli.jsonl") << "{\"text\": \"good day\", \"text_pair\": \"bad night\", \"label\": \"negative\"}\n"
-                                       "{\"text\": \"meh\", \"text_pair\": \"fine\", \"label\": \"positive\"}\n"
-                                       "{\"text\": \"ok\", \"text_pair\": \"so so\", \"label\": \"neutral\"}\n";
+  std::ofstream(dir_ / "nli.jsonl")
+      << "{\"text\": \"good day\", \"text_pair\": \"bad night\", \"label\": \"negative\"}\n"
+         "{\"text\": \"meh\", \"text_pair\": \"fine\", \"label\": \"positive\"}\n"
+         "{\"text\": \"ok\", \"text_pair\": \"so so\", \"label\": \"neutral\"}\n";
   const auto pairs = run("eval --model " + test::tiny_dir() + " --data " + (dir_ / "nli.jsonl").string());
   ASSERT_EQ(pairs.first, 0) << pairs.second;
   std::ofstream(dir_ / "singles.jsonl") << "{\"text\": \"good day\", \"label\": \"negative\"}\n"

@@ -335,8 +335,11 @@ TEST(CudaDistEnv, ReadsLaunchersInPriorityOrder) {
   DistEnv e = dist_env_from(fake_env({}));
   EXPECT_EQ(e.rank, 0);
   EXPECT_EQ(e.world_size, 1);
-  e = dist_env_from(fake_env({{"OMPI_COMM_WORLD_RANK", "3"}, {"OMPI_COMM_WORLD_SIZE", "8"},
-                              {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}, {"RANK", "5"}, {"WORLD_SIZE", "6"}}));
+  e = dist_env_from(fake_env({{"OMPI_COMM_WORLD_RANK", "3"},
+                              {"OMPI_COMM_WORLD_SIZE", "8"},
+                              {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+                              {"RANK", "5"},
+                              {"WORLD_SIZE", "6"}}));
   EXPECT_EQ(e.rank, 3);
   EXPECT_EQ(e.world_size, 8);
   EXPECT_EQ(e.local_rank, 1);

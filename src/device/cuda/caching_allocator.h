@@ -29,9 +29,9 @@ class RawAllocator {
 };
 
 struct AllocatorStats {
-  size_t bytes_in_use = 0;   // handed out to callers (rounded sizes)
-  size_t bytes_cached = 0;   // held in free lists
-  size_t bytes_reserved = 0; // in_use + cached: what the raw allocator has given us
+  size_t bytes_in_use = 0;    // handed out to callers (rounded sizes)
+  size_t bytes_cached = 0;    // held in free lists
+  size_t bytes_reserved = 0;  // in_use + cached: what the raw allocator has given us
   int64_t raw_allocs = 0, raw_frees = 0, cache_hits = 0;
 };
 

@@ -25,8 +25,7 @@ inline DeviceSpec parse_device_spec(std::string_view text) {
            "--device: expected cpu, cuda or cuda:N, got '", text, "'");
   int index = 0;
   for (char c : text.substr(5)) {
-    RC_CHECK(c >= '0' && c <= '9', Errc::invalid_argument, "--device: expected cpu, cuda or cuda:N, got '",
-             text, "'");
+    RC_CHECK(c >= '0' && c <= '9', Errc::invalid_argument, "--device: expected cpu, cuda or cuda:N, got '", text, "'");
     index = index * 10 + (c - '0');
   }
   RC_CHECK(index < 1024, Errc::invalid_argument, "--device: ordinal ", index, " out of range in '", text, "'");
@@ -43,8 +42,9 @@ inline void check_device_available(const DeviceSpec& spec, int device_count) {
   RC_CHECK(device_count > 0, Errc::device, "--device ", device_spec_name(spec),
            ": no CUDA device is visible (or this build has no CUDA backend)"
            "\nHINT: run with --device cpu, or build with -DRC_WITH_CUDA=ON on a machine with an NVIDIA GPU");
-  RC_CHECK(spec.index < device_count, Errc::device, "--device ", device_spec_name(spec), ": only ",
-           device_count, " CUDA device(s) visible (ordinals 0..", device_count - 1, ")"
+  RC_CHECK(spec.index < device_count, Errc::device, "--device ", device_spec_name(spec), ": only ", device_count,
+           " CUDA device(s) visible (ordinals 0..", device_count - 1,
+           ")"
            "\nHINT: check CUDA_VISIBLE_DEVICES");
 }
 

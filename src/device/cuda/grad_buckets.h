@@ -41,8 +41,8 @@ inline std::vector<GradBucket> plan_grad_buckets(const std::vector<GradRange>& r
   std::vector<GradBucket> out;
   for (int i = 0; i < int(ranges.size()); ++i) {
     const GradRange r = ranges[i];
-    RC_CHECK(r.offset >= 0 && r.n >= 0, Errc::invalid_argument, "gradient range ", i, " is [", r.offset, ", +",
-             r.n, ")");
+    RC_CHECK(r.offset >= 0 && r.n >= 0, Errc::invalid_argument, "gradient range ", i, " is [", r.offset, ", +", r.n,
+             ")");
     if (!out.empty()) {
       GradBucket& b = out.back();
       const bool below = r.offset + r.n == b.offset, above = b.offset + b.n == r.offset;

@@ -74,9 +74,7 @@ Event& Event::operator=(Event&& o) noexcept {
   return *this;
 }
 void Event::record(void* stream) { RC_CUDA_CHECK(cudaEventRecord(as_event(handle_), as_stream(stream))); }
-void Event::wait_in(void* stream) const {
-  RC_CUDA_CHECK(cudaStreamWaitEvent(as_stream(stream), as_event(handle_), 0));
-}
+void Event::wait_in(void* stream) const { RC_CUDA_CHECK(cudaStreamWaitEvent(as_stream(stream), as_event(handle_), 0)); }
 void Event::synchronize() const { RC_CUDA_CHECK(cudaEventSynchronize(as_event(handle_))); }
 float Event::elapsed_ms_since(const Event& start) const {
   float ms = 0;
@@ -89,7 +87,8 @@ void* device_malloc(size_t bytes) {
   const cudaError_t err = cudaMalloc(&p, bytes);
   if (err == cudaErrorMemoryAllocation) {
     (void)cudaGetLastError();
-    RC_THROW(Errc::resource_exhausted, "cudaMalloc of ", bytes, " bytes failed: out of device memory"
+    RC_THROW(Errc::resource_exhausted, "cudaMalloc of ", bytes,
+             " bytes failed: out of device memory"
              "\nHINT: lower --batch-size or --max-seq-len");
   }
   RC_CUDA_CHECK(err);
@@ -135,8 +134,8 @@ void stream_synchronize(void* stream) { RC_CUDA_CHECK(cudaStreamSynchronize(as_s
 void copy_device_2d(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
                     void* stream) {
   if (width == 0 || height == 0) return;
-  RC_CUDA_CHECK(cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, cudaMemcpyDeviceToDevice,
-                                  as_stream(stream)));
+  RC_CUDA_CHECK(
+      cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, cudaMemcpyDeviceToDevice, as_stream(stream)));
 }
 
 Graph::~Graph() {

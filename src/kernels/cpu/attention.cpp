@@ -29,8 +29,8 @@ inline float drop_factor(float p, float inv_keep, uint64_t seed, uint64_t base, 
   return dropout_uniform(seed, base + uint64_t(j)) >= p ? inv_keep : 0.0f;
 }
 
-void forward_head(float* out, float* probs, const float* qkv, int64_t b, int64_t h, int64_t L, int64_t T,
-                  int64_t H, int64_t D, float dropout_p, uint64_t seed) noexcept {
+void forward_head(float* out, float* probs, const float* qkv, int64_t b, int64_t h, int64_t L, int64_t T, int64_t H,
+                  int64_t D, float dropout_p, uint64_t seed) noexcept {
   const int64_t C = H * D, C3 = 3 * C;
   const float scale = 1.0f / std::sqrt(float(D));
   const float inv_keep = dropout_p > 0.0f ? 1.0f / (1.0f - dropout_p) : 1.0f;
@@ -123,13 +123,11 @@ void attention_forward(float* out, float* probs, const float* qkv, const int32_t
     for (int64_t h = 0; h < H; ++h) forward_head(out, probs, qkv, b, h, seq_lens[b], T, H, D, dropout_p, seed);
 }
 
-void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs,
-                        const int32_t* seq_lens, int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p,
-                        uint64_t seed) noexcept {
+void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, const int32_t* seq_lens,
+                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed) noexcept {
 #pragma omp parallel for collapse(2) schedule(dynamic, 1)
   for (int64_t b = 0; b < B; ++b)
-    for (int64_t h = 0; h < H; ++h)
-      backward_head(dqkv, dout, qkv, probs, b, h, seq_lens[b], T, H, D, dropout_p, seed);
+    for (int64_t h = 0; h < H; ++h) backward_head(dqkv, dout, qkv, probs, b, h, seq_lens[b], T, H, D, dropout_p, seed);
 }
 
 }  // namespace generic
@@ -144,11 +142,11 @@ void attention_forward(float* out, float* probs, const float* qkv, const int32_t
   generic::attention_forward(out, probs, qkv, seq_lens, B, T, H, D, dropout_p, seed);
 }
 
-void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs,
-                        const int32_t* seq_lens, int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p,
-                        uint64_t seed) noexcept {
+void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, const int32_t* seq_lens,
+                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed) noexcept {
 #if defined(__x86_64__)
-  if (avx512::enabled()) return avx512::attention_backward(dqkv, dout, qkv, probs, seq_lens, B, T, H, D, dropout_p, seed);
+  if (avx512::enabled())
+    return avx512::attention_backward(dqkv, dout, qkv, probs, seq_lens, B, T, H, D, dropout_p, seed);
 #elif defined(__aarch64__)
   if (neon::enabled()) return neon::attention_backward(dqkv, dout, qkv, probs, seq_lens, B, T, H, D, dropout_p, seed);
 #endif

@@ -28,8 +28,8 @@ void layernorm_forward(float* y, float* mean, float* rstd, const float* x, const
                        int64_t N, int64_t C, float eps) noexcept;
 void add_layernorm_forward(float* y, float* sum, float* mean, float* rstd, const float* x, const float* residual,
                            const float* gamma, const float* beta, int64_t N, int64_t C, float eps) noexcept;
-void layernorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x,
-                        const float* gamma, const float* mean, const float* rstd, int64_t N, int64_t C) noexcept;
+void layernorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x, const float* gamma,
+                        const float* mean, const float* rstd, int64_t N, int64_t C) noexcept;
 
 // activation.h
 void gelu_erf_forward(float* y, const float* x, int64_t n) noexcept;
@@ -44,9 +44,8 @@ void dropout_forward(float* y, const float* x, int64_t n, float p, uint64_t seed
 // attention.h
 void attention_forward(float* out, float* probs, const float* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
                        int64_t H, int64_t D, float dropout_p, uint64_t seed) noexcept;
-void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs,
-                        const int32_t* seq_lens, int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p,
-                        uint64_t seed) noexcept;
+void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, const int32_t* seq_lens,
+                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed) noexcept;
 
 // embedding.h
 void embedding_forward(float* out, const int32_t* ids, const int32_t* positions, const int32_t* token_types,
@@ -86,17 +85,16 @@ void layernorm_forward(float* y, float* mean, float* rstd, const float* x, const
                        int64_t N, int64_t C, float eps) noexcept;
 void add_layernorm_forward(float* y, float* sum, float* mean, float* rstd, const float* x, const float* residual,
                            const float* gamma, const float* beta, int64_t N, int64_t C, float eps) noexcept;
-void layernorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x,
-                        const float* gamma, const float* mean, const float* rstd, int64_t N, int64_t C) noexcept;
+void layernorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x, const float* gamma,
+                        const float* mean, const float* rstd, int64_t N, int64_t C) noexcept;
 void gelu_erf_forward(float* y, const float* x, int64_t n) noexcept;
 void gelu_erf_backward(float* dx, const float* dy, const float* x, int64_t n) noexcept;
 void adamw_step(float* params, const float* grads, float* m, float* v, const AdamWSegment* segments,
                 int64_t num_segments, const AdamWHyper& hyper) noexcept;
 void attention_forward(float* out, float* probs, const float* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
                        int64_t H, int64_t D, float dropout_p, uint64_t seed) noexcept;
-void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs,
-                        const int32_t* seq_lens, int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p,
-                        uint64_t seed) noexcept;
+void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, const int32_t* seq_lens,
+                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed) noexcept;
 void quantize_rows_s8(int8_t* q, float* scale, const float* x, int64_t M, int64_t K) noexcept;
 void quantize_rows_s8_bf16(int8_t* q, float* scale, const uint16_t* x, int64_t M, int64_t K) noexcept;
 void dequantize_rows(float* yf, uint16_t* yb, const int32_t* acc, const float* xs, const float* ws, const float* bias,

@@ -18,10 +18,10 @@ void convert_generic(uint16_t* dst, const float* src, int64_t n) noexcept {
 
 std::vector<CpuPath> make_paths() {
   std::vector<CpuPath> v;
-  v.push_back({"generic", true, generic::layernorm_forward, generic::add_layernorm_forward,
-               generic::layernorm_backward, generic::gelu_erf_forward, generic::gelu_erf_backward,
-               generic::adamw_step, generic::attention_forward, generic::attention_backward,
-               generic::quantize_rows_s8, generic::quantize_rows_s8_bf16, generic::dequantize_rows, convert_generic});
+  v.push_back({"generic", true, generic::layernorm_forward, generic::add_layernorm_forward, generic::layernorm_backward,
+               generic::gelu_erf_forward, generic::gelu_erf_backward, generic::adamw_step, generic::attention_forward,
+               generic::attention_backward, generic::quantize_rows_s8, generic::quantize_rows_s8_bf16,
+               generic::dequantize_rows, convert_generic});
 #if defined(__x86_64__)
   v.push_back({"avx512", avx512::supported(), avx512::layernorm_forward, avx512::add_layernorm_forward,
                avx512::layernorm_backward, avx512::gelu_erf_forward, avx512::gelu_erf_backward, avx512::adamw_step,
@@ -29,10 +29,20 @@ std::vector<CpuPath> make_paths() {
                avx512::quantize_rows_s8_bf16, avx512::dequantize_rows,
                cpu_features().avx512_bf16 ? avx512::convert_f32_to_bf16 : convert_generic});
 #elif defined(__aarch64__)
-  const CpuPath n{"neon", neon::supported(), neon::layernorm_forward, neon::add_layernorm_forward,
-                  neon::layernorm_backward, neon::gelu_erf_forward, neon::gelu_erf_backward, neon::adamw_step,
-                  neon::attention_forward, neon::attention_backward, neon::quantize_rows_s8,
-                  neon::quantize_rows_s8_bf16, neon::dequantize_rows, neon::convert_f32_to_bf16};
+  const CpuPath n{"neon",
+                  neon::supported(),
+                  neon::layernorm_forward,
+                  neon::add_layernorm_forward,
+                  neon::layernorm_backward,
+                  neon::gelu_erf_forward,
+                  neon::gelu_erf_backward,
+                  neon::adamw_step,
+                  neon::attention_forward,
+                  neon::attention_backward,
+                  neon::quantize_rows_s8,
+                  neon::quantize_rows_s8_bf16,
+                  neon::dequantize_rows,
+                  neon::convert_f32_to_bf16};
   v.push_back(n);
   CpuPath nb = n;
   nb.name = "neon_bf16";

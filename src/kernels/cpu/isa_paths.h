@@ -16,8 +16,8 @@ struct CpuPath {
   bool runnable;     // this CPU can execute it
   void (*layernorm_forward)(float*, float*, float*, const float*, const float*, const float*, int64_t, int64_t,
                             float) noexcept;
-  void (*add_layernorm_forward)(float*, float*, float*, float*, const float*, const float*, const float*,
-                                const float*, int64_t, int64_t, float) noexcept;
+  void (*add_layernorm_forward)(float*, float*, float*, float*, const float*, const float*, const float*, const float*,
+                                int64_t, int64_t, float) noexcept;
   void (*layernorm_backward)(float*, float*, float*, const float*, const float*, const float*, const float*,
                              const float*, int64_t, int64_t) noexcept;
   void (*gelu_erf_forward)(float*, const float*, int64_t) noexcept;
@@ -29,8 +29,8 @@ struct CpuPath {
                              int64_t, int64_t, float, uint64_t) noexcept;
   void (*quantize_rows_s8)(int8_t*, float*, const float*, int64_t, int64_t) noexcept;
   void (*quantize_rows_s8_bf16)(int8_t*, float*, const uint16_t*, int64_t, int64_t) noexcept;
-  void (*dequantize_rows)(float*, uint16_t*, const int32_t*, const float*, const float*, const float*, int64_t,
-                          int64_t, bool) noexcept;
+  void (*dequantize_rows)(float*, uint16_t*, const int32_t*, const float*, const float*, const float*, int64_t, int64_t,
+                          bool) noexcept;
   void (*convert_f32_to_bf16)(uint16_t*, const float*, int64_t) noexcept;
 };
 

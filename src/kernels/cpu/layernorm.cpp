@@ -15,8 +15,8 @@ namespace generic {
 namespace {
 
 // One row: y = (x - μ)·rstd·γ + β.  x may alias y.
-inline void ln_row(float* y, float* mean, float* rstd, const float* x, const float* gamma, const float* beta,
-                   int64_t C, float eps) noexcept {
+inline void ln_row(float* y, float* mean, float* rstd, const float* x, const float* gamma, const float* beta, int64_t C,
+                   float eps) noexcept {
   float mu = 0;
   for (int64_t c = 0; c < C; ++c) mu += x[c];
   mu /= float(C);
@@ -48,8 +48,8 @@ void add_layernorm_forward(float* y, float* sum, float* mean, float* rstd, const
   }
 }
 
-void layernorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x,
-                        const float* gamma, const float* mean, const float* rstd, int64_t N, int64_t C) noexcept {
+void layernorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x, const float* gamma,
+                        const float* mean, const float* rstd, int64_t N, int64_t C) noexcept {
   // Parameter gradients first (dx may alias dy); columns are split between threads.
 #pragma omp parallel for schedule(static)
   for (int64_t c0 = 0; c0 < C; c0 += 64) {
@@ -112,8 +112,8 @@ void add_layernorm_forward(float* y, float* sum, float* mean, float* rstd, const
   generic::add_layernorm_forward(y, sum, mean, rstd, x, residual, gamma, beta, N, C, eps);
 }
 
-void layernorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x,
-                        const float* gamma, const float* mean, const float* rstd, int64_t N, int64_t C) noexcept {
+void layernorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x, const float* gamma,
+                        const float* mean, const float* rstd, int64_t N, int64_t C) noexcept {
 #if defined(__x86_64__)
   if (avx512::enabled()) return avx512::layernorm_backward(dx, dgamma, dbeta, dy, x, gamma, mean, rstd, N, C);
 #elif defined(__aarch64__)

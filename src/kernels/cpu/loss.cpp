@@ -55,8 +55,7 @@ void cross_entropy_backward(float* dlogits, const float* probs, const int32_t* l
                             float scale) noexcept {
 #pragma omp parallel for schedule(static) if (B * K >= (1 << 14))
   for (int64_t b = 0; b < B; ++b)
-    for (int64_t k = 0; k < K; ++k)
-      dlogits[b * K + k] = scale * (probs[b * K + k] - (k == labels[b] ? 1.0f : 0.0f));
+    for (int64_t k = 0; k < K; ++k) dlogits[b * K + k] = scale * (probs[b * K + k] - (k == labels[b] ? 1.0f : 0.0f));
 }
 
 }  // namespace rc::kernels::cpu

@@ -33,8 +33,8 @@ void fallback_nt(float* y, const float* x, const float* w, const float* bias, in
 
 // y(M,N) (+)= A·B with A(m,k) = a[m·sam + k·sak] and B(k, :) a contiguous row of b.
 template <bool kBf16>
-void fallback_rows(float* y, const float* a, int64_t sam, int64_t sak, const float* b, int64_t M, int64_t N,
-                   int64_t K, bool accumulate) noexcept {
+void fallback_rows(float* y, const float* a, int64_t sam, int64_t sak, const float* b, int64_t M, int64_t N, int64_t K,
+                   bool accumulate) noexcept {
 #pragma omp parallel for schedule(static)
   for (int64_t m = 0; m < M; ++m) {
     float* ym = y + m * N;

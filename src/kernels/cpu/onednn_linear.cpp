@@ -43,8 +43,8 @@ struct PackedLinear::Impl {
   bool onednn = false;
   std::vector<float> w_scales;  // s8: (N)
   // Fallback storage (onednn == false): (N, K) row-major.
-  std::vector<float> wf;    // f32, or bf16-rounded values
-  std::vector<int8_t> wq;   // s8
+  std::vector<float> wf;        // f32, or bf16-rounded values
+  std::vector<int8_t> wq;       // s8
   std::vector<uint16_t> wmmla;  // bf16 on aarch64 with BF16: BFMMLA panels (cpu/neon/bf16.cpp), else empty
   std::vector<int8_t> wq_mmla;  // s8 on aarch64 with I8MM: SMMLA panels (then wq is empty)
 #if defined(RC_WITH_ONEDNN) && RC_WITH_ONEDNN
@@ -202,9 +202,12 @@ const dnnl::engine& shared_engine() {
 
 dt weight_type(PackedType t) {
   switch (t) {
-    case PackedType::f32: return dt::f32;
-    case PackedType::bf16: return dt::bf16;
-    case PackedType::s8: return dt::s8;
+    case PackedType::f32:
+      return dt::f32;
+    case PackedType::bf16:
+      return dt::bf16;
+    case PackedType::s8:
+      return dt::s8;
   }
   return dt::f32;
 }
@@ -222,8 +225,8 @@ int64_t prim_key(const PackedLinear::Impl& im, int64_t M, bool bias, bool gelu, 
 
 // The matmul descriptor for (M, N, K); weights as given (packed) or `any` (to learn the layout).
 // The source always has the weights' type (x is converted or quantised before the call).
-dnnl::matmul::primitive_desc make_pd(const PackedLinear::Impl& im, int64_t M, const dnnl::memory::desc& w_md,
-                                     bool bias, bool gelu, ActType y_type) {
+dnnl::matmul::primitive_desc make_pd(const PackedLinear::Impl& im, int64_t M, const dnnl::memory::desc& w_md, bool bias,
+                                     bool gelu, ActType y_type) {
   const int64_t N = im.N, K = im.K;
   const dnnl::memory::desc x_md({M, K}, weight_type(im.type), dnnl::memory::format_tag::ab);
   // s8 → s32 (dequantised by us); f32 weights → f32 (converted by us when y is bf16).
@@ -238,9 +241,8 @@ dnnl::matmul::primitive_desc make_pd(const PackedLinear::Impl& im, int64_t M, co
     attr.set_post_ops(po);
   }
   const bool matmul_bias = bias && !s8;
-  const auto d = matmul_bias ? dnnl::matmul::desc(x_md, w_md,
-                                                  dnnl::memory::desc({1, N}, dt::f32, dnnl::memory::format_tag::ab),
-                                                  y_md)
+  const auto d = matmul_bias ? dnnl::matmul::desc(
+                                   x_md, w_md, dnnl::memory::desc({1, N}, dt::f32, dnnl::memory::format_tag::ab), y_md)
                              : dnnl::matmul::desc(x_md, w_md, y_md);
   return dnnl::matmul::primitive_desc(d, attr, shared_engine());
 }
@@ -313,9 +315,10 @@ const PackedLinear::Impl::Prim& get_prim(PackedLinear::Impl& im, int64_t M, bool
   auto it = im.prims.find(key);
   if (it == im.prims.end()) {
     const auto pd = make_pd(im, M, im.w_md, bias, gelu, y_type);
-    PackedLinear::Impl::Prim pr{dnnl::matmul(pd), pd.src_desc(), pd.dst_desc(),
-                                dnnl::memory::desc({1, im.N}, dt::f32, dnnl::memory::format_tag::ab),
-                                pd.scratchpad_desc(), next_prim_id()};
+    PackedLinear::Impl::Prim pr{
+        dnnl::matmul(pd),     pd.src_desc(),
+        pd.dst_desc(),        dnnl::memory::desc({1, im.N}, dt::f32, dnnl::memory::format_tag::ab),
+        pd.scratchpad_desc(), next_prim_id()};
     it = im.prims.emplace(key, std::move(pr)).first;
   }
   return it->second;
@@ -355,8 +358,8 @@ void run_prim(const PackedLinear::Impl& im, const PackedLinear::Impl::Prim& p, c
     args[nargs++].memory = bd.bias.get();
   }
   const dnnl_status_t st = dnnl_primitive_execute(p.prim.get(), strm.get(), nargs, args);
-  RC_CHECK(st == dnnl_success, Errc::device, "linear_forward: oneDNN execute failed (status ", int(st), ") for N=",
-           im.N, " K=", im.K);
+  RC_CHECK(st == dnnl_success, Errc::device, "linear_forward: oneDNN execute failed (status ", int(st),
+           ") for N=", im.N, " K=", im.K);
   strm.wait();
 }
 

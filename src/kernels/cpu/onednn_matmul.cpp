@@ -91,8 +91,8 @@ Entry make_entry(const Key& k) {
     po.append_sum(1.0f);
     attr.set_post_ops(po);
   }
-  const auto d = bias ? dnnl::matmul::desc(e.a_md, e.b_md, e.bias_md, e.c_md)
-                      : dnnl::matmul::desc(e.a_md, e.b_md, e.c_md);
+  const auto d =
+      bias ? dnnl::matmul::desc(e.a_md, e.b_md, e.bias_md, e.c_md) : dnnl::matmul::desc(e.a_md, e.b_md, e.c_md);
   const dnnl::matmul::primitive_desc pd(d, attr, engine());
   e.prim = dnnl::matmul(pd);
   e.scratch_md = pd.scratchpad_desc();
@@ -127,15 +127,27 @@ void apply_isa_limit() noexcept {
     if (!forced || !*forced) return true;
     dnnl::cpu_isa cap = dnnl::cpu_isa::all;
     switch (cpu_isa()) {
-      case CpuIsa::generic: cap = dnnl::cpu_isa::sse41; break;
-      case CpuIsa::avx2: cap = dnnl::cpu_isa::avx2; break;
-      case CpuIsa::avx512: cap = dnnl::cpu_isa::avx512_core; break;
-      case CpuIsa::avx512_bf16: cap = dnnl::cpu_isa::avx512_core_bf16; break;
-      case CpuIsa::amx: cap = dnnl::cpu_isa::all; break;
+      case CpuIsa::generic:
+        cap = dnnl::cpu_isa::sse41;
+        break;
+      case CpuIsa::avx2:
+        cap = dnnl::cpu_isa::avx2;
+        break;
+      case CpuIsa::avx512:
+        cap = dnnl::cpu_isa::avx512_core;
+        break;
+      case CpuIsa::avx512_bf16:
+        cap = dnnl::cpu_isa::avx512_core_bf16;
+        break;
+      case CpuIsa::amx:
+        cap = dnnl::cpu_isa::all;
+        break;
       // aarch64: oneDNN's own ISA levels there are not in its public enum; no cap.
       case CpuIsa::neon:
       case CpuIsa::neon_bf16:
-      case CpuIsa::sve: cap = dnnl::cpu_isa::all; break;
+      case CpuIsa::sve:
+        cap = dnnl::cpu_isa::all;
+        break;
     }
 #if !defined(__x86_64__)
     cap = dnnl::cpu_isa::all;  // the x86 levels above mean nothing to an aarch64 oneDNN

@@ -16,7 +16,7 @@ namespace cpu::generic {
 template <class Load>
 static void quantize_rows(int8_t* q, float* scale, int64_t M, int64_t K, Load load) noexcept {
 // Serial below ~128k elements (all of a 1×32 forward): a parallel region costs more than the
-  // work there, and far more when a neighbour holds the cores.
+// work there, and far more when a neighbour holds the cores.
 #pragma omp parallel for schedule(static) if (M * K >= (1 << 17))
   for (int64_t m = 0; m < M; ++m) {
     float amax = 0.0f;

@@ -62,7 +62,9 @@ void launch_1d(Kernel kernel, int64_t n, void* stream, Args... args) {
 
 }  // namespace
 
-void gelu_erf_forward(float* y, const float* x, int64_t n, void* s) { launch_1d(gelu_erf_forward_kernel<float>, n, s, y, x); }
+void gelu_erf_forward(float* y, const float* x, int64_t n, void* s) {
+  launch_1d(gelu_erf_forward_kernel<float>, n, s, y, x);
+}
 void gelu_erf_forward(Bf16* y, const Bf16* x, int64_t n, void* s) {
   launch_1d(gelu_erf_forward_kernel<bf16>, n, s, as_bf16(y), as_bf16(x));
 }

@@ -85,8 +85,8 @@ __global__ void attention_forward_kernel(T* out, float* probs, const T* qkv, con
 
 // Per query row: dot_i into `dots` (B,H,T), dq_i into dqkv. smem per warp: ds[T] + dout[D].
 template <class T>
-__global__ void attention_backward_rows_kernel(T* dqkv, float* dots, const T* dout, const T* qkv,
-                                               const float* probs, const int32_t* seq_lens, Dims dm) {
+__global__ void attention_backward_rows_kernel(T* dqkv, float* dots, const T* dout, const T* qkv, const float* probs,
+                                               const int32_t* seq_lens, Dims dm) {
   extern __shared__ float smem[];
   const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
   const int64_t b = blockIdx.z, h = blockIdx.y, i = blockIdx.x * int64_t(kAttnWarps) + warp;
@@ -184,7 +184,8 @@ dim3 grid_of(int64_t B, int64_t T, int64_t H) {
 size_t smem_checked(int64_t per_warp_floats, int64_t T) {
   const int64_t bytes = int64_t(kAttnWarps) * per_warp_floats * int64_t(sizeof(float));
   RC_CHECK(bytes <= kMaxSmemDefault, Errc::unsupported, "attention: T=", T, " needs ", bytes,
-           " bytes of shared memory per block (limit ", kMaxSmemDefault, ")"
+           " bytes of shared memory per block (limit ", kMaxSmemDefault,
+           ")"
            "\nHINT: sequences up to ~1400 tokens are supported; RoBERTa's limit is 512");
   return size_t(bytes);
 }
@@ -205,11 +206,13 @@ void backward(T* dqkv, const T* dout, const T* qkv, const float* probs, const in
   if (B * Tn * H * D == 0) return;
   const Dims dm = make_dims(B, Tn, H, D, p, seed);
   float* dots = static_cast<float*>(workspace(Scratch::partials, size_t(B * H * Tn) * sizeof(float)));
-  attention_backward_rows_kernel<T><<<grid_of(B, Tn, H), kAttnWarps * kWarp, smem_checked(Tn + D, Tn),
-                                      as_stream(stream)>>>(dqkv, dots, dout, qkv, probs, seq_lens, dm);
+  attention_backward_rows_kernel<T>
+      <<<grid_of(B, Tn, H), kAttnWarps * kWarp, smem_checked(Tn + D, Tn), as_stream(stream)>>>(dqkv, dots, dout, qkv,
+                                                                                               probs, seq_lens, dm);
   RC_CUDA_CHECK_LAUNCH();
-  attention_backward_cols_kernel<T><<<grid_of(B, Tn, H), kAttnWarps * kWarp, smem_checked(2 * Tn + D, Tn),
-                                      as_stream(stream)>>>(dqkv, dots, dout, qkv, probs, seq_lens, dm);
+  attention_backward_cols_kernel<T>
+      <<<grid_of(B, Tn, H), kAttnWarps * kWarp, smem_checked(2 * Tn + D, Tn), as_stream(stream)>>>(
+          dqkv, dots, dout, qkv, probs, seq_lens, dm);
   RC_CUDA_CHECK_LAUNCH();
 }
 
@@ -223,9 +226,8 @@ void attention_forward(Bf16* out, float* probs, const Bf16* qkv, const int32_t* 
                        int64_t H, int64_t D, float p, uint64_t seed, void* s) {
   forward<bf16>(as_bf16(out), probs, as_bf16(qkv), seq_lens, B, T, H, D, p, seed, s);
 }
-void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs,
-                        const int32_t* seq_lens, int64_t B, int64_t T, int64_t H, int64_t D, float p, uint64_t seed,
-                        void* s) {
+void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, const int32_t* seq_lens,
+                        int64_t B, int64_t T, int64_t H, int64_t D, float p, uint64_t seed, void* s) {
   backward<float>(dqkv, dout, qkv, probs, seq_lens, B, T, H, D, p, seed, s);
 }
 void attention_backward(Bf16* dqkv, const Bf16* dout, const Bf16* qkv, const float* probs, const int32_t* seq_lens,

@@ -43,5 +43,4 @@ inline cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
 inline const bf16* as_bf16(const Bf16* p) { return reinterpret_cast<const bf16*>(p); }
 inline bf16* as_bf16(Bf16* p) { return reinterpret_cast<bf16*>(p); }
 
-
 }  // namespace rc::kernels::cuda

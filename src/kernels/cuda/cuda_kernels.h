@@ -70,9 +70,8 @@ void add_layernorm_forward(float* y, float* sum, float* mean, float* rstd, const
 void add_layernorm_forward(Bf16* y, Bf16* sum, float* mean, float* rstd, const Bf16* x, const Bf16* residual,
                            const float* gamma, const float* beta, int64_t N, int64_t C, float eps, void* stream);
 // OVERWRITES dx; ACCUMULATES dgamma, dbeta (deterministic two-stage reduction).
-void layernorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x,
-                        const float* gamma, const float* mean, const float* rstd, int64_t N, int64_t C,
-                        void* stream);
+void layernorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x, const float* gamma,
+                        const float* mean, const float* rstd, int64_t N, int64_t C, void* stream);
 void layernorm_backward(Bf16* dx, float* dgamma, float* dbeta, const Bf16* dy, const Bf16* x, const float* gamma,
                         const float* mean, const float* rstd, int64_t N, int64_t C, void* stream);
 
@@ -102,12 +101,10 @@ void attention_forward(float* out, float* probs, const float* qkv, const int32_t
 void attention_forward(Bf16* out, float* probs, const Bf16* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
                        int64_t H, int64_t D, float dropout_p, uint64_t seed, void* stream);
 // OVERWRITES dqkv. Uses B·H·T floats of the per-device workspace (workspace.h).
-void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs,
-                        const int32_t* seq_lens, int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p,
-                        uint64_t seed, void* stream);
-void attention_backward(Bf16* dqkv, const Bf16* dout, const Bf16* qkv, const float* probs,
-                        const int32_t* seq_lens, int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p,
-                        uint64_t seed, void* stream);
+void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, const int32_t* seq_lens,
+                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed, void* stream);
+void attention_backward(Bf16* dqkv, const Bf16* dout, const Bf16* qkv, const float* probs, const int32_t* seq_lens,
+                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed, void* stream);
 
 // ---- embedding.h (embedding.cu) ---------------------------------------------------------
 // ids, positions, token_types are DEVICE arrays; tables fp32.
@@ -117,11 +114,11 @@ void embedding_forward(Bf16* out, const int32_t* ids, const int32_t* positions, 
                        const float* wte, const float* wpe, const float* tte, int64_t BT, int64_t C, void* stream);
 // ACCUMULATES with atomicAdd: not bitwise deterministic run to run (fp32 add order).
 void embedding_backward(float* dwte, float* dwpe, float* dtte, const float* dout, const int32_t* ids,
-                        const int32_t* positions, const int32_t* token_types, int64_t BT, int64_t C,
-                        int32_t pad_id, void* stream);
+                        const int32_t* positions, const int32_t* token_types, int64_t BT, int64_t C, int32_t pad_id,
+                        void* stream);
 void embedding_backward(float* dwte, float* dwpe, float* dtte, const Bf16* dout, const int32_t* ids,
-                        const int32_t* positions, const int32_t* token_types, int64_t BT, int64_t C,
-                        int32_t pad_id, void* stream);
+                        const int32_t* positions, const int32_t* token_types, int64_t BT, int64_t C, int32_t pad_id,
+                        void* stream);
 
 // ---- loss.h (loss.cu), fp32: logits are (B, K) with K the handful of labels -------------
 void softmax_forward(float* probs, const float* logits, int64_t B, int64_t K, void* stream);

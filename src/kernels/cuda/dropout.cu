@@ -23,7 +23,8 @@ void launch(T* y, const T* x, int64_t n, float p, uint64_t seed, void* stream) {
   const int64_t grid = grid_1d(n, kBlock);
   if (grid == 0) return;
   if (p <= 0.0f) {
-    if (y != x) RC_CUDA_CHECK(cudaMemcpyAsync(y, x, size_t(n) * sizeof(T), cudaMemcpyDeviceToDevice, as_stream(stream)));
+    if (y != x)
+      RC_CUDA_CHECK(cudaMemcpyAsync(y, x, size_t(n) * sizeof(T), cudaMemcpyDeviceToDevice, as_stream(stream)));
     return;
   }
   const float scale = p < 1.0f ? 1.0f / (1.0f - p) : 0.0f;

@@ -25,8 +25,8 @@ __global__ void embedding_forward_kernel(T* out, const int32_t* ids, const int32
 
 template <class T>
 __global__ void embedding_backward_kernel(float* dwte, float* dwpe, float* dtte, const T* dout, const int32_t* ids,
-                                          const int32_t* positions, const int32_t* token_types, int64_t BT,
-                                          int64_t C, int32_t pad_id) {
+                                          const int32_t* positions, const int32_t* token_types, int64_t BT, int64_t C,
+                                          int32_t pad_id) {
   const int64_t total = BT * C;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t r = i / C, c = i % C;
@@ -42,8 +42,8 @@ void forward(T* out, const int32_t* ids, const int32_t* positions, const int32_t
              const float* wpe, const float* tte, int64_t BT, int64_t C, void* stream) {
   const int64_t grid = grid_1d(BT * C, kBlock);
   if (grid == 0) return;
-  embedding_forward_kernel<T><<<unsigned(grid), kBlock, 0, as_stream(stream)>>>(out, ids, positions, token_types, wte,
-                                                                               wpe, tte, BT, C);
+  embedding_forward_kernel<T>
+      <<<unsigned(grid), kBlock, 0, as_stream(stream)>>>(out, ids, positions, token_types, wte, wpe, tte, BT, C);
   RC_CUDA_CHECK_LAUNCH();
 }
 
@@ -52,8 +52,8 @@ void backward(float* dwte, float* dwpe, float* dtte, const T* dout, const int32_
               const int32_t* token_types, int64_t BT, int64_t C, int32_t pad_id, void* stream) {
   const int64_t grid = grid_1d(BT * C, kBlock);
   if (grid == 0) return;
-  embedding_backward_kernel<T><<<unsigned(grid), kBlock, 0, as_stream(stream)>>>(dwte, dwpe, dtte, dout, ids,
-                                                                                positions, token_types, BT, C, pad_id);
+  embedding_backward_kernel<T><<<unsigned(grid), kBlock, 0, as_stream(stream)>>>(dwte, dwpe, dtte, dout, ids, positions,
+                                                                                 token_types, BT, C, pad_id);
   RC_CUDA_CHECK_LAUNCH();
 }
 

@@ -98,8 +98,8 @@ void backward(T* dx, float* dgamma, float* dbeta, const T* dy, const T* x, const
   if (grid == 0) return;
   // Parameter gradients first: they read dy, which a caller may let dx overwrite.
   col_reduce(dgamma, dbeta, LnParamGrad<T>{dy, x, mean, rstd, C}, N, C, stream);
-  layernorm_backward_kernel<T><<<unsigned(grid), kRowsPerBlock * kWarp, 0, as_stream(stream)>>>(dx, dy, x, gamma,
-                                                                                                 mean, rstd, N, C);
+  layernorm_backward_kernel<T>
+      <<<unsigned(grid), kRowsPerBlock * kWarp, 0, as_stream(stream)>>>(dx, dy, x, gamma, mean, rstd, N, C);
   RC_CUDA_CHECK_LAUNCH();
 }
 

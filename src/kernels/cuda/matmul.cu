@@ -64,8 +64,8 @@ uint32_t alignment_of(const void* p) {
   return a;
 }
 
-using Key = std::tuple<int, int, int64_t, int64_t, int64_t, int, int, int, int, int, uint32_t, uint32_t, uint32_t,
-                       uint32_t>;
+using Key =
+    std::tuple<int, int, int64_t, int64_t, int64_t, int, int, int, int, int, uint32_t, uint32_t, uint32_t, uint32_t>;
 
 struct DeviceState {
   LtHandle handle;
@@ -101,14 +101,13 @@ void set_desc(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t attr, const
   RC_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(d, attr, &v, sizeof(v)));
 }
 
-std::unique_ptr<Plan> make_plan(cublasLtHandle_t h, const Gemm& g, Epi epi, uint32_t al_a, uint32_t al_b,
-                                uint32_t al_d, uint32_t al_bias) {
+std::unique_ptr<Plan> make_plan(cublasLtHandle_t h, const Gemm& g, Epi epi, uint32_t al_a, uint32_t al_b, uint32_t al_d,
+                                uint32_t al_bias) {
   auto plan = std::make_unique<Plan>();
   const bool f32_in = g.in_type == GemmType::f32;
-  const cublasComputeType_t compute =
-      f32_in && g.precision == MatmulPrecision::fp32 ? CUBLAS_COMPUTE_32F
-      : f32_in                                       ? CUBLAS_COMPUTE_32F_FAST_16BF
-                                                     : CUBLAS_COMPUTE_32F;
+  const cublasComputeType_t compute = f32_in && g.precision == MatmulPrecision::fp32 ? CUBLAS_COMPUTE_32F
+                                      : f32_in                                       ? CUBLAS_COMPUTE_32F_FAST_16BF
+                                                                                     : CUBLAS_COMPUTE_32F;
   cublasLtMatmulDesc_t desc = nullptr;
   RC_CUBLASLT_CHECK(cublasLtMatmulDescCreate(&desc, compute, CUDA_R_32F));
   plan->desc.reset(desc);
@@ -144,16 +143,16 @@ std::unique_ptr<Plan> make_plan(cublasLtHandle_t h, const Gemm& g, Epi epi, uint
   RC_CUBLASLT_CHECK(cublasLtMatmulPreferenceCreate(&pref_raw));
   Pref pref(pref_raw);
   const uint64_t ws = kWorkspaceBytes;
-  RC_CUBLASLT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.get(), CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
-                                                         sizeof(ws)));
-  RC_CUBLASLT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.get(), CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-                                                         &al_a, sizeof(al_a)));
-  RC_CUBLASLT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.get(), CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                                                         &al_b, sizeof(al_b)));
-  RC_CUBLASLT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.get(), CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-                                                         &al_d, sizeof(al_d)));
-  RC_CUBLASLT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.get(), CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
-                                                         &al_d, sizeof(al_d)));
+  RC_CUBLASLT_CHECK(
+      cublasLtMatmulPreferenceSetAttribute(pref.get(), CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
+  RC_CUBLASLT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.get(), CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al_a,
+                                                         sizeof(al_a)));
+  RC_CUBLASLT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.get(), CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al_b,
+                                                         sizeof(al_b)));
+  RC_CUBLASLT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.get(), CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al_d,
+                                                         sizeof(al_d)));
+  RC_CUBLASLT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref.get(), CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al_d,
+                                                         sizeof(al_d)));
   (void)al_bias;  // part of the key only: the bias pointer is set per call
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
@@ -180,8 +179,8 @@ bool run(const Gemm& g, Epi epi, void* y, const void* a, const void* b, void* st
   const void* bias_ptr = epi == Epi::bias ? static_cast<const void*>(g.bias) : static_cast<const void*>(g.bias_grad);
   const uint32_t al_a = alignment_of(lt_a), al_b = alignment_of(lt_b), al_d = alignment_of(y),
                  al_bias = epi == Epi::none ? 0 : alignment_of(bias_ptr);
-  const Key key{dev,          int(g.op),        g.M,           g.N,  g.K,  int(g.in_type), int(g.out_type),
-                int(g.precision), int(epi),     int(g.accumulate), al_a, al_b, al_d,          al_bias};
+  const Key key{dev,      int(g.op),         g.M,  g.N,  g.K,  int(g.in_type), int(g.out_type), int(g.precision),
+                int(epi), int(g.accumulate), al_a, al_b, al_d, al_bias};
   Plan* plan = nullptr;
   cublasLtHandle_t handle = nullptr;
   {
@@ -196,9 +195,9 @@ bool run(const Gemm& g, Epi epi, void* y, const void* a, const void* b, void* st
   if (epi != Epi::none) set_desc(plan->desc.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias_ptr);
   const float alpha = 1.0f, beta = g.accumulate ? 1.0f : 0.0f;
   void* ws = workspace(Scratch::cublaslt, kWorkspaceBytes);
-  const cublasStatus_t st = cublasLtMatmul(handle, plan->desc.get(), &alpha, lt_a, plan->a.get(), lt_b, plan->b.get(),
-                                           &beta, y, plan->d.get(), y, plan->d.get(), &plan->algo, ws, kWorkspaceBytes,
-                                           as_stream(stream));
+  const cublasStatus_t st =
+      cublasLtMatmul(handle, plan->desc.get(), &alpha, lt_a, plan->a.get(), lt_b, plan->b.get(), &beta, y,
+                     plan->d.get(), y, plan->d.get(), &plan->algo, ws, kWorkspaceBytes, as_stream(stream));
   if (st == CUBLAS_STATUS_NOT_SUPPORTED && epi != Epi::none) {
     plan->ok = false;  // the heuristic offered it but the launch refused: fall back from now on
     return false;
@@ -254,8 +253,10 @@ void matmul(const Gemm& g, void* y, const void* a, const void* b, void* stream) 
     if (!g.accumulate)
       RC_CUDA_CHECK(cudaMemsetAsync(y, 0, size_t(g.M * g.N) * type_size(g.out_type), as_stream(stream)));
     if (g.bias) {
-      if (g.out_type == GemmType::bf16) add_bias(static_cast<bf16*>(y), g.bias, g.M, g.N, stream);
-      else add_bias(static_cast<float*>(y), g.bias, g.M, g.N, stream);
+      if (g.out_type == GemmType::bf16)
+        add_bias(static_cast<bf16*>(y), g.bias, g.M, g.N, stream);
+      else
+        add_bias(static_cast<float*>(y), g.bias, g.M, g.N, stream);
     }
     if (g.bias_grad) RC_CUDA_CHECK(cudaMemsetAsync(g.bias_grad, 0, size_t(g.M) * 4, as_stream(stream)));
     return;
@@ -264,8 +265,10 @@ void matmul(const Gemm& g, void* y, const void* a, const void* b, void* stream) 
   if (run(g, epi, y, a, b, stream)) return;
   run(g, Epi::none, y, a, b, stream);  // throws when even the plain GEMM has no algorithm
   if (g.bias) {
-    if (g.out_type == GemmType::bf16) add_bias(static_cast<bf16*>(y), g.bias, g.M, g.N, stream);
-    else add_bias(static_cast<float*>(y), g.bias, g.M, g.N, stream);
+    if (g.out_type == GemmType::bf16)
+      add_bias(static_cast<bf16*>(y), g.bias, g.M, g.N, stream);
+    else
+      add_bias(static_cast<float*>(y), g.bias, g.M, g.N, stream);
   }
   if (g.bias_grad) {  // db(M) = Σ_k a(k, m): column sums of a (K, M)
     RC_CUDA_CHECK(cudaMemsetAsync(g.bias_grad, 0, size_t(g.M) * 4, as_stream(stream)));

@@ -32,8 +32,10 @@ __global__ void adamw_step_kernel(float* params, const float* grads, float* m, f
     int lo = 0, hi = tab.count - 1;  // last segment with start <= t
     while (lo < hi) {
       const int mid = (lo + hi + 1) / 2;
-      if (tab.start[mid] <= t) lo = mid;
-      else hi = mid - 1;
+      if (tab.start[mid] <= t)
+        lo = mid;
+      else
+        hi = mid - 1;
     }
     const int64_t i = tab.offset[lo] + (t - tab.start[lo]);
     const float g = grads[i] * k.grad_scale;
@@ -81,8 +83,13 @@ void adamw_step(float* params, const float* grads, float* m, float* v, const Ada
   // Bias corrections in double on the host, as torch computes them in Python.
   const double bc1 = 1.0 - std::pow(double(h.beta1), double(h.step));
   const double bc2 = 1.0 - std::pow(double(h.beta2), double(h.step));
-  const AdamWConsts k{float(double(h.lr) * double(h.weight_decay)), h.beta1, h.beta2, h.eps,
-                      float(double(h.lr) / bc1), float(std::sqrt(bc2)), h.grad_scale};
+  const AdamWConsts k{float(double(h.lr) * double(h.weight_decay)),
+                      h.beta1,
+                      h.beta2,
+                      h.eps,
+                      float(double(h.lr) / bc1),
+                      float(std::sqrt(bc2)),
+                      h.grad_scale};
   for (int64_t s = 0; s < num_segments;) {  // one launch per table of <= kAdamWMaxSegments
     SegTable tab{};
     int64_t total = 0;

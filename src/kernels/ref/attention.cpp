@@ -17,8 +17,8 @@ double drop_factor(float p, uint64_t seed, int64_t b, int64_t h, int64_t i, int6
 }
 }  // namespace
 
-void attention_forward(float* out, float* probs, const float* qkv, const int32_t* seq_lens, int64_t B,
-                       int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed) {
+void attention_forward(float* out, float* probs, const float* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
+                       int64_t H, int64_t D, float dropout_p, uint64_t seed) {
   const int64_t C = H * D, C3 = 3 * C;
   const double scale = 1.0 / std::sqrt(double(D));
   double* row = new double[T > 0 ? T : 1];
@@ -63,9 +63,8 @@ void attention_forward(float* out, float* probs, const float* qkv, const int32_t
 
 // With P = probs, P' = dropout(P): out = P'·V, so dV = P'ᵀ·dout, dP' = dout·Vᵀ,
 // dP = dP'·mask/(1-p), dS = P ⊙ (dP - rowsum(P ⊙ dP)), dQ = dS·K/√D, dK = dSᵀ·Q/√D.
-void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs,
-                        const int32_t* seq_lens, int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p,
-                        uint64_t seed) {
+void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, const int32_t* seq_lens,
+                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed) {
   const int64_t C = H * D, C3 = 3 * C;
   const double scale = 1.0 / std::sqrt(double(D));
   for (int64_t i = 0; i < B * T * C3; ++i) dqkv[i] = 0.0f;

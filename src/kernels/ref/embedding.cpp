@@ -16,8 +16,7 @@ void embedding_forward(float* out, const int32_t* ids, const int32_t* positions,
 }
 
 void embedding_backward(float* dwte, float* dwpe, float* dtte, const float* dout, const int32_t* ids,
-                        const int32_t* positions, const int32_t* token_types, int64_t BT, int64_t C,
-                        int32_t pad_id) {
+                        const int32_t* positions, const int32_t* token_types, int64_t BT, int64_t C, int32_t pad_id) {
   for (int64_t i = 0; i < BT; ++i) {
     const float* d = dout + i * C;
     if (dwte && ids[i] != pad_id)

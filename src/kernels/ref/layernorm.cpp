@@ -6,8 +6,8 @@
 
 namespace rc::kernels::ref {
 
-void layernorm_forward(float* y, float* mean, float* rstd, const float* x, const float* gamma,
-                       const float* beta, int64_t N, int64_t C, float eps) {
+void layernorm_forward(float* y, float* mean, float* rstd, const float* x, const float* gamma, const float* beta,
+                       int64_t N, int64_t C, float eps) {
   for (int64_t i = 0; i < N; ++i) {
     const float* xi = x + i * C;
     double mu = 0;
@@ -25,8 +25,8 @@ void layernorm_forward(float* y, float* mean, float* rstd, const float* x, const
 }
 
 // dx = rstd · (g - mean(g) - x̂·mean(g·x̂)),  g = dy·γ;  dγ += dy·x̂;  dβ += dy.
-void layernorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x,
-                        const float* gamma, const float* mean, const float* rstd, int64_t N, int64_t C) {
+void layernorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x, const float* gamma,
+                        const float* mean, const float* rstd, int64_t N, int64_t C) {
   for (int64_t i = 0; i < N; ++i) {
     const float* xi = x + i * C;
     const float* dyi = dy + i * C;

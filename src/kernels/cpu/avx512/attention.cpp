@@ -63,10 +63,17 @@ void gemm(float* c, int64_t ldc, const float* a, int64_t ars, int64_t acs, const
   int64_t m = 0;
   for (; m + 4 <= M; m += 4) micro<4>(c + m * ldc, ldc, a + m * ars, ars, acs, b, ldb, N, K, alpha, acc_into);
   switch (M - m) {
-    case 3: micro<3>(c + m * ldc, ldc, a + m * ars, ars, acs, b, ldb, N, K, alpha, acc_into); break;
-    case 2: micro<2>(c + m * ldc, ldc, a + m * ars, ars, acs, b, ldb, N, K, alpha, acc_into); break;
-    case 1: micro<1>(c + m * ldc, ldc, a + m * ars, ars, acs, b, ldb, N, K, alpha, acc_into); break;
-    default: break;
+    case 3:
+      micro<3>(c + m * ldc, ldc, a + m * ars, ars, acs, b, ldb, N, K, alpha, acc_into);
+      break;
+    case 2:
+      micro<2>(c + m * ldc, ldc, a + m * ars, ars, acs, b, ldb, N, K, alpha, acc_into);
+      break;
+    case 1:
+      micro<1>(c + m * ldc, ldc, a + m * ars, ars, acs, b, ldb, N, K, alpha, acc_into);
+      break;
+    default:
+      break;
   }
 }
 
@@ -115,8 +122,8 @@ void apply_dropout(float* dst, const float* src, int64_t n, float p, uint64_t se
 
 constexpr int64_t kQueryBlock = 16;
 
-void forward_head(float* out, float* probs, const float* qkv, int64_t b, int64_t h, int64_t L, int64_t T,
-                  int64_t H, int64_t D, float p, uint64_t seed) {
+void forward_head(float* out, float* probs, const float* qkv, int64_t b, int64_t h, int64_t L, int64_t T, int64_t H,
+                  int64_t D, float p, uint64_t seed) {
   const int64_t C = H * D, C3 = 3 * C;
   const float scale = 1.0f / std::sqrt(float(D));
   const float* q = qkv + b * T * C3 + h * D;
@@ -196,8 +203,8 @@ void backward_head(float* dqkv, const float* dout, const float* qkv, const float
     const __m512 vdot = _mm512_set1_ps(_mm512_reduce_add_ps(dot));
     for (int64_t j = 0; j < L; j += 16) {
       const __mmask16 m = tail_mask(L - j);
-      const __m512 r = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, pr + j),
-                                     _mm512_sub_ps(_mm512_maskz_loadu_ps(m, dsr + j), vdot));
+      const __m512 r =
+          _mm512_mul_ps(_mm512_maskz_loadu_ps(m, pr + j), _mm512_sub_ps(_mm512_maskz_loadu_ps(m, dsr + j), vdot));
       _mm512_mask_storeu_ps(dsr + j, m, _mm512_mul_ps(r, vscale));
     }
   }
@@ -218,13 +225,11 @@ void attention_forward(float* out, float* probs, const float* qkv, const int32_t
     for (int64_t h = 0; h < H; ++h) forward_head(out, probs, qkv, b, h, seq_lens[b], T, H, D, dropout_p, seed);
 }
 
-void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs,
-                        const int32_t* seq_lens, int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p,
-                        uint64_t seed) noexcept {
+void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, const int32_t* seq_lens,
+                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed) noexcept {
 #pragma omp parallel for collapse(2) schedule(dynamic, 1)
   for (int64_t b = 0; b < B; ++b)
-    for (int64_t h = 0; h < H; ++h)
-      backward_head(dqkv, dout, qkv, probs, b, h, seq_lens[b], T, H, D, dropout_p, seed);
+    for (int64_t h = 0; h < H; ++h) backward_head(dqkv, dout, qkv, probs, b, h, seq_lens[b], T, H, D, dropout_p, seed);
 }
 
 }  // namespace rc::kernels::cpu::avx512

@@ -61,8 +61,8 @@ void layernorm_forward(float* y, float* mean, float* rstd, const float* x, const
                        int64_t N, int64_t C, float eps) noexcept {
 #pragma omp parallel for schedule(static) if (N * C >= kParallelMin)
   for (int64_t i = 0; i < N; ++i)
-    ln_row(y + i * C, mean ? mean + i : nullptr, rstd ? rstd + i : nullptr, x + i * C, nullptr, nullptr, gamma, beta,
-           C, eps);
+    ln_row(y + i * C, mean ? mean + i : nullptr, rstd ? rstd + i : nullptr, x + i * C, nullptr, nullptr, gamma, beta, C,
+           eps);
 }
 
 void add_layernorm_forward(float* y, float* sum, float* mean, float* rstd, const float* x, const float* residual,
@@ -73,8 +73,8 @@ void add_layernorm_forward(float* y, float* sum, float* mean, float* rstd, const
            gamma, beta, C, eps);
 }
 
-void layernorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x,
-                        const float* gamma, const float* mean, const float* rstd, int64_t N, int64_t C) noexcept {
+void layernorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x, const float* gamma,
+                        const float* mean, const float* rstd, int64_t N, int64_t C) noexcept {
   // Parameter gradients first (dx may alias dy): 64-column chunks per thread, summed in
   // registers over all rows and added once.
 #pragma omp parallel for schedule(static) if (N * C >= kParallelMin)
@@ -164,8 +164,7 @@ void adamw_step(float* params, const float* grads, float* m, float* v, const Ada
                omb2 = _mm512_set1_ps(1.0f - h.beta2), eps = _mm512_set1_ps(h.eps), gs = _mm512_set1_ps(h.grad_scale);
   for (int64_t s = 0; s < num_segments; ++s) {
     const int64_t off = segments[s].offset, n = segments[s].n;
-    const __m512 decay =
-        _mm512_set1_ps(segments[s].decay ? float(1.0 - double(h.lr) * double(h.weight_decay)) : 1.0f);
+    const __m512 decay = _mm512_set1_ps(segments[s].decay ? float(1.0 - double(h.lr) * double(h.weight_decay)) : 1.0f);
     float* p = params + off;
     const float* g = grads + off;
     float* mm = m + off;
@@ -178,8 +177,8 @@ void adamw_step(float* params, const float* grads, float* m, float* v, const Ada
       const __m512 gi = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, g + i), gs);
       // Same operation order as the generic path and torch (see kernels/cpu/optimizer.cpp).
       const __m512 mi = _mm512_add_ps(_mm512_mul_ps(b1, _mm512_maskz_loadu_ps(k, mm + i)), _mm512_mul_ps(omb1, gi));
-      const __m512 vi =
-          _mm512_add_ps(_mm512_mul_ps(b2, _mm512_maskz_loadu_ps(k, vv + i)), _mm512_mul_ps(_mm512_mul_ps(omb2, gi), gi));
+      const __m512 vi = _mm512_add_ps(_mm512_mul_ps(b2, _mm512_maskz_loadu_ps(k, vv + i)),
+                                      _mm512_mul_ps(_mm512_mul_ps(omb2, gi), gi));
       const __m512 denom = _mm512_add_ps(_mm512_div_ps(_mm512_sqrt_ps(vi), bc2_sqrt), eps);
       const __m512 pi = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, p + i), decay);
       _mm512_mask_storeu_ps(mm + i, k, mi);

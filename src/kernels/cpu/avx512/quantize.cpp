@@ -30,7 +30,7 @@ inline __m512 load_bf16(const uint16_t* p, __mmask16 m) {
 template <class T, class Load>
 void quantize_rows(int8_t* q, float* scale, const T* x, int64_t M, int64_t K, Load load) noexcept {
 // Serial below ~128k elements (all of a 1×32 forward): a parallel region costs more than the
-  // work there, and far more when a neighbour holds the cores.
+// work there, and far more when a neighbour holds the cores.
 #pragma omp parallel for schedule(static) if (M * K >= (1 << 17))
   for (int64_t m = 0; m < M; ++m) {
     const T* xm = x + m * K;

@@ -35,7 +35,8 @@ static inline __m512 exp_ps(__m512 x) {
 static inline void normal_cdf_pdf(__m512 x, __m512* cdf, __m512* pdf) {
   const __m512 z = _mm512_mul_ps(x, _mm512_set1_ps(0.70710678118654752f));
   const __m512 az = _mm512_abs_ps(z);
-  const __m512 t = _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_fmadd_ps(az, _mm512_set1_ps(0.3275911f), _mm512_set1_ps(1.0f)));
+  const __m512 t =
+      _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_fmadd_ps(az, _mm512_set1_ps(0.3275911f), _mm512_set1_ps(1.0f)));
   __m512 poly = _mm512_set1_ps(1.061405429f);
   poly = _mm512_fmadd_ps(poly, t, _mm512_set1_ps(-1.453152027f));
   poly = _mm512_fmadd_ps(poly, t, _mm512_set1_ps(1.421413741f));

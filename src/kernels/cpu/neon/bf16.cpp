@@ -67,8 +67,8 @@ void pack_pairs(uint16_t* dst, const T* src, int64_t rows, int64_t K, int64_t r0
 // y rows [0, m_valid) (≤ 8) × columns [n0, n0 + 2·NB) ∩ [0, N) from 4 packed x pairs and NB
 // packed W pairs.
 template <int NB>
-inline void tile(float* y, int64_t ldy, const uint16_t* a, const uint16_t* b, int64_t Kp, int64_t m_valid,
-                 int64_t n0, int64_t N, const float* bias) {
+inline void tile(float* y, int64_t ldy, const uint16_t* a, const uint16_t* b, int64_t Kp, int64_t m_valid, int64_t n0,
+                 int64_t N, const float* bias) {
   float32x4_t acc[4][NB];
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < NB; ++j) acc[i][j] = vdupq_n_f32(0.0f);
@@ -120,10 +120,18 @@ void linear_bfmmla(float* y, const T* x, const uint16_t* wp, const float* bias, 
       for (int64_t n0 = nc * kChunk; n0 < std::min(N, (nc + 1) * kChunk); n0 += 8) {
         const uint16_t* b = wp + (n0 / 2) * Kp * 2;
         switch (std::min<int64_t>(4, (N - n0 + 1) / 2)) {
-          case 4: tile<4>(yb, N, a, b, Kp, m_valid, n0, N, bias); break;
-          case 3: tile<3>(yb, N, a, b, Kp, m_valid, n0, N, bias); break;
-          case 2: tile<2>(yb, N, a, b, Kp, m_valid, n0, N, bias); break;
-          default: tile<1>(yb, N, a, b, Kp, m_valid, n0, N, bias); break;
+          case 4:
+            tile<4>(yb, N, a, b, Kp, m_valid, n0, N, bias);
+            break;
+          case 3:
+            tile<3>(yb, N, a, b, Kp, m_valid, n0, N, bias);
+            break;
+          case 2:
+            tile<2>(yb, N, a, b, Kp, m_valid, n0, N, bias);
+            break;
+          default:
+            tile<1>(yb, N, a, b, Kp, m_valid, n0, N, bias);
+            break;
         }
       }
     }
@@ -147,8 +155,8 @@ void pack_pairs_s8(int8_t* dst, const int8_t* src, int64_t rows, int64_t K, int6
 }
 
 template <int NB>
-inline void tile_s8(int32_t* c, int64_t ldc, const int8_t* a, const int8_t* b, int64_t Kp, int64_t m_valid,
-                    int64_t n0, int64_t N) {
+inline void tile_s8(int32_t* c, int64_t ldc, const int8_t* a, const int8_t* b, int64_t Kp, int64_t m_valid, int64_t n0,
+                    int64_t N) {
   int32x4_t acc[4][NB];
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < NB; ++j) acc[i][j] = vdupq_n_s32(0);
@@ -205,10 +213,18 @@ void gemm_s8_smmla(int32_t* acc, const int8_t* xq, const int8_t* wp, int64_t M, 
       for (int64_t n0 = nc * kChunk; n0 < std::min(N, (nc + 1) * kChunk); n0 += 8) {
         const int8_t* b = wp + (n0 / 2) * Kp * 2;
         switch (std::min<int64_t>(4, (N - n0 + 1) / 2)) {
-          case 4: tile_s8<4>(cb, N, a, b, Kp, m_valid, n0, N); break;
-          case 3: tile_s8<3>(cb, N, a, b, Kp, m_valid, n0, N); break;
-          case 2: tile_s8<2>(cb, N, a, b, Kp, m_valid, n0, N); break;
-          default: tile_s8<1>(cb, N, a, b, Kp, m_valid, n0, N); break;
+          case 4:
+            tile_s8<4>(cb, N, a, b, Kp, m_valid, n0, N);
+            break;
+          case 3:
+            tile_s8<3>(cb, N, a, b, Kp, m_valid, n0, N);
+            break;
+          case 2:
+            tile_s8<2>(cb, N, a, b, Kp, m_valid, n0, N);
+            break;
+          default:
+            tile_s8<1>(cb, N, a, b, Kp, m_valid, n0, N);
+            break;
         }
       }
     }
@@ -227,8 +243,8 @@ void linear_bf16_bfmmla(float* y, const float* x, const uint16_t* wp, const floa
   linear_bfmmla(y, x, wp, bias, M, N, K);
 }
 
-void linear_bf16_bfmmla_bf16in(float* y, const uint16_t* x, const uint16_t* wp, const float* bias, int64_t M,
-                               int64_t N, int64_t K) noexcept {
+void linear_bf16_bfmmla_bf16in(float* y, const uint16_t* x, const uint16_t* wp, const float* bias, int64_t M, int64_t N,
+                               int64_t K) noexcept {
   linear_bfmmla(y, x, wp, bias, M, N, K);
 }
 

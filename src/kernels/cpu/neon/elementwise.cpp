@@ -72,8 +72,8 @@ void layernorm_forward(float* y, float* mean, float* rstd, const float* x, const
                        int64_t N, int64_t C, float eps) noexcept {
 #pragma omp parallel for schedule(static) if (N * C >= kParallelMin)
   for (int64_t i = 0; i < N; ++i)
-    ln_row(y + i * C, mean ? mean + i : nullptr, rstd ? rstd + i : nullptr, x + i * C, nullptr, nullptr, gamma, beta,
-           C, eps);
+    ln_row(y + i * C, mean ? mean + i : nullptr, rstd ? rstd + i : nullptr, x + i * C, nullptr, nullptr, gamma, beta, C,
+           eps);
 }
 
 void add_layernorm_forward(float* y, float* sum, float* mean, float* rstd, const float* x, const float* residual,
@@ -84,8 +84,8 @@ void add_layernorm_forward(float* y, float* sum, float* mean, float* rstd, const
            gamma, beta, C, eps);
 }
 
-void layernorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x,
-                        const float* gamma, const float* mean, const float* rstd, int64_t N, int64_t C) noexcept {
+void layernorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x, const float* gamma,
+                        const float* mean, const float* rstd, int64_t N, int64_t C) noexcept {
   // Parameter gradients first (dx may alias dy): 16-column chunks per task, summed in registers
   // over all rows and added once.
   const int64_t chunks = (C + 15) / 16;

@@ -23,8 +23,8 @@ void layernorm_forward(float* y, float* mean, float* rstd, const float* x, const
                        int64_t N, int64_t C, float eps) noexcept;
 void add_layernorm_forward(float* y, float* sum, float* mean, float* rstd, const float* x, const float* residual,
                            const float* gamma, const float* beta, int64_t N, int64_t C, float eps) noexcept;
-void layernorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x,
-                        const float* gamma, const float* mean, const float* rstd, int64_t N, int64_t C) noexcept;
+void layernorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x, const float* gamma,
+                        const float* mean, const float* rstd, int64_t N, int64_t C) noexcept;
 
 void gelu_erf_forward(float* y, const float* x, int64_t n) noexcept;
 void gelu_erf_backward(float* dx, const float* dy, const float* x, int64_t n) noexcept;
@@ -44,8 +44,8 @@ int64_t bfmmla_packed_size(int64_t N, int64_t K) noexcept;
 void pack_bfmmla_weights(uint16_t* dst, const float* w, int64_t N, int64_t K) noexcept;
 void linear_bf16_bfmmla(float* y, const float* x, const uint16_t* wp, const float* bias, int64_t M, int64_t N,
                         int64_t K) noexcept;
-void linear_bf16_bfmmla_bf16in(float* y, const uint16_t* x, const uint16_t* wp, const float* bias, int64_t M,
-                               int64_t N, int64_t K) noexcept;
+void linear_bf16_bfmmla_bf16in(float* y, const uint16_t* x, const uint16_t* wp, const float* bias, int64_t M, int64_t N,
+                               int64_t K) noexcept;
 
 // The packed int8 GEMM on SMMLA (needs bf16_supported(): BF16 and I8MM come together here):
 // acc(M, N) = xq(M, K)·wq(N, K)ᵀ in int32, exact. wq packed once by pack_smmla_weights into
@@ -62,9 +62,8 @@ void dequantize_rows(float* yf, uint16_t* yb, const int32_t* acc, const float* x
 
 void attention_forward(float* out, float* probs, const float* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
                        int64_t H, int64_t D, float dropout_p, uint64_t seed) noexcept;
-void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs,
-                        const int32_t* seq_lens, int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p,
-                        uint64_t seed) noexcept;
+void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, const int32_t* seq_lens,
+                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed) noexcept;
 
 }  // namespace rc::kernels::cpu::neon
 

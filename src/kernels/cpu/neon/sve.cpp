@@ -115,8 +115,8 @@ void layernorm_forward(float* y, float* mean, float* rstd, const float* x, const
                        int64_t N, int64_t C, float eps) noexcept {
 #pragma omp parallel for schedule(static) if (N * C >= kParallelMin)
   for (int64_t i = 0; i < N; ++i)
-    ln_row(y + i * C, mean ? mean + i : nullptr, rstd ? rstd + i : nullptr, x + i * C, nullptr, nullptr, gamma, beta,
-           C, eps);
+    ln_row(y + i * C, mean ? mean + i : nullptr, rstd ? rstd + i : nullptr, x + i * C, nullptr, nullptr, gamma, beta, C,
+           eps);
 }
 
 void add_layernorm_forward(float* y, float* sum, float* mean, float* rstd, const float* x, const float* residual,
