@@ -181,6 +181,44 @@ TEST_F(HubDownload, DroppedConnectionResumesWithRange) {
   EXPECT_EQ(storage_bytes, fs::file_size(kTiny / "model.safetensors")) << "resumed, not restarted";
 }
 
+// Dropped past the 4 MiB write buffer, at an offset aligned to nothing: the resume must start
+// exactly there (bytes still buffered when the connection dropped are on disk first).
+TEST_F(HubDownload, DropPastTheWriteBufferResumesAtTheExactByte) {
+  const uint64_t drop = 5000001;
+  ASSERT_GT(fs::file_size(kTiny / "model.safetensors"), drop);
+  hub_->control({{"drop_after", drop}});
+  const auto r = rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model);
+  EXPECT_TRUE(slurp(r.snapshot / "model.safetensors") == slurp(kTiny / "model.safetensors"));
+  std::vector<std::string> ranges;
+  for (const auto& e : hub_->log())
+    if (e["port"] == "storage" && e["method"] == "GET")
+      ranges.push_back(e["range"].is_null() ? "" : e["range"].get<std::string>());
+  ASSERT_EQ(ranges.size(), 2u);
+  EXPECT_EQ(ranges[1], "bytes=" + std::to_string(drop) + "-");
+}
+
+// No retries left: the error leaves every byte received in .incomplete (none lost in a
+// buffer), and the next run resumes from there.
+TEST_F(HubDownload, FailedDownloadKeepsWhatItGotForTheNextRun) {
+  const uint64_t drop = 4500007;
+  const std::string full = slurp(kTiny / "model.safetensors");
+  const fs::path incomplete = cache_ / "models--org--tiny" / "blobs" / (hub_->sha256() + ".incomplete");
+  ::setenv("RC_NET_RETRIES", "1", 1);
+  hub_->control({{"drop_after", drop}});
+  EXPECT_THROW(rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model), rc::Error);
+  ::setenv("RC_NET_RETRIES", "4", 1);
+  ASSERT_TRUE(fs::exists(incomplete));
+  EXPECT_EQ(fs::file_size(incomplete), drop);
+  EXPECT_TRUE(slurp(incomplete) == full.substr(0, drop)) << "the bytes kept are not the first ones sent";
+  hub_->control({{"reset", true}});
+  const auto r = rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model);
+  EXPECT_TRUE(slurp(r.snapshot / "model.safetensors") == full);
+  for (const auto& e : hub_->log())
+    if (e["port"] == "storage" && e["method"] == "GET") {
+      EXPECT_EQ(e["range"], "bytes=" + std::to_string(drop) + "-");
+    }
+}
+
 TEST_F(HubDownload, IncompleteFileFromAnEarlierRunIsResumed) {
   const std::string full = slurp(kTiny / "model.safetensors");
   const fs::path blobs = cache_ / "models--org--tiny" / "blobs";
