@@ -181,7 +181,7 @@ TEST_F(HubDownload, DroppedConnectionResumesWithRange) {
   EXPECT_EQ(storage_bytes, fs::file_size(kTiny / "model.safetensors")) << "resumed, not restarted";
 }
 
-// Dropped past the 4 MiB write buffer, at an offset aligned to nothing: the resume must start
+// Dropped past the 256 KiB write buffer, at an offset aligned to nothing: the resume must start
 // exactly there (bytes still buffered when the connection dropped are on disk first).
 TEST_F(HubDownload, DropPastTheWriteBufferResumesAtTheExactByte) {
   const uint64_t drop = 5000001;
