@@ -226,6 +226,11 @@ TEST_F(S3, PackageToS3ThenServeFromS3) {
   const auto denied = rc::net::perform(reg);
   EXPECT_EQ(denied.status, 403) << denied.body;
   EXPECT_NE(denied.body.find("allowed-urls"), std::string::npos) << denied.body;
+  // Allowed by the regex but no object (net::parse_s3_url, the one s3:// parser): 400 at once.
+  reg.url = mgmt + "/models?model_name=noobj&url=" + rc::net::url_encode("s3://rc-models/models/", false);
+  const auto malformed = rc::net::perform(reg);
+  EXPECT_EQ(malformed.status, 400) << malformed.body;
+  EXPECT_NE(malformed.body.find("names no object"), std::string::npos) << malformed.body;
   // Nothing downloaded is left behind in the work dir once unpacked.
   for (const auto& e : fs::directory_iterator(dir_))
     EXPECT_EQ(e.path().filename().string().rfind("rc-fetch-", 0), std::string::npos) << e.path();
