@@ -219,6 +219,16 @@ TEST_F(HubDownload, FailedDownloadKeepsWhatItGotForTheNextRun) {
     }
 }
 
+// RC_HUB_FSYNC=1 (durable blobs) takes the same path plus an fsync: same bytes, same layout.
+TEST_F(HubDownload, FsyncOptionStillCachesTheSameBlob) {
+  ::setenv("RC_HUB_FSYNC", "1", 1);
+  const auto r = rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model);
+  ::unsetenv("RC_HUB_FSYNC");
+  EXPECT_TRUE(slurp(r.snapshot / "model.safetensors") == slurp(kTiny / "model.safetensors"));
+  EXPECT_TRUE(fs::is_symlink(r.snapshot / "model.safetensors"));
+  EXPECT_FALSE(fs::exists(cache_ / "models--org--tiny" / "blobs" / (hub_->sha256() + ".incomplete")));
+}
+
 TEST_F(HubDownload, IncompleteFileFromAnEarlierRunIsResumed) {
   const std::string full = slurp(kTiny / "model.safetensors");
   const fs::path blobs = cache_ / "models--org--tiny" / "blobs";
