@@ -88,7 +88,10 @@ class Handler(BaseHTTPRequestHandler):
                                  "range": self.headers.get("Range"), "auth": self.headers.get("Authorization"),
                                  "status": status, "bytes": nbytes})
 
+    # Every request is logged before the last byte of its answer leaves: a client that reads
+    # /_log right after an answer must find it there.
     def reply(self, status, headers=None, body=b"", send_body=True):
+        self.record(status, len(body) if send_body else 0)
         self.send_response(status)
         for k, v in (headers or {}).items():
             self.send_header(k, v)
@@ -97,7 +100,6 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if send_body and body:
             self.wfile.write(body)
-        self.record(status, len(body) if send_body else 0)
 
     def error(self, status, code, send_body):
         self.reply(status, {"X-Error-Code": code, "X-Error-Message": code, "Content-Type": "application/json"},
@@ -164,8 +166,8 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("X-Error-Code", "EntryNotFound")
             self.send_header("X-Repo-Commit", commit)
             self.send_header("Content-Length", "0")
-            self.end_headers()
             self.record(404)
+            self.end_headers()
             return
         common = {"X-Repo-Commit": commit}
         if "lfs" in entry:
@@ -197,9 +199,10 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("ETag", '"%s"' % sha)
         if status == 206:
             self.send_header("Content-Range", "bytes %d-%d/%d" % (start, size - 1, size))
-        self.end_headers()
         if not send_body:
-            return self.record(status)
+            self.record(status)
+            return self.end_headers()
+        self.end_headers()
         with lock:
             drop, state["drop_after"] = state["drop_after"], None
             corrupt = state["corrupt"]
@@ -222,9 +225,12 @@ class Handler(BaseHTTPRequestHandler):
                     import socket
                     self.connection.shutdown(socket.SHUT_RDWR)
                     return
+                if sent + len(chunk) == length:
+                    self.record(status, length)  # before the last byte (see reply)
                 self.wfile.write(chunk)
                 sent += len(chunk)
-        self.record(status, sent)
+        if sent != length:
+            self.record(status, sent)  # the file shrank under us
 
 
 def serve(kind):

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <map>
 #include <thread>
 
 #include "hub/hub.h"
@@ -348,6 +350,40 @@ TEST_F(HubDownload, UnreachableHubFallsBackToTheCache) {
   ::setenv("RC_NET_RETRIES", "4", 1);
   EXPECT_EQ(r.commit, hub_->commit());
   EXPECT_EQ(slurp(r.snapshot / "model.safetensors"), slurp(kTiny / "model.safetensors"));
+}
+
+// Where the cache and the token come from, in huggingface_hub's order of precedence.
+TEST(HubSettingsEnv, CacheAndTokenAsHuggingfaceHubFindsThem) {
+  const fs::path home = rc::test::fresh_dir("rc-test-hf-home");
+  std::map<std::string, std::string> saved;
+  for (const char* v : {"HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME", "HOME", "HF_TOKEN",
+                        "HUGGING_FACE_HUB_TOKEN", "HF_TOKEN_PATH", "HF_HUB_OFFLINE", "HF_ENDPOINT"}) {
+    if (const char* x = std::getenv(v)) saved[v] = x;
+    ::unsetenv(v);
+  }
+  ::setenv("HOME", (home / "user").c_str(), 1);
+  auto s = rc::hub::HubSettings::from_env();
+  EXPECT_EQ(s.cache, home / "user" / ".cache" / "huggingface" / "hub");
+  EXPECT_EQ(s.endpoint, "https://huggingface.co");
+  EXPECT_TRUE(s.token.empty());
+  ::setenv("HF_HOME", (home / "hf").c_str(), 1);
+  fs::create_directories(home / "hf");
+  { std::ofstream(home / "hf" / "token") << "hf_from_file\n"; }
+  s = rc::hub::HubSettings::from_env();
+  EXPECT_EQ(s.cache, home / "hf" / "hub");
+  EXPECT_EQ(s.token, "hf_from_file");  // what `huggingface-cli login` writes, newline trimmed
+  ::setenv("HF_TOKEN", "hf_from_env", 1);
+  ::setenv("HF_HUB_CACHE", (home / "elsewhere").c_str(), 1);
+  ::setenv("HF_HUB_OFFLINE", "1", 1);
+  ::setenv("HF_ENDPOINT", "http://mirror.example/", 1);
+  s = rc::hub::HubSettings::from_env();
+  EXPECT_EQ(s.cache, home / "elsewhere");
+  EXPECT_EQ(s.token, "hf_from_env");
+  EXPECT_TRUE(s.offline);
+  EXPECT_EQ(s.endpoint, "http://mirror.example");
+  for (const char* v : {"HF_HUB_CACHE", "HF_HOME", "HOME", "HF_TOKEN", "HF_HUB_OFFLINE", "HF_ENDPOINT"}) ::unsetenv(v);
+  for (const auto& [k, v] : saved) ::setenv(k.c_str(), v.c_str(), 1);
+  fs::remove_all(home);
 }
 
 TEST(HubNames, RepoIdsAsHuggingfaceHubValidatesThem) {
