@@ -53,10 +53,10 @@ TEST_P(AttentionGpu, ForwardAndBackwardMatchRef) {
         auto dout_dev = up(to_bf16(std::vector<float>(n_out, 9.0f))),
              ddq = up(to_bf16(std::vector<float>(n_qkv, 9.0f)));
         // bf16 storage has no public op: the launcher directly.
-        kc::attention_forward(dout_dev.data(), dprobs.data(), dq.data(), dlens.data(), c.B, c.T, c.H, c.D, p, seed,
+        kc::attention_forward(dout_dev.data(), dprobs.data(), dq.data(), dlens.data(), c.B, c.T, c.H, c.D, p, seed, 0,
                               nullptr);
         kc::attention_backward(ddq.data(), dg.data(), dq.data(), dprobs.data(), dlens.data(), c.B, c.T, c.H, c.D, p,
-                               seed, nullptr);
+                               seed, 0, nullptr);
         got_out = to_f32(down(dout_dev));
         got_dqkv = to_f32(down(ddq));
       }

@@ -1,5 +1,5 @@
 // CUDA dropout (kernels/cuda/dropout.cu): the mask must be bit-identical to the CPU's for the
-// same (seed, i) (shared RNG, rng.h), in fp32 and bf16, including p = 0 and p = 1.
+// same (seed, i) (shared RNG, core/counter_rng.h), in fp32 and bf16, including p = 0 and p = 1.
 #include "kernels/dropout.h"
 #include "kernels/gpu_test_util.h"
 
@@ -27,7 +27,7 @@ TEST(DropoutGpu, SameMaskAndValuesAsCpuRef) {
       rc::kernels::ref::dropout_forward(want.data(), xr.data(), n, p, seed);
       auto dx16 = up(to_bf16(x));
       Dev<kc::Bf16> dy16(n);
-      kc::dropout_forward(dy16.data(), dx16.data(), n, p, seed, nullptr);
+      kc::dropout_forward(dy16.data(), dx16.data(), 1, n, p, seed, 0, nullptr);
       const auto got16 = to_f32(down(dy16));
       for (int64_t i = 0; i < n; ++i)
         ASSERT_EQ(got16[i] == 0.0f, want[i] == 0.0f || xr[i] == 0.0f) << "mask differs at " << i;
