@@ -81,7 +81,9 @@ void DataParallel::comm_loop() {
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [&] { return quit_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // quit_
+      // Quitting (the step threw, or the run ended) drops what is queued: the peers will not
+      // match those collectives, and each would wait out the timeout.
+      if (quit_) return;
       l = queue_.front();
       queue_.erase(queue_.begin());
     }
