@@ -35,6 +35,20 @@ TEST(DropoutGpu, SameMaskAndValuesAsCpuRef) {
     }
 }
 
+// Rows keyed by global sample (dropout.h): a (rows, cols) tensor from sample 17 on, as the
+// CPU's reference draws it.
+TEST(DropoutGpu, RowKeyedMaskMatchesCpuRef) {
+  RC_REQUIRE_GPU();
+  const int64_t rows = 5, cols = 3 * 768 + 1, n = rows * cols;
+  const auto x = randn(n, 3);
+  std::vector<float> want(n);
+  rc::kernels::ref::dropout_forward(want.data(), x.data(), rows, cols, 0.1f, 42, 17);
+  auto dx = up(x);
+  Dev<float> dy(n);
+  rc::kernels::dropout_forward(cuda_ctx(), dy.data(), dx.data(), rows, cols, 0.1f, 42, 17);
+  EXPECT_EQ(down(dy), want);
+}
+
 TEST(DropoutGpu, InPlaceWorks) {
   RC_REQUIRE_GPU();
   const int64_t n = 5000;
