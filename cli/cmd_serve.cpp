@@ -221,6 +221,8 @@ void add_serve_command(CLI::App& app) {
       }
     }
     c.registry.allowed_urls = o->allowed_urls;
+    c.registry.is_remote = net::is_s3_url;
+    c.registry.check = [](const std::string& url) { net::parse_s3_url(url); };
     c.registry.fetch = [](const std::string& url, const fs::path& dest) { net::s3_download(url, dest); };
 
     bool startup_failed = false;

@@ -126,9 +126,12 @@ uint64_t s3_download(const std::string& url, const fs::path& dest, uint64_t max_
   bool too_big = false, write_failed = false;
   r = with_retries(
       [&] {
+        // Declared before f so that it outlives the FILE. glibc ignores setvbuf's size when
+        // given no buffer (4 KiB: two write(2) per 16 KiB piece from libcurl).
+        std::unique_ptr<char[]> buffer(new char[size_t(1) << 20]);
         std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(part.c_str(), "wb"), std::fclose);  // each try starts over
         RC_CHECK(f != nullptr, Errc::io, "cannot write '", part.string(), "'");
-        std::setvbuf(f.get(), nullptr, _IOFBF, 1 << 20);
+        std::setvbuf(f.get(), buffer.get(), _IOFBF, size_t(1) << 20);
         got = 0;
         std::unique_ptr<Progress> progress;
         Request req;

@@ -27,7 +27,7 @@ LoadedModel::~LoadedModel() {
 }
 
 namespace {
-bool is_remote_url(const std::string& url) { return url.rfind("s3://", 0) == 0; }
+bool is_remote_url(const RegistryDefaults& d, const std::string& url) { return d.is_remote && d.is_remote(url); }
 
 // A fresh folder per fetch keeps the object's own file name (TorchServe names a model
 // after its archive) and cannot collide with another load.
@@ -102,6 +102,13 @@ fs::path ModelRegistry::resolve_url(const std::string& url) const {
                         "s3:// model URLs are not enabled in this server; start it with --allowed-urls "
                         "'s3://BUCKET/PREFIX/.*', or copy the model into the model store",
                         Errc::unsupported);
+      if (defaults_.check) {
+        try {
+          defaults_.check(url);
+        } catch (const Error& e) {
+          throw HttpError(400, "BadRequest", e.what(), Errc::invalid_argument);
+        }
+      }
       for (const auto& pattern : defaults_.allowed_urls)
         if (std::regex_match(url, std::regex(pattern))) return fetch_path(defaults_.work_dir, url);
       throw HttpError(403, "Forbidden", "model url '" + url + "' matches none of --allowed-urls",
@@ -151,7 +158,7 @@ std::shared_ptr<LoadedModel> load_model(const ModelSpec& spec, const BackendLoad
       if (!folder.empty()) fs::remove_all(folder, e);
     }
   } fetched;
-  if (is_remote_url(spec.url)) {
+  if (is_remote_url(defaults_, spec.url)) {
     RC_CHECK(defaults_.fetch != nullptr, Errc::unsupported, "'", spec.url, "': remote models are not enabled");
     if (dir.empty()) dir = fetch_path(defaults_.work_dir, spec.url);
     fetched.folder = dir.parent_path();

@@ -61,9 +61,14 @@ struct RegistryDefaults {
   std::filesystem::path model_store;  // empty: registering by URL is refused
   std::filesystem::path work_dir;     // where packages are unpacked
   // Remote models (s3://): registering one by URL needs a match in allowed_urls (regexes
-  // over the whole URL, as TorchServe's allowed_urls; empty: none). fetch downloads it
-  // (set by the CLI from src/net, so serve does not link the network layer).
+  // over the whole URL, as TorchServe's allowed_urls; empty: none). is_remote says which
+  // URLs are remote, check refuses a malformed one (throws rc::Error), fetch downloads it:
+  // all set by the CLI from src/net (net::is_s3_url, net::parse_s3_url, net::s3_download),
+  // the one copy of s3:// URL handling, so serve does not link the network layer. Unset:
+  // no URL is remote.
   std::vector<std::string> allowed_urls;
+  std::function<bool(const std::string& url)> is_remote;
+  std::function<void(const std::string& url)> check;
   std::function<void(const std::string& url, const std::filesystem::path& dest)> fetch;
 };
 

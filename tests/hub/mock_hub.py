@@ -49,8 +49,11 @@ def sha256_of(path):
 
 
 def git_oid(path):
-    data = open(path, "rb").read()
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    h = hashlib.sha1(b"blob %d\0" % os.path.getsize(path))
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 def make_repo(name, files, private=False, gated=False):
@@ -60,7 +63,9 @@ def make_repo(name, files, private=False, gated=False):
         if fname in LFS:
             sha = sha256_of(path)
             blobs[sha] = path
-            entries[fname] = {"path": path, "lfs": sha, "size": os.path.getsize(path)}
+            # ETag: the git oid, computed once here (hashing a big file per request made the
+            # server, not the clients, the limit in bench/hub_download.sh).
+            entries[fname] = {"path": path, "lfs": sha, "oid": git_oid(path), "size": os.path.getsize(path)}
         else:
             entries[fname] = {"path": path, "oid": git_oid(path), "size": os.path.getsize(path)}
     repos[name] = {"commit": commit, "files": entries, "private": private, "gated": gated,
@@ -70,6 +75,9 @@ def make_repo(name, files, private=False, gated=False):
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_kind = "hub"
+    # http.server writes the headers and the body in two send()s: with Nagle on, the body
+    # waits for the client's delayed ACK (40 ms per small file), which real servers do not do.
+    disable_nagle_algorithm = True
 
     def log_message(self, *args):
         pass
@@ -80,7 +88,10 @@ class Handler(BaseHTTPRequestHandler):
                                  "range": self.headers.get("Range"), "auth": self.headers.get("Authorization"),
                                  "status": status, "bytes": nbytes})
 
+    # Every request is logged before the last byte of its answer leaves: a client that reads
+    # /_log right after an answer must find it there.
     def reply(self, status, headers=None, body=b"", send_body=True):
+        self.record(status, len(body) if send_body else 0)
         self.send_response(status)
         for k, v in (headers or {}).items():
             self.send_header(k, v)
@@ -89,7 +100,6 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if send_body and body:
             self.wfile.write(body)
-        self.record(status, len(body) if send_body else 0)
 
     def error(self, status, code, send_body):
         self.reply(status, {"X-Error-Code": code, "X-Error-Message": code, "Content-Type": "application/json"},
@@ -156,14 +166,14 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("X-Error-Code", "EntryNotFound")
             self.send_header("X-Repo-Commit", commit)
             self.send_header("Content-Length", "0")
-            self.end_headers()
             self.record(404)
+            self.end_headers()
             return
         common = {"X-Repo-Commit": commit}
         if "lfs" in entry:
             location = "http://127.0.0.1:%d/blobs/%s" % (ports["storage"], entry["lfs"])
             common.update({"Location": location, "X-Linked-Etag": '"%s"' % entry["lfs"],
-                           "X-Linked-Size": str(entry["size"] + state["size_delta"]), "ETag": '"%s"' % git_oid(entry["path"])[:40]})
+                           "X-Linked-Size": str(entry["size"] + state["size_delta"]), "ETag": '"%s"' % entry["oid"]})
             return self.reply(302, common, b"", send_body)
         data = open(entry["path"], "rb").read()
         common.update({"ETag": '"%s"' % entry["oid"]})
@@ -189,9 +199,10 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("ETag", '"%s"' % sha)
         if status == 206:
             self.send_header("Content-Range", "bytes %d-%d/%d" % (start, size - 1, size))
-        self.end_headers()
         if not send_body:
-            return self.record(status)
+            self.record(status)
+            return self.end_headers()
+        self.end_headers()
         with lock:
             drop, state["drop_after"] = state["drop_after"], None
             corrupt = state["corrupt"]
@@ -214,9 +225,12 @@ class Handler(BaseHTTPRequestHandler):
                     import socket
                     self.connection.shutdown(socket.SHUT_RDWR)
                     return
+                if sent + len(chunk) == length:
+                    self.record(status, length)  # before the last byte (see reply)
                 self.wfile.write(chunk)
                 sent += len(chunk)
-        self.record(status, sent)
+        if sent != length:
+            self.record(status, sent)  # the file shrank under us
 
 
 def serve(kind):

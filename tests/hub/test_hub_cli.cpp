@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <thread>
 
 #include "hub_fixture.h"
@@ -90,6 +91,39 @@ TEST_F(HubCli, ErrorsExitThreeWithAHint) {
   EXPECT_NE(err().find("has no revision 'nope'"), std::string::npos) << err();
   EXPECT_EQ(run("inspect --model ./no/such/dir"), 3);
   EXPECT_EQ(run("inspect --model org/tiny@v1 --revision main"), 2) << "two revisions is a usage error";
+}
+
+// train and eval take a Hub id too: eval prints exactly what it prints for the folder, and a
+// short training run from the Hub id saves a model.
+TEST_F(HubCli, TrainAndEvalTakeAHubId) {
+  const fs::path src = fs::path(RC_SOURCE_DIR) / "data/tweeteval/sentiment";
+  if (!fs::exists(src / "test_text.txt")) GTEST_SKIP() << src << " is missing";
+  const fs::path data = dir_ / "data";
+  fs::create_directories(data);
+  for (const char* f :
+       {"train_text.txt", "train_labels.txt", "val_text.txt", "val_labels.txt", "test_text.txt", "test_labels.txt"}) {
+    std::ifstream in(src / f);
+    std::ofstream out(data / f);
+    std::string line;
+    for (int i = 0; i < 16 && std::getline(in, line); ++i) out << line << '\n';
+  }
+  fs::copy_file(src / "mapping.txt", data / "mapping.txt", fs::copy_options::overwrite_existing);
+  const std::string eval = " --data " + data.string() + " --split test --threads 1";
+  auto metrics = [&] {  // all but the timings
+    nlohmann::json j = nlohmann::json::parse(out());
+    for (const char* k : {"test_runtime", "test_samples_per_second"}) j.erase(k);
+    return j;
+  };
+  ASSERT_EQ(run("eval --model " + kTiny.string() + eval), 0) << err();
+  const nlohmann::json local = metrics();
+  ASSERT_EQ(run("eval --model org/tiny" + eval), 0) << err();
+  EXPECT_EQ(metrics(), local);
+  EXPECT_TRUE(local.contains("test_macro_recall")) << local.dump();
+  ASSERT_EQ(run("train --model org/tiny --data " + data.string() + " --output " + (dir_ / "trained").string() +
+                " --max-steps 2 --batch-size 8 --threads 1"),
+            0)
+      << err();
+  EXPECT_TRUE(fs::exists(dir_ / "trained" / "model.safetensors"));
 }
 
 TEST_F(HubCli, InitTakesATokenizerFromTheHub) {

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <map>
 #include <thread>
 
 #include "hub/hub.h"
@@ -181,6 +183,54 @@ TEST_F(HubDownload, DroppedConnectionResumesWithRange) {
   EXPECT_EQ(storage_bytes, fs::file_size(kTiny / "model.safetensors")) << "resumed, not restarted";
 }
 
+// Dropped past the 256 KiB write buffer, at an offset aligned to nothing: the resume must start
+// exactly there (bytes still buffered when the connection dropped are on disk first).
+TEST_F(HubDownload, DropPastTheWriteBufferResumesAtTheExactByte) {
+  const uint64_t drop = 5000001;
+  ASSERT_GT(fs::file_size(kTiny / "model.safetensors"), drop);
+  hub_->control({{"drop_after", drop}});
+  const auto r = rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model);
+  EXPECT_TRUE(slurp(r.snapshot / "model.safetensors") == slurp(kTiny / "model.safetensors"));
+  std::vector<std::string> ranges;
+  for (const auto& e : hub_->log())
+    if (e["port"] == "storage" && e["method"] == "GET")
+      ranges.push_back(e["range"].is_null() ? "" : e["range"].get<std::string>());
+  ASSERT_EQ(ranges.size(), 2u);
+  EXPECT_EQ(ranges[1], "bytes=" + std::to_string(drop) + "-");
+}
+
+// No retries left: the error leaves every byte received in .incomplete (none lost in a
+// buffer), and the next run resumes from there.
+TEST_F(HubDownload, FailedDownloadKeepsWhatItGotForTheNextRun) {
+  const uint64_t drop = 4500007;
+  const std::string full = slurp(kTiny / "model.safetensors");
+  const fs::path incomplete = cache_ / "models--org--tiny" / "blobs" / (hub_->sha256() + ".incomplete");
+  ::setenv("RC_NET_RETRIES", "1", 1);
+  hub_->control({{"drop_after", drop}});
+  EXPECT_THROW(rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model), rc::Error);
+  ::setenv("RC_NET_RETRIES", "4", 1);
+  ASSERT_TRUE(fs::exists(incomplete));
+  EXPECT_EQ(fs::file_size(incomplete), drop);
+  EXPECT_TRUE(slurp(incomplete) == full.substr(0, drop)) << "the bytes kept are not the first ones sent";
+  hub_->control({{"reset", true}});
+  const auto r = rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model);
+  EXPECT_TRUE(slurp(r.snapshot / "model.safetensors") == full);
+  for (const auto& e : hub_->log())
+    if (e["port"] == "storage" && e["method"] == "GET") {
+      EXPECT_EQ(e["range"], "bytes=" + std::to_string(drop) + "-");
+    }
+}
+
+// RC_HUB_FSYNC=1 (durable blobs) takes the same path plus an fsync: same bytes, same layout.
+TEST_F(HubDownload, FsyncOptionStillCachesTheSameBlob) {
+  ::setenv("RC_HUB_FSYNC", "1", 1);
+  const auto r = rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model);
+  ::unsetenv("RC_HUB_FSYNC");
+  EXPECT_TRUE(slurp(r.snapshot / "model.safetensors") == slurp(kTiny / "model.safetensors"));
+  EXPECT_TRUE(fs::is_symlink(r.snapshot / "model.safetensors"));
+  EXPECT_FALSE(fs::exists(cache_ / "models--org--tiny" / "blobs" / (hub_->sha256() + ".incomplete")));
+}
+
 TEST_F(HubDownload, IncompleteFileFromAnEarlierRunIsResumed) {
   const std::string full = slurp(kTiny / "model.safetensors");
   const fs::path blobs = cache_ / "models--org--tiny" / "blobs";
@@ -300,6 +350,40 @@ TEST_F(HubDownload, UnreachableHubFallsBackToTheCache) {
   ::setenv("RC_NET_RETRIES", "4", 1);
   EXPECT_EQ(r.commit, hub_->commit());
   EXPECT_EQ(slurp(r.snapshot / "model.safetensors"), slurp(kTiny / "model.safetensors"));
+}
+
+// Where the cache and the token come from, in huggingface_hub's order of precedence.
+TEST(HubSettingsEnv, CacheAndTokenAsHuggingfaceHubFindsThem) {
+  const fs::path home = rc::test::fresh_dir("rc-test-hf-home");
+  std::map<std::string, std::string> saved;
+  for (const char* v : {"HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME", "HOME", "HF_TOKEN",
+                        "HUGGING_FACE_HUB_TOKEN", "HF_TOKEN_PATH", "HF_HUB_OFFLINE", "HF_ENDPOINT"}) {
+    if (const char* x = std::getenv(v)) saved[v] = x;
+    ::unsetenv(v);
+  }
+  ::setenv("HOME", (home / "user").c_str(), 1);
+  auto s = rc::hub::HubSettings::from_env();
+  EXPECT_EQ(s.cache, home / "user" / ".cache" / "huggingface" / "hub");
+  EXPECT_EQ(s.endpoint, "https://huggingface.co");
+  EXPECT_TRUE(s.token.empty());
+  ::setenv("HF_HOME", (home / "hf").c_str(), 1);
+  fs::create_directories(home / "hf");
+  { std::ofstream(home / "hf" / "token") << "hf_from_file\n"; }
+  s = rc::hub::HubSettings::from_env();
+  EXPECT_EQ(s.cache, home / "hf" / "hub");
+  EXPECT_EQ(s.token, "hf_from_file");  // what `huggingface-cli login` writes, newline trimmed
+  ::setenv("HF_TOKEN", "hf_from_env", 1);
+  ::setenv("HF_HUB_CACHE", (home / "elsewhere").c_str(), 1);
+  ::setenv("HF_HUB_OFFLINE", "1", 1);
+  ::setenv("HF_ENDPOINT", "http://mirror.example/", 1);
+  s = rc::hub::HubSettings::from_env();
+  EXPECT_EQ(s.cache, home / "elsewhere");
+  EXPECT_EQ(s.token, "hf_from_env");
+  EXPECT_TRUE(s.offline);
+  EXPECT_EQ(s.endpoint, "http://mirror.example");
+  for (const char* v : {"HF_HUB_CACHE", "HF_HOME", "HOME", "HF_TOKEN", "HF_HUB_OFFLINE", "HF_ENDPOINT"}) ::unsetenv(v);
+  for (const auto& [k, v] : saved) ::setenv(k.c_str(), v.c_str(), 1);
+  fs::remove_all(home);
 }
 
 TEST(HubNames, RepoIdsAsHuggingfaceHubValidatesThem) {

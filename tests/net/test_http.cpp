@@ -1,6 +1,6 @@
 // The libcurl client's environment handling on loopback: TLS verification stays on and the
-// CA bundle comes from SSL_CERT_FILE / CURL_CA_BUNDLE; http_proxy and NO_PROXY are honoured;
-// URL helpers.
+// CA bundle comes from SSL_CERT_FILE / CURL_CA_BUNDLE; http_proxy, HTTPS_PROXY (a CONNECT
+// tunnel, TLS still verified end to end) and NO_PROXY are honoured; URL helpers.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -40,6 +40,50 @@ TEST(Http, TlsIsVerifiedAndTheCaBundleComesFromTheEnvironment) {
     EXPECT_EQ(ok.body, "ok");
     ::unsetenv(var);
   }
+  server.stop();
+  fs::remove_all(dir);
+}
+
+// https:// URLs go through HTTPS_PROXY by CONNECT: the host name resolves nowhere, so an
+// answer can only come through the tunnel, from the TLS server whose certificate names it
+// (verified through the tunnel); NO_PROXY then sends it direct (and it fails to resolve).
+TEST(Http, HttpsProxyTunnelsAndNoProxyBypassesIt) {
+  const fs::path dir = rc::test::fresh_dir("rc-test-https-proxy");
+  const std::string cert = (dir / "cert.pem").string(), key = (dir / "key.pem").string();
+  const std::string make =
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=models.invalid "
+      "-addext subjectAltName=DNS:models.invalid -keyout " +
+      key + " -out " + cert + " >/dev/null 2>&1";
+  if (std::system(make.c_str()) != 0) GTEST_SKIP() << "openssl cannot make a test certificate";
+  rc::test::Subprocess server({"python3", std::string(RC_SOURCE_DIR) + "/tests/net/tls_server.py", "--cert", cert,
+                               "--key", key, "--port-file", (dir / "tls.json").string()},
+                              (dir / "tls.log").string());
+  const std::string tls = rc::test::wait_for_file(dir / "tls.json");
+  ASSERT_FALSE(tls.empty()) << rc::test::slurp(dir / "tls.log");
+  const fs::path connects = dir / "connects.log";
+  rc::test::Subprocess proxy({"python3", std::string(RC_SOURCE_DIR) + "/tests/net/connect_proxy.py", "--target-port",
+                              std::to_string(nlohmann::json::parse(tls)["port"].get<int>()), "--log", connects.string(),
+                              "--port-file", (dir / "proxy.json").string()},
+                             (dir / "proxy.log").string());
+  const std::string pj = rc::test::wait_for_file(dir / "proxy.json");
+  ASSERT_FALSE(pj.empty()) << rc::test::slurp(dir / "proxy.log");
+  for (const char* v : {"https_proxy", "http_proxy", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"}) ::unsetenv(v);
+  ::setenv("RC_NET_RETRIES", "1", 1);
+  ::setenv("SSL_CERT_FILE", cert.c_str(), 1);
+  ::setenv("HTTPS_PROXY", ("http://127.0.0.1:" + std::to_string(nlohmann::json::parse(pj)["port"].get<int>())).c_str(),
+           1);
+  rc::net::Request req;
+  req.url = "https://models.invalid/org/tiny/resolve/main/config.json";
+  const auto via = rc::net::perform(req);
+  EXPECT_EQ(via.status, 200) << via.error;
+  EXPECT_EQ(via.body, "ok");
+  EXPECT_EQ(rc::test::slurp(connects), "models.invalid:443\n");
+  ::setenv("NO_PROXY", "example.com,.invalid", 1);
+  const auto direct = rc::net::perform(req);
+  EXPECT_EQ(direct.status, 0) << "a NO_PROXY host went through the proxy";
+  EXPECT_EQ(rc::test::slurp(connects), "models.invalid:443\n") << "a NO_PROXY host went through the proxy";
+  for (const char* v : {"NO_PROXY", "HTTPS_PROXY", "SSL_CERT_FILE"}) ::unsetenv(v);
+  proxy.stop();
   server.stop();
   fs::remove_all(dir);
 }

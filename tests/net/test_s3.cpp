@@ -105,6 +105,21 @@ TEST_F(S3, LargeFilesGoUpInParts) {
   EXPECT_FALSE(fs::exists(dir_ / "bounded.part"));
 }
 
+// AWS_ENDPOINT_URL_S3 wins over AWS_ENDPOINT_URL (as the AWS SDKs): the general one points
+// at a closed port, so the transfer works only if the S3-specific one is used.
+TEST_F(S3, ServiceSpecificEndpointWins) {
+  const std::string moto = std::getenv("AWS_ENDPOINT_URL");
+  ::setenv("AWS_ENDPOINT_URL_S3", moto.c_str(), 1);
+  ::setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9", 1);
+  ::setenv("RC_NET_RETRIES", "1", 1);
+  rc::net::s3_upload(kTiny / "config.json", url("endpoint/config.json"));
+  rc::net::s3_download(url("endpoint/config.json"), dir_ / "endpoint.json");
+  ::unsetenv("RC_NET_RETRIES");
+  EXPECT_EQ(slurp(dir_ / "endpoint.json"), slurp(kTiny / "config.json"));
+  ::unsetenv("AWS_ENDPOINT_URL_S3");
+  EXPECT_THROW(rc::net::s3_download(url("endpoint/config.json"), dir_ / "endpoint2.json"), rc::Error);
+}
+
 TEST_F(S3, MissingKeyIsAClearNotFound) {
   try {
     rc::net::s3_download(url("no/such/model.tar.gz"), dir_ / "x");
@@ -226,6 +241,11 @@ TEST_F(S3, PackageToS3ThenServeFromS3) {
   const auto denied = rc::net::perform(reg);
   EXPECT_EQ(denied.status, 403) << denied.body;
   EXPECT_NE(denied.body.find("allowed-urls"), std::string::npos) << denied.body;
+  // Allowed by the regex but no object (net::parse_s3_url, the one s3:// parser): 400 at once.
+  reg.url = mgmt + "/models?model_name=noobj&url=" + rc::net::url_encode("s3://rc-models/models/", false);
+  const auto malformed = rc::net::perform(reg);
+  EXPECT_EQ(malformed.status, 400) << malformed.body;
+  EXPECT_NE(malformed.body.find("names no object"), std::string::npos) << malformed.body;
   // Nothing downloaded is left behind in the work dir once unpacked.
   for (const auto& e : fs::directory_iterator(dir_))
     EXPECT_EQ(e.path().filename().string().rfind("rc-fetch-", 0), std::string::npos) << e.path();
