@@ -14,13 +14,15 @@ namespace rc::kernels::cpu {
 
 // matmul.h.  Through oneDNN when built with it (onednn_matmul.cpp), else a blocked OpenMP loop.
 // The oneDNN path caches one primitive per (shape, transposes, precision, accumulate, bias);
-// that cache and oneDNN's scratchpad are the only allocations on this path.
+// that cache and oneDNN's scratchpad are the only allocations on this path. A oneDNN failure
+// follows onednn_policy.h: "unimplemented" takes the loop (warned once), anything else throws
+// Errc::device.
 void matmul_nt(float* y, const float* x, const float* w, const float* bias, int64_t M, int64_t N, int64_t K,
-               MatmulPrecision prec) noexcept;
+               MatmulPrecision prec);
 void matmul_nn(float* y, const float* x, const float* w, int64_t M, int64_t N, int64_t K, bool accumulate,
-               MatmulPrecision prec) noexcept;
+               MatmulPrecision prec);
 void matmul_tn(float* y, const float* a, const float* b, int64_t M, int64_t N, int64_t K, bool accumulate,
-               MatmulPrecision prec) noexcept;
+               MatmulPrecision prec);
 void bias_backward(float* db, const float* dy, int64_t M, int64_t N) noexcept;
 
 // layernorm.h

@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -28,6 +29,8 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/neon/neon_kernels.h"
 #include "kernels/cpu/onednn_matmul.h"
+#include "kernels/cpu/onednn_policy.h"
+#include "kernels/profile.h"
 #include "tensor/bf16.h"
 
 #if defined(RC_WITH_ONEDNN) && RC_WITH_ONEDNN
@@ -107,10 +110,13 @@ void fallback_forward(const PackedLinear::Impl& im, void* y, ActType y_type, con
   if (im.type == PackedType::s8) {
     int8_t* xq = grow(xq_buf, M * K);
     float* xs = grow(xs_buf, M);
-    if (x_type == ActType::f32)
-      quantize_rows_s8(xq, xs, static_cast<const float*>(x), M, K);
-    else
-      quantize_rows_s8_bf16(xq, xs, static_cast<const uint16_t*>(x), M, K);
+    {
+      const ProfileScope conv(current_profiler(), OpFamily::convert);
+      if (x_type == ActType::f32)
+        quantize_rows_s8(xq, xs, static_cast<const float*>(x), M, K);
+      else
+        quantize_rows_s8_bf16(xq, xs, static_cast<const uint16_t*>(x), M, K);
+    }
     const int8_t* wq = im.wq.data();
     thread_local std::vector<int32_t> acc_buf;
     int32_t* acc = grow(acc_buf, M * N);
@@ -130,6 +136,7 @@ void fallback_forward(const PackedLinear::Impl& im, void* y, ActType y_type, con
         }
     }
     const bool f = y_type == ActType::f32;
+    const ProfileScope epi(current_profiler(), OpFamily::epilogue);
     cpu::dequantize_rows(f ? static_cast<float*>(y) : nullptr, f ? nullptr : static_cast<uint16_t*>(y), acc, xs,
                          im.w_scales.data(), bias, M, N, epilogue == Epilogue::gelu_erf);
     return;
@@ -143,6 +150,7 @@ void fallback_forward(const PackedLinear::Impl& im, void* y, ActType y_type, con
   } else {
     const float* xf = static_cast<const float*>(x);
     if (x_type == ActType::bf16) {
+      const ProfileScope conv(current_profiler(), OpFamily::convert);
       float* buf = grow(xf_buf, M * K);
       bf16_to_f32_buf(buf, static_cast<const uint16_t*>(x), M * K);
       xf = buf;
@@ -150,8 +158,14 @@ void fallback_forward(const PackedLinear::Impl& im, void* y, ActType y_type, con
     cpu::matmul_nt(yf, xf, im.wf.data(), bias, M, N, K,
                    im.type == PackedType::bf16 ? MatmulPrecision::bf16 : MatmulPrecision::fp32);
   }
-  if (epilogue == Epilogue::gelu_erf) cpu::gelu_erf_forward(yf, yf, M * N);
-  if (y_type == ActType::bf16) cpu::convert_f32_to_bf16(static_cast<uint16_t*>(y), yf, M * N);
+  if (epilogue == Epilogue::gelu_erf) {
+    const ProfileScope gelu(current_profiler(), OpFamily::gelu);
+    cpu::gelu_erf_forward(yf, yf, M * N);
+  }
+  if (y_type == ActType::bf16) {
+    const ProfileScope conv(current_profiler(), OpFamily::convert);
+    cpu::convert_f32_to_bf16(static_cast<uint16_t*>(y), yf, M * N);
+  }
 }
 
 void pack_fallback(PackedLinear::Impl& im, const float* w) {
@@ -247,6 +261,17 @@ dnnl::matmul::primitive_desc make_pd(const PackedLinear::Impl& im, int64_t M, co
   return dnnl::matmul::primitive_desc(d, attr, shared_engine());
 }
 
+const char* type_name(PackedType t) { return t == PackedType::s8 ? "int8" : t == PackedType::bf16 ? "bf16" : "fp32"; }
+
+std::string pack_site(const PackedLinear::Impl& im) {
+  return "PackedLinear::pack N=" + std::to_string(im.N) + " K=" + std::to_string(im.K) + " " + type_name(im.type);
+}
+
+std::string forward_site(const PackedLinear::Impl& im, int64_t M) {
+  return "linear_forward M=" + std::to_string(M) + " N=" + std::to_string(im.N) + " K=" + std::to_string(im.K) + " " +
+         type_name(im.type);
+}
+
 // oneDNN's reference (non-JIT) implementations are orders of magnitude slower than our own
 // fallback loops: accept only JIT ones.
 bool is_jit(const dnnl::matmul::primitive_desc& pd) {
@@ -278,6 +303,9 @@ PackedLinear PackedLinear::pack(const float* w, int64_t N, int64_t K, PackedType
     const dnnl::memory::desc any_md({K, N}, weight_type(type), dnnl::memory::format_tag::any);
     const auto pd = make_pd(im, 128, any_md, false, false, ActType::f32);
     if (!is_jit(pd)) {
+      // Only oneDNN's reference kernel: as good as unimplemented for us (orders of magnitude
+      // slower than the portable loops).
+      cpu::onednn::on_failure(pack_site(im), cpu::onednn::kStatusUnimplemented, "only the reference kernel", true);
       pack_fallback(im, w);
       return out;
     }
@@ -300,8 +328,11 @@ PackedLinear PackedLinear::pack(const float* w, int64_t N, int64_t K, PackedType
     dnnl::reorder(src_mem, im.w_mem).execute(strm, src_mem, im.w_mem);
     strm.wait();
     im.onednn = true;
-  } catch (const dnnl::error&) {
-    pack_fallback(im, w);  // this CPU (or RC_CPU_ISA) has no oneDNN kernel for the type
+  } catch (const dnnl::error& e) {
+    // "unimplemented": this CPU (or RC_CPU_ISA) has no oneDNN kernel for the type; the plain
+    // layout and the portable loops (warned once). Anything else throws Errc::device.
+    cpu::onednn::on_failure(pack_site(im), int(e.status), e.what(), true);
+    pack_fallback(im, w);
   }
   return out;
 }
@@ -328,7 +359,7 @@ const PackedLinear::Impl::Prim& get_prim(PackedLinear::Impl& im, int64_t M, bool
 // (thread, primitive) and re-pointed per call; the C execute takes a stack argument array (no
 // per-call allocation of ours; see onednn_matmul.cpp).
 void run_prim(const PackedLinear::Impl& im, const PackedLinear::Impl::Prim& p, const void* xp, void* dst,
-              const float* bias) {
+              const float* bias, int64_t M) {
   struct Bound {
     dnnl::memory x, y, s, bias;
   };
@@ -358,8 +389,8 @@ void run_prim(const PackedLinear::Impl& im, const PackedLinear::Impl::Prim& p, c
     args[nargs++].memory = bd.bias.get();
   }
   const dnnl_status_t st = dnnl_primitive_execute(p.prim.get(), strm.get(), nargs, args);
-  RC_CHECK(st == dnnl_success, Errc::device, "linear_forward: oneDNN execute failed (status ", int(st),
-           ") for N=", im.N, " K=", im.K);
+  // The weights are in oneDNN's layout: no fallback from here, whatever the status.
+  if (st != dnnl_success) cpu::onednn::on_failure(forward_site(im, M), int(st), "execute", false);
   strm.wait();
 }
 
@@ -386,30 +417,37 @@ void cpu::packed_linear_forward(void* y, ActType y_type, const void* x, ActType 
       case PackedType::f32: {
         const void* xp = x;
         if (x_type == ActType::bf16) {
+          const ProfileScope conv(current_profiler(), OpFamily::convert);
           bf16_to_f32_buf(grow(xf, M * K), static_cast<const uint16_t*>(x), M * K);
           xp = xf.data();
         }
-        if (y_type == ActType::f32) return run_prim(im, get_prim(im, M, bias, gelu, y_type), xp, y, bias);
-        run_prim(im, get_prim(im, M, bias, gelu, y_type), xp, grow(yf, M * N), bias);
+        if (y_type == ActType::f32) return run_prim(im, get_prim(im, M, bias, gelu, y_type), xp, y, bias, M);
+        run_prim(im, get_prim(im, M, bias, gelu, y_type), xp, grow(yf, M * N), bias, M);
+        const ProfileScope conv(current_profiler(), OpFamily::convert);
         return cpu::convert_f32_to_bf16(static_cast<uint16_t*>(y), yf.data(), M * N);
       }
       case PackedType::bf16: {
         const void* xp = x;
         if (x_type == ActType::f32) {
+          const ProfileScope conv(current_profiler(), OpFamily::convert);
           cpu::convert_f32_to_bf16(grow(x16, M * K), static_cast<const float*>(x), M * K);
           xp = x16.data();
         }
-        return run_prim(im, get_prim(im, M, bias, gelu, y_type), xp, y, bias);
+        return run_prim(im, get_prim(im, M, bias, gelu, y_type), xp, y, bias, M);
       }
       case PackedType::s8: {
-        if (x_type == ActType::f32)
-          quantize_rows_s8(grow(xq, M * K), grow(xs, M), static_cast<const float*>(x), M, K);
-        else
-          quantize_rows_s8_bf16(grow(xq, M * K), grow(xs, M), static_cast<const uint16_t*>(x), M, K);
+        {
+          const ProfileScope conv(current_profiler(), OpFamily::convert);
+          if (x_type == ActType::f32)
+            quantize_rows_s8(grow(xq, M * K), grow(xs, M), static_cast<const float*>(x), M, K);
+          else
+            quantize_rows_s8_bf16(grow(xq, M * K), grow(xs, M), static_cast<const uint16_t*>(x), M, K);
+        }
         const bool f = y_type == ActType::f32;
         for (int64_t m0 = 0; m0 < M; m0 += kInt8Chunk) {
           const int64_t mc = std::min(kInt8Chunk, M - m0);
-          run_prim(im, get_prim(im, mc, bias, gelu, y_type), xq.data() + m0 * K, grow(acc, mc * N), bias);
+          run_prim(im, get_prim(im, mc, bias, gelu, y_type), xq.data() + m0 * K, grow(acc, mc * N), bias, mc);
+          const ProfileScope epi(current_profiler(), OpFamily::epilogue);
           cpu::dequantize_rows(f ? static_cast<float*>(y) + m0 * N : nullptr,
                                f ? nullptr : static_cast<uint16_t*>(y) + m0 * N, acc.data(), xs.data() + m0,
                                im.w_scales.data(), bias, mc, N, gelu);
@@ -418,7 +456,8 @@ void cpu::packed_linear_forward(void* y, ActType y_type, const void* x, ActType 
       }
     }
   } catch (const dnnl::error& e) {
-    RC_THROW(Errc::device, "linear_forward: oneDNN failed for M=", M, " N=", N, " K=", K, ": ", e.what());
+    // A new M's primitive refused after the weights were packed for oneDNN: no fallback left.
+    cpu::onednn::on_failure(forward_site(im, M), int(e.status), e.what(), false);
   }
 }
 
