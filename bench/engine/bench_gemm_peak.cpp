@@ -10,7 +10,8 @@
 // Compare `roberta bench infer`'s "tflops" with these at M = batch × seq.
 //
 //   bench_gemm_peak [--precision fp32|bf16|int8] [--rows 2048,32] [--hidden 768] [--intermediate 3072]
-//                   [--threads N] [--reps 5]
+//                   [--threads N] [--reps 5] [--exact-rows]
+// --exact-rows: one primitive per M instead of the row buckets (cpu_kernels.h), to compare.
 // One JSON line per M on stdout.
 #include <algorithm>
 #include <chrono>
@@ -23,6 +24,7 @@
 
 #include "device/cpu_isa.h"
 #include "kernels/cpu/bf16_convert.h"
+#include "kernels/cpu/cpu_kernels.h"
 #include "kernels/linear.h"
 
 namespace {
@@ -95,8 +97,12 @@ int main(int argc, char** argv) {
     if (a == "--help" || a == "-h") {
       std::printf(
           "bench_gemm_peak [--precision fp32|bf16|int8] [--rows 2048,32] [--hidden 768] [--intermediate 3072] "
-          "[--threads N] [--reps 5]\n");
+          "[--threads N] [--reps 5] [--exact-rows]\n");
       return 0;
+    }
+    if (a == "--exact-rows") {
+      rc::kernels::cpu::set_linear_row_buckets(false);
+      continue;
     }
     if (!v) {
       std::fprintf(stderr, "bench_gemm_peak: %s needs a value (see --help)\n", a.c_str());

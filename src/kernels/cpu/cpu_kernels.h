@@ -67,6 +67,14 @@ void cross_entropy_backward(float* dlogits, const float* probs, const int32_t* l
 // Throws rc::Error(device) when oneDNN fails (not noexcept).
 void packed_linear_forward(void* y, ActType y_type, const void* x, ActType x_type, const PackedLinear& w,
                            const float* bias, int64_t M, Epilogue epilogue);
+// Row buckets of the oneDNN path: M rows run as chunks of at most 512 (int8: 256) rows, each
+// with the primitive of its bucket (powers of two up to 64, then multiples of 64), a short
+// chunk padded in scratch. So any batch × length uses at most 14 primitive shapes per weight.
+int64_t linear_row_bucket(int64_t rows) noexcept;
+// Tests: the number of oneDNN primitives `w` has created, and exact-M primitives instead of
+// buckets (to compare the two; process-wide, default on).
+size_t linear_primitive_count(const PackedLinear& w);
+void set_linear_row_buckets(bool on) noexcept;
 
 // rows.h
 void position_ids(int32_t* positions, const int32_t* ids, int64_t B, int64_t T, int32_t pad) noexcept;
