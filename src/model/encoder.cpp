@@ -27,7 +27,7 @@ void encoder_layer_forward(const ExecCtx& ctx, const RobertaConfig& c, const Lay
   });
   profiled(ctx, F::attention, [&] {
     kernels::attention_forward(ctx, a.attn, a.probs, a.qkv, seq_lens, B, T, H, D, drop ? drop->attention : 0.0f,
-                               drop ? drop->attn_seed : 0);
+                               drop ? drop->attn_seed : 0, drop ? drop->first_sample : 0);
   });
   // Rows that continue past the attention.
   int64_t M = BT;
@@ -47,8 +47,9 @@ void encoder_layer_forward(const ExecCtx& ctx, const RobertaConfig& c, const Lay
     kernels::linear_forward(ctx, a.proj, ActType::f32, attn, ActType::f32, w.attn_out, w.attn_out_b, M, Epilogue::none);
   });
   if (drop)
-    profiled(ctx, F::dropout,
-             [&] { kernels::dropout_forward(ctx, a.proj, a.proj, M * C, drop->hidden, drop->attn_out_seed); });
+    profiled(ctx, F::dropout, [&] {
+      kernels::dropout_forward(ctx, a.proj, a.proj, B, T * C, drop->hidden, drop->attn_out_seed, drop->first_sample);
+    });
   profiled(ctx, F::layernorm, [&] {
     kernels::add_layernorm_forward(ctx, a.ln1, a.attn_sum, a.ln1_mean, a.ln1_rstd, a.proj, residual, w.ln1_gamma,
                                    w.ln1_beta, M, C, eps);
@@ -73,8 +74,9 @@ void encoder_layer_forward(const ExecCtx& ctx, const RobertaConfig& c, const Lay
                             Epilogue::none);
   });
   if (drop)
-    profiled(ctx, F::dropout,
-             [&] { kernels::dropout_forward(ctx, a.proj, a.proj, M * C, drop->hidden, drop->ffn_out_seed); });
+    profiled(ctx, F::dropout, [&] {
+      kernels::dropout_forward(ctx, a.proj, a.proj, B, T * C, drop->hidden, drop->ffn_out_seed, drop->first_sample);
+    });
   profiled(ctx, F::layernorm, [&] {
     kernels::add_layernorm_forward(ctx, a.x_out, a.ffn_sum, a.ln2_mean, a.ln2_rstd, a.proj, a.ln1, w.ln2_gamma,
                                    w.ln2_beta, M, C, eps);
@@ -97,7 +99,9 @@ void encoder_layer_backward(const ExecCtx& ctx, const RobertaConfig& c, const La
                                 BT, C);
   });
   // d_x ← dropout'(d_s): the FFN branch's gradient (d_s itself continues as the residual's).
-  profiled(ctx, F::dropout, [&] { kernels::dropout_backward(ctx, d_x, d_s, BT * C, drop.hidden, drop.ffn_out_seed); });
+  profiled(ctx, F::dropout, [&] {
+    kernels::dropout_backward(ctx, d_x, d_s, B, T * C, drop.hidden, drop.ffn_out_seed, drop.first_sample);
+  });
   profiled(ctx, F::gemm_ffn_down, [&] { kernels::matmul_tn(ctx, g.ffn_out_w, d_x, ffn_act, C, I, BT, true); });
   profiled(ctx, F::bias_grad, [&] { kernels::bias_backward(ctx, g.ffn_out_b, d_x, BT, C); });
   profiled(ctx, F::gemm_ffn_down, [&] { kernels::matmul_nn(ctx, s.d_ffn, d_x, w.ffn_out.w, BT, I, C, false); });
@@ -113,13 +117,15 @@ void encoder_layer_backward(const ExecCtx& ctx, const RobertaConfig& c, const La
                                 BT, C);
   });
   // d_x now holds d(x_in) through the residual; d_s takes the attention branch.
-  profiled(ctx, F::dropout, [&] { kernels::dropout_backward(ctx, d_s, d_x, BT * C, drop.hidden, drop.attn_out_seed); });
+  profiled(ctx, F::dropout, [&] {
+    kernels::dropout_backward(ctx, d_s, d_x, B, T * C, drop.hidden, drop.attn_out_seed, drop.first_sample);
+  });
   profiled(ctx, F::gemm_attn_out, [&] { kernels::matmul_tn(ctx, g.attn_out_w, d_s, a.attn, C, C, BT, true); });
   profiled(ctx, F::bias_grad, [&] { kernels::bias_backward(ctx, g.attn_out_b, d_s, BT, C); });
   profiled(ctx, F::gemm_attn_out, [&] { kernels::matmul_nn(ctx, s.d_attn, d_s, w.attn_out.w, BT, C, C, false); });
   profiled(ctx, F::attention, [&] {
     kernels::attention_backward(ctx, s.d_qkv, s.d_attn, a.qkv, a.probs, seq_lens, B, T, H, D, drop.attention,
-                                drop.attn_seed);
+                                drop.attn_seed, drop.first_sample);
   });
   profiled(ctx, F::gemm_qkv, [&] { kernels::matmul_tn(ctx, g.qkv_w, s.d_qkv, a.x_in, 3 * C, C, BT, true); });
   profiled(ctx, F::bias_grad, [&] { kernels::bias_backward(ctx, g.qkv_b, s.d_qkv, BT, 3 * C); });
