@@ -1,8 +1,8 @@
 // serve_load: a closed-loop HTTP load generator for `roberta serve`, and the in-process
 // baseline it is compared with.
 //
-//   serve_load --url http://127.0.0.1:8080/invocations --texts data/tweeteval/sentiment/test_text.txt \
-//              --concurrency 1,8,64,256 --duration 20
+//   serve_load --url http://127.0.0.1:8080/invocations --texts data/tweeteval/sentiment/test_text.txt
+//              --concurrency 1,8,64,256 --duration 20          (one command line)
 //   serve_load --baseline-model /tmp/rb-base --texts ... --batch-size 32 --duration 20 [--precision bf16]
 //
 // Load: C connections (keep-alive) on one Asio thread, each sending one text per request

@@ -15,11 +15,15 @@ using rc::Device;
 // (AMX / AVX512-BF16 through oneDNN, tensor cores on CUDA); everything outside GEMMs stays fp32.
 enum class MatmulPrecision { fp32, bf16 };
 
+class Profiler;  // profile.h
+
 struct ExecCtx {
   Device device = Device::cpu;
   MatmulPrecision matmul_precision = MatmulPrecision::fp32;
   void* stream = nullptr;  // cudaStream_t on Device::cuda (null: the default stream)
   int device_index = 0;    // CUDA ordinal (cuda:N)
+  // Per-op-family timing (profile.h), or null: off, one pointer test per op. CPU only.
+  Profiler* profiler = nullptr;
 };
 
 // Zero-filled memory on the context's device.

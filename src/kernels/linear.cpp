@@ -6,6 +6,7 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/dispatch.h"
 #include "kernels/matmul.h"
+#include "kernels/profile.h"
 
 namespace rc::kernels {
 
@@ -17,7 +18,10 @@ void linear_forward(const ExecCtx& ctx, void* y, ActType y_type, const void* x, 
       RC_ASSERT(w.w && x_type == ActType::f32 && y_type == ActType::f32);
       float* yf = static_cast<float*>(y);
       matmul_nt(ctx, yf, static_cast<const float*>(x), w.w, bias, M, w.n, w.k);
-      if (epilogue == Epilogue::gelu_erf) gelu_erf_forward(ctx, yf, yf, M * w.n);
+      if (epilogue == Epilogue::gelu_erf) {
+        const ProfileScope gelu(ctx.profiler, OpFamily::gelu);  // a pass of its own: not GEMM time
+        gelu_erf_forward(ctx, yf, yf, M * w.n);
+      }
       return;
     }
     case LinearWeight::Kind::packed:

@@ -88,9 +88,10 @@ void linear_forward(const ExecCtx& ctx, void* y, ActType y_type, const void* x, 
 
 // y(M, N) = epilogue(x(M, K) · Wᵀ + bias(N)) with packed weights.  bias may be null.  OVERWRITES y.
 // Thread-safe: one PackedLinear may serve several threads at once.  The first call for each
-// distinct (M, types, epilogue) creates (and caches inside `w`) one GEMM primitive; later calls
-// allocate nothing but per-thread scratch on growth.  x is rounded to bf16 (bf16 weights) or
-// quantised per row (s8 weights) into per-thread scratch unless it already has the GEMM's type.
+// distinct (row bucket, types, epilogue) creates (and caches inside `w`) one GEMM primitive:
+// rows run in chunks of at most 512 on a handful of bucket sizes (cpu_kernels.h), so any
+// batch × length reuses them; later calls allocate nothing but per-thread scratch on growth.  x is rounded to bf16
+// (bf16 weights) or quantised per row (s8 weights) into per-thread scratch unless it already has the GEMM's type.
 void linear_forward(const ExecCtx& ctx, void* y, ActType y_type, const void* x, ActType x_type, const PackedLinear& w,
                     const float* bias, int64_t M, Epilogue epilogue);
 

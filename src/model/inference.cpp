@@ -7,6 +7,7 @@
 #include "kernels/embedding.h"
 #include "kernels/layernorm.h"
 #include "kernels/matmul.h"
+#include "kernels/profile.h"
 #include "kernels/rows.h"
 #include "model/roberta_model.h"
 
@@ -15,6 +16,8 @@ namespace rc::model {
 using kernels::ActType;
 using kernels::Epilogue;
 using kernels::ExecCtx;
+using kernels::profiled;
+using F = kernels::OpFamily;
 
 InferenceWorkspace::InferenceWorkspace(const RobertaConfig& c, int64_t max_B, int64_t max_T)
     : InferenceWorkspace(ExecCtx{}, c, max_B, max_T) {}
@@ -39,11 +42,15 @@ void embed_for_inference(const ExecCtx& ctx, const RobertaModel& model, const Ba
   const ModelOffsets& o = model.offsets();
   const float* P = model.params();
   const int64_t BT = batch.B * batch.T, C = c.hidden_size;
-  kernels::position_ids(ctx, positions, batch.ids, batch.B, batch.T, c.pad_token_id);
-  kernels::embedding_forward(ctx, scratch, batch.ids, positions, batch.token_types, P + o.wte, P + o.wpe, P + o.tte, BT,
-                             C);
-  kernels::layernorm_forward(ctx, x, nullptr, nullptr, scratch, P + o.ln_emb_gamma, P + o.ln_emb_beta, BT, C,
-                             c.layer_norm_eps);
+  profiled(ctx, F::other, [&] { kernels::position_ids(ctx, positions, batch.ids, batch.B, batch.T, c.pad_token_id); });
+  profiled(ctx, F::embedding, [&] {
+    kernels::embedding_forward(ctx, scratch, batch.ids, positions, batch.token_types, P + o.wte, P + o.wpe, P + o.tte,
+                               BT, C);
+  });
+  profiled(ctx, F::layernorm, [&] {
+    kernels::layernorm_forward(ctx, x, nullptr, nullptr, scratch, P + o.ln_emb_gamma, P + o.ln_emb_beta, BT, C,
+                               c.layer_norm_eps);
+  });
 }
 
 void forward_logits(const ExecCtx& ctx, const RobertaModel& model, const Batch& host_batch, InferenceWorkspace& ws,
@@ -53,8 +60,12 @@ void forward_logits(const ExecCtx& ctx, const RobertaModel& model, const Batch& 
            "x", host_batch.T, " exceeds the workspace ", ws.max_B(), "x", ws.max_T());
   RC_CHECK(model.device() == ctx.device && ws.device_ == ctx.device, Errc::invalid_argument,
            "forward_logits: the model, the workspace and the context are on different devices");
-  validate_batch(c, host_batch);
-  const Batch batch = ws.batch_.stage(ctx, host_batch, nullptr, nullptr);
+  if (ctx.profiler) ctx.profiler->set_phase(kernels::Phase::forward);
+  Batch batch;
+  profiled(ctx, F::other, [&] {
+    validate_batch(c, host_batch);
+    batch = ws.batch_.stage(ctx, host_batch, nullptr, nullptr);
+  });
   const ModelOffsets& o = model.offsets();
   const float* P = model.params();
   const int64_t B = batch.B, T = batch.T, C = c.hidden_size, K = c.num_labels();
@@ -87,13 +98,16 @@ void forward_logits(const ExecCtx& ctx, const RobertaModel& model, const Batch& 
   float* hidden = ws.rows_.f32() + 2 * B * C;
   if (NL == 0 && T > 1) {
     cls = ws.rows_.f32();
-    kernels::gather_first_tokens(ctx, cls, x, B, T, C);
+    profiled(ctx, F::head, [&] { kernels::gather_first_tokens(ctx, cls, x, B, T, C); });
   }
-  kernels::linear_forward(ctx, hidden, ActType::f32, cls, ActType::f32, model.head_dense_weight(), P + o.head_dense_b,
-                          B, Epilogue::none);
-  kernels::tanh_forward(ctx, hidden, hidden, B * C);
+  profiled(ctx, F::gemm_head, [&] {
+    kernels::linear_forward(ctx, hidden, ActType::f32, cls, ActType::f32, model.head_dense_weight(), P + o.head_dense_b,
+                            B, Epilogue::none);
+  });
+  profiled(ctx, F::head, [&] { kernels::tanh_forward(ctx, hidden, hidden, B * C); });
   if (ctx.device == Device::cpu) {
-    kernels::matmul_nt(ctx, logits, hidden, P + o.head_out_w, P + o.head_out_b, B, K, C);
+    profiled(ctx, F::gemm_head,
+             [&] { kernels::matmul_nt(ctx, logits, hidden, P + o.head_out_w, P + o.head_out_b, B, K, C); });
     return;
   }
   kernels::matmul_nt(ctx, ws.logits_.f32(), hidden, P + o.head_out_w, P + o.head_out_b, B, K, C);

@@ -11,12 +11,15 @@
 #include "kernels/loss.h"
 #include "kernels/matmul.h"
 #include "kernels/optimizer.h"
+#include "kernels/profile.h"
 #include "kernels/rows.h"
 #include "model/roberta_model.h"
 
 namespace rc::model {
 
 using kernels::ExecCtx;
+using kernels::profiled;
+using F = kernels::OpFamily;
 
 DropoutConfig DropoutConfig::from(const RobertaConfig& c) {
   return {c.hidden_dropout_prob, c.attention_probs_dropout_prob, c.classifier_dropout_prob()};
@@ -101,9 +104,14 @@ float forward_backward_hidden(const ExecCtx& ctx, const RobertaModel& model, con
            "x", host_batch.T, " exceeds the workspace ", ws.max_B(), "x", ws.max_T());
   RC_CHECK(model.device() == ctx.device && ws.device_ == ctx.device, Errc::invalid_argument,
            "forward_backward: the model, the workspace and the context are on different devices");
-  validate_batch(c, host_batch);
+  kernels::Profiler* prof = ctx.profiler;
+  if (prof) prof->set_phase(kernels::Phase::forward);
   const int32_t* labels = nullptr;
-  const Batch batch = ws.batch_.stage(ctx, host_batch, head.row_labels(), &labels);
+  Batch batch;
+  profiled(ctx, F::other, [&] {
+    validate_batch(c, host_batch);
+    batch = ws.batch_.stage(ctx, host_batch, head.row_labels(), &labels);
+  });
 
   const ModelOffsets& o = model.offsets();
   const float* P = model.params();
@@ -130,13 +138,17 @@ float forward_backward_hidden(const ExecCtx& ctx, const RobertaModel& model, con
   int32_t* positions = ws.batch_.positions.as<int32_t>();
 
   // ---- forward, saving what backward needs
-  kernels::position_ids(ctx, positions, batch.ids, B, T, c.pad_token_id);
-  kernels::embedding_forward(ctx, ws.emb_sum_.f32(), batch.ids, positions, batch.token_types, P + o.wte, P + o.wpe,
-                             P + o.tte, BT, C);
+  profiled(ctx, F::other, [&] { kernels::position_ids(ctx, positions, batch.ids, B, T, c.pad_token_id); });
+  profiled(ctx, F::embedding, [&] {
+    kernels::embedding_forward(ctx, ws.emb_sum_.f32(), batch.ids, positions, batch.token_types, P + o.wte, P + o.wpe,
+                               P + o.tte, BT, C);
+  });
   float* x0 = ws.layer_in_.f32();
-  kernels::layernorm_forward(ctx, x0, ws.emb_mean_.f32(), ws.emb_rstd_.f32(), ws.emb_sum_.f32(), P + o.ln_emb_gamma,
-                             P + o.ln_emb_beta, BT, C, eps);
-  kernels::dropout_forward(ctx, x0, x0, B, T * C, dropout.hidden, seed_of(0), row0);
+  profiled(ctx, F::layernorm, [&] {
+    kernels::layernorm_forward(ctx, x0, ws.emb_mean_.f32(), ws.emb_rstd_.f32(), ws.emb_sum_.f32(), P + o.ln_emb_gamma,
+                               P + o.ln_emb_beta, BT, C, eps);
+  });
+  profiled(ctx, F::dropout, [&] { kernels::dropout_forward(ctx, x0, x0, B, T * C, dropout.hidden, seed_of(0), row0); });
 
   for (int64_t l = 0; l < NL; ++l) {
     const LayerDropout d = layer_dropout(l);
@@ -147,9 +159,10 @@ float forward_backward_hidden(const ExecCtx& ctx, const RobertaModel& model, con
   // Parameter grads ACCUMULATE into G; activation grads overwrite.
   const float* x_last = ws.layer_in_.f32() + NL * BT * C;
   float* d_x = ws.d_x_.f32();  // gradient w.r.t. the current layer's output
-  kernels::zero(ctx, d_x, BT * C);
+  profiled(ctx, F::other, [&] { kernels::zero(ctx, d_x, BT * C); });
   const HiddenHead::Result hr = head.run(x_last, d_x, labels);
   if (!hr.backward) return hr.loss;
+  if (prof) prof->set_phase(kernels::Phase::backward);
 
   const LayerBackwardScratch scratch{ws.d_x2_.f32(), ws.d_qkv_.f32(), ws.d_ctx_.f32(), ws.d_ffn_.f32()};
   for (int64_t l = NL - 1; l >= 0; --l) {
@@ -160,11 +173,16 @@ float forward_backward_hidden(const ExecCtx& ctx, const RobertaModel& model, con
 
   // Embeddings: x0 = dropout(LN(emb_sum))
   float* d_s = scratch.d_s;
-  kernels::dropout_backward(ctx, d_x, d_x, B, T * C, dropout.hidden, seed_of(0), row0);
-  kernels::layernorm_backward(ctx, d_s, G + o.ln_emb_gamma, G + o.ln_emb_beta, d_x, ws.emb_sum_.f32(),
-                              P + o.ln_emb_gamma, ws.emb_mean_.f32(), ws.emb_rstd_.f32(), BT, C);
-  kernels::embedding_backward(ctx, G + o.wte, G + o.wpe, G + o.tte, d_s, batch.ids, positions, batch.token_types, BT, C,
-                              c.pad_token_id);
+  profiled(ctx, F::dropout,
+           [&] { kernels::dropout_backward(ctx, d_x, d_x, B, T * C, dropout.hidden, seed_of(0), row0); });
+  profiled(ctx, F::layernorm, [&] {
+    kernels::layernorm_backward(ctx, d_s, G + o.ln_emb_gamma, G + o.ln_emb_beta, d_x, ws.emb_sum_.f32(),
+                                P + o.ln_emb_gamma, ws.emb_mean_.f32(), ws.emb_rstd_.f32(), BT, C);
+  });
+  profiled(ctx, F::embedding, [&] {
+    kernels::embedding_backward(ctx, G + o.wte, G + o.wpe, G + o.tte, d_s, batch.ids, positions, batch.token_types, BT,
+                                C, c.pad_token_id);
+  });
   return hr.loss;
 }
 
@@ -207,33 +225,53 @@ struct ClassifierHead final : HiddenHead {
     const float* P = model.params();
     float* G = grads;
     const int64_t C = model.config().hidden_size, K = model.config().num_labels();
-    kernels::gather_first_tokens(ctx, ws.head_in, x_last, B, T, C);
-    kernels::dropout_forward(ctx, ws.head_in, ws.head_in, B, C, dropout_p, seed0, row0);
-    kernels::matmul_nt(ctx, ws.head_pre, ws.head_in, P + o.head_dense_w, P + o.head_dense_b, B, C, C);
-    kernels::tanh_forward(ctx, ws.head_act, ws.head_pre, B * C);
-    kernels::dropout_forward(ctx, ws.head_drop, ws.head_act, B, C, dropout_p, seed1, row0);
-    kernels::matmul_nt(ctx, ws.logits, ws.head_drop, P + o.head_out_w, P + o.head_out_b, B, K, C);
-    kernels::cross_entropy_forward(ctx, ws.losses, ws.probs_out, ws.logits, labels, B, K);
-    kernels::mean_forward(ctx, ws.loss, ws.losses, B);
-    if (logits_out) kernels::download(ctx, logits_out, ws.logits, size_t(B * K) * sizeof(float));
+    profiled(ctx, F::head, [&] {
+      kernels::gather_first_tokens(ctx, ws.head_in, x_last, B, T, C);
+      kernels::dropout_forward(ctx, ws.head_in, ws.head_in, B, C, dropout_p, seed0, row0);
+    });
+    profiled(ctx, F::gemm_head, [&] {
+      kernels::matmul_nt(ctx, ws.head_pre, ws.head_in, P + o.head_dense_w, P + o.head_dense_b, B, C, C);
+    });
+    profiled(ctx, F::head, [&] {
+      kernels::tanh_forward(ctx, ws.head_act, ws.head_pre, B * C);
+      kernels::dropout_forward(ctx, ws.head_drop, ws.head_act, B, C, dropout_p, seed1, row0);
+    });
+    profiled(ctx, F::gemm_head,
+             [&] { kernels::matmul_nt(ctx, ws.logits, ws.head_drop, P + o.head_out_w, P + o.head_out_b, B, K, C); });
     float loss = 0;
-    kernels::download(ctx, &loss, ws.loss, sizeof(float));
+    profiled(ctx, F::loss, [&] {
+      kernels::cross_entropy_forward(ctx, ws.losses, ws.probs_out, ws.logits, labels, B, K);
+      kernels::mean_forward(ctx, ws.loss, ws.losses, B);
+      if (logits_out) kernels::download(ctx, logits_out, ws.logits, size_t(B * K) * sizeof(float));
+      kernels::download(ctx, &loss, ws.loss, sizeof(float));
+    });
 
+    if (ctx.profiler) ctx.profiler->set_phase(kernels::Phase::backward);
     float* d_logits = ws.d_head;
     float* d_head_drop = d_logits + B * K;  // d_head holds B·K + 3·B·C
     float* d_head_pre = d_head_drop + B * C;
     float* d_head_in = d_head_pre + B * C;
-    kernels::cross_entropy_backward(ctx, d_logits, ws.probs_out, labels, B, K, loss_scale / float(B));
-    kernels::matmul_tn(ctx, G + o.head_out_w, d_logits, ws.head_drop, K, C, B, true);
-    kernels::bias_backward(ctx, G + o.head_out_b, d_logits, B, K);
-    kernels::matmul_nn(ctx, d_head_drop, d_logits, P + o.head_out_w, B, C, K, false);
-    kernels::dropout_backward(ctx, d_head_drop, d_head_drop, B, C, dropout_p, seed1, row0);
-    kernels::tanh_backward(ctx, d_head_pre, d_head_drop, ws.head_act, B * C);
-    kernels::matmul_tn(ctx, G + o.head_dense_w, d_head_pre, ws.head_in, C, C, B, true);
-    kernels::bias_backward(ctx, G + o.head_dense_b, d_head_pre, B, C);
-    kernels::matmul_nn(ctx, d_head_in, d_head_pre, P + o.head_dense_w, B, C, C, false);
-    kernels::dropout_backward(ctx, d_head_in, d_head_in, B, C, dropout_p, seed0, row0);
-    kernels::scatter_first_tokens(ctx, d_x, d_head_in, B, T, C);
+    profiled(ctx, F::loss, [&] {
+      kernels::cross_entropy_backward(ctx, d_logits, ws.probs_out, labels, B, K, loss_scale / float(B));
+    });
+    profiled(ctx, F::gemm_head, [&] {
+      kernels::matmul_tn(ctx, G + o.head_out_w, d_logits, ws.head_drop, K, C, B, true);
+      kernels::bias_backward(ctx, G + o.head_out_b, d_logits, B, K);
+      kernels::matmul_nn(ctx, d_head_drop, d_logits, P + o.head_out_w, B, C, K, false);
+    });
+    profiled(ctx, F::head, [&] {
+      kernels::dropout_backward(ctx, d_head_drop, d_head_drop, B, C, dropout_p, seed1, row0);
+      kernels::tanh_backward(ctx, d_head_pre, d_head_drop, ws.head_act, B * C);
+    });
+    profiled(ctx, F::gemm_head, [&] {
+      kernels::matmul_tn(ctx, G + o.head_dense_w, d_head_pre, ws.head_in, C, C, B, true);
+      kernels::bias_backward(ctx, G + o.head_dense_b, d_head_pre, B, C);
+      kernels::matmul_nn(ctx, d_head_in, d_head_pre, P + o.head_dense_w, B, C, C, false);
+    });
+    profiled(ctx, F::head, [&] {
+      kernels::dropout_backward(ctx, d_head_in, d_head_in, B, C, dropout_p, seed0, row0);
+      kernels::scatter_first_tokens(ctx, d_x, d_head_in, B, T, C);
+    });
     return {loss, true};
   }
 };

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/check.h"
+#include "kernels/profile.h"
 #include "train/data_order.h"
 
 namespace rc::train {
@@ -44,7 +45,9 @@ StepResult TrainEngine::step(std::span<const model::Batch> micro, std::span<cons
   const int64_t total = layout.total > 0 ? layout.total : int64_t(micro.size());
   RC_ASSERT(micro.size() == labels.size() && total > 0 && int64_t(micro.size()) <= total);
   const int64_t n = model_.num_params();
-  kernels::zero(ctx_, grads_.f32(), n);
+  kernels::Profiler* prof = ctx_.profiler;  // bench --profile: zeroing and the update are the optimizer's share
+  if (prof) prof->set_phase(kernels::Phase::optimizer);
+  kernels::profiled(ctx_, kernels::OpFamily::optimizer, [&] { kernels::zero(ctx_, grads_.f32(), n); });
   const float scale = 1.0f / float(total);
   double loss = 0;
   // One dropout seed per step; each row's masks are keyed by its global sample index in the
@@ -65,6 +68,8 @@ StepResult TrainEngine::step(std::span<const model::Batch> micro, std::span<cons
                                            ws_, nullptr));
   }
   ws_.on_layer_grads = nullptr;
+  if (prof) prof->set_phase(kernels::Phase::optimizer);
+  const kernels::ProfileScope optimizer_scope(prof, kernels::OpFamily::optimizer);
   if (sync_) sync_(grads_.f32(), n, &loss);
   StepResult r;
   r.loss = loss / double(total);

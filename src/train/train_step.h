@@ -79,6 +79,8 @@ class TrainEngine {
   const float* grads() const { return grads_.f32(); }
   float* grads() { return grads_.f32(); }
   const kernels::ExecCtx& ctx() const { return ctx_; }
+  // Per-op-family timing of the following steps (kernels/profile.h), or null: off.
+  void set_profiler(kernels::Profiler* p) { ctx_.profiler = p; }
   model::RobertaModel& model() { return model_; }
   const OptimConfig& optim() const { return optim_; }
 

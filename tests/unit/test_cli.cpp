@@ -231,3 +231,38 @@ TEST_F(Cli, HugeConfigIsBadInput) {
 
 }  // namespace
 }  // namespace rc
+
+namespace rc {
+namespace {
+
+// roberta bench --profile: stdout stays one JSON line per shape (what bench/compare.py reads),
+// now with a "profile" object; the table goes to stderr.
+TEST_F(Cli, BenchProfileJsonParsesAndTheTableGoesToStderr) {
+  const auto r = run("bench infer --model " + test::tiny_dir() +
+                     " --batch-size 2 --seq-len 8,12 --iters 2 --warmup 0 --busy-threshold 1000 --profile");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto lines = json_lines(r.out);  // throws (fails) on anything but JSON lines
+  ASSERT_EQ(lines.size(), 2u) << r.out;
+  for (const auto& j : lines) {
+    EXPECT_TRUE(j.contains("ms_median"));
+    ASSERT_TRUE(j.contains("profile")) << j.dump();
+    const auto& p = j["profile"];
+    EXPECT_GT(p["ops"].size(), 5u);
+    EXPECT_GT(p["wall_ms"].get<double>(), 0.0);
+    EXPECT_GT(p["non_gemm_forward_pct"].get<double>(), 0.0);
+  }
+  EXPECT_NE(r.err.find("| op family |"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gemm_qkv (GEMM)"), std::string::npos) << r.err;
+  // Without --profile: no profile object, no table.
+  const auto plain =
+      run("bench infer --model " + test::tiny_dir() + " --batch-size 1 --seq-len 8 --iters 1 --warmup 0");
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_FALSE(json_lines(plain.out).at(0).contains("profile"));
+  EXPECT_EQ(plain.err.find("| op family |"), std::string::npos);
+  // --profile with --lengths is a usage error (exit 2), one line.
+  const auto bad = run("bench train --model " + test::tiny_dir() + " --lengths /dev/null --profile");
+  EXPECT_EQ(bad.code, 2) << bad.err;
+}
+
+}  // namespace
+}  // namespace rc

@@ -14,13 +14,15 @@ namespace rc::kernels::cpu {
 
 // matmul.h.  Through oneDNN when built with it (onednn_matmul.cpp), else a blocked OpenMP loop.
 // The oneDNN path caches one primitive per (shape, transposes, precision, accumulate, bias);
-// that cache and oneDNN's scratchpad are the only allocations on this path.
+// that cache and oneDNN's scratchpad are the only allocations on this path. A oneDNN failure
+// follows onednn_policy.h: "unimplemented" takes the loop (warned once), anything else throws
+// Errc::device.
 void matmul_nt(float* y, const float* x, const float* w, const float* bias, int64_t M, int64_t N, int64_t K,
-               MatmulPrecision prec) noexcept;
+               MatmulPrecision prec);
 void matmul_nn(float* y, const float* x, const float* w, int64_t M, int64_t N, int64_t K, bool accumulate,
-               MatmulPrecision prec) noexcept;
+               MatmulPrecision prec);
 void matmul_tn(float* y, const float* a, const float* b, int64_t M, int64_t N, int64_t K, bool accumulate,
-               MatmulPrecision prec) noexcept;
+               MatmulPrecision prec);
 void bias_backward(float* db, const float* dy, int64_t M, int64_t N) noexcept;
 
 // layernorm.h
@@ -67,6 +69,14 @@ void cross_entropy_backward(float* dlogits, const float* probs, const int32_t* l
 // Throws rc::Error(device) when oneDNN fails (not noexcept).
 void packed_linear_forward(void* y, ActType y_type, const void* x, ActType x_type, const PackedLinear& w,
                            const float* bias, int64_t M, Epilogue epilogue);
+// Row buckets of the oneDNN path: M rows run as chunks of at most 512 (int8: 256) rows, each
+// with the primitive of its bucket (powers of two up to 64, then multiples of 64), a short
+// chunk padded in scratch. So any batch × length uses at most 14 primitive shapes per weight.
+int64_t linear_row_bucket(int64_t rows) noexcept;
+// Tests: the number of oneDNN primitives `w` has created, and exact-M primitives instead of
+// buckets (to compare the two; process-wide, default on).
+size_t linear_primitive_count(const PackedLinear& w);
+void set_linear_row_buckets(bool on) noexcept;
 
 // rows.h
 void position_ids(int32_t* positions, const int32_t* ids, int64_t B, int64_t T, int32_t pad) noexcept;

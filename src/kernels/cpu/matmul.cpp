@@ -1,5 +1,6 @@
 // CPU dense products.  With oneDNN (RC_WITH_ONEDNN) every product goes to onednn_matmul.cpp;
-// the loops here are the fallback without it (or when oneDNN refuses a case): blocked only by
+// the loops here are the fallback without it (or when oneDNN has no kernel for a case, the
+// "unimplemented" status of onednn_policy.h; any other oneDNN failure throws Errc::device): blocked only by
 // rows, OpenMP over rows, bf16 by rounding each operand as it is read.
 #include <cstdint>
 
@@ -51,7 +52,7 @@ void fallback_rows(float* y, const float* a, int64_t sam, int64_t sak, const flo
 }  // namespace
 
 void matmul_nt(float* y, const float* x, const float* w, const float* bias, int64_t M, int64_t N, int64_t K,
-               MatmulPrecision prec) noexcept {
+               MatmulPrecision prec) {
   if (M == 0 || N == 0) return;
 #if defined(RC_WITH_ONEDNN) && RC_WITH_ONEDNN
   if (K > 0 && onednn::matmul(y, {x, K, 1}, {w, 1, K}, bias, M, N, K, false, prec)) return;
@@ -63,7 +64,7 @@ void matmul_nt(float* y, const float* x, const float* w, const float* bias, int6
 }
 
 void matmul_nn(float* y, const float* x, const float* w, int64_t M, int64_t N, int64_t K, bool accumulate,
-               MatmulPrecision prec) noexcept {
+               MatmulPrecision prec) {
   if (M == 0 || N == 0) return;
 #if defined(RC_WITH_ONEDNN) && RC_WITH_ONEDNN
   if (K > 0 && onednn::matmul(y, {x, K, 1}, {w, N, 1}, nullptr, M, N, K, accumulate, prec)) return;
@@ -75,7 +76,7 @@ void matmul_nn(float* y, const float* x, const float* w, int64_t M, int64_t N, i
 }
 
 void matmul_tn(float* y, const float* a, const float* b, int64_t M, int64_t N, int64_t K, bool accumulate,
-               MatmulPrecision prec) noexcept {
+               MatmulPrecision prec) {
   if (M == 0 || N == 0) return;
 #if defined(RC_WITH_ONEDNN) && RC_WITH_ONEDNN
   if (K > 0 && onednn::matmul(y, {a, 1, M}, {b, N, 1}, nullptr, M, N, K, accumulate, prec)) return;

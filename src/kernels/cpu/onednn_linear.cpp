@@ -1,7 +1,11 @@
 // PackedLinear (kernels/linear.h).  With oneDNN: weights reordered once into the blocked layout
 // the matmul implementation asks for (format_tag::any), one primitive per distinct
-// (M, activation types, bias, epilogue) cached in the object under a mutex, GELU as an
-// eltwise_gelu_erf post-op (exact erf form).
+// (row bucket, activation types, bias, epilogue) cached in the object under a mutex, GELU as
+// an eltwise_gelu_erf post-op (exact erf form). Row buckets (cpu::linear_row_bucket): M runs
+// as chunks of ≤ 512 rows, each on the primitive of the next power of two (≤ 64) or multiple
+// of 64, short chunks padded in scratch: at most 14 shapes serve any batch × length. oneDNN
+// 2.6's runtime M (DNNL_RUNTIME_DIM_VAL) was the alternative: it drops from brgemm to its
+// gemm:jit implementation for bf16, so padding it is.
 //   f32 / bf16: bias through the matmul's own bias input.
 //   s8: s8 × s8 → s32 (VNNI vpdpbusd with oneDNN's s8s8 compensation, AMX-INT8 where present),
 //       then one pass of our own (cpu::dequantize_rows) applies x_scale[m]·w_scale[n], the bias
@@ -20,6 +24,7 @@
 #include <cmath>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -28,6 +33,8 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/neon/neon_kernels.h"
 #include "kernels/cpu/onednn_matmul.h"
+#include "kernels/cpu/onednn_policy.h"
+#include "kernels/profile.h"
 #include "tensor/bf16.h"
 
 #if defined(RC_WITH_ONEDNN) && RC_WITH_ONEDNN
@@ -107,10 +114,13 @@ void fallback_forward(const PackedLinear::Impl& im, void* y, ActType y_type, con
   if (im.type == PackedType::s8) {
     int8_t* xq = grow(xq_buf, M * K);
     float* xs = grow(xs_buf, M);
-    if (x_type == ActType::f32)
-      quantize_rows_s8(xq, xs, static_cast<const float*>(x), M, K);
-    else
-      quantize_rows_s8_bf16(xq, xs, static_cast<const uint16_t*>(x), M, K);
+    {
+      const ProfileScope conv(current_profiler(), OpFamily::convert);
+      if (x_type == ActType::f32)
+        quantize_rows_s8(xq, xs, static_cast<const float*>(x), M, K);
+      else
+        quantize_rows_s8_bf16(xq, xs, static_cast<const uint16_t*>(x), M, K);
+    }
     const int8_t* wq = im.wq.data();
     thread_local std::vector<int32_t> acc_buf;
     int32_t* acc = grow(acc_buf, M * N);
@@ -130,6 +140,7 @@ void fallback_forward(const PackedLinear::Impl& im, void* y, ActType y_type, con
         }
     }
     const bool f = y_type == ActType::f32;
+    const ProfileScope epi(current_profiler(), OpFamily::epilogue);
     cpu::dequantize_rows(f ? static_cast<float*>(y) : nullptr, f ? nullptr : static_cast<uint16_t*>(y), acc, xs,
                          im.w_scales.data(), bias, M, N, epilogue == Epilogue::gelu_erf);
     return;
@@ -143,6 +154,7 @@ void fallback_forward(const PackedLinear::Impl& im, void* y, ActType y_type, con
   } else {
     const float* xf = static_cast<const float*>(x);
     if (x_type == ActType::bf16) {
+      const ProfileScope conv(current_profiler(), OpFamily::convert);
       float* buf = grow(xf_buf, M * K);
       bf16_to_f32_buf(buf, static_cast<const uint16_t*>(x), M * K);
       xf = buf;
@@ -150,8 +162,14 @@ void fallback_forward(const PackedLinear::Impl& im, void* y, ActType y_type, con
     cpu::matmul_nt(yf, xf, im.wf.data(), bias, M, N, K,
                    im.type == PackedType::bf16 ? MatmulPrecision::bf16 : MatmulPrecision::fp32);
   }
-  if (epilogue == Epilogue::gelu_erf) cpu::gelu_erf_forward(yf, yf, M * N);
-  if (y_type == ActType::bf16) cpu::convert_f32_to_bf16(static_cast<uint16_t*>(y), yf, M * N);
+  if (epilogue == Epilogue::gelu_erf) {
+    const ProfileScope gelu(current_profiler(), OpFamily::gelu);
+    cpu::gelu_erf_forward(yf, yf, M * N);
+  }
+  if (y_type == ActType::bf16) {
+    const ProfileScope conv(current_profiler(), OpFamily::convert);
+    cpu::convert_f32_to_bf16(static_cast<uint16_t*>(y), yf, M * N);
+  }
 }
 
 void pack_fallback(PackedLinear::Impl& im, const float* w) {
@@ -247,6 +265,17 @@ dnnl::matmul::primitive_desc make_pd(const PackedLinear::Impl& im, int64_t M, co
   return dnnl::matmul::primitive_desc(d, attr, shared_engine());
 }
 
+const char* type_name(PackedType t) { return t == PackedType::s8 ? "int8" : t == PackedType::bf16 ? "bf16" : "fp32"; }
+
+std::string pack_site(const PackedLinear::Impl& im) {
+  return "PackedLinear::pack N=" + std::to_string(im.N) + " K=" + std::to_string(im.K) + " " + type_name(im.type);
+}
+
+std::string forward_site(const PackedLinear::Impl& im, int64_t M) {
+  return "linear_forward M=" + std::to_string(M) + " N=" + std::to_string(im.N) + " K=" + std::to_string(im.K) + " " +
+         type_name(im.type);
+}
+
 // oneDNN's reference (non-JIT) implementations are orders of magnitude slower than our own
 // fallback loops: accept only JIT ones.
 bool is_jit(const dnnl::matmul::primitive_desc& pd) {
@@ -278,6 +307,9 @@ PackedLinear PackedLinear::pack(const float* w, int64_t N, int64_t K, PackedType
     const dnnl::memory::desc any_md({K, N}, weight_type(type), dnnl::memory::format_tag::any);
     const auto pd = make_pd(im, 128, any_md, false, false, ActType::f32);
     if (!is_jit(pd)) {
+      // Only oneDNN's reference kernel: as good as unimplemented for us (orders of magnitude
+      // slower than the portable loops).
+      cpu::onednn::on_failure(pack_site(im), cpu::onednn::kStatusUnimplemented, "only the reference kernel", true);
       pack_fallback(im, w);
       return out;
     }
@@ -300,8 +332,11 @@ PackedLinear PackedLinear::pack(const float* w, int64_t N, int64_t K, PackedType
     dnnl::reorder(src_mem, im.w_mem).execute(strm, src_mem, im.w_mem);
     strm.wait();
     im.onednn = true;
-  } catch (const dnnl::error&) {
-    pack_fallback(im, w);  // this CPU (or RC_CPU_ISA) has no oneDNN kernel for the type
+  } catch (const dnnl::error& e) {
+    // "unimplemented": this CPU (or RC_CPU_ISA) has no oneDNN kernel for the type; the plain
+    // layout and the portable loops (warned once). Anything else throws Errc::device.
+    cpu::onednn::on_failure(pack_site(im), int(e.status), e.what(), true);
+    pack_fallback(im, w);
   }
   return out;
 }
@@ -328,7 +363,7 @@ const PackedLinear::Impl::Prim& get_prim(PackedLinear::Impl& im, int64_t M, bool
 // (thread, primitive) and re-pointed per call; the C execute takes a stack argument array (no
 // per-call allocation of ours; see onednn_matmul.cpp).
 void run_prim(const PackedLinear::Impl& im, const PackedLinear::Impl::Prim& p, const void* xp, void* dst,
-              const float* bias) {
+              const float* bias, int64_t M) {
   struct Bound {
     dnnl::memory x, y, s, bias;
   };
@@ -358,16 +393,65 @@ void run_prim(const PackedLinear::Impl& im, const PackedLinear::Impl::Prim& p, c
     args[nargs++].memory = bd.bias.get();
   }
   const dnnl_status_t st = dnnl_primitive_execute(p.prim.get(), strm.get(), nargs, args);
-  RC_CHECK(st == dnnl_success, Errc::device, "linear_forward: oneDNN execute failed (status ", int(st),
-           ") for N=", im.N, " K=", im.K);
+  // The weights are in oneDNN's layout: no fallback from here, whatever the status.
+  if (st != dnnl_success) cpu::onednn::on_failure(forward_site(im, M), int(st), "execute", false);
   strm.wait();
 }
 
-// int8 rows per GEMM call: the s32 result of a chunk (≤ 256 × N × 4 bytes, 3 MB at N = 3072)
+// Rows per GEMM call. int8: the s32 result of a chunk (≤ 256 × N × 4 bytes, 3 MB at N = 3072)
 // is dequantised while it is still in cache instead of after a round trip through DRAM.
-constexpr int64_t kInt8Chunk = 256;
+constexpr int64_t kMaxRows = 512, kInt8Chunk = 256;
+
+std::atomic<bool> g_row_buckets{true};
+
+// Runs y = x·Wᵀ (+ bias, GELU) over M rows in chunks of ≤ max_rows, each with its row bucket's
+// primitive (why: a new M used to create a primitive on first use, seconds under load when
+// every batch × length is new). A chunk shorter than its bucket runs on a copy padded with
+// zero rows in per-thread scratch; rows are independent in a GEMM, so the real rows' results
+// are those of an exact-M primitive. x and y are dense rows of xe / ye bytes per element;
+// out(m0) is where the chunk at row m0 goes, done(m0, rows, y_chunk) runs after each chunk.
+template <class Out, class Done>
+void run_rows(PackedLinear::Impl& im, int64_t M, int64_t max_rows, const void* x, size_t xe, size_t ye,
+              const float* bias, bool gelu, ActType y_type, Out out, Done done) {
+  thread_local std::vector<uint8_t> pad_x, pad_y;
+  const int64_t N = im.N, K = im.K;
+  const bool buckets = g_row_buckets.load(std::memory_order_relaxed);
+  for (int64_t m0 = 0; m0 < M; m0 += max_rows) {
+    const int64_t mc = std::min(max_rows, M - m0);
+    const int64_t rows = buckets ? cpu::linear_row_bucket(mc) : mc;
+    const auto* xc = static_cast<const uint8_t*>(x) + size_t(m0 * K) * xe;
+    void* yc = out(m0);
+    const auto& prim = get_prim(im, rows, bias != nullptr, gelu, y_type);
+    if (rows == mc) {
+      run_prim(im, prim, xc, yc, bias, rows);
+    } else {
+      uint8_t* px = grow(pad_x, int64_t(size_t(rows * K) * xe));
+      std::memcpy(px, xc, size_t(mc * K) * xe);
+      std::memset(px + size_t(mc * K) * xe, 0, size_t((rows - mc) * K) * xe);
+      uint8_t* py = grow(pad_y, int64_t(size_t(rows * N) * ye));
+      run_prim(im, prim, px, py, bias, rows);
+      std::memcpy(yc, py, size_t(mc * N) * ye);
+    }
+    done(m0, mc, yc);
+  }
+}
 
 }  // namespace
+
+int64_t cpu::linear_row_bucket(int64_t rows) noexcept {
+  if (rows > 64) return (rows + 63) / 64 * 64;
+  int64_t b = 1;
+  while (b < rows) b *= 2;
+  return b;
+}
+
+size_t cpu::linear_primitive_count(const PackedLinear& w) {
+  if (w.empty()) return 0;
+  std::lock_guard<std::mutex> lock(w.impl()->mutex);
+  return w.impl()->prims.size();
+}
+
+void cpu::set_linear_row_buckets(bool on) noexcept { g_row_buckets.store(on); }
 
 void cpu::packed_linear_forward(void* y, ActType y_type, const void* x, ActType x_type, const PackedLinear& w,
                                 const float* bias, int64_t M, Epilogue epilogue) {
@@ -386,39 +470,54 @@ void cpu::packed_linear_forward(void* y, ActType y_type, const void* x, ActType 
       case PackedType::f32: {
         const void* xp = x;
         if (x_type == ActType::bf16) {
+          const ProfileScope conv(current_profiler(), OpFamily::convert);
           bf16_to_f32_buf(grow(xf, M * K), static_cast<const uint16_t*>(x), M * K);
           xp = xf.data();
         }
-        if (y_type == ActType::f32) return run_prim(im, get_prim(im, M, bias, gelu, y_type), xp, y, bias);
-        run_prim(im, get_prim(im, M, bias, gelu, y_type), xp, grow(yf, M * N), bias);
+        float* yp = y_type == ActType::f32 ? static_cast<float*>(y) : grow(yf, M * N);
+        run_rows(
+            im, M, kMaxRows, xp, sizeof(float), sizeof(float), bias, gelu, ActType::f32,
+            [&](int64_t m0) { return yp + m0 * N; }, [](int64_t, int64_t, void*) {});
+        if (y_type == ActType::f32) return;
+        const ProfileScope conv(current_profiler(), OpFamily::convert);
         return cpu::convert_f32_to_bf16(static_cast<uint16_t*>(y), yf.data(), M * N);
       }
       case PackedType::bf16: {
         const void* xp = x;
         if (x_type == ActType::f32) {
+          const ProfileScope conv(current_profiler(), OpFamily::convert);
           cpu::convert_f32_to_bf16(grow(x16, M * K), static_cast<const float*>(x), M * K);
           xp = x16.data();
         }
-        return run_prim(im, get_prim(im, M, bias, gelu, y_type), xp, y, bias);
+        const size_t ye = y_type == ActType::f32 ? sizeof(float) : sizeof(uint16_t);
+        return run_rows(
+            im, M, kMaxRows, xp, sizeof(uint16_t), ye, bias, gelu, y_type,
+            [&](int64_t m0) { return static_cast<uint8_t*>(y) + size_t(m0 * N) * ye; }, [](int64_t, int64_t, void*) {});
       }
       case PackedType::s8: {
-        if (x_type == ActType::f32)
-          quantize_rows_s8(grow(xq, M * K), grow(xs, M), static_cast<const float*>(x), M, K);
-        else
-          quantize_rows_s8_bf16(grow(xq, M * K), grow(xs, M), static_cast<const uint16_t*>(x), M, K);
-        const bool f = y_type == ActType::f32;
-        for (int64_t m0 = 0; m0 < M; m0 += kInt8Chunk) {
-          const int64_t mc = std::min(kInt8Chunk, M - m0);
-          run_prim(im, get_prim(im, mc, bias, gelu, y_type), xq.data() + m0 * K, grow(acc, mc * N), bias);
-          cpu::dequantize_rows(f ? static_cast<float*>(y) + m0 * N : nullptr,
-                               f ? nullptr : static_cast<uint16_t*>(y) + m0 * N, acc.data(), xs.data() + m0,
-                               im.w_scales.data(), bias, mc, N, gelu);
+        {
+          const ProfileScope conv(current_profiler(), OpFamily::convert);
+          if (x_type == ActType::f32)
+            quantize_rows_s8(grow(xq, M * K), grow(xs, M), static_cast<const float*>(x), M, K);
+          else
+            quantize_rows_s8_bf16(grow(xq, M * K), grow(xs, M), static_cast<const uint16_t*>(x), M, K);
         }
+        const bool f = y_type == ActType::f32;
+        int32_t* acc_p = grow(acc, std::min(kInt8Chunk, M) * N);
+        run_rows(
+            im, M, kInt8Chunk, xq.data(), 1, sizeof(int32_t), bias, gelu, y_type, [&](int64_t) { return acc_p; },
+            [&](int64_t m0, int64_t mc, void*) {
+              const ProfileScope epi(current_profiler(), OpFamily::epilogue);
+              cpu::dequantize_rows(f ? static_cast<float*>(y) + m0 * N : nullptr,
+                                   f ? nullptr : static_cast<uint16_t*>(y) + m0 * N, acc_p, xs.data() + m0,
+                                   im.w_scales.data(), bias, mc, N, gelu);
+            });
         return;
       }
     }
   } catch (const dnnl::error& e) {
-    RC_THROW(Errc::device, "linear_forward: oneDNN failed for M=", M, " N=", N, " K=", K, ": ", e.what());
+    // A new M's primitive refused after the weights were packed for oneDNN: no fallback left.
+    cpu::onednn::on_failure(forward_site(im, M), int(e.status), e.what(), false);
   }
 }
 

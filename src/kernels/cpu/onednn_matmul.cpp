@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -24,8 +25,12 @@
 
 #include "device/cpu_isa.h"
 #include "kernels/cpu/bf16_convert.h"
+#include "kernels/cpu/onednn_policy.h"
+#include "kernels/profile.h"
 
 namespace rc::kernels::cpu::onednn {
+
+static_assert(kStatusUnimplemented == int(dnnl_unimplemented), "onednn_policy.h's status code");
 
 namespace {
 
@@ -47,6 +52,7 @@ struct KeyHash {
 struct Entry {
   dnnl::matmul prim;
   dnnl::memory::desc a_md, b_md, c_md, bias_md, scratch_md;
+  bool refused = false;  // oneDNN said "unimplemented" for this key: the loops run it
 };
 
 // Bounded so that a long run with ever-changing M (dynamic padding) cannot grow it forever.
@@ -107,7 +113,14 @@ const Entry* lookup(const Key& k) {
   // Entries are never erased and unordered_map never moves its nodes, so the pointer stays
   // valid without the lock.  Past the bound, new shapes run uncached instead of evicting.
   if (c.size() >= kMaxEntries) return nullptr;
-  return &c.emplace(k, make_entry(k)).first->second;
+  try {
+    return &c.emplace(k, make_entry(k)).first->second;
+  } catch (const dnnl::error& err) {
+    // Remember a refusal, so the next call with this key goes straight to the loops instead
+    // of asking oneDNN (and throwing) again; the caller applies the policy to this first one.
+    if (err.status == dnnl_unimplemented) c.emplace(k, Entry{{}, {}, {}, {}, {}, {}, true});
+    throw;
+  }
 }
 
 // Rounds a dense operand (all our cases: one stride is 1, the other spans a full row or column)
@@ -168,8 +181,16 @@ bool int8_gemm_ok() noexcept {
   return !forced || !*forced || cpu_isa() >= CpuIsa::avx512_bf16;
 }
 
+namespace {
+std::string where(int64_t M, int64_t N, int64_t K, Strided a, Strided b, MatmulPrecision prec) {
+  const char* kind = a.stride_col == 1 ? (b.stride_row == 1 ? "matmul_nt" : "matmul_nn") : "matmul_tn";
+  return std::string(kind) + " M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K) +
+         (prec == MatmulPrecision::bf16 ? " bf16" : " fp32");
+}
+}  // namespace
+
 bool matmul(float* y, Strided a, Strided b, const float* bias, int64_t M, int64_t N, int64_t K, bool accumulate,
-            MatmulPrecision prec) noexcept {
+            MatmulPrecision prec) {
   try {
     const bool bf16 = prec == MatmulPrecision::bf16;
     const bool fpmath = bf16 && use_fpmath();
@@ -187,6 +208,7 @@ bool matmul(float* y, Strided a, Strided b, const float* bias, int64_t M, int64_
                   b.stride_col,
                   (bf16 ? 1 : 0) | (accumulate ? 2 : 0) | (bias ? 4 : 0) | (fpmath ? 8 : 0)};
     const Entry* e = lookup(key);
+    if (e && e->refused) return false;
     Entry uncached;
     if (!e) {
       uncached = make_entry(key);
@@ -201,6 +223,7 @@ bool matmul(float* y, Strided a, Strided b, const float* bias, int64_t M, int64_
     void* b_ptr = const_cast<float*>(b.data);
     if (bf16 && !fpmath) {
       // The operands are dense (M·K and K·N elements in some order), so the conversion is flat.
+      const ProfileScope conv(current_profiler(), OpFamily::convert);
       a_ptr = to_bf16(a16, a.data, M * K);
       b_ptr = to_bf16(b16, b.data, K * N);
     }
@@ -240,10 +263,15 @@ bool matmul(float* y, Strided a, Strided b, const float* bias, int64_t M, int64_
       bd->bias.set_data_handle(const_cast<float*>(bias));
       args[nargs++].memory = bd->bias.get();
     }
-    if (dnnl_primitive_execute(e->prim.get(), strm.get(), nargs, args) != dnnl_success) return false;
+    const dnnl_status_t st = dnnl_primitive_execute(e->prim.get(), strm.get(), nargs, args);
+    if (st != dnnl_success) {
+      on_failure(where(M, N, K, a, b, prec), int(st), "execute", true);
+      return false;
+    }
     strm.wait();
     return true;
-  } catch (const std::exception&) {
+  } catch (const dnnl::error& err) {
+    on_failure(where(M, N, K, a, b, prec), int(err.status), err.what(), true);
     return false;
   }
 }

@@ -14,10 +14,10 @@ struct Strided {
   int64_t stride_row, stride_col;  // element (r, c) is data[r·stride_row + c·stride_col]
 };
 
-// Returns false when oneDNN could not make a primitive for this case (the caller falls back
-// to its own loop); never throws.
+// Returns false when oneDNN has no kernel for this case ("unimplemented": the caller falls back
+// to its own loop; warned once, onednn_policy.h); throws Errc::device on any other failure.
 bool matmul(float* y, Strided a, Strided b, const float* bias, int64_t M, int64_t N, int64_t K, bool accumulate,
-            MatmulPrecision prec) noexcept;
+            MatmulPrecision prec);
 
 // Caps oneDNN's JIT at the ISA rc::cpu_isa() chose (RC_CPU_ISA=generic → SSE4.1, avx2 → AVX2,
 // avx512 → AVX512-core, avx512_bf16 → AVX512-core-BF16, amx → everything), so that a forced
