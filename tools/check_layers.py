@@ -31,6 +31,9 @@ ALLOWED = {
 }
 PUBLIC = "roberta"
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([A-Za-z0-9_]+)/')
+# "../x.h" would reach another layer's folder past the include roots the build gives each
+# layer (src/CMakeLists.txt), so it is refused outright.
+PARENT = re.compile(r'^\s*#\s*include\s+"\.\./')
 SOURCES = {".h", ".hpp", ".cpp", ".cc", ".cu", ".cuh"}
 
 
@@ -62,6 +65,10 @@ def main(argv):
                        "tools/check_layers.py and docs/architecture.md")
             continue
         for n, line in enumerate(f.read_text(errors="replace").splitlines(), 1):
+            if PARENT.match(line):
+                bad.append(f"{f.relative_to(root)}:{n}: {layer} includes a parent folder ({line.strip()}); "
+                           "spell it \"layer/file.h\"")
+                continue
             m = INCLUDE.match(line)
             if not m:
                 continue

@@ -54,6 +54,11 @@ class CheckLayers(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertIn("roberta includes model", err)
 
+    def test_parent_folder_include_fails(self):
+        rc, err = run_on({**CLEAN, "src/kernels/bad.cpp": '#include "../model/m.h"\n'})
+        self.assertEqual(rc, 1)
+        self.assertIn("src/kernels/bad.cpp:1: kernels includes a parent folder", err)
+
     def test_unknown_layer_fails(self):
         rc, err = run_on({**CLEAN, "src/newthing/x.cpp": '#include "core/check.h"\n'})
         self.assertEqual(rc, 1)
