@@ -79,6 +79,8 @@ TEST(ParseInvocation, MalformedIs400) {
   EXPECT_EQ(status_of([] { parse_invocation("\"open", "text/csv"); }), 400);
   EXPECT_EQ(status_of([] { parse_invocation("a,b\n", "text/csv"); }), 400);
   EXPECT_EQ(status_of([] { parse_invocation("", "text/csv"); }), 400);
+  EXPECT_EQ(status_of([] { parse_invocation("say \"hi\"\n", "text/csv"); }), 400);  // strict: stray quote
+  EXPECT_EQ(status_of([] { parse_invocation("\"a\"b\n", "text/csv"); }), 400);      // text after a quote
   EXPECT_EQ(status_of([] { parse_invocation("x", "image/png"); }), 415);
 }
 
