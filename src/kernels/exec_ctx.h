@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include "device/buffer.h"
 
@@ -21,6 +22,11 @@ struct ExecCtx {
   void* stream = nullptr;  // cudaStream_t on Device::cuda (null: the default stream)
   int device_index = 0;    // CUDA ordinal (cuda:N)
 };
+
+// The context for a --device flag ("cpu", "cuda", "cuda:N", "auto"; device/device_choice.h):
+// on CUDA the device is selected for this thread. fp32 GEMMs; callers choose bf16.
+// Throws Errc::device (exit 4) when CUDA is asked for and there is none.
+ExecCtx exec_ctx_for(const std::string& device);
 
 // Zero-filled memory on the context's device.
 inline Buffer alloc(const ExecCtx& ctx, size_t bytes) { return Buffer::allocate(ctx.device, ctx.device_index, bytes); }
