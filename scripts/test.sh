@@ -27,11 +27,11 @@ else
   echo "test.sh: no CUDA toolkit at $CUDA_HOME (or RC_SKIP_CUDA=1): CUDA backend not compiled"
 fi
 
-# Fuzz smoke: every libFuzzer target for 20 s (ASan + UBSan, clang-16, its own build folder);
+# Fuzz smoke: every libFuzzer target for 10 s (ASan + UBSan, clang-16, its own build folder);
 # any crash, sanitizer report or input slower than 1 s fails the run. Measured cost on 2
 # cores in docs/security.md. RC_SKIP_FUZZ=1 skips it; FUZZ_SECONDS changes the time.
 if [ "${RC_SKIP_FUZZ:-0}" != 1 ] && command -v clang++-16 >/dev/null; then
-  FUZZ_BUILD_DIR="${BUILD_DIR}-fuzz" RC_WERROR=${RC_WERROR:-OFF} scripts/fuzz.sh "${FUZZ_SECONDS:-20}"
+  FUZZ_BUILD_DIR="${BUILD_DIR}-fuzz" RC_WERROR=${RC_WERROR:-OFF} scripts/fuzz.sh "${FUZZ_SECONDS:-10}"
 else
   echo "test.sh: no clang++-16 (or RC_SKIP_FUZZ=1): fuzz smoke not run"
 fi
