@@ -7,20 +7,14 @@
 #include "serve/batcher.h"
 #include "serve/http_error.h"
 #include "serve/request.h"
+#include "serve/serve_test_util.h"
 
 using namespace rc::serve;
 using nlohmann::json;
 
 namespace {
 
-int status_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const HttpError& e) {
-    return e.status();
-  }
-  return 0;
-}
+using rc::test::status_of;
 
 rc::Prediction pred(int id, std::vector<float> scores, std::vector<std::string> labels) {
   rc::Prediction p;
