@@ -7,6 +7,7 @@
 
 #include "kernels/activation.h"
 #include "kernels/optimizer.h"
+#include "roberta/error.h"
 
 namespace rc::kernels {
 namespace {
