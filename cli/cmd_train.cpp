@@ -99,6 +99,9 @@ void add_train_command(CLI::App& app) {
                   "Data parallel: seconds a rank waits for the others (rendezvous, each all-reduce) before every "
                   "rank ends with an error")
       ->capture_default_str();
+  cmd->add_flag("--dist-no-overlap{false}", f->o.dist_overlap,
+                "Data parallel: all-reduce the gradients after the backward instead of layer by layer during it "
+                "(the same result; for measuring the overlap)");
   add_threads_option(*cmd, f->threads);
   add_device_option(*cmd, f->o.device);
   relax_required_flags_for_sagemaker(*cmd);  // `train` with no flags in a SageMaker job

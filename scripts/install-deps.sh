@@ -29,7 +29,8 @@ apt-get update -q
 # protobuf-compiler: tests decode our TensorBoard records with protoc against the Event schema.
 # clang-16 + libfuzzer-16-dev (+ libomp-16-dev, OpenMP for clang): the fuzz build (scripts/fuzz.sh).
 # libgloo-dev: CPU collectives of data-parallel training (src/dist); iproute2: the two-"node"
-# network-namespace test (tests/dist). clang-format: the format check (scripts/check-format.sh).
+# network-namespace test (tests/dist); openmpi-bin: mpirun launches the 2-rank test (only the
+# launcher: the collectives stay gloo). clang-format: the format check (scripts/check-format.sh).
 apt-get install -y -q --no-install-recommends \
   build-essential cmake ninja-build pkg-config git ca-certificates \
   libdnnl-dev ocl-icd-opencl-dev opencl-headers \
@@ -41,7 +42,7 @@ apt-get install -y -q --no-install-recommends \
   python3 python3-torch python3-numpy \
   libopenblas0-pthread \
   clang-16 libfuzzer-16-dev libomp-16-dev \
-  libgloo-dev iproute2 clang-format
+  libgloo-dev iproute2 openmpi-bin clang-format
 if [ ${#extra[@]} -gt 0 ]; then
   apt-get install -y -q --no-install-recommends "${extra[@]}"
 fi

@@ -57,6 +57,9 @@ struct TrainOptions {
   // Data parallel (docs/distributed.md): the launch contract is read from the environment
   // (torchrun, mpirun, Slurm, SageMaker); a dead or hung rank ends every rank after this long.
   double dist_timeout_s = 300;
+  // Data parallel on CPUs: all-reduce each encoder layer's gradients on a communication
+  // thread while the backward continues (false: all of them after the backward).
+  bool dist_overlap = true;
   // Called at the start of every optimizer step with the step about to run (tests use it to
   // kill or signal the process at a chosen step).
   std::function<void(int64_t step)> on_step_begin;

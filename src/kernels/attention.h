@@ -7,7 +7,10 @@
 //   probs: (B, H, T, T) softmax(q·kᵀ/√D + mask), saved for backward BEFORE dropout;
 //        may be null in inference. Rows and cols beyond seq_lens[b] are 0.
 //   out: (B, T, C) = dropout(probs) · v, heads concatenated.
-// Attention dropout uses dropout_uniform(seed, ((b·H + h)·T + i)·T + j).
+// Attention dropout: probs element (b, h, i, j) is kept iff
+//   uniform24(dropout_row_seed(seed, row0 + b), attention_dropout_index(h, i, j)) >= p
+// (core/counter_rng.h): row0 + b is the row's global sample index in the step, and the key
+// does not depend on the padded length T nor on b's place in the batch (dropout.h).
 #pragma once
 
 #include <cstdint>
@@ -18,18 +21,18 @@ namespace rc::kernels {
 
 // OVERWRITES out and probs.
 void attention_forward(const ExecCtx& ctx, float* out, float* probs, const float* qkv, const int32_t* seq_lens,
-                       int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed);
+                       int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed, uint64_t row0 = 0);
 
 // OVERWRITES dqkv (B, T, 3C); rows at padding are 0.
 void attention_backward(const ExecCtx& ctx, float* dqkv, const float* dout, const float* qkv, const float* probs,
                         const int32_t* seq_lens, int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p,
-                        uint64_t seed);
+                        uint64_t seed, uint64_t row0 = 0);
 
 namespace ref {
 void attention_forward(float* out, float* probs, const float* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
-                       int64_t H, int64_t D, float dropout_p, uint64_t seed);
+                       int64_t H, int64_t D, float dropout_p, uint64_t seed, uint64_t row0 = 0);
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, const int32_t* seq_lens,
-                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed);
+                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed, uint64_t row0 = 0);
 }  // namespace ref
 
 }  // namespace rc::kernels

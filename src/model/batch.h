@@ -17,6 +17,10 @@ struct Batch {
   const int32_t* ids = nullptr;          // (B, T)
   const int32_t* seq_lens = nullptr;     // (B)
   const int32_t* token_types = nullptr;  // (B, T) or null → 0
+  // Training only: the global index of row 0 within the step's batch (rows follow on), the
+  // row key of the dropout masks (kernels/dropout.h), so a sample's masks do not depend on
+  // which micro-batch or rank it lands in.
+  uint64_t first_sample = 0;
 };
 
 // Checks ids against the vocabulary, lengths against T and the model limit. Throws

@@ -21,7 +21,7 @@ void encoder_layer_forward(const ExecCtx& ctx, const RobertaConfig& c, const Lay
   const float eps = c.layer_norm_eps;
   kernels::linear_forward(ctx, a.qkv, ActType::f32, a.x_in, ActType::f32, w.qkv, w.qkv_b, BT, Epilogue::none);
   kernels::attention_forward(ctx, a.attn, a.probs, a.qkv, seq_lens, B, T, H, D, drop ? drop->attention : 0.0f,
-                             drop ? drop->attn_seed : 0);
+                             drop ? drop->attn_seed : 0, drop ? drop->first_sample : 0);
   // Rows that continue past the attention.
   int64_t M = BT;
   const float* attn = a.attn;
@@ -35,7 +35,8 @@ void encoder_layer_forward(const ExecCtx& ctx, const RobertaConfig& c, const Lay
     M = B;
   }
   kernels::linear_forward(ctx, a.proj, ActType::f32, attn, ActType::f32, w.attn_out, w.attn_out_b, M, Epilogue::none);
-  if (drop) kernels::dropout_forward(ctx, a.proj, a.proj, M * C, drop->hidden, drop->attn_out_seed);
+  if (drop)
+    kernels::dropout_forward(ctx, a.proj, a.proj, B, T * C, drop->hidden, drop->attn_out_seed, drop->first_sample);
   kernels::add_layernorm_forward(ctx, a.ln1, a.attn_sum, a.ln1_mean, a.ln1_rstd, a.proj, residual, w.ln1_gamma,
                                  w.ln1_beta, M, C, eps);
   if (a.ffn_pre) {
@@ -47,7 +48,8 @@ void encoder_layer_forward(const ExecCtx& ctx, const RobertaConfig& c, const Lay
                             Epilogue::gelu_erf);
   }
   kernels::linear_forward(ctx, a.proj, ActType::f32, a.ffn_act, a.ffn_type, w.ffn_out, w.ffn_out_b, M, Epilogue::none);
-  if (drop) kernels::dropout_forward(ctx, a.proj, a.proj, M * C, drop->hidden, drop->ffn_out_seed);
+  if (drop)
+    kernels::dropout_forward(ctx, a.proj, a.proj, B, T * C, drop->hidden, drop->ffn_out_seed, drop->first_sample);
   kernels::add_layernorm_forward(ctx, a.x_out, a.ffn_sum, a.ln2_mean, a.ln2_rstd, a.proj, a.ln1, w.ln2_gamma,
                                  w.ln2_beta, M, C, eps);
 }
@@ -66,7 +68,7 @@ void encoder_layer_backward(const ExecCtx& ctx, const RobertaConfig& c, const La
   kernels::layernorm_backward(ctx, d_s, g.ln2_gamma, g.ln2_beta, d_x, a.ffn_sum, w.ln2_gamma, a.ln2_mean, a.ln2_rstd,
                               BT, C);
   // d_x ← dropout'(d_s): the FFN branch's gradient (d_s itself continues as the residual's).
-  kernels::dropout_backward(ctx, d_x, d_s, BT * C, drop.hidden, drop.ffn_out_seed);
+  kernels::dropout_backward(ctx, d_x, d_s, B, T * C, drop.hidden, drop.ffn_out_seed, drop.first_sample);
   kernels::matmul_tn(ctx, g.ffn_out_w, d_x, ffn_act, C, I, BT, true);
   kernels::bias_backward(ctx, g.ffn_out_b, d_x, BT, C);
   kernels::matmul_nn(ctx, s.d_ffn, d_x, w.ffn_out.w, BT, I, C, false);
@@ -80,12 +82,12 @@ void encoder_layer_backward(const ExecCtx& ctx, const RobertaConfig& c, const La
   kernels::layernorm_backward(ctx, d_x, g.ln1_gamma, g.ln1_beta, d_s, a.attn_sum, w.ln1_gamma, a.ln1_mean, a.ln1_rstd,
                               BT, C);
   // d_x now holds d(x_in) through the residual; d_s takes the attention branch.
-  kernels::dropout_backward(ctx, d_s, d_x, BT * C, drop.hidden, drop.attn_out_seed);
+  kernels::dropout_backward(ctx, d_s, d_x, B, T * C, drop.hidden, drop.attn_out_seed, drop.first_sample);
   kernels::matmul_tn(ctx, g.attn_out_w, d_s, a.attn, C, C, BT, true);
   kernels::bias_backward(ctx, g.attn_out_b, d_s, BT, C);
   kernels::matmul_nn(ctx, s.d_attn, d_s, w.attn_out.w, BT, C, C, false);
   kernels::attention_backward(ctx, s.d_qkv, s.d_attn, a.qkv, a.probs, seq_lens, B, T, H, D, drop.attention,
-                              drop.attn_seed);
+                              drop.attn_seed, drop.first_sample);
   kernels::matmul_tn(ctx, g.qkv_w, s.d_qkv, a.x_in, 3 * C, C, BT, true);
   kernels::bias_backward(ctx, g.qkv_b, s.d_qkv, BT, 3 * C);
   // d(x_in) = residual part (already in d_x) + d_qkv·W_qkv

@@ -50,6 +50,7 @@ struct LayerActs {
 struct LayerDropout {
   float hidden = 0, attention = 0;
   uint64_t attn_seed = 0, attn_out_seed = 0, ffn_out_seed = 0;
+  uint64_t first_sample = 0;  // the batch's row key base (Batch::first_sample)
 };
 
 // The rows a layer carries past its attention: every token, or token 0 of each sequence

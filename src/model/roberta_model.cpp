@@ -10,6 +10,7 @@
 #include <new>
 
 #include "core/check.h"
+#include "core/counter_rng.h"
 
 namespace rc::model {
 
@@ -184,12 +185,7 @@ namespace {
 
 // Deterministic normal samples from a counter (splitmix64 + Box-Muller): the same seed
 // gives the same weights on every machine and standard library.
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
+using rng::splitmix64;
 
 void fill_normal(float* x, int64_t n, float stddev, uint64_t& state) {
   for (int64_t i = 0; i < n; i += 2) {
@@ -264,10 +260,7 @@ void make_positions(int32_t* positions, const Batch& batch, int32_t pad) {
   }
 }
 
-uint64_t dropout_site_seed(uint64_t seed, uint64_t site) {
-  uint64_t state = seed ^ (site * 0xD1B54A32D192ED03ull);
-  return splitmix64(state);
-}
+uint64_t dropout_site_seed(uint64_t seed, uint64_t site) { return rng::derive(seed, site); }
 
 DeviceBatch::DeviceBatch(const ExecCtx& ctx, int64_t max_B_, int64_t max_T_, bool with_labels)
     : max_B(max_B_), max_T(max_T_) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -147,6 +148,11 @@ class TrainWorkspace {
   struct HeadBuffers {
     float *head_in, *head_pre, *head_act, *head_drop, *logits, *probs_out, *losses, *loss, *d_head;
   };
+  // Called by the backward as soon as encoder layer l's parameter gradients are complete for
+  // this call (l = NL-1 down to 0, on the calling thread; for a CUDA context the kernels may
+  // still be queued). The data-parallel trainer starts reducing them while the backward goes
+  // on. Empty: not called. The model knows nothing of who listens.
+  std::function<void(int64_t layer)> on_layer_grads;
 
  private:
   HeadBuffers head_buffers();

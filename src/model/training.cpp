@@ -113,10 +113,13 @@ float forward_backward_hidden(const ExecCtx& ctx, const RobertaModel& model, con
   const float eps = c.layer_norm_eps;
   const int64_t probs_stride = B * H * T * T;
   // Dropout sites: 0 embeddings, then 3 per layer (attention probs, attention output,
-  // FFN output), then the head's (from 1 + 3·NL). Each gets its own stream from the step seed.
+  // FFN output), then the head's (from 1 + 3·NL). Each gets its own stream from the step seed,
+  // and within it each row the stream of its global sample index (kernels/dropout.h).
+  const uint64_t row0 = host_batch.first_sample;
   auto seed_of = [&](int64_t site) { return dropout_site_seed(seed, uint64_t(site)); };
   auto layer_dropout = [&](int64_t l) {
-    return LayerDropout{dropout.hidden, dropout.attention, seed_of(1 + 3 * l), seed_of(2 + 3 * l), seed_of(3 + 3 * l)};
+    return LayerDropout{dropout.hidden,     dropout.attention,  seed_of(1 + 3 * l),
+                        seed_of(2 + 3 * l), seed_of(3 + 3 * l), row0};
   };
   auto acts = [&](int64_t l) {
     return layer_acts(ws.layer_in_.f32(), ws.qkv_.f32(), ws.probs_.f32(), ws.attn_ctx_.f32(), ws.proj_.f32(),
@@ -133,7 +136,7 @@ float forward_backward_hidden(const ExecCtx& ctx, const RobertaModel& model, con
   float* x0 = ws.layer_in_.f32();
   kernels::layernorm_forward(ctx, x0, ws.emb_mean_.f32(), ws.emb_rstd_.f32(), ws.emb_sum_.f32(), P + o.ln_emb_gamma,
                              P + o.ln_emb_beta, BT, C, eps);
-  kernels::dropout_forward(ctx, x0, x0, BT * C, dropout.hidden, seed_of(0));
+  kernels::dropout_forward(ctx, x0, x0, B, T * C, dropout.hidden, seed_of(0), row0);
 
   for (int64_t l = 0; l < NL; ++l) {
     const LayerDropout d = layer_dropout(l);
@@ -152,11 +155,12 @@ float forward_backward_hidden(const ExecCtx& ctx, const RobertaModel& model, con
   for (int64_t l = NL - 1; l >= 0; --l) {
     encoder_layer_backward(ctx, c, model.layer_weights(size_t(l), true), model.layer_grads(G, size_t(l)), acts(l),
                            batch.seq_lens, B, T, layer_dropout(l), d_x, scratch);
+    if (ws.on_layer_grads) ws.on_layer_grads(l);
   }
 
   // Embeddings: x0 = dropout(LN(emb_sum))
   float* d_s = scratch.d_s;
-  kernels::dropout_backward(ctx, d_x, d_x, BT * C, dropout.hidden, seed_of(0));
+  kernels::dropout_backward(ctx, d_x, d_x, B, T * C, dropout.hidden, seed_of(0), row0);
   kernels::layernorm_backward(ctx, d_s, G + o.ln_emb_gamma, G + o.ln_emb_beta, d_x, ws.emb_sum_.f32(),
                               P + o.ln_emb_gamma, ws.emb_mean_.f32(), ws.emb_rstd_.f32(), BT, C);
   kernels::embedding_backward(ctx, G + o.wte, G + o.wpe, G + o.tte, d_s, batch.ids, positions, batch.token_types, BT, C,
@@ -174,14 +178,14 @@ struct ClassifierHead final : HiddenHead {
   TrainWorkspace::HeadBuffers ws;
   const int32_t* host_labels;
   float dropout_p;
-  uint64_t seed0, seed1;
+  uint64_t seed0, seed1, row0;
   int64_t B, T;
   float loss_scale;
   float* grads;
   float* logits_out;
   ClassifierHead(const ExecCtx& ctx_, const RobertaModel& model_, TrainWorkspace::HeadBuffers ws_,
-                 const int32_t* host_labels_, float dropout_p_, uint64_t seed0_, uint64_t seed1_, int64_t B_,
-                 int64_t T_, float loss_scale_, float* grads_, float* logits_out_)
+                 const int32_t* host_labels_, float dropout_p_, uint64_t seed0_, uint64_t seed1_, uint64_t row0_,
+                 int64_t B_, int64_t T_, float loss_scale_, float* grads_, float* logits_out_)
       : ctx(ctx_),
         model(model_),
         ws(ws_),
@@ -189,6 +193,7 @@ struct ClassifierHead final : HiddenHead {
         dropout_p(dropout_p_),
         seed0(seed0_),
         seed1(seed1_),
+        row0(row0_),
         B(B_),
         T(T_),
         loss_scale(loss_scale_),
@@ -203,10 +208,10 @@ struct ClassifierHead final : HiddenHead {
     float* G = grads;
     const int64_t C = model.config().hidden_size, K = model.config().num_labels();
     kernels::gather_first_tokens(ctx, ws.head_in, x_last, B, T, C);
-    kernels::dropout_forward(ctx, ws.head_in, ws.head_in, B * C, dropout_p, seed0);
+    kernels::dropout_forward(ctx, ws.head_in, ws.head_in, B, C, dropout_p, seed0, row0);
     kernels::matmul_nt(ctx, ws.head_pre, ws.head_in, P + o.head_dense_w, P + o.head_dense_b, B, C, C);
     kernels::tanh_forward(ctx, ws.head_act, ws.head_pre, B * C);
-    kernels::dropout_forward(ctx, ws.head_drop, ws.head_act, B * C, dropout_p, seed1);
+    kernels::dropout_forward(ctx, ws.head_drop, ws.head_act, B, C, dropout_p, seed1, row0);
     kernels::matmul_nt(ctx, ws.logits, ws.head_drop, P + o.head_out_w, P + o.head_out_b, B, K, C);
     kernels::cross_entropy_forward(ctx, ws.losses, ws.probs_out, ws.logits, labels, B, K);
     kernels::mean_forward(ctx, ws.loss, ws.losses, B);
@@ -222,12 +227,12 @@ struct ClassifierHead final : HiddenHead {
     kernels::matmul_tn(ctx, G + o.head_out_w, d_logits, ws.head_drop, K, C, B, true);
     kernels::bias_backward(ctx, G + o.head_out_b, d_logits, B, K);
     kernels::matmul_nn(ctx, d_head_drop, d_logits, P + o.head_out_w, B, C, K, false);
-    kernels::dropout_backward(ctx, d_head_drop, d_head_drop, B * C, dropout_p, seed1);
+    kernels::dropout_backward(ctx, d_head_drop, d_head_drop, B, C, dropout_p, seed1, row0);
     kernels::tanh_backward(ctx, d_head_pre, d_head_drop, ws.head_act, B * C);
     kernels::matmul_tn(ctx, G + o.head_dense_w, d_head_pre, ws.head_in, C, C, B, true);
     kernels::bias_backward(ctx, G + o.head_dense_b, d_head_pre, B, C);
     kernels::matmul_nn(ctx, d_head_in, d_head_pre, P + o.head_dense_w, B, C, C, false);
-    kernels::dropout_backward(ctx, d_head_in, d_head_in, B * C, dropout_p, seed0);
+    kernels::dropout_backward(ctx, d_head_in, d_head_in, B, C, dropout_p, seed0, row0);
     kernels::scatter_first_tokens(ctx, d_x, d_head_in, B, T, C);
     return {loss, true};
   }
@@ -253,7 +258,7 @@ float forward_backward(const ExecCtx& ctx, const RobertaModel& model, const Batc
   const int64_t head_site = 1 + 3 * c.num_hidden_layers;
   ClassifierHead head(ctx, model, ws.head_buffers(), host_labels, dropout.classifier,
                       dropout_site_seed(seed, uint64_t(head_site)), dropout_site_seed(seed, uint64_t(head_site + 1)),
-                      host_batch.B, host_batch.T, loss_scale, grads, logits_out);
+                      host_batch.first_sample, host_batch.B, host_batch.T, loss_scale, grads, logits_out);
   return forward_backward_hidden(ctx, model, host_batch, dropout, seed, grads, ws, head);
 }
 

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "core/check.h"
+#include "core/counter_rng.h"
 
 namespace rc::train {
 
@@ -39,28 +40,12 @@ TokenizedSplit tokenize_split(const Tokenizer& tok, std::span<const std::string>
 }
 
 uint64_t mix_seed(uint64_t a, uint64_t b, uint64_t c) {
-  auto mix = [](uint64_t z) {
-    z += 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  };
+  auto mix = [](uint64_t z) { return rng::finalize(z + rng::kGolden); };
   return mix(mix(mix(a) ^ b) ^ c);
 }
 
 namespace {
-// splitmix64 stream.
-struct Rng {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [0, n) (Lemire's multiply; the bias for n < 2^32 is below 2^-32).
-  uint64_t below(uint64_t n) { return uint64_t((unsigned __int128)next() * n >> 64); }
-};
+using Rng = rng::SplitMix64;
 template <class It>
 void fisher_yates(It first, It last, Rng& rng) {
   const int64_t n = last - first;

@@ -17,6 +17,98 @@ constexpr int64_t kBucket = int64_t(4) << 20;
 DataParallel::DataParallel(std::unique_ptr<dist::Collective> c, const kernels::ExecCtx& ctx)
     : c_(std::move(c)), ctx_(ctx) {}
 
+DataParallel::~DataParallel() {
+  if (!comm_thread_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    quit_ = true;
+  }
+  cv_.notify_all();
+  comm_thread_.join();  // a collective in flight ends within the timeout (collective.h)
+}
+
+void DataParallel::enable_overlap(const model::RobertaModel& model, float* grads) {
+  if (!c_ || ctx_.device != Device::cpu || c_->device_buffers() || comm_thread_.joinable()) return;
+  const model::RobertaConfig& cfg = model.config();
+  const int64_t C = cfg.hidden_size, I = cfg.intermediate_size;
+  for (const model::LayerOffsets& L : model.offsets().layers) {
+    std::vector<std::pair<int64_t, int64_t>> r{{L.qkv_w, 3 * C * C}, {L.qkv_b, 3 * C},     {L.attn_out_w, C * C},
+                                               {L.attn_out_b, C},    {L.ln_attn_gamma, C}, {L.ln_attn_beta, C},
+                                               {L.ffn_in_w, I * C},  {L.ffn_in_b, I},      {L.ffn_out_w, C * I},
+                                               {L.ffn_out_b, C},     {L.ln_ffn_gamma, C},  {L.ln_ffn_beta, C}};
+    std::sort(r.begin(), r.end());
+    std::vector<std::pair<int64_t, int64_t>> merged;
+    for (const auto& x : r) {
+      if (!merged.empty() && merged.back().first + merged.back().second == x.first)
+        merged.back().second += x.second;
+      else
+        merged.push_back(x);
+    }
+    layer_ranges_.push_back(std::move(merged));
+  }
+  // The sparse word-embedding rows must lie outside every layer (they are the embeddings').
+  for (const auto& l : layer_ranges_)
+    for (const auto& [off, n] : l)
+      RC_ASSERT(!sparse_ || off + n <= sp_offset_ || off >= sp_offset_ + sp_rows_ * sp_cols_);
+  for (const auto& l : layer_ranges_) layer_union_.insert(layer_union_.end(), l.begin(), l.end());
+  std::sort(layer_union_.begin(), layer_union_.end());
+  grads_ = grads;
+  next_layer_ = int64_t(layer_ranges_.size()) - 1;
+  comm_thread_ = std::thread([this] { comm_loop(); });
+}
+
+std::function<void(int64_t)> DataParallel::layer_ready() {
+  return [this](int64_t l) {
+    if (layer_ranges_.empty()) return;
+    RC_ASSERT(l == next_layer_);  // the backward's order, which every rank shares
+    --next_layer_;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      queue_.push_back(l);
+      ++busy_;
+    }
+    cv_.notify_all();
+  };
+}
+
+void DataParallel::reduce_layer(int64_t l) {
+  for (const auto& [off, n] : layer_ranges_[size_t(l)]) allreduce_range(grads_ + off, n);
+}
+
+void DataParallel::comm_loop() {
+  for (;;) {
+    int64_t l = -1;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return quit_ || !queue_.empty(); });
+      // Quitting (the step threw, or the run ended) drops what is queued: the peers will not
+      // match those collectives, and each would wait out the timeout.
+      if (quit_) return;
+      l = queue_.front();
+      queue_.erase(queue_.begin());
+    }
+    const double t0 = now_s();
+    try {
+      if (!comm_error_) reduce_layer(l);  // after an error: drain without talking
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mu_);
+      comm_error_ = std::current_exception();
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      thread_comm_s_ += now_s() - t0;
+      --busy_;
+    }
+    cv_.notify_all();
+  }
+}
+
+void DataParallel::wait_comm_thread() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return busy_ == 0; });
+  if (comm_error_) std::rethrow_exception(comm_error_);
+}
+
 void DataParallel::check_same(const std::vector<std::pair<std::string, uint64_t>>& named) {
   if (!c_) return;
   // max(h) == h and max(~h) == ~h on every rank iff every rank holds the same h.
@@ -71,13 +163,33 @@ void DataParallel::mark_rows(const int32_t* ids, int64_t n) {
 
 void DataParallel::allreduce_range(float* g, int64_t n) {
   for (int64_t off = 0; off < n; off += kBucket) c_->allreduce_sum(g + off, std::min(kBucket, n - off));
-  comm_floats_ += n;
+  comm_floats_ += n;  // atomic enough: the hook reads it only after the thread is idle
+}
+
+void DataParallel::allreduce_rest(float* g, int64_t begin, int64_t end) {
+  int64_t at = begin;
+  for (const auto& [off, n] : layer_union_) {  // empty without overlap
+    if (off + n <= at) continue;
+    if (off >= end) break;
+    if (off > at) allreduce_range(g + at, off - at);
+    at = off + n;
+  }
+  if (at < end) allreduce_range(g + at, end - at);
 }
 
 GradSync DataParallel::hook() {
   return [this](float* grads, int64_t n, double* loss_sum) {
     if (!c_) return;
     const double t0 = now_s();
+    double waited = 0;
+    if (overlapping()) {
+      // The layers the backward handed over, then those it did not reach (a rank without data
+      // this step): the same collectives in the same order on every rank.
+      const double w0 = now_s();
+      wait_comm_thread();
+      waited = now_s() - w0;
+      for (; next_layer_ >= 0; --next_layer_) reduce_layer(next_layer_);
+    }
     float* g = grads;
     const bool stage = ctx_.device != Device::cpu && !c_->device_buffers();
     if (stage) {
@@ -89,8 +201,8 @@ GradSync DataParallel::hook() {
       // Union of the rows any rank touched, then: the dense rest, and those rows packed.
       c_->allreduce_max(present_.data(), sp_rows_);
       const int64_t end = sp_offset_ + sp_rows_ * sp_cols_;
-      allreduce_range(g, sp_offset_);
-      allreduce_range(g + end, n - end);
+      allreduce_rest(g, 0, sp_offset_);
+      allreduce_rest(g, end, n);
       int64_t k = 0;
       for (int64_t r = 0; r < sp_rows_; ++r) k += present_[size_t(r)];
       packed_.resize(size_t(k * sp_cols_));
@@ -103,7 +215,7 @@ GradSync DataParallel::hook() {
       for (int64_t r = 0; r < sp_rows_; ++r)
         if (present_[size_t(r)]) std::copy_n(packed_.data() + (j++) * sp_cols_, sp_cols_, row0 + r * sp_cols_);
     } else {
-      allreduce_range(g, n);
+      allreduce_rest(g, 0, n);
     }
     if (stage) kernels::upload(ctx_, grads, host_.data(), size_t(n) * sizeof(float));
     std::array<double, 3> s{*loss_sum, double(tokens_), stop_ ? 1.0 : 0.0};
@@ -111,7 +223,10 @@ GradSync DataParallel::hook() {
     *loss_sum = s[0];
     tokens_ = int64_t(s[1]);
     stop_ = s[2] > 0;
-    comm_s_ = now_s() - t0;
+    exposed_s_ = now_s() - t0;
+    std::lock_guard<std::mutex> lock(mu_);
+    comm_s_ = thread_comm_s_ + (exposed_s_ - waited);  // the thread's collectives + the hook's own
+    thread_comm_s_ = 0;
   };
 }
 

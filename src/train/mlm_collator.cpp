@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/check.h"
+#include "core/counter_rng.h"
 
 namespace rc::train {
 
@@ -38,15 +39,8 @@ MlmMasking MlmMasking::for_tokenizer(const Tokenizer& tok, double p) {
 namespace {
 
 // Uniform [0, 1) from a splitmix64 stream: 53 random bits.
-struct Stream {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return double(next() >> 11) * (1.0 / 9007199254740992.0); }
+struct Stream : rng::SplitMix64 {
+  double uniform() { return uniform53(); }
 };
 
 }  // namespace

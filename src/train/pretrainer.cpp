@@ -3,7 +3,7 @@
 //
 // Resume contract, as the trainer's: checkpoint-N/ holds the parameters, AdamW m and v, the
 // step and the position in the epoch; the example order is a function of (seed, epoch), the
-// masks of (seed, step, example), dropout of (seed, step, micro-batch). A killed run resumed
+// masks of (seed, step, example), dropout of (seed, step, global sample). A killed run resumed
 // from its last checkpoint computes bit-identical steps on the same machine and thread count.
 #include "roberta/pretrain.h"
 
@@ -263,7 +263,7 @@ PretrainSummary pretrain(const PretrainOptions& o) {
            {"rng",
             {{"data_order", "epoch_order(seed, epoch)"},
              {"masks", "mix_seed(seed, step, example)"},
-             {"dropout", "mix_seed(seed, step, micro)"}}}};
+             {"dropout", "mix_seed(seed, step), global sample"}}}};
     return json{{"global_step", engine.global_step()},
                 {"epoch", double(engine.global_step()) / double(updates_per_epoch)},
                 {"max_steps", total_steps},

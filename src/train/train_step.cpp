@@ -47,18 +47,24 @@ StepResult TrainEngine::step(std::span<const model::Batch> micro, std::span<cons
   kernels::zero(ctx_, grads_.f32(), n);
   const float scale = 1.0f / float(total);
   double loss = 0;
+  // One dropout seed per step; each row's masks are keyed by its global sample index in the
+  // step (global micro-batch · per-process batch size + row; kernels/dropout.h).
+  const uint64_t dropout_seed = mix_seed(seed_, uint64_t(step_));
   for (size_t i = 0; i < micro.size(); ++i) {
     const uint64_t global_micro = uint64_t(layout.first + int64_t(i) * layout.stride);
-    const uint64_t dropout_seed = mix_seed(seed_, uint64_t(step_), global_micro);
+    model::Batch mb = micro[i];
+    mb.first_sample = global_micro * uint64_t(ws_.max_B());
+    if (ready_ && i + 1 == micro.size()) ws_.on_layer_grads = ready_;  // grads final after this one
     if (mlm_ws_) {
-      loss += model::mlm_forward_backward(ctx_, model_, micro[i], labels[i], dropout_, dropout_seed, scale,
-                                          grads_.f32(), ws_, *mlm_ws_)
+      loss += model::mlm_forward_backward(ctx_, model_, mb, labels[i], dropout_, dropout_seed, scale, grads_.f32(), ws_,
+                                          *mlm_ws_)
                   .mean();
       continue;
     }
-    loss += double(model::forward_backward(ctx_, model_, micro[i], labels[i], dropout_, dropout_seed, scale,
-                                           grads_.f32(), ws_, nullptr));
+    loss += double(model::forward_backward(ctx_, model_, mb, labels[i], dropout_, dropout_seed, scale, grads_.f32(),
+                                           ws_, nullptr));
   }
+  ws_.on_layer_grads = nullptr;
   if (sync_) sync_(grads_.f32(), n, &loss);
   StepResult r;
   r.loss = loss / double(total);

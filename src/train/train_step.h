@@ -1,6 +1,6 @@
 // One optimizer step, exactly as HF Trainer + torch.optim.AdamW take it:
-//   grads ← 0; for each micro-batch: grads += ∂(loss / n_micro)/∂θ  (dropout seed from
-//   (seed, step, micro)); norm ← ‖grads‖₂ (before clipping, as HF logs it); clip by
+//   grads ← 0; for each micro-batch: grads += ∂(loss / n_micro)/∂θ  (dropout masks from
+//   (seed, step, global sample index)); norm ← ‖grads‖₂ (before clipping, as HF logs it); clip by
 //   max_norm / (norm + 1e-6) when that is < 1 (torch.nn.utils.clip_grad_norm_);
 //   AdamW with lr = schedule(step) in ONE fused pass (the clip factor rides in grad_scale);
 //   step ← step + 1.
@@ -38,9 +38,11 @@ struct StepResult {
 };
 
 // Where this process's micro-batches sit among the step's global micro-batches (data
-// parallel: rank r of N runs global micro-batches r, r+N, r+2N, ...). Dropout seeds come from
-// the global index and every gradient is scaled by 1/total, so N ranks give the same step as
-// one process running all `total` micro-batches. Default: one process, all of them.
+// parallel: rank r of N runs global micro-batches r, r+N, r+2N, ...). Row k of global
+// micro-batch g is global sample g·max_B + k of the step (the engine sets
+// Batch::first_sample), its dropout masks keyed by that, and every gradient is scaled by
+// 1/total, so N ranks × batch b give the same step as one process running all `total`
+// micro-batches, or one batch of N·b rows. Default: one process, all of them.
 struct MicroLayout {
   int64_t first = 0, stride = 1, total = 0;  // total 0: the number of micro-batches passed
 };
@@ -62,6 +64,10 @@ class TrainEngine {
   StepResult step(std::span<const model::Batch> micro, std::span<const int32_t* const> labels,
                   const MicroLayout& layout = {});
   void set_grad_sync(GradSync sync) { sync_ = std::move(sync); }
+  // Called during the LAST local micro-batch's backward as each encoder layer's gradients
+  // become final for the step (layers NL-1 down to 0): the data-parallel hook starts their
+  // all-reduce then, and the GradSync call reduces the rest and waits for all of it.
+  void set_layer_grads_ready(std::function<void(int64_t layer)> ready) { ready_ = std::move(ready); }
 
   int64_t global_step() const { return step_; }
   void set_global_step(int64_t s) { step_ = s; }
@@ -71,6 +77,7 @@ class TrainEngine {
   const float* exp_avg() const { return m_.f32(); }
   const float* exp_avg_sq() const { return v_.f32(); }
   const float* grads() const { return grads_.f32(); }
+  float* grads() { return grads_.f32(); }
   const kernels::ExecCtx& ctx() const { return ctx_; }
   model::RobertaModel& model() { return model_; }
   const OptimConfig& optim() const { return optim_; }
@@ -87,6 +94,7 @@ class TrainEngine {
   model::TrainWorkspace ws_;
   std::unique_ptr<model::MlmWorkspace> mlm_ws_;  // masked-LM models only
   GradSync sync_;
+  std::function<void(int64_t)> ready_;
 };
 
 }  // namespace rc::train

@@ -6,7 +6,7 @@
 // Resume contract: everything a step depends on is either saved in checkpoint-N/ (params,
 // AdamW m and v, global step, position in the epoch, logging accumulators) or a pure function
 // of saved values (the epoch's example order from (seed, epoch); dropout masks from
-// (seed, step, global micro-batch)). So a run killed at any point and resumed from its last
+// (seed, step, global sample index)). So a run killed at any point and resumed from its last
 // checkpoint computes bit-identical steps on the same machine, thread and rank count.
 #include "roberta/trainer.h"
 
@@ -212,6 +212,10 @@ TrainSummary fit(const TrainOptions& o) {
     // in a classifier): those rows alone travel.
     if (const model::ParamEntry* e = model->layout().find("roberta.embeddings.word_embeddings.weight"))
       dp.set_sparse_rows(e->offset, e->shape[0], e->shape[1]);
+    if (o.dist_overlap) {
+      dp.enable_overlap(*model, engine.grads());
+      if (dp.overlapping()) engine.set_layer_grads_ready(dp.layer_ready());
+    }
   }
   int64_t eval_T = 1;
   if (val_data) eval_T = std::max<int64_t>(eval_T, val_data->tok.max_length());
@@ -355,10 +359,12 @@ TrainSummary fit(const TrainOptions& o) {
              {"tokens", step_tokens},
              {"step_time_s", dt},
              {"tokens_per_second", dt > 0 ? step_tokens / dt : 0.0}};
-      if (dp.distributed()) {  // exposed communication: the all-reduces are not overlapped
+      if (dp.distributed()) {  // comm_share: the exposed part (not hidden behind the backward)
         m["world_size"] = world;
         m["comm_time_s"] = dp.last_comm_s();
-        m["comm_share"] = dt > 0 ? dp.last_comm_s() / dt : 0.0;
+        m["comm_exposed_s"] = dp.last_exposed_s();
+        m["comm_share"] = dt > 0 ? dp.last_exposed_s() / dt : 0.0;
+        m["comm_overlap"] = dp.overlapping();
         m["comm_floats"] = dp.last_comm_floats();
       }
       loggers->step(m, line);

@@ -47,8 +47,8 @@ json state_to_json(const TrainState& s, const RunIdentity& id, const StateLayout
   r["tokens_total"] = s.tokens_total;
   r["train_time"] = s.train_time;
   // The RNG state is derived, not stored: epoch order from (seed, epoch), dropout masks
-  // from (seed, step, global micro-batch) — recorded here so the contract is visible.
-  r["rng"] = {{"data_order", "epoch_order(seed, epoch)"}, {"dropout", "mix_seed(seed, step, micro)"}};
+  // from (seed, step, global sample index) — recorded here so the contract is visible.
+  r["rng"] = {{"data_order", "epoch_order(seed, epoch)"}, {"dropout", "mix_seed(seed, step), global sample"}};
   st["rc_resume"] = r;
   return st;
 }

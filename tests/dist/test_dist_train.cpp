@@ -1,8 +1,9 @@
 // `roberta train` as several processes, launched the torchrun way (RANK, WORLD_SIZE,
 // LOCAL_RANK, MASTER_ADDR, MASTER_PORT set by the test), on the tiny fixture model:
-//   - 2 ranks x batch 8 give the model of 1 process x batch 8 x grad-accum 2 (same global
-//     micro-batches and dropout streams), dropout on, 20 steps; with dropout off also the
-//     model of 1 process x batch 16;
+//   - 2 ranks x batch 8 give the model of 1 process x batch 16, dropout on, 20 steps (masks
+//     keyed by global sample index), launched torchrun-style, by mpirun and by torchrun, and
+//     of 1 process x batch 8 x grad-accum 2;
+//   - the all-reduce overlapped with the backward gives the same model as after it;
 //   - two "nodes": the ranks in two network namespaces joined by a veth pair, talking TCP;
 //   - a rank killed mid-run ends the other with a one-line error, exit 1, within
 //     --dist-timeout; the killed run then resumes with 1 rank and reaches the same model;
@@ -127,18 +128,18 @@ class DistTrain : public ::testing::Test {
 };
 
 // Measured (2026-12-01, this machine, tiny model, 152 train rows, 20 AdamW steps at lr 1e-3),
-// max |dw| of checkpoint-20 over every weight against 1 process x batch 8 x accum 2, dropout 0.1:
-//   2 ranks x batch 8 (loopback, torchrun, two namespaces) . 7.7e-5  (fp32 summation order)
-//   1 process, --threads 2 ................................ 0       (kernels are deterministic)
-//   another dropout stream (--dropout 0) / order (--seed 43) 1.5e-2 / 1.4e-2
-//   1 process x batch 16 (other micro-batches, dropout on) . 1.3e-2
-// and without dropout, 2 ranks x 8 vs 1 x 16: 4.9e-5 (1 x 16 vs 1 x 8 x accum 2: 4.3e-5).
-// 5e-4 sits 6.5x above the largest rounding gap and 27x below a wrong stream or order.
+// max |dw| of checkpoint-20 over every weight, dropout 0.1 (masks keyed by global sample):
+//   2 ranks x 8 vs 1 x 16 (loopback, mpirun, two namespaces) ......... 4.5e-5 (fp32 summation order)
+//   2 ranks x 8 (torchrun; SIGTERM + resume) vs 1 x 8 x accum 2 ....... 2.5e-5
+//   killed 2-rank run resumed with 1 rank; 1-process run resumed as 2 .. 3.2e-5; 3.3e-5
+//   overlapped vs after-the-backward all-reduce (2 ranks) ............. 0 (same sums)
+// Before the global-sample keys (masks keyed by the place in the micro-batch) 1 x 16 vs
+// 2 x 8 differed by 1.3e-2, as does another dropout stream or data order (1.5e-2 / 1.4e-2).
+// 5e-4 sits 11x above the largest rounding gap and 26x below a wrong stream or order.
 constexpr double kTol = 5e-4;
 
-TEST_F(DistTrain, TwoRanksMatchOneProcessWithDropout) {
-  ASSERT_EQ(sh(train(root / "one", 8, "--grad-accum 2 --dropout 0.1") + " > " + (root / "one.log").string() + " 2>&1"),
-            0)
+TEST_F(DistTrain, TwoRanksMatchOneProcessDoubleBatchWithDropout) {
+  ASSERT_EQ(sh(train(root / "one", 16, "--dropout 0.1") + " > " + (root / "one.log").string() + " 2>&1"), 0)
       << slurp(root / "one.log");
   const int port = free_port();
   const auto [e0, e1] = two_ranks(torchrun_env(0, port) + train(root / "two", 8, "--dropout 0.1"),
@@ -150,7 +151,7 @@ TEST_F(DistTrain, TwoRanksMatchOneProcessWithDropout) {
   EXPECT_FALSE(fs::exists(root / "two_rank1/metrics.jsonl"));
   const double d =
       max_weight_diff(root / "one/checkpoint-20/model.safetensors", root / "two/checkpoint-20/model.safetensors");
-  std::printf("max |dw| 2 ranks x 8 vs 1 x 8 x accum 2, dropout 0.1, 20 steps: %.3g\n", d);
+  std::printf("max |dw| 2 ranks x 8 vs 1 x 16, dropout 0.1, 20 steps: %.3g\n", d);
   EXPECT_LT(d, kTol);
   // The logged loss is the global batch's; comm time and share are in every step record.
   std::istringstream a(slurp(root / "one/metrics.jsonl")), b(slurp(root / "two/metrics.jsonl"));
@@ -163,6 +164,9 @@ TEST_F(DistTrain, TwoRanksMatchOneProcessWithDropout) {
     EXPECT_EQ(jb["world_size"], 2);
     EXPECT_GE(jb["comm_share"].get<double>(), 0.0);
     EXPECT_LE(jb["comm_share"].get<double>(), 1.0);
+    EXPECT_EQ(jb["comm_overlap"], true);
+    EXPECT_GT(jb["comm_time_s"].get<double>(), 0.0);
+    EXPECT_GE(jb["comm_exposed_s"].get<double>(), 0.0);
     // Sparse word-embedding rows: far fewer floats than the 50,265 x 32 matrix alone.
     EXPECT_GT(jb["comm_floats"].get<int64_t>(), 0);
     EXPECT_LT(jb["comm_floats"].get<int64_t>(), 50265 * 32 / 4);
@@ -171,18 +175,31 @@ TEST_F(DistTrain, TwoRanksMatchOneProcessWithDropout) {
   EXPECT_EQ(steps, 20);
 }
 
-TEST_F(DistTrain, TwoRanksMatchOneProcessDoubleBatchWithoutDropout) {
-  ASSERT_EQ(sh(train(root / "one", 16, "--dropout 0") + " > " + (root / "one.log").string() + " 2>&1"), 0)
-      << slurp(root / "one.log");
-  const int port = free_port();
-  const auto [e0, e1] = two_ranks(torchrun_env(0, port) + train(root / "two", 8, "--dropout 0"),
-                                  torchrun_env(1, port) + train(root / "two_rank1", 8, "--dropout 0"));
+// Overlapped (layer by layer on the communication thread) and not: the same collectives in
+// the same buckets and order, so the same sums: bitwise the same model (measured 0).
+TEST_F(DistTrain, OverlappedAllReduceGivesTheSameModel) {
+  int port = free_port();
+  auto [e0, e1] = two_ranks(torchrun_env(0, port) + train(root / "late", 8, "--dropout 0.1 --dist-no-overlap"),
+                            torchrun_env(1, port) + train(root / "late1", 8, "--dropout 0.1 --dist-no-overlap"));
+  ASSERT_EQ(e0, 0) << logs();
+  ASSERT_EQ(e1, 0) << logs();
+  port = free_port();
+  std::tie(e0, e1) = two_ranks(torchrun_env(0, port) + train(root / "over", 8, "--dropout 0.1"),
+                               torchrun_env(1, port) + train(root / "over1", 8, "--dropout 0.1"));
   ASSERT_EQ(e0, 0) << logs();
   ASSERT_EQ(e1, 0) << logs();
   const double d =
-      max_weight_diff(root / "one/checkpoint-20/model.safetensors", root / "two/checkpoint-20/model.safetensors");
-  std::printf("max |dw| 2 ranks x 8 vs 1 x 16, no dropout, 20 steps: %.3g\n", d);
-  EXPECT_LT(d, kTol);
+      max_weight_diff(root / "late/checkpoint-20/model.safetensors", root / "over/checkpoint-20/model.safetensors");
+  std::printf("max |dw| overlapped vs after-the-backward all-reduce: %.3g\n", d);
+  EXPECT_EQ(d, 0.0);
+  std::istringstream late(slurp(root / "late/metrics.jsonl"));
+  std::string line;
+  while (std::getline(late, line)) {
+    const json j = json::parse(line);
+    EXPECT_EQ(j["comm_overlap"], false);
+    // Not overlapped: every collective is exposed.
+    EXPECT_NEAR(j["comm_exposed_s"].get<double>(), j["comm_time_s"].get<double>(), 1e-9);
+  }
 }
 
 TEST_F(DistTrain, KilledRankEndsEveryRankThenResumesWithOneRank) {
@@ -311,6 +328,28 @@ TEST_F(DistTrain, ThroughTorchrun) {
   EXPECT_LT(d, kTol);
 }
 
+// Through Open MPI's launcher: mpirun sets OMPI_COMM_WORLD_{RANK,SIZE,LOCAL_RANK}; the gloo
+// rendezvous address comes from MASTER_ADDR/MASTER_PORT passed with -x (docs/distributed.md).
+// Every rank writes --output; rank 0 alone saves. Skipped where mpirun is not installed.
+TEST_F(DistTrain, ThroughMpirun) {
+  if (sh("command -v mpirun > /dev/null 2>&1") != 0)
+    GTEST_SKIP() << "mpirun not installed (apt-get install openmpi-bin)";
+  ASSERT_EQ(sh(train(root / "one", 16, "--dropout 0.1") + " > " + (root / "one.log").string() + " 2>&1"), 0)
+      << slurp(root / "one.log");
+  // As root Open MPI wants both ALLOW_RUN_AS_ROOT variables; --oversubscribe: 2 ranks even
+  // where it counts fewer slots.
+  const std::string cmd =
+      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
+      std::to_string(free_port()) + " mpirun -np 2 --oversubscribe --bind-to none -x MASTER_ADDR -x MASTER_PORT " +
+      train(root / "two", 8, "--dropout 0.1") + " > " + (root / "rank0.log").string() + " 2>&1";
+  ASSERT_EQ(sh(cmd), 0) << slurp(root / "rank0.log");
+  EXPECT_NE(slurp(root / "rank0.log").find("openmpi"), std::string::npos) << slurp(root / "rank0.log");
+  const double d =
+      max_weight_diff(root / "one/checkpoint-20/model.safetensors", root / "two/checkpoint-20/model.safetensors");
+  std::printf("max |dw| mpirun 2 ranks x 8 vs 1 x 16: %.3g\n", d);
+  EXPECT_LT(d, kTol);
+}
+
 // Two "nodes": rank 0 in namespace A (10.77.<pid>.1), rank 1 in B (.2), joined by veth.
 TEST_F(DistTrain, TwoNetworkNamespaces) {
   const std::string tag = std::to_string(::getpid() % 100000);
@@ -330,8 +369,7 @@ TEST_F(DistTrain, TwoNetworkNamespaces) {
     ~Cleanup() { sh("ip netns del " + a + " 2>/dev/null; ip netns del " + b + " 2>/dev/null"); }
   } cleanup{a, b};
   ASSERT_EQ(rc, 0) << "veth setup failed";
-  ASSERT_EQ(sh(train(root / "one", 8, "--grad-accum 2 --dropout 0.1") + " > " + (root / "one.log").string() + " 2>&1"),
-            0)
+  ASSERT_EQ(sh(train(root / "one", 16, "--dropout 0.1") + " > " + (root / "one.log").string() + " 2>&1"), 0)
       << slurp(root / "one.log");
   const int port = 29500 + ::getpid() % 1000;  // a fresh namespace: every port is free
   const auto [e0, e1] = two_ranks("ip netns exec " + a + " env " + torchrun_env(0, port, sub + "1") +
@@ -342,7 +380,7 @@ TEST_F(DistTrain, TwoNetworkNamespaces) {
   ASSERT_EQ(e1, 0) << logs();
   const double d =
       max_weight_diff(root / "one/checkpoint-20/model.safetensors", root / "two/checkpoint-20/model.safetensors");
-  std::printf("max |dw| 2 namespaces vs 1 process: %.3g\n", d);
+  std::printf("max |dw| 2 namespaces x 8 vs 1 x 16, dropout 0.1: %.3g\n", d);
   EXPECT_LT(d, kTol);
 }
 

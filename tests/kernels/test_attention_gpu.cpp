@@ -31,11 +31,11 @@ TEST_P(AttentionGpu, ForwardAndBackwardMatchRef) {
       auto qkv = randn(n_qkv, 1, 0.8f), dout = randn(n_out, 2);
       if (is_bf16) qkv = round_bf16(qkv), dout = round_bf16(dout);
       std::vector<float> out(n_out), probs(n_p), dqkv(n_qkv);
-      const uint64_t seed = 1234;
+      const uint64_t seed = 1234, row0 = 37;  // row0: the batch's first global sample
       rc::kernels::ref::attention_forward(out.data(), probs.data(), qkv.data(), c.lens.data(), c.B, c.T, c.H, c.D, p,
-                                          seed);
+                                          seed, row0);
       rc::kernels::ref::attention_backward(dqkv.data(), dout.data(), qkv.data(), probs.data(), c.lens.data(), c.B, c.T,
-                                           c.H, c.D, p, seed);
+                                           c.H, c.D, p, seed, row0);
       auto dlens = up(c.lens);
       auto dprobs = up(std::vector<float>(n_p, 9.0f));  // garbage: every element must be written
       std::vector<float> got_out, got_dqkv;
@@ -43,9 +43,9 @@ TEST_P(AttentionGpu, ForwardAndBackwardMatchRef) {
         auto dq = up(qkv), dg = up(dout);
         auto dout_dev = up(std::vector<float>(n_out, 9.0f)), ddq = up(std::vector<float>(n_qkv, 9.0f));
         rc::kernels::attention_forward(cuda_ctx(), dout_dev.data(), dprobs.data(), dq.data(), dlens.data(), c.B, c.T,
-                                       c.H, c.D, p, seed);
+                                       c.H, c.D, p, seed, row0);
         rc::kernels::attention_backward(cuda_ctx(), ddq.data(), dg.data(), dq.data(), dprobs.data(), dlens.data(), c.B,
-                                        c.T, c.H, c.D, p, seed);
+                                        c.T, c.H, c.D, p, seed, row0);
         got_out = down(dout_dev);
         got_dqkv = down(ddq);
       } else {
@@ -54,9 +54,9 @@ TEST_P(AttentionGpu, ForwardAndBackwardMatchRef) {
              ddq = up(to_bf16(std::vector<float>(n_qkv, 9.0f)));
         // bf16 storage has no public op: the launcher directly.
         kc::attention_forward(dout_dev.data(), dprobs.data(), dq.data(), dlens.data(), c.B, c.T, c.H, c.D, p, seed,
-                              nullptr);
+                              row0, nullptr);
         kc::attention_backward(ddq.data(), dg.data(), dq.data(), dprobs.data(), dlens.data(), c.B, c.T, c.H, c.D, p,
-                               seed, nullptr);
+                               seed, row0, nullptr);
         got_out = to_f32(down(dout_dev));
         got_dqkv = to_f32(down(ddq));
       }

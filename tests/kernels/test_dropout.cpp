@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -87,6 +88,49 @@ TEST(Dropout, BackwardUsesTheSameMask) {
   auto inplace = dy;
   dropout_backward(ctx, inplace.data(), inplace.data(), n, 0.25f, 99);
   EXPECT_EQ(inplace, dx);
+}
+
+// The data-parallel contract (dropout.h): a sample's mask depends on its global index and its
+// place (t, c) in the sample only, not on its row in the micro-batch nor on the padded length.
+// Sample 41 sits at row 0 of a (1, 16, C) batch and at row 3 of a (4, 32, C) one
+// (first_sample 38): its first 16 positions must get the same mask, on the CPU and the ref.
+TEST(Dropout, RowMaskIndependentOfBatchRowAndPaddedLength) {
+  const ExecCtx ctx{};
+  const int64_t C = 24, sample = 41;
+  const float p = 0.3f;
+  auto row = randn(32 * C, 21);  // the sample's 32 positions (only 16 used in the short batch)
+  std::vector<float> alone(size_t(16 * C)), alone_ref(alone.size());
+  dropout_forward(ctx, alone.data(), row.data(), 1, 16 * C, p, 5, uint64_t(sample));
+  ref::dropout_forward(alone_ref.data(), row.data(), 1, 16 * C, p, 5, uint64_t(sample));
+  auto big = randn(4 * 32 * C, 22);
+  std::copy(row.begin(), row.end(), big.begin() + 3 * 32 * C);
+  std::vector<float> batched(big.size()), batched_ref(big.size());
+  dropout_forward(ctx, batched.data(), big.data(), 4, 32 * C, p, 5, uint64_t(sample - 3));
+  ref::dropout_forward(batched_ref.data(), big.data(), 4, 32 * C, p, 5, uint64_t(sample - 3));
+  EXPECT_EQ(alone, alone_ref);
+  EXPECT_EQ(batched, batched_ref);
+  int64_t dropped = 0;
+  for (int64_t k = 0; k < 16 * C; ++k) {
+    ASSERT_EQ(batched[size_t(3 * 32 * C + k)], alone[size_t(k)]) << "element " << k;
+    dropped += alone[size_t(k)] == 0.0f;
+  }
+  EXPECT_GT(dropped, 16 * C / 5);  // the mask is not trivial (expect 30%)
+  // Another sample index, or the old layout's key (the row's place in its batch), differs.
+  std::vector<float> other(alone.size());
+  dropout_forward(ctx, other.data(), row.data(), 1, 16 * C, p, 5, uint64_t(sample + 1));
+  EXPECT_NE(other, alone);
+  dropout_forward(ctx, other.data(), row.data(), 1, 16 * C, p, 5, 0);
+  EXPECT_NE(other, alone);
+}
+
+// The splitmix64 stream (core/counter_rng.h) against its published first outputs for state 0
+// (Vigna's splitmix64.c): weight init, masks and data order depend on these staying fixed.
+TEST(CounterRng, SplitMix64KnownValues) {
+  uint64_t state = 0;
+  EXPECT_EQ(rng::splitmix64(state), 0xE220A8397B1DCDAFull);
+  EXPECT_EQ(rng::splitmix64(state), 0x6E789E6AA1B965F4ull);
+  EXPECT_EQ(rng::splitmix64(state), 0x06C45D188009454Full);
+  EXPECT_EQ(dropout_uniform(7, 11), rng::uniform24(7, 11));
 }
 
 // Dropout is linear in x: finite differences of L = Σ w·dropout(x) give exactly w·mask/(1-p).

@@ -1,5 +1,5 @@
 // CUDA dropout (kernels/cuda/dropout.cu): the mask must be bit-identical to the CPU's for the
-// same (seed, i) (shared RNG, rng.h), in fp32 and bf16, including p = 0 and p = 1.
+// same (seed, i) (shared RNG, core/counter_rng.h), in fp32 and bf16, including p = 0 and p = 1.
 #include "kernels/dropout.h"
 #include "kernels/gpu_test_util.h"
 
@@ -27,12 +27,26 @@ TEST(DropoutGpu, SameMaskAndValuesAsCpuRef) {
       rc::kernels::ref::dropout_forward(want.data(), xr.data(), n, p, seed);
       auto dx16 = up(to_bf16(x));
       Dev<kc::Bf16> dy16(n);
-      kc::dropout_forward(dy16.data(), dx16.data(), n, p, seed, nullptr);
+      kc::dropout_forward(dy16.data(), dx16.data(), 1, n, p, seed, 0, nullptr);
       const auto got16 = to_f32(down(dy16));
       for (int64_t i = 0; i < n; ++i)
         ASSERT_EQ(got16[i] == 0.0f, want[i] == 0.0f || xr[i] == 0.0f) << "mask differs at " << i;
       expect_close("dropout.bf16.p" + std::to_string(p), got16, round_bf16(want), {0, 0});
     }
+}
+
+// Rows keyed by global sample (dropout.h): a (rows, cols) tensor from sample 17 on, as the
+// CPU's reference draws it.
+TEST(DropoutGpu, RowKeyedMaskMatchesCpuRef) {
+  RC_REQUIRE_GPU();
+  const int64_t rows = 5, cols = 3 * 768 + 1, n = rows * cols;
+  const auto x = randn(n, 3);
+  std::vector<float> want(n);
+  rc::kernels::ref::dropout_forward(want.data(), x.data(), rows, cols, 0.1f, 42, 17);
+  auto dx = up(x);
+  Dev<float> dy(n);
+  rc::kernels::dropout_forward(cuda_ctx(), dy.data(), dx.data(), rows, cols, 0.1f, 42, 17);
+  EXPECT_EQ(down(dy), want);
 }
 
 TEST(DropoutGpu, InPlaceWorks) {

@@ -110,18 +110,18 @@ TEST_P(IsaPath, Attention) {
     auto qkv = randn(BT * 3 * C, 8, 1.5f), dout = randn(BT * C, 9);
     std::vector<float> out(size_t(BT * C), 3.0f), probs(size_t(c.B * c.H * c.T * c.T), 3.0f), rout(out.size()),
         rprobs(probs.size()), dqkv(qkv.size(), 3.0f), rdqkv(qkv.size());
-    ref::attention_forward(rout.data(), rprobs.data(), qkv.data(), c.lens.data(), c.B, c.T, c.H, c.D, c.p, 5);
+    ref::attention_forward(rout.data(), rprobs.data(), qkv.data(), c.lens.data(), c.B, c.T, c.H, c.D, c.p, 5, 1000);
     ref::attention_backward(rdqkv.data(), dout.data(), qkv.data(), rprobs.data(), c.lens.data(), c.B, c.T, c.H, c.D,
-                            c.p, 5);
-    P().attention_forward(out.data(), probs.data(), qkv.data(), c.lens.data(), c.B, c.T, c.H, c.D, c.p, 5);
+                            c.p, 5, 1000);
+    P().attention_forward(out.data(), probs.data(), qkv.data(), c.lens.data(), c.B, c.T, c.H, c.D, c.p, 5, 1000);
     P().attention_backward(dqkv.data(), dout.data(), qkv.data(), probs.data(), c.lens.data(), c.B, c.T, c.H, c.D, c.p,
-                           5);
+                           5, 1000);
 
     RC_EXPECT_CLOSE(out.data(), rout.data(), BT * C, (test::Tol{2e-5, 1e-5}));                     // measured 3.9e-6
     RC_EXPECT_CLOSE(probs.data(), rprobs.data(), int64_t(probs.size()), (test::Tol{5e-6, 1e-5}));  // 6.6e-7
     RC_EXPECT_CLOSE(dqkv.data(), rdqkv.data(), int64_t(qkv.size()), (test::Tol{3e-5, 1e-5}));      // 3.6e-6
     std::vector<float> out2(out.size());
-    P().attention_forward(out2.data(), nullptr, qkv.data(), c.lens.data(), c.B, c.T, c.H, c.D, c.p, 5);
+    P().attention_forward(out2.data(), nullptr, qkv.data(), c.lens.data(), c.B, c.T, c.H, c.D, c.p, 5, 1000);
     EXPECT_EQ(out2, out);
   }
 }

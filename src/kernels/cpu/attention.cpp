@@ -25,12 +25,13 @@ float* scratch_row(int64_t T) noexcept {
 }
 
 // The dropout factor of probs element (b, h, i, j): 0 or 1/(1-p).
-inline float drop_factor(float p, float inv_keep, uint64_t seed, uint64_t base, int64_t j) noexcept {
-  return dropout_uniform(seed, base + uint64_t(j)) >= p ? inv_keep : 0.0f;
+// row_seed: dropout_row_seed(seed, row0 + b) (attention.h).
+inline float drop_factor(float p, float inv_keep, uint64_t row_seed, int64_t h, int64_t i, int64_t j) noexcept {
+  return dropout_uniform(row_seed, rng::attention_dropout_index(h, i, j)) >= p ? inv_keep : 0.0f;
 }
 
 void forward_head(float* out, float* probs, const float* qkv, int64_t b, int64_t h, int64_t L, int64_t T, int64_t H,
-                  int64_t D, float dropout_p, uint64_t seed) noexcept {
+                  int64_t D, float dropout_p, uint64_t row_seed) noexcept {
   const int64_t C = H * D, C3 = 3 * C;
   const float scale = 1.0f / std::sqrt(float(D));
   const float inv_keep = dropout_p > 0.0f ? 1.0f / (1.0f - dropout_p) : 1.0f;
@@ -62,9 +63,8 @@ void forward_head(float* out, float* probs, const float* qkv, int64_t b, int64_t
     if (pr)
       for (int64_t j = L; j < T; ++j) pr[j] = 0.0f;
     for (int64_t d = 0; d < D; ++d) o[d] = 0.0f;
-    const uint64_t base = uint64_t(((b * H + h) * T + i) * T);
     for (int64_t j = 0; j < L; ++j) {
-      const float pj = dropout_p > 0.0f ? row[j] * drop_factor(dropout_p, inv_keep, seed, base, j) : row[j];
+      const float pj = dropout_p > 0.0f ? row[j] * drop_factor(dropout_p, inv_keep, row_seed, h, i, j) : row[j];
       const float* v = vbase + j * C3;
       for (int64_t d = 0; d < D; ++d) o[d] += pj * v[d];
     }
@@ -72,7 +72,7 @@ void forward_head(float* out, float* probs, const float* qkv, int64_t b, int64_t
 }
 
 void backward_head(float* dqkv, const float* dout, const float* qkv, const float* probs, int64_t b, int64_t h,
-                   int64_t L, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed) noexcept {
+                   int64_t L, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t row_seed) noexcept {
   const int64_t C = H * D, C3 = 3 * C;
   const float scale = 1.0f / std::sqrt(float(D));
   const float inv_keep = dropout_p > 0.0f ? 1.0f / (1.0f - dropout_p) : 1.0f;
@@ -86,10 +86,9 @@ void backward_head(float* dqkv, const float* dout, const float* qkv, const float
     const float* pr = probs + ((b * H + h) * T + i) * T;
     const float* go = dout + (b * T + i) * C + h * D;
     const float* q = qkv + (b * T + i) * C3 + h * D;
-    const uint64_t base = uint64_t(((b * H + h) * T + i) * T);
     float dot = 0;
     for (int64_t j = 0; j < L; ++j) {
-      const float f = dropout_p > 0.0f ? drop_factor(dropout_p, inv_keep, seed, base, j) : 1.0f;
+      const float f = dropout_p > 0.0f ? drop_factor(dropout_p, inv_keep, row_seed, h, i, j) : 1.0f;
       const float* v = qkv + (b * T + j) * C3 + 2 * C + h * D;
       float* dv = dqkv + (b * T + j) * C3 + 2 * C + h * D;
       float s = 0;
@@ -117,40 +116,47 @@ void backward_head(float* dqkv, const float* dout, const float* qkv, const float
 namespace generic {
 
 void attention_forward(float* out, float* probs, const float* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
-                       int64_t H, int64_t D, float dropout_p, uint64_t seed) noexcept {
+                       int64_t H, int64_t D, float dropout_p, uint64_t seed, uint64_t row0) noexcept {
 #pragma omp parallel for collapse(2) schedule(dynamic, 1)
   for (int64_t b = 0; b < B; ++b)
-    for (int64_t h = 0; h < H; ++h) forward_head(out, probs, qkv, b, h, seq_lens[b], T, H, D, dropout_p, seed);
+    for (int64_t h = 0; h < H; ++h)
+      forward_head(out, probs, qkv, b, h, seq_lens[b], T, H, D, dropout_p,
+                   rng::dropout_row_seed(seed, row0 + uint64_t(b)));
 }
 
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, const int32_t* seq_lens,
-                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed) noexcept {
+                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed,
+                        uint64_t row0) noexcept {
 #pragma omp parallel for collapse(2) schedule(dynamic, 1)
   for (int64_t b = 0; b < B; ++b)
-    for (int64_t h = 0; h < H; ++h) backward_head(dqkv, dout, qkv, probs, b, h, seq_lens[b], T, H, D, dropout_p, seed);
+    for (int64_t h = 0; h < H; ++h)
+      backward_head(dqkv, dout, qkv, probs, b, h, seq_lens[b], T, H, D, dropout_p,
+                    rng::dropout_row_seed(seed, row0 + uint64_t(b)));
 }
 
 }  // namespace generic
 
 void attention_forward(float* out, float* probs, const float* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
-                       int64_t H, int64_t D, float dropout_p, uint64_t seed) noexcept {
+                       int64_t H, int64_t D, float dropout_p, uint64_t seed, uint64_t row0) noexcept {
 #if defined(__x86_64__)
-  if (avx512::enabled()) return avx512::attention_forward(out, probs, qkv, seq_lens, B, T, H, D, dropout_p, seed);
+  if (avx512::enabled()) return avx512::attention_forward(out, probs, qkv, seq_lens, B, T, H, D, dropout_p, seed, row0);
 #elif defined(__aarch64__)
-  if (neon::enabled()) return neon::attention_forward(out, probs, qkv, seq_lens, B, T, H, D, dropout_p, seed);
+  if (neon::enabled()) return neon::attention_forward(out, probs, qkv, seq_lens, B, T, H, D, dropout_p, seed, row0);
 #endif
-  generic::attention_forward(out, probs, qkv, seq_lens, B, T, H, D, dropout_p, seed);
+  generic::attention_forward(out, probs, qkv, seq_lens, B, T, H, D, dropout_p, seed, row0);
 }
 
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, const int32_t* seq_lens,
-                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed) noexcept {
+                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed,
+                        uint64_t row0) noexcept {
 #if defined(__x86_64__)
   if (avx512::enabled())
-    return avx512::attention_backward(dqkv, dout, qkv, probs, seq_lens, B, T, H, D, dropout_p, seed);
+    return avx512::attention_backward(dqkv, dout, qkv, probs, seq_lens, B, T, H, D, dropout_p, seed, row0);
 #elif defined(__aarch64__)
-  if (neon::enabled()) return neon::attention_backward(dqkv, dout, qkv, probs, seq_lens, B, T, H, D, dropout_p, seed);
+  if (neon::enabled())
+    return neon::attention_backward(dqkv, dout, qkv, probs, seq_lens, B, T, H, D, dropout_p, seed, row0);
 #endif
-  generic::attention_backward(dqkv, dout, qkv, probs, seq_lens, B, T, H, D, dropout_p, seed);
+  generic::attention_backward(dqkv, dout, qkv, probs, seq_lens, B, T, H, D, dropout_p, seed, row0);
 }
 
 }  // namespace rc::kernels::cpu

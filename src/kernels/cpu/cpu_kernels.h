@@ -39,13 +39,15 @@ void tanh_backward(float* dx, const float* dy, const float* y, int64_t n) noexce
 void add(float* y, const float* a, const float* b, int64_t n) noexcept;
 
 // dropout.h (backward is forward applied to dy)
-void dropout_forward(float* y, const float* x, int64_t n, float p, uint64_t seed) noexcept;
+void dropout_forward(float* y, const float* x, int64_t rows, int64_t cols, float p, uint64_t seed,
+                     uint64_t row0) noexcept;
 
 // attention.h
 void attention_forward(float* out, float* probs, const float* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
-                       int64_t H, int64_t D, float dropout_p, uint64_t seed) noexcept;
+                       int64_t H, int64_t D, float dropout_p, uint64_t seed, uint64_t row0) noexcept;
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, const int32_t* seq_lens,
-                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed) noexcept;
+                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed,
+                        uint64_t row0) noexcept;
 
 // embedding.h
 void embedding_forward(float* out, const int32_t* ids, const int32_t* positions, const int32_t* token_types,
@@ -92,9 +94,10 @@ void gelu_erf_backward(float* dx, const float* dy, const float* x, int64_t n) no
 void adamw_step(float* params, const float* grads, float* m, float* v, const AdamWSegment* segments,
                 int64_t num_segments, const AdamWHyper& hyper) noexcept;
 void attention_forward(float* out, float* probs, const float* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
-                       int64_t H, int64_t D, float dropout_p, uint64_t seed) noexcept;
+                       int64_t H, int64_t D, float dropout_p, uint64_t seed, uint64_t row0) noexcept;
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, const int32_t* seq_lens,
-                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed) noexcept;
+                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed,
+                        uint64_t row0) noexcept;
 void quantize_rows_s8(int8_t* q, float* scale, const float* x, int64_t M, int64_t K) noexcept;
 void quantize_rows_s8_bf16(int8_t* q, float* scale, const uint16_t* x, int64_t M, int64_t K) noexcept;
 void dequantize_rows(float* yf, uint16_t* yb, const int32_t* acc, const float* xs, const float* ws, const float* bias,

@@ -24,9 +24,9 @@ struct CpuPath {
   void (*gelu_erf_backward)(float*, const float*, const float*, int64_t) noexcept;
   void (*adamw_step)(float*, const float*, float*, float*, const AdamWSegment*, int64_t, const AdamWHyper&) noexcept;
   void (*attention_forward)(float*, float*, const float*, const int32_t*, int64_t, int64_t, int64_t, int64_t, float,
-                            uint64_t) noexcept;
+                            uint64_t, uint64_t) noexcept;
   void (*attention_backward)(float*, const float*, const float*, const float*, const int32_t*, int64_t, int64_t,
-                             int64_t, int64_t, float, uint64_t) noexcept;
+                             int64_t, int64_t, float, uint64_t, uint64_t) noexcept;
   void (*quantize_rows_s8)(int8_t*, float*, const float*, int64_t, int64_t) noexcept;
   void (*quantize_rows_s8_bf16)(int8_t*, float*, const uint16_t*, int64_t, int64_t) noexcept;
   void (*dequantize_rows)(float*, uint16_t*, const int32_t*, const float*, const float*, const float*, int64_t, int64_t,

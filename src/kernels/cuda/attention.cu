@@ -11,23 +11,27 @@
 //   rows (per query i):  dp_ij = f_ij·(dout_i·v_j), dot_i = Σ_j p_ij dp_ij (saved in the
 //                        workspace), ds_ij = p_ij (dp_ij - dot_i)/√D, dq_i = Σ_j ds_ij k_j
 //   cols (per key j):    dv_j = Σ_i p_ij f_ij dout_i,  dk_j = Σ_i ds_ij q_i
-// with f_ij the dropout factor from the shared RNG (rng.h), index ((b·H+h)·T+i)·T+j.
+// with f_ij the dropout factor from the shared RNG (core/counter_rng.h): the stream of the
+// row's global sample (row0 + b), index attention_dropout_index(h, i, j), as on the CPU.
+#include "core/counter_rng.h"
 #include "kernels/cuda/common.cuh"
-#include "kernels/cuda/rng.h"
 
 namespace rc::kernels::cuda {
 
 namespace {
 
-__device__ __forceinline__ float drop_factor(float p, float inv_keep, uint64_t seed, int64_t idx) {
+// row_seed: rng::dropout_row_seed(seed, row0 + b), once per thread.
+__device__ __forceinline__ float drop_factor(float p, float inv_keep, uint64_t row_seed, int64_t h, int64_t i,
+                                             int64_t j) {
   if (p <= 0.0f) return 1.0f;
-  return dropout_uniform_hd(seed, uint64_t(idx)) >= p ? inv_keep : 0.0f;
+  return rng::uniform24(row_seed, rng::attention_dropout_index(h, i, j)) >= p ? inv_keep : 0.0f;
 }
 
 struct Dims {
   int64_t B, T, H, D;
   float scale, p, inv_keep;
-  uint64_t seed;
+  uint64_t seed, row0;
+  __device__ uint64_t row_seed(int64_t b) const { return rng::dropout_row_seed(seed, row0 + uint64_t(b)); }
 };
 
 // smem per warp: scores[T] + q[D]
@@ -69,11 +73,11 @@ __global__ void attention_forward_kernel(T* out, float* probs, const T* qkv, con
     sum += e;
   }
   const float inv_sum = 1.0f / warp_sum(sum);
-  const int64_t drop_base = ((b * dm.H + h) * Tn + i) * Tn;
+  const uint64_t row_seed = dm.row_seed(b);
   for (int64_t j = lane; j < Tn; j += kWarp) {
     const float pj = j < L ? sc[j] * inv_sum : 0.0f;
     if (pr) pr[j] = pj;  // saved BEFORE dropout
-    if (j < L) sc[j] = pj * drop_factor(dm.p, dm.inv_keep, dm.seed, drop_base + j);
+    if (j < L) sc[j] = pj * drop_factor(dm.p, dm.inv_keep, row_seed, h, i, j);
   }
   __syncwarp();
   for (int64_t d = lane; d < D; d += kWarp) {
@@ -105,12 +109,13 @@ __global__ void attention_backward_rows_kernel(T* dqkv, float* dots, const T* do
   __syncwarp();
   const int64_t row = (b * dm.H + h) * Tn + i;
   const float* pr = probs + row * Tn;
+  const uint64_t row_seed = dm.row_seed(b);
   float dot = 0.0f;
   for (int64_t j = lane; j < L; j += kWarp) {
     const T* v = qkv + (b * Tn + j) * C3 + 2 * C + h * D;
     float s = 0.0f;
     for (int64_t d = 0; d < D; ++d) s += go[d] * ld(v + d);
-    const float dp = s * drop_factor(dm.p, dm.inv_keep, dm.seed, row * Tn + j);
+    const float dp = s * drop_factor(dm.p, dm.inv_keep, row_seed, h, i, j);
     ds[j] = dp;
     dot += pr[j] * dp;
   }
@@ -151,11 +156,12 @@ __global__ void attention_backward_cols_kernel(T* dqkv, const float* dots, const
   for (int64_t d = lane; d < D; d += kWarp) vj[d] = ld(v + d);
   __syncwarp();
   const int64_t head = (b * dm.H + h) * Tn;
+  const uint64_t row_seed = dm.row_seed(b);
   for (int64_t i = lane; i < L; i += kWarp) {
     const T* g = dout + (b * Tn + i) * C + h * D;
     float s = 0.0f;
     for (int64_t d = 0; d < D; ++d) s += ld(g + d) * vj[d];
-    const float f = drop_factor(dm.p, dm.inv_keep, dm.seed, (head + i) * Tn + j);
+    const float f = drop_factor(dm.p, dm.inv_keep, row_seed, h, i, j);
     const float p = probs[(head + i) * Tn + j];
     cv[i] = p * f;
     ck[i] = p * (s * f - dots[head + i]) * dm.scale;
@@ -172,8 +178,8 @@ __global__ void attention_backward_cols_kernel(T* dqkv, const float* dots, const
   }
 }
 
-Dims make_dims(int64_t B, int64_t T, int64_t H, int64_t D, float p, uint64_t seed) {
-  return Dims{B, T, H, D, float(1.0 / std::sqrt(double(D))), p, p < 1.0f ? 1.0f / (1.0f - p) : 0.0f, seed};
+Dims make_dims(int64_t B, int64_t T, int64_t H, int64_t D, float p, uint64_t seed, uint64_t row0) {
+  return Dims{B, T, H, D, float(1.0 / std::sqrt(double(D))), p, p < 1.0f ? 1.0f / (1.0f - p) : 0.0f, seed, row0};
 }
 
 dim3 grid_of(int64_t B, int64_t T, int64_t H) {
@@ -192,19 +198,19 @@ size_t smem_checked(int64_t per_warp_floats, int64_t T) {
 
 template <class T>
 void forward(T* out, float* probs, const T* qkv, const int32_t* seq_lens, int64_t B, int64_t Tn, int64_t H, int64_t D,
-             float p, uint64_t seed, void* stream) {
+             float p, uint64_t seed, uint64_t row0, void* stream) {
   if (B * Tn * H * D == 0) return;
   const size_t smem = smem_checked(Tn + D, Tn);
   attention_forward_kernel<T><<<grid_of(B, Tn, H), kAttnWarps * kWarp, smem, as_stream(stream)>>>(
-      out, probs, qkv, seq_lens, make_dims(B, Tn, H, D, p, seed));
+      out, probs, qkv, seq_lens, make_dims(B, Tn, H, D, p, seed, row0));
   RC_CUDA_CHECK_LAUNCH();
 }
 
 template <class T>
 void backward(T* dqkv, const T* dout, const T* qkv, const float* probs, const int32_t* seq_lens, int64_t B, int64_t Tn,
-              int64_t H, int64_t D, float p, uint64_t seed, void* stream) {
+              int64_t H, int64_t D, float p, uint64_t seed, uint64_t row0, void* stream) {
   if (B * Tn * H * D == 0) return;
-  const Dims dm = make_dims(B, Tn, H, D, p, seed);
+  const Dims dm = make_dims(B, Tn, H, D, p, seed, row0);
   float* dots = static_cast<float*>(workspace(Scratch::partials, size_t(B * H * Tn) * sizeof(float)));
   attention_backward_rows_kernel<T>
       <<<grid_of(B, Tn, H), kAttnWarps * kWarp, smem_checked(Tn + D, Tn), as_stream(stream)>>>(dqkv, dots, dout, qkv,
@@ -219,20 +225,20 @@ void backward(T* dqkv, const T* dout, const T* qkv, const float* probs, const in
 }  // namespace
 
 void attention_forward(float* out, float* probs, const float* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
-                       int64_t H, int64_t D, float p, uint64_t seed, void* s) {
-  forward<float>(out, probs, qkv, seq_lens, B, T, H, D, p, seed, s);
+                       int64_t H, int64_t D, float p, uint64_t seed, uint64_t row0, void* s) {
+  forward<float>(out, probs, qkv, seq_lens, B, T, H, D, p, seed, row0, s);
 }
 void attention_forward(Bf16* out, float* probs, const Bf16* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
-                       int64_t H, int64_t D, float p, uint64_t seed, void* s) {
-  forward<bf16>(as_bf16(out), probs, as_bf16(qkv), seq_lens, B, T, H, D, p, seed, s);
+                       int64_t H, int64_t D, float p, uint64_t seed, uint64_t row0, void* s) {
+  forward<bf16>(as_bf16(out), probs, as_bf16(qkv), seq_lens, B, T, H, D, p, seed, row0, s);
 }
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, const int32_t* seq_lens,
-                        int64_t B, int64_t T, int64_t H, int64_t D, float p, uint64_t seed, void* s) {
-  backward<float>(dqkv, dout, qkv, probs, seq_lens, B, T, H, D, p, seed, s);
+                        int64_t B, int64_t T, int64_t H, int64_t D, float p, uint64_t seed, uint64_t row0, void* s) {
+  backward<float>(dqkv, dout, qkv, probs, seq_lens, B, T, H, D, p, seed, row0, s);
 }
 void attention_backward(Bf16* dqkv, const Bf16* dout, const Bf16* qkv, const float* probs, const int32_t* seq_lens,
-                        int64_t B, int64_t T, int64_t H, int64_t D, float p, uint64_t seed, void* s) {
-  backward<bf16>(as_bf16(dqkv), as_bf16(dout), as_bf16(qkv), probs, seq_lens, B, T, H, D, p, seed, s);
+                        int64_t B, int64_t T, int64_t H, int64_t D, float p, uint64_t seed, uint64_t row0, void* s) {
+  backward<bf16>(as_bf16(dqkv), as_bf16(dout), as_bf16(qkv), probs, seq_lens, B, T, H, D, p, seed, row0, s);
 }
 
 }  // namespace rc::kernels::cuda

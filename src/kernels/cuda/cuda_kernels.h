@@ -89,22 +89,26 @@ void cast(Bf16* y, const float* x, int64_t n, void* stream);
 void cast(float* y, const Bf16* x, int64_t n, void* stream);
 
 // ---- dropout.h (dropout.cu) -------------------------------------------------------------
-// The same mask as the CPU for the same (seed, i): rng.h. Backward = forward applied to dy.
-void dropout_forward(float* y, const float* x, int64_t n, float p, uint64_t seed, void* stream);
-void dropout_forward(Bf16* y, const Bf16* x, int64_t n, float p, uint64_t seed, void* stream);
+// The same mask as the CPU (kernels/dropout.h, core/counter_rng.h). Backward = forward applied to dy.
+void dropout_forward(float* y, const float* x, int64_t rows, int64_t cols, float p, uint64_t seed, uint64_t row0,
+                     void* stream);
+void dropout_forward(Bf16* y, const Bf16* x, int64_t rows, int64_t cols, float p, uint64_t seed, uint64_t row0,
+                     void* stream);
 
 // ---- attention.h (attention.cu) ---------------------------------------------------------
 // Scale + mask + softmax + dropout + ·V over the real lengths only; probs fp32 (B,H,T,T)
 // (may be null in forward). seq_lens is a DEVICE array. T up to ~1400 (shared memory).
 void attention_forward(float* out, float* probs, const float* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
-                       int64_t H, int64_t D, float dropout_p, uint64_t seed, void* stream);
+                       int64_t H, int64_t D, float dropout_p, uint64_t seed, uint64_t row0, void* stream);
 void attention_forward(Bf16* out, float* probs, const Bf16* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
-                       int64_t H, int64_t D, float dropout_p, uint64_t seed, void* stream);
+                       int64_t H, int64_t D, float dropout_p, uint64_t seed, uint64_t row0, void* stream);
 // OVERWRITES dqkv. Uses B·H·T floats of the per-device workspace (workspace.h).
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, const int32_t* seq_lens,
-                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed, void* stream);
+                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed, uint64_t row0,
+                        void* stream);
 void attention_backward(Bf16* dqkv, const Bf16* dout, const Bf16* qkv, const float* probs, const int32_t* seq_lens,
-                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed, void* stream);
+                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed, uint64_t row0,
+                        void* stream);
 
 // ---- embedding.h (embedding.cu) ---------------------------------------------------------
 // ids, positions, token_types are DEVICE arrays; tables fp32.

@@ -9,16 +9,16 @@
 namespace rc::kernels::ref {
 
 namespace {
-// Kept-and-scaled factor of attention-dropout for probs element (b, h, i, j).
-double drop_factor(float p, uint64_t seed, int64_t b, int64_t h, int64_t i, int64_t j, int64_t H, int64_t T) {
+// Kept-and-scaled factor of attention-dropout for probs element (b, h, i, j) (attention.h).
+double drop_factor(float p, uint64_t seed, uint64_t row0, int64_t b, int64_t h, int64_t i, int64_t j) {
   if (p <= 0.0f) return 1.0;
-  const uint64_t idx = uint64_t(((b * H + h) * T + i) * T + j);
-  return dropout_uniform(seed, idx) >= p ? 1.0 / (1.0 - double(p)) : 0.0;
+  const uint64_t row_seed = rng::dropout_row_seed(seed, row0 + uint64_t(b));
+  return dropout_uniform(row_seed, rng::attention_dropout_index(h, i, j)) >= p ? 1.0 / (1.0 - double(p)) : 0.0;
 }
 }  // namespace
 
 void attention_forward(float* out, float* probs, const float* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
-                       int64_t H, int64_t D, float dropout_p, uint64_t seed) {
+                       int64_t H, int64_t D, float dropout_p, uint64_t seed, uint64_t row0) {
   const int64_t C = H * D, C3 = 3 * C;
   const double scale = 1.0 / std::sqrt(double(D));
   double* row = new double[T > 0 ? T : 1];
@@ -52,7 +52,7 @@ void attention_forward(float* out, float* probs, const float* qkv, const int32_t
         for (int64_t d = 0; d < D; ++d) {
           double acc = 0;
           for (int64_t j = 0; j < L; ++j)
-            acc += row[j] * drop_factor(dropout_p, seed, b, h, i, j, H, T) *
+            acc += row[j] * drop_factor(dropout_p, seed, row0, b, h, i, j) *
                    double(qkv[(b * T + j) * C3 + 2 * C + h * D + d]);
           o[d] = float(acc);
         }
@@ -64,7 +64,7 @@ void attention_forward(float* out, float* probs, const float* qkv, const int32_t
 // With P = probs, P' = dropout(P): out = P'·V, so dV = P'ᵀ·dout, dP' = dout·Vᵀ,
 // dP = dP'·mask/(1-p), dS = P ⊙ (dP - rowsum(P ⊙ dP)), dQ = dS·K/√D, dK = dSᵀ·Q/√D.
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, const int32_t* seq_lens,
-                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed) {
+                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed, uint64_t row0) {
   const int64_t C = H * D, C3 = 3 * C;
   const double scale = 1.0 / std::sqrt(double(D));
   for (int64_t i = 0; i < B * T * C3; ++i) dqkv[i] = 0.0f;
@@ -80,7 +80,7 @@ void attention_backward(float* dqkv, const float* dout, const float* qkv, const 
         double dot = 0;
         for (int64_t j = 0; j < L; ++j) {
           const float* v = qkv + (b * T + j) * C3 + 2 * C + h * D;
-          const double f = drop_factor(dropout_p, seed, b, h, i, j, H, T);
+          const double f = drop_factor(dropout_p, seed, row0, b, h, i, j);
           double s = 0;
           for (int64_t d = 0; d < D; ++d) s += double(dout_i[d]) * double(v[d]);
           dp[j] = s * f;

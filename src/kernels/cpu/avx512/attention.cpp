@@ -114,16 +114,18 @@ void zero(float* p, int64_t n) {
   for (int64_t i = 0; i < n; i += 16) _mm512_mask_storeu_ps(p + i, tail_mask(n - i), _mm512_setzero_ps());
 }
 
-// dst[j] = src[j] · (kept(j) ? 1/(1-p) : 0) for the attention-dropout element (row base + j).
-void apply_dropout(float* dst, const float* src, int64_t n, float p, uint64_t seed, uint64_t base) {
+// dst[j] = src[j] · (kept(j) ? 1/(1-p) : 0) for attention-dropout element (h, i, j) of the
+// row whose stream is row_seed (attention.h).
+void apply_dropout(float* dst, const float* src, int64_t n, float p, uint64_t row_seed, int64_t h, int64_t i) {
   const float inv_keep = 1.0f / (1.0f - p);
-  for (int64_t j = 0; j < n; ++j) dst[j] = dropout_uniform(seed, base + uint64_t(j)) >= p ? src[j] * inv_keep : 0.0f;
+  for (int64_t j = 0; j < n; ++j)
+    dst[j] = dropout_uniform(row_seed, rng::attention_dropout_index(h, i, j)) >= p ? src[j] * inv_keep : 0.0f;
 }
 
 constexpr int64_t kQueryBlock = 16;
 
 void forward_head(float* out, float* probs, const float* qkv, int64_t b, int64_t h, int64_t L, int64_t T, int64_t H,
-                  int64_t D, float p, uint64_t seed) {
+                  int64_t D, float p, uint64_t row_seed) {
   const int64_t C = H * D, C3 = 3 * C;
   const float scale = 1.0f / std::sqrt(float(D));
   const float* q = qkv + b * T * C3 + h * D;
@@ -141,7 +143,7 @@ void forward_head(float* out, float* probs, const float* qkv, int64_t b, int64_t
     for (int64_t r = 0; r < mb; ++r) {
       softmax_row(s + r * lds, L);
       if (probs) zero(s + r * lds + L, T - L);
-      if (dbuf) apply_dropout(dbuf + r * L, s + r * lds, L, p, seed, uint64_t(((b * H + h) * T + i0 + r) * T));
+      if (dbuf) apply_dropout(dbuf + r * L, s + r * lds, L, p, row_seed, h, i0 + r);
     }
     const float* pa = dbuf ? dbuf : s;
     const int64_t lda = dbuf ? L : lds;
@@ -154,7 +156,7 @@ void forward_head(float* out, float* probs, const float* qkv, int64_t b, int64_t
 }
 
 void backward_head(float* dqkv, const float* dout, const float* qkv, const float* probs, int64_t b, int64_t h,
-                   int64_t L, int64_t T, int64_t H, int64_t D, float p, uint64_t seed) {
+                   int64_t L, int64_t T, int64_t H, int64_t D, float p, uint64_t row_seed) {
   const int64_t C = H * D, C3 = 3 * C;
   const float scale = 1.0f / std::sqrt(float(D));
   const float* q = qkv + b * T * C3 + h * D;
@@ -184,8 +186,8 @@ void backward_head(float* dqkv, const float* dout, const float* qkv, const float
     const float* pr = P + i * T;
     if (p > 0.0f) {
       const float inv_keep = 1.0f / (1.0f - p);
-      const uint64_t base = uint64_t(((b * H + h) * T + i) * T);
-      for (int64_t j = 0; j < L; ++j) f[j] = dropout_uniform(seed, base + uint64_t(j)) >= p ? inv_keep : 0.0f;
+      for (int64_t j = 0; j < L; ++j)
+        f[j] = dropout_uniform(row_seed, rng::attention_dropout_index(h, i, j)) >= p ? inv_keep : 0.0f;
     }
     __m512 dot = _mm512_setzero_ps();
     for (int64_t j = 0; j < L; j += 16) {
@@ -219,17 +221,22 @@ void backward_head(float* dqkv, const float* dout, const float* qkv, const float
 }  // namespace
 
 void attention_forward(float* out, float* probs, const float* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
-                       int64_t H, int64_t D, float dropout_p, uint64_t seed) noexcept {
+                       int64_t H, int64_t D, float dropout_p, uint64_t seed, uint64_t row0) noexcept {
 #pragma omp parallel for collapse(2) schedule(dynamic, 1)
   for (int64_t b = 0; b < B; ++b)
-    for (int64_t h = 0; h < H; ++h) forward_head(out, probs, qkv, b, h, seq_lens[b], T, H, D, dropout_p, seed);
+    for (int64_t h = 0; h < H; ++h)
+      forward_head(out, probs, qkv, b, h, seq_lens[b], T, H, D, dropout_p,
+                   rng::dropout_row_seed(seed, row0 + uint64_t(b)));
 }
 
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, const int32_t* seq_lens,
-                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed) noexcept {
+                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed,
+                        uint64_t row0) noexcept {
 #pragma omp parallel for collapse(2) schedule(dynamic, 1)
   for (int64_t b = 0; b < B; ++b)
-    for (int64_t h = 0; h < H; ++h) backward_head(dqkv, dout, qkv, probs, b, h, seq_lens[b], T, H, D, dropout_p, seed);
+    for (int64_t h = 0; h < H; ++h)
+      backward_head(dqkv, dout, qkv, probs, b, h, seq_lens[b], T, H, D, dropout_p,
+                    rng::dropout_row_seed(seed, row0 + uint64_t(b)));
 }
 
 }  // namespace rc::kernels::cpu::avx512

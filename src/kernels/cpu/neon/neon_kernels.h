@@ -61,9 +61,10 @@ void dequantize_rows(float* yf, uint16_t* yb, const int32_t* acc, const float* x
                      int64_t M, int64_t N, bool gelu) noexcept;
 
 void attention_forward(float* out, float* probs, const float* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
-                       int64_t H, int64_t D, float dropout_p, uint64_t seed) noexcept;
+                       int64_t H, int64_t D, float dropout_p, uint64_t seed, uint64_t row0) noexcept;
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, const int32_t* seq_lens,
-                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed) noexcept;
+                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed,
+                        uint64_t row0) noexcept;
 
 }  // namespace rc::kernels::cpu::neon
 
