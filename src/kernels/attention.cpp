@@ -37,7 +37,8 @@ void attention_backward(const ExecCtx& ctx, float* dqkv, const float* dout, cons
     case Device::cpu:
       return cpu::attention_backward(dqkv, dout, qkv, probs, seq_lens, B, T, H, D, dropout_p, seed, row0);
     case Device::cuda:
-      RC_CUDA_RETURN(attention_backward, dqkv, dout, qkv, probs, seq_lens, B, T, H, D, dropout_p, seed, row0, ctx.stream);
+      RC_CUDA_RETURN(attention_backward, dqkv, dout, qkv, probs, seq_lens, B, T, H, D, dropout_p, seed, row0,
+                     ctx.stream);
   }
 }
 
