@@ -2,11 +2,12 @@
 // (include/roberta/fill_mask.h). One JSON line per text: a list of candidates for one
 // <mask>, a list of such lists for several, as the pipeline returns.
 #include <cstdio>
-#include <iostream>
 
 #include "commands.h"
 #include "core/check.h"
+#include "io/text_lines.h"
 #include "roberta/fill_mask.h"
+#include "text_input.h"
 
 namespace rc::cli {
 
@@ -33,8 +34,10 @@ void add_fill_mask_command(CLI::App& app) {
     if (!f->texts.empty()) {
       for (const auto& t : f->texts) run(t);
     } else {
-      std::string line;
-      while (std::getline(std::cin, line)) run(line);
+      // Each answer as soon as its line is read (interactive use), lines split and cleaned
+      // as every text input is (io/text_lines.h).
+      io::TextLineStream in(0, "stdin", kMaxStdinBytes);
+      while (auto line = in.next()) run(*line);
     }
   });
 }

@@ -7,30 +7,39 @@ A folder under src/ that is not in the table fails the check, so a new layer is 
 purpose. tests/ and bench/ are not checked: tests may include internals (STYLE.md 7.3).
 
 Usage: tools/check_layers.py [ROOT] [--graph]   (ROOT defaults to the repository)
+       tools/check_layers.py --against-build FILE
 Exit 0 when every edge is allowed, 1 otherwise (each bad include printed as file:line).
+--against-build compares ALLOWED with the layers each CMake layer target sees, as
+tests/layering/CMakeLists.txt writes them ("layer: dep dep ..." per line): the build and
+this table are one rule and must not drift apart.
 """
 import pathlib
 import re
 import sys
 
-# layer -> the layers it may include (besides itself and the public API "roberta").
+# layer -> the layers it may include (besides itself and the public API "roberta"): the
+# layers its CMake target links, directly or through another (src/CMakeLists.txt), which
+# the build enforces too; keep both and docs/architecture.md in step.
 ALLOWED = {
     "core": set(),
     "tensor": {"core"},
-    "device": {"core", "tensor"},
+    "device": {"core"},
     "kernels": {"core", "tensor", "device"},
     "io": {"core", "tensor"},
     "net": {"core"},                           # beside io: the HTTP client, S3, AWS credentials
     "hub": {"core", "tensor", "io", "net"},    # Hugging Face Hub downloads and cache
-    "tokenizer": {"core", "io"},
+    "tokenizer": {"core"},
     "model": {"core", "tensor", "device", "kernels", "io", "tokenizer"},
-    "dist": {"core", "tensor", "device"},       # launch contracts, gloo/NCCL collectives
+    "dist": {"core", "device"},                 # launch contracts, gloo/NCCL collectives
     "train": {"core", "tensor", "device", "kernels", "io", "tokenizer", "model", "dist"},
     "serve": {"core", "tensor", "device", "kernels", "io", "tokenizer", "model"},
     "cli": {"core", "tensor", "device", "kernels", "io", "tokenizer", "model", "train", "serve", "net", "hub", "dist"},
 }
 PUBLIC = "roberta"
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([A-Za-z0-9_]+)/')
+# "../x.h" would reach another layer's folder past the include roots the build gives each
+# layer (src/CMakeLists.txt), so it is refused outright.
+PARENT = re.compile(r'^\s*#\s*include\s+"\.\./')
 SOURCES = {".h", ".hpp", ".cpp", ".cc", ".cu", ".cuh"}
 
 
@@ -51,7 +60,40 @@ def layer_files(root):
             yield PUBLIC, f
 
 
+def against_build(path):
+    bad = []
+    seen = set()
+    for line in pathlib.Path(path).read_text().splitlines():
+        if not line.strip():
+            continue
+        layer, _, deps = line.partition(":")
+        layer = layer.strip()
+        seen.add(layer)
+        sees = set(deps.split())
+        if layer not in ALLOWED:
+            bad.append(f"the build has a layer '{layer}' that tools/check_layers.py does not know")
+            continue
+        if sees != ALLOWED[layer]:
+            more, fewer = sorted(sees - ALLOWED[layer]), sorted(ALLOWED[layer] - sees)
+            bad.append(f"{layer}: the build lets it include {' '.join(sorted(sees)) or 'nothing'}, the table says "
+                       f"{' '.join(sorted(ALLOWED[layer])) or 'nothing'}"
+                       + (f" (build only: {' '.join(more)})" if more else "")
+                       + (f" (table only: {' '.join(fewer)})" if fewer else ""))
+    for layer in sorted(set(ALLOWED) - seen - {"cli"}):
+        bad.append(f"the table has a layer '{layer}' that the build does not")
+    for b in bad:
+        print("check_layers: " + b, file=sys.stderr)
+    if bad:
+        print("check_layers: fix src/CMakeLists.txt (the links) or ALLOWED here, and docs/architecture.md",
+              file=sys.stderr)
+        return 1
+    print(f"check_layers: the table matches the build ({len(seen)} layers)")
+    return 0
+
+
 def main(argv):
+    if "--against-build" in argv:
+        return against_build(argv[argv.index("--against-build") + 1])
     args = [a for a in argv[1:] if not a.startswith("--")]
     root = pathlib.Path(args[0] if args else pathlib.Path(__file__).resolve().parent.parent)
     graph = {}
@@ -62,6 +104,10 @@ def main(argv):
                        "tools/check_layers.py and docs/architecture.md")
             continue
         for n, line in enumerate(f.read_text(errors="replace").splitlines(), 1):
+            if PARENT.match(line):
+                bad.append(f"{f.relative_to(root)}:{n}: {layer} includes a parent folder ({line.strip()}); "
+                           "spell it \"layer/file.h\"")
+                continue
             m = INCLUDE.match(line)
             if not m:
                 continue

@@ -13,23 +13,12 @@
 import { Tokenizer } from '@anush008/tokenizers';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const tokPath = path.join(root, 'assets/tokenizer/roberta-base/tokenizer.json');
+import { rng, root, tokPath } from './golden_util.mjs';
+
 const tweets = fs.readFileSync(path.resolve(root, '../shared/data/tweeteval/irony/test_text.txt'), 'utf8')
   .split('\n').filter((l) => l.length > 0).slice(0, 120);
 
-function rng(seed) {  // mulberry32
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const rand = rng(20261130);
 const pick = (xs) => xs[Math.floor(rand() * xs.length)];
 

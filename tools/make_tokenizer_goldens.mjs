@@ -18,27 +18,15 @@
 import { Tokenizer, byteLevelPreTokenizer } from '@anush008/tokenizers';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const tokPath = path.join(root, 'assets/tokenizer/roberta-base/tokenizer.json');
+import { rng, root, tokPath } from './golden_util.mjs';
+
 const outDir = path.join(root, 'tests/data/tokenizer');
 const tweetDir = path.resolve(root, '../shared/data/tweeteval');
 
 const tok = Tokenizer.fromFile(tokPath);
 const truncTok = Tokenizer.fromFile(tokPath);
 
-// mulberry32: a small seeded PRNG, so the file is the same on every run.
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const rand = rng(20240601);
 const pick = (xs) => xs[Math.floor(rand() * xs.length)];
 

@@ -54,6 +54,11 @@ class CheckLayers(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertIn("roberta includes model", err)
 
+    def test_parent_folder_include_fails(self):
+        rc, err = run_on({**CLEAN, "src/kernels/bad.cpp": '#include "../model/m.h"\n'})
+        self.assertEqual(rc, 1)
+        self.assertIn("src/kernels/bad.cpp:1: kernels includes a parent folder", err)
+
     def test_unknown_layer_fails(self):
         rc, err = run_on({**CLEAN, "src/newthing/x.cpp": '#include "core/check.h"\n'})
         self.assertEqual(rc, 1)
@@ -62,3 +67,38 @@ class CheckLayers(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class AgainstBuild(unittest.TestCase):
+    def run_against(self, text):
+        with tempfile.TemporaryDirectory() as d:
+            f = pathlib.Path(d) / "vis.txt"
+            f.write_text(text)
+            r = subprocess.run([sys.executable, str(CHECK), "--against-build", str(f)], capture_output=True, text=True)
+            return r.returncode, r.stderr
+
+    TABLE = {  # what the build gives each layer today (tests/layering/CMakeLists.txt writes it)
+        "core": "", "tensor": "core", "device": "core", "kernels": "core device tensor", "io": "core tensor",
+        "tokenizer": "core", "net": "core", "hub": "core io net tensor",
+        "model": "core device io kernels tensor tokenizer", "dist": "core device",
+        "train": "core device dist io kernels model tensor tokenizer",
+        "serve": "core device io kernels model tensor tokenizer"}
+
+    def text(self, **override):
+        t = {**self.TABLE, **override}
+        return "".join(f"{k}: {v}\n" for k, v in t.items())
+
+    def test_matching_build_passes(self):
+        rc, err = self.run_against(self.text())
+        self.assertEqual(rc, 0, err)
+
+    def test_build_letting_serve_see_train_fails(self):
+        rc, err = self.run_against(self.text(serve="core device io kernels model tensor tokenizer train"))
+        self.assertEqual(rc, 1)
+        self.assertIn("serve: the build lets it include", err)
+        self.assertIn("build only: train", err)
+
+    def test_unknown_build_layer_fails(self):
+        rc, err = self.run_against(self.text() + "widgets: core\n")
+        self.assertEqual(rc, 1)
+        self.assertIn("'widgets'", err)

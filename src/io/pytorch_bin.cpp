@@ -38,20 +38,12 @@ using ZipFilePtr = std::unique_ptr<zip_file_t, ZipFileCloser>;
 bool mul_ok(uint64_t a, uint64_t b, uint64_t& out) { return !__builtin_mul_overflow(a, b, &out); }
 bool add_ok(uint64_t a, uint64_t b, uint64_t& out) { return !__builtin_add_overflow(a, b, &out); }
 
-class PytorchBinSource final : public TensorSource {
+class PytorchBinSource final : public IndexedTensorSource {
  public:
-  explicit PytorchBinSource(std::filesystem::path path) : path_(std::move(path)) { load(); }
+  explicit PytorchBinSource(std::filesystem::path path) : IndexedTensorSource(std::move(path)) { load(); }
 
-  const std::filesystem::path& path() const override { return path_; }
-  const std::vector<TensorInfo>& tensors() const override { return infos_; }
-  const TensorInfo* find(std::string_view name) const override {
-    auto it = index_.find(std::string(name));
-    return it == index_.end() ? nullptr : &infos_[it->second];
-  }
   std::span<const std::byte> data(std::string_view name) const override {
-    auto it = index_.find(std::string(name));
-    RC_CHECK(it != index_.end(), Errc::not_found, "'", path_.string(), "' has no tensor '", name, "'");
-    const auto& buf = buffers_[it->second];
+    const auto& buf = buffers_[index_of(name)];
     return {buf.data(), buf.size()};
   }
   const std::map<std::string, std::string>& metadata() const override { return metadata_; }
@@ -60,10 +52,7 @@ class PytorchBinSource final : public TensorSource {
   void load();
   std::vector<std::byte> read_member(zip_t* z, const std::string& name, uint64_t expected, uint64_t file_size);
 
-  std::filesystem::path path_;
-  std::vector<TensorInfo> infos_;
-  std::vector<std::vector<std::byte>> buffers_;
-  std::unordered_map<std::string, size_t> index_;
+  std::vector<std::vector<std::byte>> buffers_;  // by index in infos_
   std::map<std::string, std::string> metadata_;
 };
 
@@ -196,11 +185,10 @@ void PytorchBinSource::load() {
              "', which has ", s.numel, " elements");
     ++uses[t.storage];
     TensorInfo info;
-    index_.emplace(t.name, infos_.size());
     info.name = t.name;
     info.dtype = s.dtype;
     info.shape = t.shape;
-    infos_.push_back(std::move(info));
+    add(std::move(info));
   }
 
   // Each storage is read once; a tensor that is exactly its whole, unshared storage takes

@@ -114,20 +114,14 @@ class MappedFile {
   size_t size_ = 0;
 };
 
-class SafetensorsSource final : public TensorSource {
+class SafetensorsSource final : public IndexedTensorSource {
  public:
-  explicit SafetensorsSource(std::filesystem::path path) : path_(std::move(path)), file_(path_) { parse(); }
-
-  const std::filesystem::path& path() const override { return path_; }
-  const std::vector<TensorInfo>& tensors() const override { return infos_; }
-  const TensorInfo* find(std::string_view name) const override {
-    auto it = index_.find(std::string(name));
-    return it == index_.end() ? nullptr : &infos_[it->second];
+  explicit SafetensorsSource(std::filesystem::path path) : IndexedTensorSource(std::move(path)), file_(path_) {
+    parse();
   }
+
   std::span<const std::byte> data(std::string_view name) const override {
-    auto it = index_.find(std::string(name));
-    RC_CHECK(it != index_.end(), Errc::not_found, "'", path_.string(), "' has no tensor '", name, "'");
-    const auto [begin, end] = ranges_[it->second];
+    const auto [begin, end] = ranges_[index_of(name)];
     return {data_section_ + begin, size_t(end - begin)};
   }
   const std::map<std::string, std::string>& metadata() const override { return metadata_; }
@@ -135,12 +129,9 @@ class SafetensorsSource final : public TensorSource {
  private:
   void parse();
 
-  std::filesystem::path path_;
   MappedFile file_;
   const std::byte* data_section_ = nullptr;
-  std::vector<TensorInfo> infos_;
-  std::vector<std::pair<uint64_t, uint64_t>> ranges_;
-  std::unordered_map<std::string, size_t> index_;
+  std::vector<std::pair<uint64_t, uint64_t>> ranges_;  // by index in infos_
   std::map<std::string, std::string> metadata_;
 };
 
@@ -231,8 +222,7 @@ void SafetensorsSource::parse() {
              "] fall outside the ", data_size, "-byte data section\nHINT: the file is truncated or corrupt");
     RC_CHECK(end - begin == nbytes, Errc::format, where, ": data_offsets cover ", end - begin, " bytes but ", dts, " ",
              shape.dump(), " needs ", nbytes);
-    index_.emplace(name, infos_.size());
-    infos_.push_back(std::move(info));
+    add(std::move(info));
     ranges_.emplace_back(begin, end);
   }
 

@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "tensor/dtype.h"
@@ -36,6 +37,31 @@ class TensorSource {
   virtual std::span<const std::byte> data(std::string_view name) const = 0;
   // File-level metadata (safetensors "__metadata__"); empty for pickles.
   virtual const std::map<std::string, std::string>& metadata() const = 0;
+};
+
+// What both file formats keep alike: the path, the tensors in file order and the lookup by
+// name. A format adds where each tensor's bytes are (same index as infos_).
+class IndexedTensorSource : public TensorSource {
+ public:
+  const std::filesystem::path& path() const override { return path_; }
+  const std::vector<TensorInfo>& tensors() const override { return infos_; }
+  const TensorInfo* find(std::string_view name) const override {
+    auto it = index_.find(std::string(name));
+    return it == index_.end() ? nullptr : &infos_[it->second];
+  }
+
+ protected:
+  explicit IndexedTensorSource(std::filesystem::path path) : path_(std::move(path)) {}
+  // The index of a tensor in infos_; Errc::not_found naming the file when there is none.
+  size_t index_of(std::string_view name) const;
+  void add(TensorInfo info) {
+    index_.emplace(info.name, infos_.size());
+    infos_.push_back(std::move(info));
+  }
+
+  std::filesystem::path path_;
+  std::vector<TensorInfo> infos_;
+  std::unordered_map<std::string, size_t> index_;
 };
 
 // Memory-maps the file and validates the header completely before returning: offsets

@@ -1,12 +1,29 @@
 // One line reader for every text input (see text_lines.h).
 #include "io/text_lines.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstring>
 
 #include "core/check.h"
 #include "io/regular_file.h"
 
 namespace rc::io {
+namespace {
+
+// bytes start at line first_line of source.
+void refuse_nul(std::string_view bytes, std::string_view source, int64_t first_line) {
+  if (const void* nul = std::memchr(bytes.data(), 0, bytes.size())) {
+    const size_t at = size_t(static_cast<const char*>(nul) - bytes.data());
+    int64_t line = first_line;
+    for (size_t i = 0; i < at; ++i) line += bytes[i] == '\n';
+    RC_THROW(Errc::format, source, ":", line, ": holds a NUL byte; text inputs must be UTF-8 text",
+             "\nHINT: is it UTF-16 or a binary file? convert it to UTF-8 (iconv -t UTF-8)");
+  }
+}
+
+}  // namespace
 
 std::string_view clean_text_bytes(std::string_view bytes, std::string_view source) {
   if (bytes.size() >= 2 && ((uint8_t(bytes[0]) == 0xFF && uint8_t(bytes[1]) == 0xFE) ||
@@ -14,13 +31,7 @@ std::string_view clean_text_bytes(std::string_view bytes, std::string_view sourc
     RC_THROW(Errc::format, source, ": starts with a UTF-16 byte-order mark; text inputs must be UTF-8",
              "\nHINT: convert it, e.g. iconv -f UTF-16 -t UTF-8 FILE > FILE.utf8");
   if (bytes.size() >= 3 && bytes.compare(0, 3, "\xEF\xBB\xBF") == 0) bytes.remove_prefix(3);
-  if (const void* nul = std::memchr(bytes.data(), 0, bytes.size())) {
-    const size_t at = size_t(static_cast<const char*>(nul) - bytes.data());
-    size_t line = 1;
-    for (size_t i = 0; i < at; ++i) line += bytes[i] == '\n';
-    RC_THROW(Errc::format, source, ":", line, ": holds a NUL byte; text inputs must be UTF-8 text",
-             "\nHINT: is it UTF-16 or a binary file? convert it to UTF-8 (iconv -t UTF-8)");
-  }
+  refuse_nul(bytes, source, 1);
   return bytes;
 }
 
@@ -58,6 +69,59 @@ std::vector<std::string> read_text_lines(const std::filesystem::path& path, uint
 std::vector<std::string> read_text_lines_fd(int fd, std::string_view source, uint64_t max_bytes) {
   const std::string bytes = read_fd_bounded(fd, source, max_bytes);
   return split_text_lines(bytes, source);
+}
+
+TextLineStream::TextLineStream(int fd, std::string source, uint64_t max_bytes)
+    : fd_(fd), source_(std::move(source)), max_bytes_(max_bytes) {}
+
+bool TextLineStream::fill() {
+  if (eof_) return false;
+  if (pos_ > 0) {  // keep only the unfinished line
+    buf_.erase(0, pos_);
+    pos_ = 0;
+  }
+  char chunk[1 << 16];
+  for (;;) {
+    const ssize_t got = ::read(fd_, chunk, sizeof chunk);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      RC_THROW(Errc::io, "cannot read ", source_, ": ", std::strerror(errno));
+    }
+    if (got == 0) {
+      eof_ = true;
+      return false;
+    }
+    read_ += uint64_t(got);
+    RC_CHECK(read_ <= max_bytes_, Errc::format, source_, " holds more than ", max_bytes_,
+             " bytes\nHINT: split the input into smaller files");
+    buf_.append(chunk, size_t(got));
+    return true;
+  }
+}
+
+std::optional<std::string> TextLineStream::next() {
+  size_t end;
+  for (;;) {
+    end = buf_.find('\n', pos_);
+    if (end != std::string::npos) break;
+    if (!fill()) {
+      if (pos_ >= buf_.size()) return std::nullopt;  // a final ending starts no line
+      end = buf_.size();
+      break;
+    }
+  }
+  const bool ended = end < buf_.size();  // by a line ending, not by the end of the stream
+  std::string_view line(buf_.data() + pos_, end - pos_);
+  pos_ = ended ? end + 1 : end;
+  if (ended && !line.empty() && line.back() == '\r') line.remove_suffix(1);  // CRLF
+  ++line_;
+  if (line_ == 1) {
+    line = clean_text_bytes(line, source_);           // BOM dropped, UTF-16 named, NUL refused
+    if (line.empty() && !ended) return std::nullopt;  // a stream holding only a BOM
+  } else {
+    refuse_nul(line, source_, line_);
+  }
+  return std::string(line);
 }
 
 }  // namespace rc::io

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,5 +39,25 @@ std::vector<std::string> read_text_lines(const std::filesystem::path& path, uint
 std::string read_text_file(const std::filesystem::path& path, uint64_t max_bytes = kMaxTextFileBytes);
 // A stream (stdin, a pipe) read to its end, at most max_bytes, and split.
 std::vector<std::string> read_text_lines_fd(int fd, std::string_view source, uint64_t max_bytes = kMaxTextFileBytes);
+
+// A stream read line by line with the same rules, each line handed out as soon as it ends:
+// for interactive commands (`roberta fill-mask` reading stdin) that answer a line before
+// the next one is typed. At most max_bytes in all.
+class TextLineStream {
+ public:
+  TextLineStream(int fd, std::string source, uint64_t max_bytes = kMaxTextFileBytes);
+  // The next line, its ending removed; nullopt at the end of the stream.
+  std::optional<std::string> next();
+
+ private:
+  bool fill();  // reads more into buf_; false at the end of the stream
+  int fd_;
+  std::string source_;
+  uint64_t max_bytes_, read_ = 0;
+  std::string buf_;
+  size_t pos_ = 0;
+  int64_t line_ = 0;
+  bool eof_ = false;
+};
 
 }  // namespace rc::io

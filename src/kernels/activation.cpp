@@ -3,9 +3,6 @@
 
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/dispatch.h"
-#if RC_WITH_CUDA
-#include "kernels/cuda/cuda_kernels.h"
-#endif
 
 namespace rc::kernels {
 
@@ -15,11 +12,7 @@ void gelu_erf_forward(const ExecCtx& ctx, float* y, const float* x, int64_t n) {
     case Device::cpu:
       return cpu::gelu_erf_forward(y, x, n);
     case Device::cuda:
-#if RC_WITH_CUDA
-      return cuda::gelu_erf_forward(y, x, n, ctx.stream);
-#else
-      detail::no_cuda("gelu_erf_forward");
-#endif
+      RC_CUDA_RETURN(gelu_erf_forward, y, x, n, ctx.stream);
   }
 }
 
@@ -29,11 +22,7 @@ void gelu_erf_backward(const ExecCtx& ctx, float* dx, const float* dy, const flo
     case Device::cpu:
       return cpu::gelu_erf_backward(dx, dy, x, n);
     case Device::cuda:
-#if RC_WITH_CUDA
-      return cuda::gelu_erf_backward(dx, dy, x, n, ctx.stream);
-#else
-      detail::no_cuda("gelu_erf_backward");
-#endif
+      RC_CUDA_RETURN(gelu_erf_backward, dx, dy, x, n, ctx.stream);
   }
 }
 
@@ -43,11 +32,7 @@ void tanh_forward(const ExecCtx& ctx, float* y, const float* x, int64_t n) {
     case Device::cpu:
       return cpu::tanh_forward(y, x, n);
     case Device::cuda:
-#if RC_WITH_CUDA
-      return cuda::tanh_forward(y, x, n, ctx.stream);
-#else
-      detail::no_cuda("tanh_forward");
-#endif
+      RC_CUDA_RETURN(tanh_forward, y, x, n, ctx.stream);
   }
 }
 
@@ -57,11 +42,7 @@ void tanh_backward(const ExecCtx& ctx, float* dx, const float* dy, const float* 
     case Device::cpu:
       return cpu::tanh_backward(dx, dy, y, n);
     case Device::cuda:
-#if RC_WITH_CUDA
-      return cuda::tanh_backward(dx, dy, y, n, ctx.stream);
-#else
-      detail::no_cuda("tanh_backward");
-#endif
+      RC_CUDA_RETURN(tanh_backward, dx, dy, y, n, ctx.stream);
   }
 }
 
@@ -71,11 +52,7 @@ void add(const ExecCtx& ctx, float* y, const float* a, const float* b, int64_t n
     case Device::cpu:
       return cpu::add(y, a, b, n);
     case Device::cuda:
-#if RC_WITH_CUDA
-      return cuda::add(y, a, b, n, ctx.stream);
-#else
-      detail::no_cuda("add");
-#endif
+      RC_CUDA_RETURN(add, y, a, b, n, ctx.stream);
   }
 }
 

@@ -3,9 +3,6 @@
 
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/dispatch.h"
-#if RC_WITH_CUDA
-#include "kernels/cuda/cuda_kernels.h"
-#endif
 
 namespace rc::kernels {
 
@@ -26,11 +23,7 @@ void attention_forward(const ExecCtx& ctx, float* out, float* probs, const float
     case Device::cpu:
       return cpu::attention_forward(out, probs, qkv, seq_lens, B, T, H, D, dropout_p, seed, row0);
     case Device::cuda:
-#if RC_WITH_CUDA
-      return cuda::attention_forward(out, probs, qkv, seq_lens, B, T, H, D, dropout_p, seed, row0, ctx.stream);
-#else
-      detail::no_cuda("attention_forward");
-#endif
+      RC_CUDA_RETURN(attention_forward, out, probs, qkv, seq_lens, B, T, H, D, dropout_p, seed, row0, ctx.stream);
   }
 }
 
@@ -44,11 +37,8 @@ void attention_backward(const ExecCtx& ctx, float* dqkv, const float* dout, cons
     case Device::cpu:
       return cpu::attention_backward(dqkv, dout, qkv, probs, seq_lens, B, T, H, D, dropout_p, seed, row0);
     case Device::cuda:
-#if RC_WITH_CUDA
-      return cuda::attention_backward(dqkv, dout, qkv, probs, seq_lens, B, T, H, D, dropout_p, seed, row0, ctx.stream);
-#else
-      detail::no_cuda("attention_backward");
-#endif
+      RC_CUDA_RETURN(attention_backward, dqkv, dout, qkv, probs, seq_lens, B, T, H, D, dropout_p, seed, row0,
+                     ctx.stream);
   }
 }
 

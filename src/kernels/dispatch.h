@@ -1,8 +1,22 @@
-// Shared by the dispatch files (kernels/<op>.cpp): the error for a device whose backend is
-// not built.  Internal; not part of any op-family header.
+// Shared by the dispatch files (kernels/<op>.cpp): the one place that knows whether this
+// build has the CUDA backend. Internal; not part of any op-family header.
+//
+//   switch (ctx.device) {
+//     case Device::cpu:
+//       return cpu::op(args...);
+//     case Device::cuda:
+//       RC_CUDA_RETURN(op, args..., ctx.stream);
+//   }
+//
+// With RC_WITH_CUDA, RC_CUDA_RETURN returns cuda::op(args...); without it, it throws
+// Errc::unsupported naming the op (the arguments are not evaluated), so no dispatch file
+// repeats an #if RC_WITH_CUDA branch.
 #pragma once
 
 #include "core/check.h"
+#if RC_WITH_CUDA
+#include "kernels/cuda/cuda_kernels.h"
+#endif
 
 namespace rc::kernels::detail {
 
@@ -13,3 +27,9 @@ namespace rc::kernels::detail {
 }
 
 }  // namespace rc::kernels::detail
+
+#if RC_WITH_CUDA
+#define RC_CUDA_RETURN(op, ...) return ::rc::kernels::cuda::op(__VA_ARGS__)
+#else
+#define RC_CUDA_RETURN(op, ...) ::rc::kernels::detail::no_cuda(#op)
+#endif

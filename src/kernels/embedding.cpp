@@ -3,9 +3,6 @@
 
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/dispatch.h"
-#if RC_WITH_CUDA
-#include "kernels/cuda/cuda_kernels.h"
-#endif
 
 namespace rc::kernels {
 
@@ -17,11 +14,7 @@ void embedding_forward(const ExecCtx& ctx, float* out, const int32_t* ids, const
     case Device::cpu:
       return cpu::embedding_forward(out, ids, positions, token_types, wte, wpe, tte, BT, C);
     case Device::cuda:
-#if RC_WITH_CUDA
-      return cuda::embedding_forward(out, ids, positions, token_types, wte, wpe, tte, BT, C, ctx.stream);
-#else
-      detail::no_cuda("embedding_forward");
-#endif
+      RC_CUDA_RETURN(embedding_forward, out, ids, positions, token_types, wte, wpe, tte, BT, C, ctx.stream);
   }
 }
 
@@ -33,11 +26,8 @@ void embedding_backward(const ExecCtx& ctx, float* dwte, float* dwpe, float* dtt
     case Device::cpu:
       return cpu::embedding_backward(dwte, dwpe, dtte, dout, ids, positions, token_types, BT, C, pad_id);
     case Device::cuda:
-#if RC_WITH_CUDA
-      return cuda::embedding_backward(dwte, dwpe, dtte, dout, ids, positions, token_types, BT, C, pad_id, ctx.stream);
-#else
-      detail::no_cuda("embedding_backward");
-#endif
+      RC_CUDA_RETURN(embedding_backward, dwte, dwpe, dtte, dout, ids, positions, token_types, BT, C, pad_id,
+                     ctx.stream);
   }
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include "device/buffer.h"
 
@@ -25,6 +26,11 @@ struct ExecCtx {
   // Per-op-family timing (profile.h), or null: off, one pointer test per op. CPU only.
   Profiler* profiler = nullptr;
 };
+
+// The context for a --device flag ("cpu", "cuda", "cuda:N", "auto"; device/device_choice.h):
+// on CUDA the device is selected for this thread. fp32 GEMMs; callers choose bf16.
+// Throws Errc::device (exit 4) when CUDA is asked for and there is none.
+ExecCtx exec_ctx_for(const std::string& device);
 
 // Zero-filled memory on the context's device.
 inline Buffer alloc(const ExecCtx& ctx, size_t bytes) { return Buffer::allocate(ctx.device, ctx.device_index, bytes); }

@@ -3,9 +3,6 @@
 
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/dispatch.h"
-#if RC_WITH_CUDA
-#include "kernels/cuda/cuda_kernels.h"
-#endif
 
 namespace rc::kernels {
 
@@ -17,11 +14,7 @@ void layernorm_forward(const ExecCtx& ctx, float* y, float* mean, float* rstd, c
     case Device::cpu:
       return cpu::layernorm_forward(y, mean, rstd, x, gamma, beta, N, C, eps);
     case Device::cuda:
-#if RC_WITH_CUDA
-      return cuda::layernorm_forward(y, mean, rstd, x, gamma, beta, N, C, eps, ctx.stream);
-#else
-      detail::no_cuda("layernorm_forward");
-#endif
+      RC_CUDA_RETURN(layernorm_forward, y, mean, rstd, x, gamma, beta, N, C, eps, ctx.stream);
   }
 }
 
@@ -34,11 +27,7 @@ void add_layernorm_forward(const ExecCtx& ctx, float* y, float* sum, float* mean
     case Device::cpu:
       return cpu::add_layernorm_forward(y, sum, mean, rstd, x, residual, gamma, beta, N, C, eps);
     case Device::cuda:
-#if RC_WITH_CUDA
-      return cuda::add_layernorm_forward(y, sum, mean, rstd, x, residual, gamma, beta, N, C, eps, ctx.stream);
-#else
-      detail::no_cuda("add_layernorm_forward");
-#endif
+      RC_CUDA_RETURN(add_layernorm_forward, y, sum, mean, rstd, x, residual, gamma, beta, N, C, eps, ctx.stream);
   }
 }
 
@@ -49,11 +38,7 @@ void layernorm_backward(const ExecCtx& ctx, float* dx, float* dgamma, float* dbe
     case Device::cpu:
       return cpu::layernorm_backward(dx, dgamma, dbeta, dy, x, gamma, mean, rstd, N, C);
     case Device::cuda:
-#if RC_WITH_CUDA
-      return cuda::layernorm_backward(dx, dgamma, dbeta, dy, x, gamma, mean, rstd, N, C, ctx.stream);
-#else
-      detail::no_cuda("layernorm_backward");
-#endif
+      RC_CUDA_RETURN(layernorm_backward, dx, dgamma, dbeta, dy, x, gamma, mean, rstd, N, C, ctx.stream);
   }
 }
 

@@ -4,9 +4,6 @@
 
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/dispatch.h"
-#if RC_WITH_CUDA
-#include "kernels/cuda/cuda_kernels.h"
-#endif
 
 namespace rc::kernels {
 
@@ -16,11 +13,7 @@ void softmax_forward(const ExecCtx& ctx, float* probs, const float* logits, int6
     case Device::cpu:
       return cpu::softmax_forward(probs, logits, B, K);
     case Device::cuda:
-#if RC_WITH_CUDA
-      return cuda::softmax_forward(probs, logits, B, K, ctx.stream);
-#else
-      detail::no_cuda("softmax_forward");
-#endif
+      RC_CUDA_RETURN(softmax_forward, probs, logits, B, K, ctx.stream);
   }
 }
 
@@ -33,11 +26,7 @@ void cross_entropy_forward(const ExecCtx& ctx, float* losses, float* probs, cons
     case Device::cpu:
       return cpu::cross_entropy_forward(losses, probs, logits, labels, B, K);
     case Device::cuda:
-#if RC_WITH_CUDA
-      return cuda::cross_entropy_forward(losses, probs, logits, labels, B, K, ctx.stream);
-#else
-      detail::no_cuda("cross_entropy_forward");
-#endif
+      RC_CUDA_RETURN(cross_entropy_forward, losses, probs, logits, labels, B, K, ctx.stream);
   }
 }
 
@@ -50,11 +39,7 @@ void cross_entropy_backward(const ExecCtx& ctx, float* dlogits, const float* pro
     case Device::cpu:
       return cpu::cross_entropy_backward(dlogits, probs, labels, B, K, scale);
     case Device::cuda:
-#if RC_WITH_CUDA
-      return cuda::cross_entropy_backward(dlogits, probs, labels, B, K, scale, ctx.stream);
-#else
-      detail::no_cuda("cross_entropy_backward");
-#endif
+      RC_CUDA_RETURN(cross_entropy_backward, dlogits, probs, labels, B, K, scale, ctx.stream);
   }
 }
 

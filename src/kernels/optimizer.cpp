@@ -3,9 +3,6 @@
 
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/dispatch.h"
-#if RC_WITH_CUDA
-#include "kernels/cuda/cuda_kernels.h"
-#endif
 
 namespace rc::kernels {
 
@@ -18,11 +15,7 @@ void adamw_step(const ExecCtx& ctx, float* params, const float* grads, float* m,
     case Device::cpu:
       return cpu::adamw_step(params, grads, m, v, segments, num_segments, hyper);
     case Device::cuda:
-#if RC_WITH_CUDA
-      return cuda::adamw_step(params, grads, m, v, segments, num_segments, hyper, nullptr, ctx.stream);
-#else
-      detail::no_cuda("adamw_step");
-#endif
+      RC_CUDA_RETURN(adamw_step, params, grads, m, v, segments, num_segments, hyper, nullptr, ctx.stream);
   }
 }
 
@@ -32,11 +25,7 @@ double sum_squares(const ExecCtx& ctx, const float* x, int64_t n) {
     case Device::cpu:
       return cpu::sum_squares(x, n);
     case Device::cuda:
-#if RC_WITH_CUDA
-      return cuda::sum_squares(x, n, ctx.stream);
-#else
-      detail::no_cuda("sum_squares");
-#endif
+      RC_CUDA_RETURN(sum_squares, x, n, ctx.stream);
   }
   return 0.0;
 }
@@ -47,11 +36,7 @@ void zero(const ExecCtx& ctx, float* x, int64_t n) {
     case Device::cpu:
       return cpu::zero(x, n);
     case Device::cuda:
-#if RC_WITH_CUDA
-      return cuda::zero(x, n, ctx.stream);
-#else
-      detail::no_cuda("zero");
-#endif
+      RC_CUDA_RETURN(zero, x, n, ctx.stream);
   }
 }
 

@@ -3,9 +3,6 @@
 
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/dispatch.h"
-#if RC_WITH_CUDA
-#include "kernels/cuda/cuda_kernels.h"
-#endif
 
 namespace rc::kernels {
 
@@ -15,11 +12,7 @@ void position_ids(const ExecCtx& ctx, int32_t* positions, const int32_t* ids, in
     case Device::cpu:
       return cpu::position_ids(positions, ids, B, T, pad);
     case Device::cuda:
-#if RC_WITH_CUDA
-      return cuda::position_ids(positions, ids, B, T, pad, ctx.stream);
-#else
-      detail::no_cuda("position_ids");
-#endif
+      RC_CUDA_RETURN(position_ids, positions, ids, B, T, pad, ctx.stream);
   }
 }
 
@@ -30,11 +23,7 @@ void gather_first_tokens(const ExecCtx& ctx, float* dst, const float* src, int64
     case Device::cpu:
       return cpu::gather_first_tokens(dst, src, B, T, C);
     case Device::cuda:
-#if RC_WITH_CUDA
-      return cuda::gather_first_tokens(dst, src, B, T, C, ctx.stream);
-#else
-      detail::no_cuda("gather_first_tokens");
-#endif
+      RC_CUDA_RETURN(gather_first_tokens, dst, src, B, T, C, ctx.stream);
   }
 }
 
@@ -44,11 +33,7 @@ void scatter_first_tokens(const ExecCtx& ctx, float* dst, const float* src, int6
     case Device::cpu:
       return cpu::scatter_first_tokens(dst, src, B, T, C);
     case Device::cuda:
-#if RC_WITH_CUDA
-      return cuda::scatter_first_tokens(dst, src, B, T, C, ctx.stream);
-#else
-      detail::no_cuda("scatter_first_tokens");
-#endif
+      RC_CUDA_RETURN(scatter_first_tokens, dst, src, B, T, C, ctx.stream);
   }
 }
 
@@ -58,11 +43,7 @@ void mean_forward(const ExecCtx& ctx, float* out, const float* x, int64_t n) {
     case Device::cpu:
       return cpu::mean_forward(out, x, n);
     case Device::cuda:
-#if RC_WITH_CUDA
-      return cuda::mean_forward(out, x, n, ctx.stream);
-#else
-      detail::no_cuda("mean_forward");
-#endif
+      RC_CUDA_RETURN(mean_forward, out, x, n, ctx.stream);
   }
 }
 

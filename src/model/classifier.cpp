@@ -9,7 +9,7 @@
 
 #include "core/check.h"
 #include "device/cpu_isa.h"
-#include "device/device_choice.h"
+#include "kernels/exec_ctx.h"
 #include "model/checkpoint.h"
 #include "model/roberta_model.h"
 #include "roberta/log.h"
@@ -39,17 +39,6 @@ Precision default_precision() noexcept { return cpu_has_bf16() ? Precision::bf16
 
 namespace {
 
-kernels::ExecCtx resolve_device(const std::string& text) {
-  kernels::ExecCtx ctx;
-  const DeviceChoice d = resolve_device_choice(text);
-  if (d.cuda) {
-    ctx.device = Device::cuda;
-    ctx.device_index = d.index;
-    select_device(ctx.device, ctx.device_index);
-  }
-  return ctx;
-}
-
 class RobertaClassifier final : public Classifier {
  public:
   RobertaClassifier(const std::filesystem::path& dir, const LoadOptions& options) {
@@ -69,7 +58,7 @@ class RobertaClassifier final : public Classifier {
       max_length_ = options.max_length;
     }
     precision_ = options.precision;
-    ctx_ = resolve_device(options.device);
+    ctx_ = kernels::exec_ctx_for(options.device);
     if (ctx_.device == Device::cuda) {
       // On a GPU the weights stay fp32 and bf16 means bf16 tensor-core GEMMs; int8 is a CPU format.
       RC_CHECK(precision_ != Precision::int8, Errc::unsupported,

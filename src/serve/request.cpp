@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "io/csv.h"
 #include "serve/http_error.h"
 #include "serve/multipart.h"
 
@@ -115,91 +116,20 @@ void read_params(const json& obj, ParsedInputs& out) {
 
 }  // namespace
 
-bool is_valid_utf8(std::string_view text) noexcept {
-  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-  const size_t n = text.size();
-  size_t i = 0;
-  while (i < n) {
-    const unsigned char c = s[i];
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    int len;
-    unsigned char lo = 0x80, hi = 0xBF;  // Unicode Table 3-7: the second byte's range
-    if (c >= 0xC2 && c <= 0xDF)
-      len = 2;
-    else if (c == 0xE0)
-      len = 3, lo = 0xA0;
-    else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF)
-      len = 3;
-    else if (c == 0xED)
-      len = 3, hi = 0x9F;  // no surrogates
-    else if (c == 0xF0)
-      len = 4, lo = 0x90;
-    else if (c >= 0xF1 && c <= 0xF3)
-      len = 4;
-    else if (c == 0xF4)
-      len = 4, hi = 0x8F;  // <= U+10FFFF
-    else
-      return false;
-    if (i + size_t(len) > n) return false;
-    if (s[i + 1] < lo || s[i + 1] > hi) return false;
-    for (int k = 2; k < len; ++k)
-      if (s[i + k] < 0x80 || s[i + k] > 0xBF) return false;
-    i += size_t(len);
-  }
-  return true;
-}
-
 std::vector<std::string> parse_csv_texts(std::string_view body) {
+  std::vector<std::vector<std::string>> rows;
+  try {
+    rows = io::parse_csv(body, {',', io::CsvQuotes::strict}, "request body");
+  } catch (const Error& e) {
+    throw bad_request(std::string("malformed CSV: ") + e.what());
+  }
   std::vector<std::string> texts;
-  size_t i = 0;
-  const size_t n = body.size();
-  while (i < n) {
-    std::string field;
-    int fields = 1;
-    bool any = false;
-    // One record.
-    for (;;) {
-      if (i < n && body[i] == '"') {
-        any = true;
-        ++i;
-        for (;;) {
-          if (i >= n) throw bad_request("malformed CSV: a quoted field is not closed");
-          if (body[i] == '"') {
-            if (i + 1 < n && body[i + 1] == '"') {
-              field += '"';
-              i += 2;
-              continue;
-            }
-            ++i;
-            break;
-          }
-          field += body[i++];
-        }
-        if (i < n && body[i] != ',' && body[i] != '\n' && body[i] != '\r')
-          throw bad_request("malformed CSV: text after a closing quote");
-      } else {
-        while (i < n && body[i] != ',' && body[i] != '\n' && body[i] != '\r') {
-          if (body[i] == '"') throw bad_request("malformed CSV: a quote inside an unquoted field");
-          field += body[i++];
-          any = true;
-        }
-      }
-      if (i < n && body[i] == ',') {
-        ++fields;
-        ++i;
-        continue;
-      }
-      break;
-    }
-    if (i < n && body[i] == '\r') ++i;
-    if (i < n && body[i] == '\n') ++i;
-    if (fields > 1)
-      throw bad_request("text/csv takes one text per row, got a row with " + std::to_string(fields) +
+  texts.reserve(rows.size());
+  for (auto& row : rows) {
+    if (row.size() > 1)
+      throw bad_request("text/csv takes one text per row, got a row with " + std::to_string(row.size()) +
                         " fields; quote texts that contain commas");
-    if (any || !field.empty()) texts.push_back(std::move(field));
+    texts.push_back(std::move(row[0]));
   }
   if (texts.empty()) throw bad_request("the CSV body holds no rows");
   return texts;

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/utf8.h"
 #include "roberta/classifier.h"
 
 namespace rc::serve {
@@ -44,7 +45,7 @@ struct DecodeRequest {
 };
 DecodeRequest parse_tei_decode(std::string_view body);
 
-bool is_valid_utf8(std::string_view text) noexcept;
+using rc::is_valid_utf8;  // core/utf8.h, the one UTF-8 validator
 // RFC 4180 CSV with one column: one text per record. Quoted fields may hold commas,
 // quotes ("") and newlines. A record with more than one field is an error.
 std::vector<std::string> parse_csv_texts(std::string_view body);

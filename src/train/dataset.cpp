@@ -8,6 +8,7 @@
 
 #include "core/check.h"
 #include "io/atomic_file.h"
+#include "io/csv.h"
 #include "io/text_lines.h"
 
 namespace rc::train {
@@ -107,69 +108,6 @@ TextSplit load_tweeteval_split(const fs::path& dir, const std::string& split) {
   return out;
 }
 
-// RFC 4180 records. Returns rows of fields; quoted fields may hold delimiters and newlines.
-std::vector<std::vector<std::string>> parse_records(const std::string& s, char delim, const fs::path& source) {
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> row;
-  std::string field;
-  size_t i = 0;
-  const size_t n = s.size();
-  size_t line = 1;
-  bool any = false;  // anything in the current row
-  while (i < n) {
-    char c = s[i];
-    if (c == '"' && field.empty()) {
-      // quoted field
-      const size_t start_line = line;
-      ++i;
-      for (;;) {
-        RC_CHECK(i < n, Errc::format, source.string(), ":", start_line, ": unterminated quoted field");
-        if (s[i] == '"') {
-          if (i + 1 < n && s[i + 1] == '"') {
-            field += '"';
-            i += 2;
-            continue;
-          }
-          ++i;
-          break;
-        }
-        if (s[i] == '\n') ++line;
-        field += s[i++];
-      }
-      any = true;
-      continue;
-    }
-    if (c == delim) {
-      row.push_back(std::move(field));
-      field.clear();
-      any = true;
-      ++i;
-      continue;
-    }
-    if (c == '\n' || c == '\r') {
-      if (c == '\r' && i + 1 < n && s[i + 1] == '\n') ++i;
-      ++i;
-      ++line;
-      if (any || !field.empty()) {
-        row.push_back(std::move(field));
-        rows.push_back(std::move(row));
-      }
-      row.clear();
-      field.clear();
-      any = false;
-      continue;
-    }
-    field += c;
-    any = true;
-    ++i;
-  }
-  if (any || !field.empty()) {
-    row.push_back(std::move(field));
-    rows.push_back(std::move(row));
-  }
-  return rows;
-}
-
 }  // namespace
 
 TextSplit parse_delimited(const std::string& bytes, char delimiter, const DataColumns& columns,
@@ -179,7 +117,7 @@ TextSplit parse_delimited(const std::string& bytes, char delimiter, const DataCo
   out.source = source;
   // A UTF-8 BOM (Excel) dropped and NUL refused, as for every text input.
   const std::string text(io::clean_text_bytes(bytes, source.string()));
-  auto rows = parse_records(text, delimiter, source);
+  auto rows = io::parse_csv(text, {delimiter, io::CsvQuotes::lenient}, source.string());
   RC_CHECK(!rows.empty(), Errc::format, "dataset file ", source.string(),
            " is empty\nHINT: a CSV/TSV needs a header row and at least one example");
   const auto& header = rows[0];

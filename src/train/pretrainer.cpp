@@ -32,6 +32,7 @@
 #include "train/dataset.h"
 #include "train/lr_schedule.h"
 #include "train/mlm_collator.h"
+#include "train/run_setup.h"
 #include "train/tensorboard.h"
 #include "train/stop_signal.h"
 #include "train/train_step.h"
@@ -105,17 +106,6 @@ std::vector<std::string> read_texts(const fs::path& path, const std::string& col
   texts.erase(std::remove_if(texts.begin(), texts.end(), blank), texts.end());
   RC_CHECK(!texts.empty(), Errc::invalid_argument, path.string(), ": no texts");
   return texts;
-}
-
-kernels::ExecCtx make_ctx(bool bf16) {
-  kernels::ExecCtx ctx;
-  if (bf16) {
-    if (cpu_has_bf16())
-      ctx.matmul_precision = kernels::MatmulPrecision::bf16;
-    else
-      log::warn("pretrain", "--bf16: this CPU has neither AVX512-BF16 nor AMX; running in fp32");
-  }
-  return ctx;
 }
 
 }  // namespace
@@ -202,16 +192,9 @@ PretrainSummary pretrain(const PretrainOptions& o) {
   const int64_t num_epochs = (total_steps + updates_per_epoch - 1) / updates_per_epoch;
   const int64_t warmup = warmup_steps_for(total_steps, o.warmup_ratio, o.warmup_steps);
 
-  const kernels::ExecCtx ctx = make_ctx(o.bf16);
-  OptimConfig oc;
-  oc.weight_decay = o.weight_decay;
-  oc.beta1 = o.adam_beta1;
-  oc.beta2 = o.adam_beta2;
-  oc.eps = o.adam_epsilon;
-  oc.max_grad_norm = o.max_grad_norm;
-  oc.schedule = LrSchedule{sched_kind, o.lr, warmup, total_steps};
-  model::DropoutConfig dropout = model::DropoutConfig::from(cfg);
-  if (o.dropout) dropout.hidden = dropout.attention = dropout.classifier = *o.dropout;
+  const kernels::ExecCtx ctx = make_ctx(o.bf16, "cpu");  // the masked-LM head runs on the CPU only
+  const OptimConfig oc = optim_config(o, LrSchedule{sched_kind, o.lr, warmup, total_steps});
+  const model::DropoutConfig dropout = dropout_config(o, cfg);
   const int64_t train_T = train_data.max_length();
   TrainEngine engine(*model, oc, ctx, dropout, o.seed, B, train_T);
   const int64_t eval_B = o.eval_batch_size, eval_T = eval_data ? eval_data->max_length() : 1;

@@ -6,7 +6,6 @@
 
 #include "core/check.h"
 #include "device/cpu_isa.h"
-#include "device/device_choice.h"
 #include "io/atomic_file.h"
 #include "roberta/log.h"
 
@@ -15,12 +14,8 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 kernels::ExecCtx make_ctx(bool bf16, const std::string& device) {
-  kernels::ExecCtx ctx;
-  const DeviceChoice d = resolve_device_choice(device);
-  if (d.cuda) {
-    ctx.device = Device::cuda;
-    ctx.device_index = d.index;
-    select_device(ctx.device, ctx.device_index);
+  kernels::ExecCtx ctx = kernels::exec_ctx_for(device);
+  if (ctx.device == Device::cuda) {
     if (bf16) ctx.matmul_precision = kernels::MatmulPrecision::bf16;
     return ctx;
   }

@@ -15,12 +15,34 @@
 #include "model/roberta_model.h"
 #include "roberta/trainer.h"
 #include "train/data_order.h"
+#include "train/train_step.h"
 
 namespace rc::train {
 
 // --device and --bf16: on CUDA bf16 means tensor-core GEMMs; on the CPU only where
 // AVX512-BF16/AMX run it natively (a warning and fp32 otherwise).
 kernels::ExecCtx make_ctx(bool bf16, const std::string& device);
+
+// AdamW and the schedule from the flags Trainer and run_mlm.py share (TrainOptions,
+// PretrainOptions: same names, same meaning).
+template <class Options>
+OptimConfig optim_config(const Options& o, LrSchedule schedule) {
+  OptimConfig oc;
+  oc.weight_decay = o.weight_decay;
+  oc.beta1 = o.adam_beta1;
+  oc.beta2 = o.adam_beta2;
+  oc.eps = o.adam_epsilon;
+  oc.max_grad_norm = o.max_grad_norm;
+  oc.schedule = schedule;
+  return oc;
+}
+// The model's dropout probabilities, all replaced by --dropout when given.
+template <class Options>
+model::DropoutConfig dropout_config(const Options& o, const model::RobertaConfig& cfg) {
+  model::DropoutConfig d = model::DropoutConfig::from(cfg);
+  if (o.dropout) d.hidden = d.attention = d.classifier = *o.dropout;
+  return d;
+}
 
 // A model with another config (labels renamed, problem type) but the same parameters.
 std::unique_ptr<model::RobertaModel> with_config(const model::RobertaModel& m, model::RobertaConfig cfg);

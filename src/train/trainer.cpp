@@ -201,15 +201,8 @@ TrainSummary fit(const TrainOptions& o) {
   model->to_device(ctx);  // parameters, then gradients, moments and workspaces, on the device
   const bool bf16_active = ctx.matmul_precision == kernels::MatmulPrecision::bf16;
 
-  OptimConfig oc;
-  oc.weight_decay = o.weight_decay;
-  oc.beta1 = o.adam_beta1;
-  oc.beta2 = o.adam_beta2;
-  oc.eps = o.adam_epsilon;
-  oc.max_grad_norm = o.max_grad_norm;
-  oc.schedule = LrSchedule{sched_kind, o.lr, warmup, total_steps};
-  model::DropoutConfig dropout = model::DropoutConfig::from(cfg);
-  if (o.dropout) dropout.hidden = dropout.attention = dropout.classifier = *o.dropout;
+  const OptimConfig oc = optim_config(o, LrSchedule{sched_kind, o.lr, warmup, total_steps});
+  const model::DropoutConfig dropout = dropout_config(o, cfg);
 
   const int64_t train_T = train_data.tok.max_length();
   TrainEngine engine(*model, oc, ctx, dropout, o.seed, B, train_T);

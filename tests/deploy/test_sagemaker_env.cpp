@@ -11,6 +11,7 @@
 #include "roberta/error.h"
 #include "train/dataset.h"
 #include "train/sagemaker_env.h"
+#include "support/files.h"
 
 namespace fs = std::filesystem;
 using rc::train::load_sagemaker_env;
@@ -18,17 +19,12 @@ using rc::train::stage_sagemaker_dataset;
 
 namespace {
 
+using rc::test::slurp;
+
 void put(const fs::path& p, const std::string& s) {
   fs::create_directories(p.parent_path());
   std::ofstream(p, std::ios::binary) << s;
 }
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
 class SageMakerEnv : public ::testing::Test {
  protected:
   fs::path root;

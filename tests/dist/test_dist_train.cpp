@@ -25,29 +25,19 @@
 #include <tuple>
 
 #include "io/tensor_source.h"
+#include "support/files.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {
 
+using rc::test::head_lines;
+using rc::test::slurp;
+
 const fs::path kBin = fs::path(RC_BINARY_DIR) / "cli/roberta";
 const fs::path kTiny = fs::path(RC_TEST_DATA_DIR) / "tiny";
 const fs::path kSentiment = fs::path(RC_SOURCE_DIR) / "data/tweeteval/sentiment";
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-void head_lines(const fs::path& from, const fs::path& to, int n) {
-  std::ifstream in(from, std::ios::binary);
-  std::ofstream out(to, std::ios::binary);
-  std::string line;
-  for (int i = 0; i < n && std::getline(in, line); ++i) out << line << '\n';
-}
 
 int free_port() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);

@@ -1,12 +1,12 @@
 // The mock Hub (tests/hub/mock_hub.py) started per test suite on loopback, plus helpers
-// to switch its faults on and read its request log.
+// to switch its faults on and read its request log. Needs only net (the net tests use it as
+// a plain HTTP server too).
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
-#include "hub/hub.h"
 #include "net/http.h"
 #include "support/subprocess.h"
 

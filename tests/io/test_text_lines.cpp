@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <future>
+#include <optional>
 
 #include "io/atomic_file.h"
 #include "io/regular_file.h"
@@ -70,6 +71,88 @@ TEST(TextLines, FileReaderUsesTheSameRules) {
   EXPECT_EQ(rc::io::read_text_file(dir.path() / "crlf.txt"), "hello \r\nworld\r\n");
   expect_error(Errc::format, {"more than the limit of 4"}, [&] { read_text_lines(dir.path() / "crlf.txt", 4); });
   expect_error(Errc::not_found, {"missing.txt"}, [&] { read_text_lines(dir.path() / "missing.txt"); });
+}
+
+namespace {
+
+// Every line TextLineStream gives for `bytes` written to a pipe (the writer closed first).
+Lines stream_lines(const std::string& bytes, const std::string& source = "stdin") {
+  int fds[2];
+  EXPECT_EQ(::pipe(fds), 0);
+  auto writer = std::async(std::launch::async, [&] {
+    size_t off = 0;
+    while (off < bytes.size()) {
+      const ssize_t n = ::write(fds[1], bytes.data() + off, bytes.size() - off);
+      if (n <= 0) break;
+      off += size_t(n);
+    }
+    ::close(fds[1]);
+  });
+  Lines out;
+  try {
+    rc::io::TextLineStream in(fds[0], source);
+    while (auto line = in.next()) out.push_back(*line);
+  } catch (...) {
+    writer.get();
+    ::close(fds[0]);
+    throw;
+  }
+  writer.get();
+  ::close(fds[0]);
+  return out;
+}
+
+}  // namespace
+
+TEST(TextLineStream, SplitsAndCleansExactlyAsTheWholeFileReader) {
+  const std::string cases[] = {"a \nb\n",
+                               "a \r\nb\r\n",
+                               "a\r\nb",
+                               "a\n\nb\n",
+                               "\r\n",
+                               "",
+                               "a\rb\n",
+                               "x  \r\n",
+                               "a\r",
+                               "\xEF\xBB\xBF",
+                               "\xEF\xBB\xBF"
+                               "0\tneg\r\n1\tpos\r\n",
+                               "abc\xFF\xFE\n"};
+  for (const std::string& c : cases) EXPECT_EQ(stream_lines(c), split_text_lines(c, "t")) << "input: " << c;
+  // Lines longer than one read (64 KiB) arrive whole.
+  const std::string big(200000, 'x');
+  EXPECT_EQ(stream_lines(big + "\n" + big), (Lines{big, big}));
+}
+
+TEST(TextLineStream, NulAndUtf16AreRefusedNamingTheLine) {
+  expect_error(Errc::format, {"stdin:3:", "NUL"}, [] { stream_lines(std::string("a\nb\nc\0d\n", 8)); });
+  expect_error(Errc::format, {"stdin", "UTF-16"}, [] { stream_lines(std::string("\xFF\xFEh\0i\0\n\0", 8)); });
+}
+
+TEST(TextLineStream, HandsOutALineBeforeTheStreamEnds) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  ASSERT_EQ(::write(fds[1], "first\n", 6), 6);  // the writer stays open: interactive stdin
+  rc::io::TextLineStream in(fds[0], "stdin");
+  auto got = std::async(std::launch::async, [&] { return in.next(); });
+  ASSERT_EQ(got.wait_for(std::chrono::seconds(10)), std::future_status::ready) << "next() waited for the end";
+  EXPECT_EQ(got.get(), std::optional<std::string>("first"));
+  ::close(fds[1]);
+  EXPECT_EQ(in.next(), std::nullopt);
+  ::close(fds[0]);
+}
+
+TEST(TextLineStream, SizeIsBounded) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  ASSERT_EQ(::write(fds[1], "0123456789\n0123456789\n", 22), 22);
+  ::close(fds[1]);
+  rc::io::TextLineStream in(fds[0], "stdin", 16);
+  expect_error(Errc::format, {"stdin holds more than 16 bytes"}, [&] {
+    while (in.next()) {
+    }
+  });
+  ::close(fds[0]);
 }
 
 TEST(RegularFile, FoldersAndDevicesAreRefused) {

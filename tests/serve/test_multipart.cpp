@@ -7,19 +7,13 @@
 #include "serve/http_error.h"
 #include "serve/multipart.h"
 #include "serve/request.h"
+#include "serve/serve_test_util.h"
 
 using namespace rc::serve;
 
 namespace {
 
-int status_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const HttpError& e) {
-    return e.status();
-  }
-  return 0;
-}
+using rc::test::status_of;
 
 // As `curl -F data=@t.txt` sends it (curl's boundary: 24 dashes and hex digits).
 const std::string kCurlType = "multipart/form-data; boundary=------------------------d74496d66958873e";

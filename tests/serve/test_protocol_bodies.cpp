@@ -8,6 +8,7 @@
 #include "serve/kserve.h"
 #include "serve/request.h"
 #include "serve/sagemaker_env.h"
+#include "serve/serve_test_util.h"
 
 using namespace rc;
 using namespace rc::serve;
@@ -15,14 +16,7 @@ using nlohmann::json;
 
 namespace {
 
-int status_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const HttpError& e) {
-    return e.status();
-  }
-  return 0;
-}
+using rc::test::status_of;
 
 }  // namespace
 

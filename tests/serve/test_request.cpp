@@ -7,20 +7,14 @@
 #include "serve/batcher.h"
 #include "serve/http_error.h"
 #include "serve/request.h"
+#include "serve/serve_test_util.h"
 
 using namespace rc::serve;
 using nlohmann::json;
 
 namespace {
 
-int status_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const HttpError& e) {
-    return e.status();
-  }
-  return 0;
-}
+using rc::test::status_of;
 
 rc::Prediction pred(int id, std::vector<float> scores, std::vector<std::string> labels) {
   rc::Prediction p;
@@ -79,6 +73,8 @@ TEST(ParseInvocation, MalformedIs400) {
   EXPECT_EQ(status_of([] { parse_invocation("\"open", "text/csv"); }), 400);
   EXPECT_EQ(status_of([] { parse_invocation("a,b\n", "text/csv"); }), 400);
   EXPECT_EQ(status_of([] { parse_invocation("", "text/csv"); }), 400);
+  EXPECT_EQ(status_of([] { parse_invocation("say \"hi\"\n", "text/csv"); }), 400);  // strict: stray quote
+  EXPECT_EQ(status_of([] { parse_invocation("\"a\"b\n", "text/csv"); }), 400);      // text after a quote
   EXPECT_EQ(status_of([] { parse_invocation("x", "image/png"); }), 415);
 }
 

@@ -18,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include "support/files.h"  // slurp
+
 extern char** environ;
 
 namespace rc::test {
@@ -102,13 +104,6 @@ inline int free_port() {
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
   ::close(fd);
   return ntohs(a.sin_port);
-}
-
-inline std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 inline std::filesystem::path fresh_dir(const std::string& name) {

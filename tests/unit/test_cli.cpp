@@ -12,40 +12,16 @@
 
 #include "support/emulator.h"
 #include "support/golden.h"
+#include "support/run_cli.h"
 
 namespace rc {
 namespace {
 namespace fs = std::filesystem;
 
-struct CmdResult {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string roberta() { return std::string(RC_BINARY_DIR) + "/cli/roberta"; }
-
-// Runs a shell command line, capturing stdout and stderr (stderr via a temp file).
+using test::CmdResult;
+std::string roberta() { return test::roberta_binary(); }
 CmdResult run(const std::string& args, const std::string& stdin_text = "") {
-  const fs::path err_file = fs::temp_directory_path() / ("rc_cli_err_" + std::to_string(::getpid()));
-  const fs::path in_file = fs::temp_directory_path() / ("rc_cli_in_" + std::to_string(::getpid()));
-  std::ofstream(in_file, std::ios::binary) << stdin_text;
-  const std::string cmd =
-      test::emulator_prefix() + roberta() + " " + args + " <" + in_file.string() + " 2>" + err_file.string();
-  CmdResult r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream e(err_file);
-  std::stringstream ss;
-  ss << e.rdbuf();
-  r.err = ss.str();
-  fs::remove(err_file);
-  fs::remove(in_file);
-  return r;
+  return test::run_roberta(args, stdin_text);
 }
 
 std::vector<nlohmann::json> json_lines(const std::string& out) {

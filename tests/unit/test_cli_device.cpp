@@ -15,34 +15,14 @@
 
 #include "device/device_choice.h"
 #include "support/golden.h"
+#include "support/run_cli.h"
 
 namespace rc {
 namespace {
 namespace fs = std::filesystem;
 
-struct CmdResult {
-  int code = -1;
-  std::string out, err;
-};
-
-CmdResult run(const std::string& args) {
-  const fs::path err_file = fs::temp_directory_path() / ("rc_cli_dev_err_" + std::to_string(::getpid()));
-  const std::string cmd = std::string(RC_BINARY_DIR) + "/cli/roberta " + args + " </dev/null 2>" + err_file.string();
-  CmdResult r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream e(err_file);
-  std::stringstream ss;
-  ss << e.rdbuf();
-  r.err = ss.str();
-  fs::remove(err_file);
-  return r;
-}
+using test::CmdResult;
+CmdResult run(const std::string& args) { return test::run_roberta(args); }
 
 int count_lines(const std::string& s) {
   int n = 0;

@@ -13,7 +13,6 @@
 
 #include "device/cuda/caching_allocator.h"
 #include "device/cuda/device_spec.h"
-#include "device/cuda/dist_env.h"
 #include "device/cuda/grad_buckets.h"
 #include "kernels/cuda/launch_config.h"
 #include "kernels/dropout.h"
@@ -305,40 +304,6 @@ TEST(CudaGradSync, SingleProcessNeverCommunicates) {
   sync.tensor_ready(1, grads, nullptr);
   sync.finish(grads, nullptr);
   EXPECT_TRUE(comm.calls.empty());
-}
-
-// ---- data-parallel environment -----------------------------------------------------------
-GetEnv fake_env(std::map<std::string, std::string> vars) {
-  auto shared = std::make_shared<std::map<std::string, std::string>>(std::move(vars));
-  return [shared](const char* k) -> const char* {
-    auto it = shared->find(k);
-    return it == shared->end() ? nullptr : it->second.c_str();
-  };
-}
-
-TEST(CudaDistEnv, ReadsLaunchersInPriorityOrder) {
-  DistEnv e = dist_env_from(fake_env({}));
-  EXPECT_EQ(e.rank, 0);
-  EXPECT_EQ(e.world_size, 1);
-  e = dist_env_from(fake_env({{"OMPI_COMM_WORLD_RANK", "3"},
-                              {"OMPI_COMM_WORLD_SIZE", "8"},
-                              {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
-                              {"RANK", "5"},
-                              {"WORLD_SIZE", "6"}}));
-  EXPECT_EQ(e.rank, 3);
-  EXPECT_EQ(e.world_size, 8);
-  EXPECT_EQ(e.local_rank, 1);
-  e = dist_env_from(fake_env({{"RANK", "2"}, {"WORLD_SIZE", "4"}}));  // no LOCAL_RANK: rank
-  EXPECT_EQ(e.local_rank, 2);
-  e = dist_env_from(fake_env({{"RC_RANK", "0"}, {"RC_WORLD_SIZE", "2"}, {"RANK", "1"}, {"WORLD_SIZE", "2"}}));
-  EXPECT_EQ(e.rank, 0);
-}
-
-TEST(CudaDistEnv, RejectsNonsense) {
-  EXPECT_THROW(dist_env_from(fake_env({{"RANK", "4"}, {"WORLD_SIZE", "4"}})), rc::Error);
-  EXPECT_THROW(dist_env_from(fake_env({{"RANK", "x"}, {"WORLD_SIZE", "4"}})), rc::Error);
-  EXPECT_THROW(dist_env_from(fake_env({{"RANK", "0"}, {"WORLD_SIZE", "0"}})), rc::Error);
-  EXPECT_THROW(dist_env_from(fake_env({{"RANK", "-1"}, {"WORLD_SIZE", "2"}})), rc::Error);
 }
 
 }  // namespace

@@ -3,8 +3,8 @@
 // has finished every gradient in it, so communication overlaps the rest of the backward
 // (PyTorch DDP's reducer, llm.c's zero.cuh; one process per GPU).
 //
-// Header-only and CUDA-free: the communicator is an interface. NcclCommunicator
-// (nccl_comm.cpp, RC_WITH_NCCL) implements it on a side stream; the unit tests use a fake
+// Header-only and CUDA-free: the communicator is an interface (not wired yet: docs/gpu.md,
+// step 5; the NCCL side would sit on src/dist's collective); the unit tests use a fake
 // that records calls (tests/unit/test_cuda_host.cpp).
 //
 // Averaging: the communicator SUMS; the trainer folds 1/world_size into AdamWHyper::grad_scale

@@ -1,0 +1,30 @@
+// Small file helpers shared by the tests (one copy: the `duplicates` check found them
+// repeated per test file).
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace rc::test {
+
+// The whole file as bytes ("" when it cannot be opened: the assertion on the content fails).
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Lines [skip, skip + n) of `from` written to `to`, each ended by "\n" (a small dataset
+// split cut from a TweetEval file).
+inline void head_lines(const std::filesystem::path& from, const std::filesystem::path& to, int n, int skip = 0) {
+  std::ifstream in(from, std::ios::binary);
+  std::ofstream out(to, std::ios::binary);
+  std::string line;
+  for (int i = 0; i < skip + n && std::getline(in, line); ++i)
+    if (i >= skip) out << line << '\n';
+}
+
+}  // namespace rc::test
