@@ -3,9 +3,6 @@
 
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/dispatch.h"
-#if RC_WITH_CUDA
-#include "kernels/cuda/cuda_kernels.h"
-#endif
 
 namespace rc::kernels {
 
@@ -16,11 +13,7 @@ void dropout_forward(const ExecCtx& ctx, float* y, const float* x, int64_t rows,
     case Device::cpu:
       return cpu::dropout_forward(y, x, rows, cols, p, seed, row0);
     case Device::cuda:
-#if RC_WITH_CUDA
-      return cuda::dropout_forward(y, x, rows, cols, p, seed, row0, ctx.stream);
-#else
-      detail::no_cuda("dropout_forward");
-#endif
+      RC_CUDA_RETURN(dropout_forward, y, x, rows, cols, p, seed, row0, ctx.stream);
   }
 }
 
@@ -31,6 +24,8 @@ void dropout_backward(const ExecCtx& ctx, float* dx, const float* dy, int64_t ro
     case Device::cpu:
       return cpu::dropout_forward(dx, dy, rows, cols, p, seed, row0);
     case Device::cuda:
+      // Not RC_CUDA_RETURN: the backward is the forward kernel with the same mask, and an
+      // error without a CUDA build must name the op the caller called.
 #if RC_WITH_CUDA
       return cuda::dropout_forward(dx, dy, rows, cols, p, seed, row0, ctx.stream);
 #else

@@ -4,9 +4,6 @@
 
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/dispatch.h"
-#if RC_WITH_CUDA
-#include "kernels/cuda/cuda_kernels.h"
-#endif
 
 namespace rc::kernels {
 
@@ -18,11 +15,7 @@ void matmul_nt(const ExecCtx& ctx, float* y, const float* x, const float* w, con
     case Device::cpu:
       return cpu::matmul_nt(y, x, w, bias, M, N, K, ctx.matmul_precision);
     case Device::cuda:
-#if RC_WITH_CUDA
-      return cuda::matmul_nt(y, x, w, bias, M, N, K, ctx.matmul_precision, ctx.stream);
-#else
-      detail::no_cuda("matmul_nt");
-#endif
+      RC_CUDA_RETURN(matmul_nt, y, x, w, bias, M, N, K, ctx.matmul_precision, ctx.stream);
   }
 }
 
@@ -34,11 +27,7 @@ void matmul_nn(const ExecCtx& ctx, float* y, const float* x, const float* w, int
     case Device::cpu:
       return cpu::matmul_nn(y, x, w, M, N, K, accumulate, ctx.matmul_precision);
     case Device::cuda:
-#if RC_WITH_CUDA
-      return cuda::matmul_nn(y, x, w, M, N, K, accumulate, ctx.matmul_precision, ctx.stream);
-#else
-      detail::no_cuda("matmul_nn");
-#endif
+      RC_CUDA_RETURN(matmul_nn, y, x, w, M, N, K, accumulate, ctx.matmul_precision, ctx.stream);
   }
 }
 
@@ -50,11 +39,7 @@ void matmul_tn(const ExecCtx& ctx, float* y, const float* a, const float* b, int
     case Device::cpu:
       return cpu::matmul_tn(y, a, b, M, N, K, accumulate, ctx.matmul_precision);
     case Device::cuda:
-#if RC_WITH_CUDA
-      return cuda::matmul_tn(y, a, b, M, N, K, accumulate, ctx.matmul_precision, ctx.stream);
-#else
-      detail::no_cuda("matmul_tn");
-#endif
+      RC_CUDA_RETURN(matmul_tn, y, a, b, M, N, K, accumulate, ctx.matmul_precision, ctx.stream);
   }
 }
 
@@ -64,11 +49,7 @@ void bias_backward(const ExecCtx& ctx, float* db, const float* dy, int64_t M, in
     case Device::cpu:
       return cpu::bias_backward(db, dy, M, N);
     case Device::cuda:
-#if RC_WITH_CUDA
-      return cuda::bias_backward(db, dy, M, N, ctx.stream);
-#else
-      detail::no_cuda("bias_backward");
-#endif
+      RC_CUDA_RETURN(bias_backward, db, dy, M, N, ctx.stream);
   }
 }
 
