@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "commands.h"
+#include "core/env.h"
 #include "device/device_choice.h"
 #include "core/check.h"
 #include "model_source.h"
@@ -22,10 +23,7 @@ namespace fs = std::filesystem;
 namespace rc::cli {
 namespace {
 
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
+std::string env(const char* name) { return env_or_empty(name); }
 
 // NAME=SOURCE, or SOURCE alone (the name is the folder's / archive's / repo's base name).
 // SOURCE: a local folder or model.tar.gz, a Hugging Face id (org/name[@rev]), or s3://...

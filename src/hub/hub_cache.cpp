@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "core/check.h"
+#include "core/env.h"
 #include "io/atomic_file.h"
 
 namespace fs = std::filesystem;
@@ -19,10 +20,7 @@ namespace fs = std::filesystem;
 namespace rc::hub {
 namespace {
 
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
+std::string env(const char* name) { return env_or_empty(name); }
 
 bool truthy(const std::string& v) {
   std::string s;

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/check.h"
+#include "core/env.h"
 #include "net/http.h"
 
 namespace fs = std::filesystem;
@@ -15,10 +16,7 @@ namespace fs = std::filesystem;
 namespace rc::net {
 namespace {
 
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
+std::string env(const char* name) { return env_or_empty(name); }
 
 std::string trim(std::string s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();

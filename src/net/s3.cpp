@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/check.h"
+#include "core/env.h"
 #include "net/aws_credentials.h"
 #include "net/http.h"
 #include "net/progress.h"
@@ -18,10 +19,7 @@ namespace fs = std::filesystem;
 namespace rc::net {
 namespace {
 
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
+std::string env(const char* name) { return env_or_empty(name); }
 
 std::string xml_value(const std::string& xml, const std::string& tag) {
   const std::string open = "<" + tag + ">", close = "</" + tag + ">";
