@@ -35,6 +35,7 @@
 #include "train/run_setup.h"
 #include "train/tensorboard.h"
 #include "train/stop_signal.h"
+#include "train/train_loggers.h"
 #include "train/train_step.h"
 
 namespace rc {
@@ -372,14 +373,7 @@ PretrainSummary pretrain(const PretrainOptions& o) {
       const double ep_f = double(epoch) + double(u + 1) / double(updates_per_epoch);
       const double elapsed = now_s() - t_start - eval_time;
       const double tok_s = elapsed > 0 ? double(tokens_run) / elapsed : 0.0;
-      const json m{{"step", step},
-                   {"epoch", ep_f},
-                   {"loss", r.loss},
-                   {"lr", r.lr},
-                   {"grad_norm", r.grad_norm},
-                   {"tokens", step_tokens},
-                   {"step_time_s", dt},
-                   {"tokens_per_second", dt > 0 ? double(step_tokens) / dt : 0.0}};
+      const json m = step_metrics(step, ep_f, r, step_tokens, dt);
       std::fprintf(metrics.get(), "%s\n", m.dump().c_str());
       std::fflush(metrics.get());
       if (step % o.logging_steps == 0 || step == total_steps) {

@@ -14,6 +14,17 @@
 #include "train/evaluator.h"
 
 namespace rc::train {
+
+nlohmann::json step_metrics(int64_t step, double epoch, const StepResult& r, int64_t step_tokens, double step_time_s) {
+  return {{"step", step},
+          {"epoch", epoch},
+          {"loss", r.loss},
+          {"lr", r.lr},
+          {"grad_norm", r.grad_norm},
+          {"tokens", step_tokens},
+          {"step_time_s", step_time_s},
+          {"tokens_per_second", step_time_s > 0 ? double(step_tokens) / step_time_s : 0.0}};
+}
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 

@@ -13,10 +13,15 @@
 
 #include "roberta/trainer.h"
 #include "train/tensorboard.h"
+#include "train/train_step.h"
 
 namespace rc::train {
 
 std::string duration_str(double seconds);  // "1h02m", "3m07s"; "?" when unknown
+
+// One optimizer step's metrics.jsonl object, as fine-tuning and pretraining both write it
+// (data parallel adds its comm_* keys to it).
+nlohmann::json step_metrics(int64_t step, double epoch, const StepResult& r, int64_t step_tokens, double step_time_s);
 
 struct TrainLogLine {
   int64_t step = 0, total_steps = 0;

@@ -351,14 +351,7 @@ TrainSummary fit(const TrainOptions& o) {
       line.grad_norm = r.grad_norm;
       line.tokens_per_second = elapsed > 0 ? double(tokens_run) / elapsed : 0.0;
       line.eta_s = elapsed / double(steps_run) * double(total_steps - step);
-      json m{{"step", step},
-             {"epoch", ep_f},
-             {"loss", r.loss},
-             {"lr", r.lr},
-             {"grad_norm", r.grad_norm},
-             {"tokens", step_tokens},
-             {"step_time_s", dt},
-             {"tokens_per_second", dt > 0 ? step_tokens / dt : 0.0}};
+      json m = train::step_metrics(step, ep_f, r, step_tokens, dt);
       if (dp.distributed()) {  // comm_share: the exposed part (not hidden behind the backward)
         m["world_size"] = world;
         m["comm_time_s"] = dp.last_comm_s();
