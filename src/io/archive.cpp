@@ -206,45 +206,76 @@ const char* special_kind(mode_t type) {
                              : "special file";
 }
 
-// The checks that need no data: count, names, links, types, declared sizes.
-void prescan_tar_gz(const std::filesystem::path& archive_path, const ExtractLimits& limits) {
-  const std::string file = archive_path.string();
-  std::unique_ptr<archive, ReadCloser> a = open_tar_reader(archive_path);
-  auto why = [&] {
-    return std::string(archive_error_string(a.get()) ? archive_error_string(a.get()) : "unknown error");
-  };
-  uint64_t members = 0, declared_total = 0;
-  for (;;) {
-    archive_entry* ent = nullptr;
-    const int rc = archive_read_next_header(a.get(), &ent);
-    if (rc == ARCHIVE_EOF) break;
-    RC_CHECK(rc == ARCHIVE_OK || rc == ARCHIVE_WARN, Errc::format, "'", file, "': corrupt archive after ", members,
+// One walk over the member headers, shared by both passes of extract_tar_gz so that each
+// refuses a corrupt header, one member too many, a name that could leave the target, a
+// link, a special file and an over-limit declared size with the same words.
+class MemberWalk {
+ public:
+  MemberWalk(const std::filesystem::path& archive_path, const ExtractLimits& limits)
+      : file_(archive_path.string()), limits_(limits), a_(open_tar_reader(archive_path)) {}
+
+  // Reads and checks the next header; false at the end of the archive.
+  bool next() {
+    const int rc = archive_read_next_header(a_.get(), &entry_);
+    if (rc == ARCHIVE_EOF) return false;
+    RC_CHECK(rc == ARCHIVE_OK || rc == ARCHIVE_WARN, Errc::format, "'", file_, "': corrupt archive after ", members_,
              " members: ", why());
-    RC_CHECK(++members <= limits.max_members, Errc::format, "'", file, "': more than ", limits.max_members,
+    RC_CHECK(++members_ <= limits_.max_members, Errc::format, "'", file_, "': more than ", limits_.max_members,
              " members (archive bomb?)");
-    const char* raw = archive_entry_pathname(ent);
+    const char* raw = archive_entry_pathname(entry_);
     const std::string name = raw ? raw : "";
-    const std::string where = "'" + file + "': member '" + name + "'";
-    const auto type = archive_entry_filetype(ent);
+    where = "'" + file_ + "': member '" + name + "'";
+    type = archive_entry_filetype(entry_);
     bool ok = false;
-    (void)safe_relative(name, ok);
-    const bool dot_dir =
+    rel = safe_relative(name, ok);
+    // "./" is what `tar -C dir -czf x.tgz .` puts first: the target itself, nothing to do.
+    dot_folder =
         !ok && type == AE_IFDIR && !name.empty() && name.front() != '/' && name.find("..") == std::string::npos;
-    RC_CHECK(ok || dot_dir, Errc::format, where, " is absolute, empty or contains '..'; refusing to extract");
-    RC_CHECK(archive_entry_hardlink(ent) == nullptr && archive_entry_symlink(ent) == nullptr, Errc::format, where,
+    RC_CHECK(ok || dot_folder, Errc::format, where, " is absolute, empty or contains '..'; refusing to extract");
+    RC_CHECK(archive_entry_hardlink(entry_) == nullptr && archive_entry_symlink(entry_) == nullptr, Errc::format, where,
              " is a link; links are refused");
     RC_CHECK(type == AE_IFREG || type == AE_IFDIR, Errc::format, where, " is a ", special_kind(type),
              "; only regular files and folders are extracted");
-    if (type == AE_IFREG && archive_entry_size_is_set(ent)) {
-      const uint64_t declared = uint64_t(std::max<la_int64_t>(0, archive_entry_size(ent)));
-      RC_CHECK(declared <= limits.max_member_bytes, Errc::format, where, " is ", declared, " bytes, over the ",
-               limits.max_member_bytes, "-byte limit");
-      declared_total += declared;
-      RC_CHECK(declared_total <= limits.max_total_bytes, Errc::format, where, ": archive expands past the ",
-               limits.max_total_bytes, "-byte total limit (archive bomb?)");
+    declared = 0;
+    if (type == AE_IFREG && archive_entry_size_is_set(entry_)) {
+      declared = uint64_t(std::max<la_int64_t>(0, archive_entry_size(entry_)));
+      RC_CHECK(declared <= limits_.max_member_bytes, Errc::format, where, " is ", declared, " bytes, over the ",
+               limits_.max_member_bytes, "-byte limit");
     }
+    return true;
+  }
+
+  archive* reader() const { return a_.get(); }
+  std::string why() const {
+    const char* err = archive_error_string(a_.get());
+    return err ? err : "unknown error";
+  }
+
+  // The member next() last read.
+  std::string where;        // "'FILE': member 'NAME'", for errors
+  std::string rel;          // its cleaned relative path (empty for a dot folder)
+  mode_t type = 0;          // AE_IFREG or AE_IFDIR
+  bool dot_folder = false;  // "." or "./": skipped
+  uint64_t declared = 0;    // the header's size of a regular file (0 when not given)
+
+ private:
+  std::string file_;
+  ExtractLimits limits_;
+  std::unique_ptr<archive, ReadCloser> a_;
+  archive_entry* entry_ = nullptr;
+  uint64_t members_ = 0;
+};
+
+// The checks that need no data: count, names, links, types, declared sizes.
+void prescan_tar_gz(const std::filesystem::path& archive_path, const ExtractLimits& limits) {
+  MemberWalk m(archive_path, limits);
+  uint64_t declared_total = 0;
+  while (m.next()) {
+    declared_total += m.declared;
+    RC_CHECK(declared_total <= limits.max_total_bytes, Errc::format, m.where, ": archive expands past the ",
+             limits.max_total_bytes, "-byte total limit (archive bomb?)");
     // Skipping still decompresses (gzip has no index), but writes nothing.
-    RC_CHECK(archive_read_data_skip(a.get()) == ARCHIVE_OK, Errc::format, where, ": corrupt data: ", why());
+    RC_CHECK(archive_read_data_skip(m.reader()) == ARCHIVE_OK, Errc::format, m.where, ": corrupt data: ", m.why());
   }
 }
 
@@ -267,57 +298,30 @@ void extract_tar_gz(const std::filesystem::path& archive_path, const std::filesy
   // it takes to decompress it, not after writing and syncing thousands of files.
   prescan_tar_gz(archive_path, limits);
 
-  std::unique_ptr<archive, ReadCloser> a = open_tar_reader(archive_path);
-  auto why = [&] {
-    return std::string(archive_error_string(a.get()) ? archive_error_string(a.get()) : "unknown error");
-  };
-
+  // Pass 2 checks every header again (the file may have changed since) and counts the bytes
+  // actually decompressed.
+  MemberWalk m(archive_path, limits);
   TempDirGuard tmp{temp_dir_beside(target_dir)};
   RC_CHECK(::mkdir(tmp.dir.c_str(), 0755) == 0, Errc::io, "cannot create '", tmp.dir.string(),
            "': ", std::strerror(errno));
 
-  uint64_t members = 0, total = 0;
+  uint64_t total = 0;
   std::vector<char> buf(1 << 16);
-  for (;;) {
-    archive_entry* ent = nullptr;
-    const int rc = archive_read_next_header(a.get(), &ent);
-    if (rc == ARCHIVE_EOF) break;
-    RC_CHECK(rc == ARCHIVE_OK || rc == ARCHIVE_WARN, Errc::format, "'", file, "': corrupt archive after ", members,
-             " members: ", why());
-    const char* raw = archive_entry_pathname(ent);
-    const std::string name = raw ? raw : "";
-    const std::string where = "'" + file + "': member '" + name + "'";
-    RC_CHECK(++members <= limits.max_members, Errc::format, "'", file, "': more than ", limits.max_members,
-             " members (archive bomb?)");
-    bool ok = false;
-    const std::string rel = safe_relative(name, ok);
-    // "./" is what `tar -C dir -czf x.tgz .` puts first: the target itself, nothing to do.
-    if (!ok && archive_entry_filetype(ent) == AE_IFDIR && !name.empty() && name.front() != '/' &&
-        name.find("..") == std::string::npos)
-      continue;
-    RC_CHECK(ok, Errc::format, where, " is absolute, empty or contains '..'; refusing to extract");
-    RC_CHECK(archive_entry_hardlink(ent) == nullptr && archive_entry_symlink(ent) == nullptr, Errc::format, where,
-             " is a link; links are refused");
-    const std::filesystem::path dest = tmp.dir / rel;
-    const auto type = archive_entry_filetype(ent);
+  while (m.next()) {
+    if (m.dot_folder) continue;
+    const std::string& where = m.where;
+    const std::filesystem::path dest = tmp.dir / m.rel;
 
     // Parent folders may be implied by a member's path.
     std::filesystem::create_directories(dest.parent_path(), ec);
     RC_CHECK(!ec, Errc::format, where, ": cannot create its folder: ", ec.message());
 
-    if (type == AE_IFDIR) {
+    if (m.type == AE_IFDIR) {
       if (::mkdir(dest.c_str(), 0755) != 0) {
         RC_CHECK(errno == EEXIST && std::filesystem::is_directory(std::filesystem::symlink_status(dest)), Errc::format,
                  where, ": cannot create folder: ", std::strerror(errno));
       }
       continue;
-    }
-    RC_CHECK(type == AE_IFREG, Errc::format, where, " is a ", special_kind(type),
-             "; only regular files and folders are extracted");
-    if (archive_entry_size_is_set(ent)) {
-      const uint64_t declared = uint64_t(std::max<la_int64_t>(0, archive_entry_size(ent)));
-      RC_CHECK(declared <= limits.max_member_bytes, Errc::format, where, " is ", declared, " bytes, over the ",
-               limits.max_member_bytes, "-byte limit");
     }
     // O_EXCL: a repeated member name is an error, not a silent overwrite. O_NOFOLLOW for
     // good measure, though no link can exist under the temp folder.
@@ -326,9 +330,9 @@ void extract_tar_gz(const std::filesystem::path& archive_path, const std::filesy
              errno == EEXIST ? " (the name appears twice)" : "");
     uint64_t member = 0;
     for (;;) {
-      const la_ssize_t got = archive_read_data(a.get(), buf.data(), buf.size());
+      const la_ssize_t got = archive_read_data(m.reader(), buf.data(), buf.size());
       if (got == 0) break;
-      RC_CHECK(got > 0, Errc::format, where, ": corrupt data: ", why());
+      RC_CHECK(got > 0, Errc::format, where, ": corrupt data: ", m.why());
       member += uint64_t(got);
       total += uint64_t(got);
       RC_CHECK(member <= limits.max_member_bytes, Errc::format, where, " expands past the ", limits.max_member_bytes,
