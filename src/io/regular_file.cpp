@@ -56,6 +56,19 @@ Fd open_regular_file(const std::filesystem::path& path, std::string_view what) {
   return fd;
 }
 
+size_t read_some(int fd, char* buf, size_t n, std::string_view source) {
+  for (;;) {
+    const ssize_t got = ::read(fd, buf, n);
+    if (got >= 0) return size_t(got);
+    RC_CHECK(errno == EINTR, Errc::io, "cannot read ", source, ": ", std::strerror(errno));
+  }
+}
+
+void check_stream_bound(uint64_t bytes_read, uint64_t max_bytes, std::string_view source) {
+  RC_CHECK(bytes_read <= max_bytes, Errc::format, source, " holds more than ", max_bytes,
+           " bytes\nHINT: split the input into smaller files");
+}
+
 std::string read_fd_bounded(int fd, std::string_view source, uint64_t max_bytes) {
   std::string out;
   struct stat st {};
@@ -65,16 +78,9 @@ std::string read_fd_bounded(int fd, std::string_view source, uint64_t max_bytes)
     out.reserve(size_t(st.st_size));
   }
   char buf[1 << 16];
-  for (;;) {
-    const ssize_t got = ::read(fd, buf, sizeof buf);
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      RC_THROW(Errc::io, "cannot read ", source, ": ", std::strerror(errno));
-    }
-    if (got == 0) break;
-    RC_CHECK(out.size() + size_t(got) <= max_bytes, Errc::format, source, " holds more than ", max_bytes,
-             " bytes\nHINT: split the input into smaller files");
-    out.append(buf, size_t(got));
+  while (const size_t got = read_some(fd, buf, sizeof buf, source)) {
+    check_stream_bound(out.size() + got, max_bytes, source);
+    out.append(buf, got);
   }
   return out;
 }

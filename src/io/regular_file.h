@@ -39,6 +39,15 @@ class Fd {
 // `what` names the file's role in the message ("config", "--input"); may be empty.
 Fd open_regular_file(const std::filesystem::path& path, std::string_view what = "");
 
+// One read(2) of at most `n` bytes into `buf`, retried on EINTR; 0 at the end. A failure
+// throws io ("cannot read SOURCE: ..."). The one read loop of read_fd_bounded and
+// TextLineStream.
+size_t read_some(int fd, char* buf, size_t n, std::string_view source);
+
+// Throws format ("SOURCE holds more than MAX bytes", with a hint) when a stream read so far
+// has passed its bound.
+void check_stream_bound(uint64_t bytes_read, uint64_t max_bytes, std::string_view source);
+
 // Reads a descriptor to its end, refusing (format) more than max_bytes: a stream (stdin,
 // a pipe) has no size to check up front. `source` names it in errors.
 std::string read_fd_bounded(int fd, std::string_view source, uint64_t max_bytes);

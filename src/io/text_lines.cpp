@@ -1,9 +1,6 @@
 // One line reader for every text input (see text_lines.h).
 #include "io/text_lines.h"
 
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstring>
 
 #include "core/check.h"
@@ -81,22 +78,15 @@ bool TextLineStream::fill() {
     pos_ = 0;
   }
   char chunk[1 << 16];
-  for (;;) {
-    const ssize_t got = ::read(fd_, chunk, sizeof chunk);
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      RC_THROW(Errc::io, "cannot read ", source_, ": ", std::strerror(errno));
-    }
-    if (got == 0) {
-      eof_ = true;
-      return false;
-    }
-    read_ += uint64_t(got);
-    RC_CHECK(read_ <= max_bytes_, Errc::format, source_, " holds more than ", max_bytes_,
-             " bytes\nHINT: split the input into smaller files");
-    buf_.append(chunk, size_t(got));
-    return true;
+  const size_t got = read_some(fd_, chunk, sizeof chunk, source_);
+  if (got == 0) {
+    eof_ = true;
+    return false;
   }
+  read_ += got;
+  check_stream_bound(read_, max_bytes_, source_);
+  buf_.append(chunk, got);
+  return true;
 }
 
 std::optional<std::string> TextLineStream::next() {
