@@ -51,14 +51,16 @@ CharClass unicode16_class(uint32_t cp) noexcept {
   return lo < std::size(kUnicode16) && kUnicode16[lo].first <= cp ? kUnicode16[lo].cls : CharClass::other;
 }
 
+// Unicode's L* categories: \p{L} in the GPT-2 pattern, and word characters for \w.
+bool is_letter_category(utf8proc_category_t cat) noexcept {
+  return cat == UTF8PROC_CATEGORY_LU || cat == UTF8PROC_CATEGORY_LL || cat == UTF8PROC_CATEGORY_LT ||
+         cat == UTF8PROC_CATEGORY_LM || cat == UTF8PROC_CATEGORY_LO;
+}
+
 CharClass category_class(uint32_t cp) noexcept {
-  switch (utf8proc_category(utf8proc_int32_t(cp))) {
-    case UTF8PROC_CATEGORY_LU:
-    case UTF8PROC_CATEGORY_LL:
-    case UTF8PROC_CATEGORY_LT:
-    case UTF8PROC_CATEGORY_LM:
-    case UTF8PROC_CATEGORY_LO:
-      return CharClass::letter;
+  const utf8proc_category_t cat = utf8proc_category(utf8proc_int32_t(cp));
+  if (is_letter_category(cat)) return CharClass::letter;
+  switch (cat) {
     case UTF8PROC_CATEGORY_ND:
     case UTF8PROC_CATEGORY_NL:
     case UTF8PROC_CATEGORY_NO:
@@ -79,12 +81,9 @@ CharClass char_class(uint32_t cp) noexcept {
 bool is_word_char(uint32_t cp) noexcept {
   if (cp < 0x80) return (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') || (cp >= '0' && cp <= '9') || cp == '_';
   if (cp == 0x200C || cp == 0x200D || (cp >= 0x24B6 && cp <= 0x24E9) || (cp >= 0x1F130 && cp <= 0x1F189)) return true;
-  switch (utf8proc_category(utf8proc_int32_t(cp))) {
-    case UTF8PROC_CATEGORY_LU:
-    case UTF8PROC_CATEGORY_LL:
-    case UTF8PROC_CATEGORY_LT:
-    case UTF8PROC_CATEGORY_LM:
-    case UTF8PROC_CATEGORY_LO:
+  const utf8proc_category_t cat = utf8proc_category(utf8proc_int32_t(cp));
+  if (is_letter_category(cat)) return true;
+  switch (cat) {
     case UTF8PROC_CATEGORY_MN:
     case UTF8PROC_CATEGORY_MC:
     case UTF8PROC_CATEGORY_ME:
