@@ -177,6 +177,8 @@ int RouteMatch::int_query(const std::string& key, int fallback) const {
   }
 }
 
+// One row a route (rows alike in shape by nature): dispatch, auth, /openapi.json and /docs
+// are all read from this one table.
 const std::vector<Route>& route_table() {
   using R = Router;
   constexpr Port I = Port::inference, M = Port::management, B = Port::both;
@@ -192,8 +194,9 @@ const std::vector<Route>& route_table() {
       {"POST", "/invocations", I, N, TS, "SageMaker",
        "Classify with the primary model (or X-Amzn-SageMaker-Target-Model)", "", "InvocationRequest",
        "InvocationResponse", &R::invocations},
+      // SageMaker's multi-model ListModels is TorchServe's list, word for word: one handler.
       {"GET", "/models", I, N, TS, "SageMaker", "Multi-model: list loaded models, paginated", "next_page_token,limit",
-       "", "ModelList", &R::sm_list_models},
+       "", "ModelList", &R::ts_list_models},
       {"POST", "/models", I, A, TS, "SageMaker", "Multi-model: load a model from the model store", "",
        "LoadModelRequest", "Status", &R::sm_load_model},
       {"GET", "/models/{name}", I, N, TS, "SageMaker", "Multi-model: one model", "", "", "ModelRef", &R::sm_get_model},
@@ -433,22 +436,6 @@ void Router::predictions(const Ex& ex, const RouteMatch& m) {
   auto model = registry_.find(m.param("model"), m.param("version"));
   if (!model) throw model_not_found(m.param("model"), m.param("version"));
   invoke(ex, model, Format::invocation);
-}
-
-// SageMaker's multi-model ListModels: next_page_token (an offset here) in, nextPageToken
-// out while more remain.
-void Router::sm_list_models(const Ex& ex, const RouteMatch& m) {
-  const int page = std::max(1, m.int_query("limit", 100));  // SageMaker sends none: 100
-  const int offset = std::max(0, m.int_query("next_page_token", 0));
-  std::vector<std::pair<std::string, std::string>> seen;
-  for (const auto& e : registry_.list())
-    if (e.is_default) seen.emplace_back(e.model->name, e.model->url);
-  json models = json::array();
-  for (size_t i = size_t(offset); i < seen.size() && i < size_t(offset + page); ++i)
-    models.push_back({{"modelName", seen[i].first}, {"modelUrl", seen[i].second}});
-  json body = {{"models", models}};
-  if (size_t(offset + page) < seen.size()) body["nextPageToken"] = std::to_string(offset + page);
-  ex->reply(make_response(ex->request, 200, body.dump()));
 }
 
 void Router::sm_load_model(const Ex& ex, const RouteMatch&) {

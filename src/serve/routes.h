@@ -108,7 +108,6 @@ class Router {
   void docs_page(const Ex& ex, const RouteMatch& m);
   void invocations(const Ex& ex, const RouteMatch& m);
   void predictions(const Ex& ex, const RouteMatch& m);
-  void sm_list_models(const Ex& ex, const RouteMatch& m);
   void sm_load_model(const Ex& ex, const RouteMatch& m);
   void sm_get_model(const Ex& ex, const RouteMatch& m);
   void sm_unload_model(const Ex& ex, const RouteMatch& m);

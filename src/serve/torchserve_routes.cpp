@@ -53,7 +53,8 @@ std::optional<bool> bool_query(const RouteMatch& m, const std::string& key) {
 }  // namespace
 
 void Router::ts_list_models(const Ex& ex, const RouteMatch& m) {
-  // TorchServe pagination: limit (default 100) and next_page_token (an offset).
+  // TorchServe pagination: limit (default 100) and next_page_token (an offset), out
+  // nextPageToken while more remain. Also SageMaker's multi-model ListModels (same names).
   const int limit = std::max(1, m.int_query("limit", 100));
   const int offset = std::max(0, m.int_query("next_page_token", 0));
   std::vector<std::pair<std::string, std::string>> seen;
