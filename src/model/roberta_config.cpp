@@ -37,6 +37,38 @@ void read_key(const json& j, const char* key, T& out, std::string_view source) {
   }
 }
 
+// An optional float: absent or null keeps "not set" (classifier_dropout: use hidden_dropout_prob).
+void read_key(const json& j, const char* key, std::optional<float>& out, std::string_view source) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return;
+  RC_CHECK(it->is_number(), Errc::format, source, ": '", key, "' must be a number or null");
+  out = it->get<float>();
+}
+
+// config.json's plain keys, the one list from_json reads and to_json writes, in the order
+// they are read (the first bad key is the one reported). One line a key, alike in shape by
+// nature; the keys with rules of their own (model_type, architectures, problem_type, the
+// labels) are handled beside the calls.
+template <class Config, class F>
+void for_each_plain_key(Config& c, F&& f) {
+  f("vocab_size", c.vocab_size);
+  f("hidden_size", c.hidden_size);
+  f("num_hidden_layers", c.num_hidden_layers);
+  f("num_attention_heads", c.num_attention_heads);
+  f("intermediate_size", c.intermediate_size);
+  f("max_position_embeddings", c.max_position_embeddings);
+  f("type_vocab_size", c.type_vocab_size);
+  f("hidden_act", c.hidden_act);
+  f("hidden_dropout_prob", c.hidden_dropout_prob);
+  f("attention_probs_dropout_prob", c.attention_probs_dropout_prob);
+  f("classifier_dropout", c.classifier_dropout);
+  f("layer_norm_eps", c.layer_norm_eps);
+  f("initializer_range", c.initializer_range);
+  f("pad_token_id", c.pad_token_id);
+  f("bos_token_id", c.bos_token_id);
+  f("eos_token_id", c.eos_token_id);
+}
+
 // Upper bounds on each size, far above any released RoBERTa-family checkpoint (roberta-large:
 // 24 layers x 1024, 16 heads, 4096 FFN; xlm-roberta: 250,002 tokens), so that a hostile
 // config.json is refused before anything is sized from it.
@@ -95,25 +127,7 @@ RobertaConfig RobertaConfig::from_json(std::string_view text, std::string_view s
   read_key(j, "model_type", c.model_type, source);
   RC_CHECK(c.model_type == "roberta", Errc::unsupported, source, ": model_type '", c.model_type,
            "' is not supported (only 'roberta')\nHINT: roberta.cpp runs RobertaForSequenceClassification checkpoints");
-  read_key(j, "vocab_size", c.vocab_size, source);
-  read_key(j, "hidden_size", c.hidden_size, source);
-  read_key(j, "num_hidden_layers", c.num_hidden_layers, source);
-  read_key(j, "num_attention_heads", c.num_attention_heads, source);
-  read_key(j, "intermediate_size", c.intermediate_size, source);
-  read_key(j, "max_position_embeddings", c.max_position_embeddings, source);
-  read_key(j, "type_vocab_size", c.type_vocab_size, source);
-  read_key(j, "hidden_act", c.hidden_act, source);
-  read_key(j, "hidden_dropout_prob", c.hidden_dropout_prob, source);
-  read_key(j, "attention_probs_dropout_prob", c.attention_probs_dropout_prob, source);
-  if (auto it = j.find("classifier_dropout"); it != j.end() && !it->is_null()) {
-    RC_CHECK(it->is_number(), Errc::format, source, ": 'classifier_dropout' must be a number or null");
-    c.classifier_dropout = it->get<float>();
-  }
-  read_key(j, "layer_norm_eps", c.layer_norm_eps, source);
-  read_key(j, "initializer_range", c.initializer_range, source);
-  read_key(j, "pad_token_id", c.pad_token_id, source);
-  read_key(j, "bos_token_id", c.bos_token_id, source);
-  read_key(j, "eos_token_id", c.eos_token_id, source);
+  for_each_plain_key(c, [&](const char* key, auto& field) { read_key(j, key, field, source); });
   read_key(j, "architectures", c.architectures, source);
   read_key(j, "problem_type", c.problem_type, source);
 
@@ -188,26 +202,17 @@ std::string RobertaConfig::to_json() const {
       j = json::object();
     }
   }
+  const json original = j;  // the values as the file wrote them, for float_as_written
   j["model_type"] = model_type;
-  j["vocab_size"] = vocab_size;
-  j["hidden_size"] = hidden_size;
-  j["num_hidden_layers"] = num_hidden_layers;
-  j["num_attention_heads"] = num_attention_heads;
-  j["intermediate_size"] = intermediate_size;
-  j["max_position_embeddings"] = max_position_embeddings;
-  j["type_vocab_size"] = type_vocab_size;
-  j["hidden_act"] = hidden_act;
-  const json original = j;
-  j["hidden_dropout_prob"] = float_as_written(hidden_dropout_prob, original, "hidden_dropout_prob");
-  j["attention_probs_dropout_prob"] =
-      float_as_written(attention_probs_dropout_prob, original, "attention_probs_dropout_prob");
-  j["classifier_dropout"] =
-      classifier_dropout ? float_as_written(*classifier_dropout, original, "classifier_dropout") : json(nullptr);
-  j["layer_norm_eps"] = float_as_written(layer_norm_eps, original, "layer_norm_eps");
-  j["initializer_range"] = float_as_written(initializer_range, original, "initializer_range");
-  j["pad_token_id"] = pad_token_id;
-  j["bos_token_id"] = bos_token_id;
-  j["eos_token_id"] = eos_token_id;
+  for_each_plain_key(*this, [&](const char* key, const auto& field) {
+    using T = std::decay_t<decltype(field)>;
+    if constexpr (std::is_same_v<T, float>)
+      j[key] = float_as_written(field, original, key);
+    else if constexpr (std::is_same_v<T, std::optional<float>>)
+      j[key] = field ? float_as_written(*field, original, key) : json(nullptr);
+    else
+      j[key] = field;
+  });
   j["architectures"] =
       architectures.empty() ? std::vector<std::string>{"RobertaForSequenceClassification"} : architectures;
   json id2label_json = json::object(), label2id_json = json::object();
