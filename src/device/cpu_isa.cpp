@@ -83,24 +83,13 @@ CpuIsa resolve_isa() {
   const char* env = std::getenv("RC_CPU_ISA");
   if (!env || !*env) return detected;
   const std::string want = env;
+  // The names are cpu_isa_name()'s: one spelling for the variable, logs and `roberta bench`.
   CpuIsa forced = detected;
-  if (want == "generic")
-    forced = CpuIsa::generic;
-  else if (want == "avx2")
-    forced = CpuIsa::avx2;
-  else if (want == "avx512")
-    forced = CpuIsa::avx512;
-  else if (want == "avx512_bf16")
-    forced = CpuIsa::avx512_bf16;
-  else if (want == "amx")
-    forced = CpuIsa::amx;
-  else if (want == "neon")
-    forced = CpuIsa::neon;
-  else if (want == "neon_bf16")
-    forced = CpuIsa::neon_bf16;
-  else if (want == "sve")
-    forced = CpuIsa::sve;
-  else
+  bool known = false;
+  for (CpuIsa isa : {CpuIsa::generic, CpuIsa::avx2, CpuIsa::avx512, CpuIsa::avx512_bf16, CpuIsa::amx, CpuIsa::neon,
+                     CpuIsa::neon_bf16, CpuIsa::sve})
+    if (cpu_isa_name(isa) == want) forced = isa, known = true;
+  if (!known)
     log::warn("device", "RC_CPU_ISA='", want,
               "' is not one of generic|avx2|avx512|avx512_bf16|amx (x86-64) or generic|neon|neon_bf16|sve "
               "(aarch64); using ",

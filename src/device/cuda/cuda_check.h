@@ -7,6 +7,8 @@
 
 #include "core/check.h"
 
+// Three macros alike in shape, on purpose: each library has its own status type and name
+// functions, and a shared inner macro would stringise the macro-expanded expression.
 #define RC_CUDA_CHECK(expr)                                                                             \
   do {                                                                                                  \
     const cudaError_t rc_cuda_err_ = (expr);                                                            \
