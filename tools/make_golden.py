@@ -117,13 +117,12 @@ def linear_warmup_decay(warmup: int, total: int):
     return f
 
 
-def train_curve(model0, batches, bf16: bool):
-    """20 AdamW steps with dropout off; returns (losses, lrs, grad_norms) before each update
-    and the trained model."""
-    model = rr.no_dropout(rr.clone_model(model0)).train()
-    opt = torch.optim.AdamW(decay_groups(model, TRAIN["weight_decay"]), lr=TRAIN["lr"],
-                            betas=(TRAIN["beta1"], TRAIN["beta2"]), eps=TRAIN["eps"])
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, linear_warmup_decay(TRAIN["warmup_steps"], TRAIN["steps"]))
+def adamw_steps(model, groups, clip_params, batches, train: dict, bf16: bool):
+    """HF Trainer's update on `model` (dropout off), one step a batch: AdamW over `groups`, the
+    linear warmup/decay schedule, clipping over `clip_params`. Returns (losses, lrs, grad_norms)
+    before each update. Shared by the classifier (train_curve here) and MLM goldens."""
+    opt = torch.optim.AdamW(groups, lr=train["lr"], betas=(train["beta1"], train["beta2"]), eps=train["eps"])
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, linear_warmup_decay(train["warmup_steps"], train["steps"]))
     losses, lrs, norms = [], [], []
     for ids, mask, labels in batches:
         lrs.append(opt.param_groups[0]["lr"])
@@ -133,12 +132,21 @@ def train_curve(model0, batches, bf16: bool):
         else:
             loss, _ = model(ids, mask, labels=labels)
         loss.backward()
-        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), TRAIN["max_grad_norm"])
+        norm = torch.nn.utils.clip_grad_norm_(clip_params, train["max_grad_norm"])
         opt.step()
         sched.step()
         opt.zero_grad(set_to_none=True)
         losses.append(loss.item())
         norms.append(float(norm))
+    return losses, lrs, norms
+
+
+def train_curve(model0, batches, bf16: bool):
+    """20 AdamW steps with dropout off; returns (losses, lrs, grad_norms) before each update
+    and the trained model."""
+    model = rr.no_dropout(rr.clone_model(model0)).train()
+    losses, lrs, norms = adamw_steps(model, decay_groups(model, TRAIN["weight_decay"]), list(model.parameters()),
+                                     batches, TRAIN, bf16)
     return losses, lrs, norms, model
 
 

@@ -73,23 +73,9 @@ def decay_groups(model: rr.RobertaForMaskedLM, weight_decay: float):
 def train_curve(model0, batches, bf16: bool):
     model = rr.no_dropout(rr.clone_model(model0)).train()
     assert model.lm_head.decoder.weight is model.roberta.embeddings.word_embeddings.weight
-    opt = torch.optim.AdamW(decay_groups(model, TRAIN["weight_decay"]), lr=TRAIN["lr"],
-                            betas=(TRAIN["beta1"], TRAIN["beta2"]), eps=TRAIN["eps"])
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, mg.linear_warmup_decay(TRAIN["warmup_steps"], TRAIN["steps"]))
-    losses, norms = [], []
-    for ids, attn, labels in batches:
-        if bf16:
-            with torch.autocast("cpu", dtype=torch.bfloat16):
-                loss, _ = model(ids, attn, labels=labels)
-        else:
-            loss, _ = model(ids, attn, labels=labels)
-        loss.backward()
-        norm = torch.nn.utils.clip_grad_norm_([p for _, p in model.hf_named_parameters()], TRAIN["max_grad_norm"])
-        opt.step()
-        sched.step()
-        opt.zero_grad(set_to_none=True)
-        losses.append(loss.item())
-        norms.append(float(norm))
+    # Clipping over the HF parameter list: the tied decoder weight counted once.
+    losses, _, norms = mg.adamw_steps(model, decay_groups(model, TRAIN["weight_decay"]),
+                                      [p for _, p in model.hf_named_parameters()], batches, TRAIN, bf16)
     return losses, norms, model
 
 

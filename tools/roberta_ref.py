@@ -214,6 +214,8 @@ class RobertaSelfAttention(nn.Module):
         return context_layer.view(new_context_layer_shape)
 
 
+# RobertaSelfOutput and RobertaOutput are alike but stay two classes, as in transformers:
+# the module tree is what names the parameters (attention.output.* vs output.*).
 class RobertaSelfOutput(nn.Module):
     def __init__(self, config: RobertaConfig):
         super().__init__()
