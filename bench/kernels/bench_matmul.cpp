@@ -10,40 +10,47 @@ namespace {
 
 MatmulPrecision prec_of(int64_t v) { return v ? MatmulPrecision::bf16 : MatmulPrecision::fp32; }
 
-void BM_matmul_nt(benchmark::State& state) {
-  const int64_t M = state.range(0), N = state.range(1), K = state.range(2);
-  const ExecCtx ctx{Device::cpu, prec_of(state.range(3))};
-  auto x = bench::randn(M * K, 1), w = bench::randn(N * K, 2), b = bench::randn(N, 3);
-  std::vector<float> y(static_cast<size_t>(M * N));
-  for (auto _ : state) {
-    matmul_nt(ctx, y.data(), x.data(), w.data(), b.data(), M, N, K);
-    benchmark::DoNotOptimize(y.data());
+// The three matmul benchmarks share all but the call: sizes and precision from the Args,
+// an (M, N) output, the timing loop and the rates (2·M·N·K FLOP; `bytes` moved per call).
+struct Gemm {
+  int64_t M, N, K;
+  ExecCtx ctx;
+  std::vector<float> y;
+  explicit Gemm(const benchmark::State& state)
+      : M(state.range(0)),
+        N(state.range(1)),
+        K(state.range(2)),
+        ctx{Device::cpu, prec_of(state.range(3))},
+        y(static_cast<size_t>(M * N)) {}
+  template <class Call>
+  void time(benchmark::State& state, double bytes, Call&& call) {
+    for (auto _ : state) {
+      call();
+      benchmark::DoNotOptimize(y.data());
+    }
+    bench::set_rates(state, 2.0 * M * N * K, bytes);
   }
-  bench::set_rates(state, 2.0 * M * N * K, 4.0 * (M * K + N * K + M * N));
+};
+
+void BM_matmul_nt(benchmark::State& state) {  // y = x · Wᵀ + b
+  Gemm g(state);
+  auto x = bench::randn(g.M * g.K, 1), w = bench::randn(g.N * g.K, 2), b = bench::randn(g.N, 3);
+  g.time(state, 4.0 * (g.M * g.K + g.N * g.K + g.M * g.N),
+         [&] { matmul_nt(g.ctx, g.y.data(), x.data(), w.data(), b.data(), g.M, g.N, g.K); });
 }
 
 void BM_matmul_nn(benchmark::State& state) {  // dx = dy · W: (M, K_in) = (M, N_out) · (N_out, K_in)
-  const int64_t M = state.range(0), N = state.range(1), K = state.range(2);
-  const ExecCtx ctx{Device::cpu, prec_of(state.range(3))};
-  auto x = bench::randn(M * K, 1), w = bench::randn(K * N, 2);
-  std::vector<float> y(static_cast<size_t>(M * N));
-  for (auto _ : state) {
-    matmul_nn(ctx, y.data(), x.data(), w.data(), M, N, K, false);
-    benchmark::DoNotOptimize(y.data());
-  }
-  bench::set_rates(state, 2.0 * M * N * K, 4.0 * (M * K + N * K + M * N));
+  Gemm g(state);
+  auto x = bench::randn(g.M * g.K, 1), w = bench::randn(g.K * g.N, 2);
+  g.time(state, 4.0 * (g.M * g.K + g.N * g.K + g.M * g.N),
+         [&] { matmul_nn(g.ctx, g.y.data(), x.data(), w.data(), g.M, g.N, g.K, false); });
 }
 
 void BM_matmul_tn(benchmark::State& state) {  // dW += dyᵀ · x, accumulating
-  const int64_t M = state.range(0), N = state.range(1), K = state.range(2);
-  const ExecCtx ctx{Device::cpu, prec_of(state.range(3))};
-  auto a = bench::randn(K * M, 1), b = bench::randn(K * N, 2);
-  std::vector<float> y(static_cast<size_t>(M * N));
-  for (auto _ : state) {
-    matmul_tn(ctx, y.data(), a.data(), b.data(), M, N, K, true);
-    benchmark::DoNotOptimize(y.data());
-  }
-  bench::set_rates(state, 2.0 * M * N * K, 4.0 * (M * K + N * K + 2 * M * N));
+  Gemm g(state);
+  auto a = bench::randn(g.K * g.M, 1), b = bench::randn(g.K * g.N, 2);
+  g.time(state, 4.0 * (g.M * g.K + g.N * g.K + 2 * g.M * g.N),
+         [&] { matmul_tn(g.ctx, g.y.data(), a.data(), b.data(), g.M, g.N, g.K, true); });
 }
 
 // Inference with weights packed once (kernels/linear.h).  Args: {M, N, K, bf16, gelu}

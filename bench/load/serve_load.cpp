@@ -227,6 +227,7 @@ int main(int argc, char** argv) {
   double duration = 20;
   int batch = 32, threads = 0;
   size_t max_texts = 2000;
+  // One branch a flag: a standalone tool, without the CLI's option library.
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -259,6 +260,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // Errors as one line (alike in shape to cli/main.cpp's handler; its own words and codes).
   try {
     const auto texts = read_lines(texts_path, max_texts);
     if (!model.empty()) run_baseline(model, precision, texts, batch, duration, threads);
