@@ -24,6 +24,7 @@ void add_inspect_command(CLI::App& app) {
     load.init_head = opts->init_head;
     auto classifier = Classifier::load(resolve_model_source(opts->model, opts->revision), load);
     const ModelInfo& m = classifier->info();
+    // One line a key: alike in shape to every JSON writer (benchmark.cpp's), its own fields.
     nlohmann::ordered_json j;
     j["model_type"] = m.model_type;
     j["architecture"] = m.architecture;

@@ -20,6 +20,7 @@ void add_invoke_command(CLI::App& app) {
     double timeout = 60;
   };
   auto o = std::make_shared<Opts>();
+  // The option table: alike in shape to every command's, on purpose (see commands.h).
   auto* cmd = app.add_subcommand("invoke", "Send texts to a serving endpoint and print its JSON answer");
   cmd->add_option("--url", o->url,
                   "Endpoint, e.g. http://127.0.0.1:8080 (then /invocations, or /predictions/MODEL with "

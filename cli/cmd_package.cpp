@@ -18,6 +18,7 @@ void add_package_command(CLI::App& app) {
     int max_length = 0, max_batch_size = 0, max_batch_delay_ms = -1;
   };
   auto o = std::make_shared<Opts>();
+  // The option table: alike in shape to every command's, on purpose (see commands.h).
   auto* cmd = app.add_subcommand("package", "Pack a checkpoint folder into a SageMaker model.tar.gz");
   cmd->add_option("--model", o->model,
                   "Checkpoint folder (config.json, weights, tokenizer files) or Hugging Face model id")

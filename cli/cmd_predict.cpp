@@ -20,6 +20,7 @@ void add_predict_command(CLI::App& app) {
     bool logits = false, init_head = false;
   };
   auto opts = std::make_shared<Opts>();
+  // The option table: alike in shape to every command's, on purpose (see commands.h).
   auto* cmd = app.add_subcommand("predict", "Classify texts with a Hugging Face RoBERTa checkpoint (CPU)");
   cmd->add_option("--model", opts->model,
                   "Checkpoint folder (config.json, model.safetensors or pytorch_model.bin, "

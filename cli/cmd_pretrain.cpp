@@ -21,6 +21,7 @@ struct PretrainFlags {
 
 void add_pretrain_command(CLI::App& app) {
   auto f = std::make_shared<PretrainFlags>();
+  // The option table: alike in shape to every command's, on purpose (see commands.h).
   auto* cmd = app.add_subcommand(
       "pretrain",
       "Masked-language-model training (RobertaForMaskedLM): continue a pretrained checkpoint on your domain's "

@@ -70,6 +70,7 @@ void add_serve_command(CLI::App& app) {
     bool no_truncate = false;
   };
   auto o = std::make_shared<Opts>();
+  // The option table: alike in shape to every command's, on purpose (see commands.h).
   auto* cmd = app.add_subcommand(
       "serve", "Serve classifiers over HTTP(S): SageMaker, TorchServe and TEI APIs with dynamic batching");
   auto* model_opt = cmd->add_option("--model", o->models,

@@ -1,6 +1,11 @@
 // Each `roberta <command>` lives in cli/cmd_<command>.cpp and registers itself on the
 // CLI11 app here. A command's callback throws rc::Error on failure; main() maps it to an
 // exit code (0 ok, 2 usage, 3 input/format/io, 4 device, 1 anything else).
+//
+// Each command's option table is its own. The tables are alike in shape (one add_option a
+// flag; `duplicates` pairs them) but not duplicates: a flag's help text is written for its
+// command (--max-length truncates texts in predict, sets serving defaults in package). A flag
+// with one meaning and one text everywhere goes through a shared add_*_option below.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -8,6 +13,8 @@
 
 namespace rc::cli {
 
+// One registration function a command (declarations alike in shape by nature; main()
+// calls them in --help order).
 void add_predict_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);

@@ -62,18 +62,12 @@ int main(int argc, char** argv) {
   CLI::App app{"roberta.cpp: fine-tune and serve RoBERTa text classifiers (Hugging Face checkpoints)"};
   app.set_version_flag("--version", std::string("roberta ") + rc::version_string);
   app.require_subcommand(1);
-  rc::cli::add_predict_command(app);
-  rc::cli::add_tokenize_command(app);
-  rc::cli::add_inspect_command(app);
-  rc::cli::add_init_command(app);
-  rc::cli::add_train_command(app);
-  rc::cli::add_pretrain_command(app);
-  rc::cli::add_fill_mask_command(app);
-  rc::cli::add_eval_command(app);
-  rc::cli::add_package_command(app);
-  rc::cli::add_serve_command(app);
-  rc::cli::add_invoke_command(app);
-  rc::cli::add_bench_command(app);
+  // Registered in the order --help lists them.
+  for (auto* add : {rc::cli::add_predict_command, rc::cli::add_tokenize_command, rc::cli::add_inspect_command,
+                    rc::cli::add_init_command, rc::cli::add_train_command, rc::cli::add_pretrain_command,
+                    rc::cli::add_fill_mask_command, rc::cli::add_eval_command, rc::cli::add_package_command,
+                    rc::cli::add_serve_command, rc::cli::add_invoke_command, rc::cli::add_bench_command})
+    add(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -25,6 +25,7 @@ kernels::ExecCtx make_ctx(bool bf16, const std::string& device);
 
 // AdamW and the schedule from the flags Trainer and run_mlm.py share (TrainOptions,
 // PretrainOptions: same names, same meaning).
+// Field by field (alike in shape to other struct fills, e.g. Classifier's ModelInfo).
 template <class Options>
 OptimConfig optim_config(const Options& o, LrSchedule schedule) {
   OptimConfig oc;

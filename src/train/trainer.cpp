@@ -46,6 +46,7 @@ namespace rc {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
+// One line a key: alike in shape to trainer_state.cpp's writer, not the same fields.
 static json summary_json(const TrainSummary& s) {
   json j;
   j["global_step"] = s.global_step;
