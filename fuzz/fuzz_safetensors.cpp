@@ -3,29 +3,22 @@
 // inside the file, and survive a write + re-read unchanged.
 #include <cstring>
 
-#include "fuzz/fuzz_util.h"
-#include "io/tensor_source.h"
+#include "fuzz/tensor_checks.h"
 
 using namespace rc;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const auto in_path = fuzz::scratch_dir() / "model.safetensors";
-  fuzz::write_file(in_path, fuzz::as_view(data, size));
-  std::unique_ptr<io::TensorSource> src;
-  if (!fuzz::expect_rc_error([&] { src = io::open_safetensors(in_path); })) return 0;
+  const std::unique_ptr<io::TensorSource> src =
+      fuzz::open_written(data, size, "model.safetensors", io::open_safetensors);
+  if (!src) return 0;
 
   std::vector<io::TensorToWrite> again;
   uint64_t total = 0;
   for (const io::TensorInfo& t : src->tensors()) {
     RC_FUZZ_REQUIRE(src->find(t.name) == &t);
-    const std::span<const std::byte> bytes = src->data(t.name);
-    RC_FUZZ_REQUIRE(uint64_t(bytes.size()) == uint64_t(t.numel()) * dtype_size(t.dtype));
+    const std::span<const std::byte> bytes = fuzz::checked_bytes(*src, t);  // both ends readable (ASan)
     total += bytes.size();
     RC_FUZZ_REQUIRE(total <= size);
-    if (!bytes.empty()) {  // both ends readable (ASan checks the mapping is ours)
-      volatile std::byte first = bytes.front(), last = bytes.back();
-      (void)first, (void)last;
-    }
     if (t.dtype == DType::f32 || t.dtype == DType::f16 || t.dtype == DType::bf16 || t.dtype == DType::f64) {
       std::vector<float> f(size_t(t.numel()));
       io::convert_to_f32(t.dtype, bytes, f.data(), t.numel());
