@@ -47,6 +47,8 @@ int compute_capability(int index) {
 
 void device_synchronize() { RC_CUDA_CHECK(cudaDeviceSynchronize()); }
 
+// Stream and Event are alike in shape on purpose: two owned CUDA handles, each with its
+// own create, destroy and calls.
 Stream::Stream() {
   cudaStream_t s = nullptr;
   RC_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
