@@ -59,8 +59,10 @@ namespace {
 
 // The vector operations of the ISA-shared kernel bodies (kernels/cpu/simd_*.inc), on 16 fp32
 // lanes: the bodies are written once against this interface and the NEON twin (neon/vec_math.h),
-// so only the intrinsics differ between the two paths. In an anonymous namespace: each TU that
-// includes it gets its own copy, compiled with its own flags (no ODR merge across ISAs).
+// so only the intrinsics differ between the two paths (the two structs are alike in shape on
+// purpose, a `duplicates` pair: they are the one place where the ISAs differ). In an anonymous
+// namespace: each TU that includes it gets its own copy, compiled with its own flags (no ODR
+// merge across ISAs).
 struct Simd {
   using V = __m512;
   using Tail = __mmask16;  // the lanes a partial vector covers
