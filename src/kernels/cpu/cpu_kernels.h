@@ -32,6 +32,11 @@ void add_layernorm_forward(float* y, float* sum, float* mean, float* rstd, const
                            const float* gamma, const float* beta, int64_t N, int64_t C, float eps) noexcept;
 void layernorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x, const float* gamma,
                         const float* mean, const float* rstd, int64_t N, int64_t C) noexcept;
+// layernorm.h's GemmInput forms (layernorm_gemm_input.cpp): the LayerNorm (residual null: the
+// plain one, sum unused) and then the GEMM input of the same rows, block by block.
+void layernorm_gemm_input(float* y, float* sum, float* mean, float* rstd, const float* x, const float* residual,
+                          const float* gamma, const float* beta, int64_t N, int64_t C, float eps,
+                          const GemmInput& out) noexcept;
 
 // activation.h
 void gelu_erf_forward(float* y, const float* x, int64_t n) noexcept;
@@ -68,7 +73,7 @@ void cross_entropy_backward(float* dlogits, const float* probs, const int32_t* l
 // linear.h: the packed-weight GEMM (onednn_linear.cpp; portable loops without oneDNN).
 // Throws rc::Error(device) when oneDNN fails (not noexcept).
 void packed_linear_forward(void* y, ActType y_type, const void* x, ActType x_type, const PackedLinear& w,
-                           const float* bias, int64_t M, Epilogue epilogue);
+                           const float* bias, int64_t M, Epilogue epilogue, const float* x_scale);
 // Row buckets of the oneDNN path: M rows run as chunks of at most 512 (int8: 256) rows, each
 // with the primitive of its bucket (powers of two up to 64, then multiples of 64), a short
 // chunk padded in scratch. So any batch × length uses at most 14 primitive shapes per weight.

@@ -8,6 +8,7 @@
 // gemm:jit implementation for bf16, so padding it is.
 //   f32 / bf16: bias through the matmul's own bias input.
 //   s8: s8 × s8 → s32 (VNNI vpdpbusd with oneDNN's s8s8 compensation, AMX-INT8 where present),
+//       x quantised per row by us, or already by the LayerNorm before (ActType::s8 input),
 //       then one pass of our own (cpu::dequantize_rows) applies x_scale[m]·w_scale[n], the bias
 //       and GELU and writes fp32 or bf16.  Why not post-ops: oneDNN 2.6's brgemm matmul has no
 //       per-row scale (output scales are per column; a (M, 1) binary post-op drops it to the
@@ -105,21 +106,25 @@ T* grow(std::vector<T>& v, int64_t n) {
 
 // The portable path: same math as the oneDNN one, plain row-major weights.
 void fallback_forward(const PackedLinear::Impl& im, void* y, ActType y_type, const void* x, ActType x_type,
-                      const float* bias, int64_t M, Epilogue epilogue) {
+                      const float* bias, int64_t M, Epilogue epilogue, const float* x_scale) {
   const int64_t N = im.N, K = im.K;
   thread_local std::vector<float> xf_buf, yf_buf;
   thread_local std::vector<int8_t> xq_buf;
   thread_local std::vector<float> xs_buf;
   float* yf = y_type == ActType::f32 ? static_cast<float*>(y) : grow(yf_buf, M * N);
   if (im.type == PackedType::s8) {
-    int8_t* xq = grow(xq_buf, M * K);
-    float* xs = grow(xs_buf, M);
-    {
+    const int8_t* xq = static_cast<const int8_t*>(x);
+    const float* xs = x_scale;
+    if (x_type != ActType::s8) {  // else quantised by the op before (GemmInput)
       const ProfileScope conv(current_profiler(), OpFamily::convert);
+      int8_t* q = grow(xq_buf, M * K);
+      float* s = grow(xs_buf, M);
       if (x_type == ActType::f32)
-        quantize_rows_s8(xq, xs, static_cast<const float*>(x), M, K);
+        quantize_rows_s8(q, s, static_cast<const float*>(x), M, K);
       else
-        quantize_rows_s8_bf16(xq, xs, static_cast<const uint16_t*>(x), M, K);
+        quantize_rows_s8_bf16(q, s, static_cast<const uint16_t*>(x), M, K);
+      xq = q;
+      xs = s;
     }
     const int8_t* wq = im.wq.data();
     thread_local std::vector<int32_t> acc_buf;
@@ -454,11 +459,12 @@ size_t cpu::linear_primitive_count(const PackedLinear& w) {
 void cpu::set_linear_row_buckets(bool on) noexcept { g_row_buckets.store(on); }
 
 void cpu::packed_linear_forward(void* y, ActType y_type, const void* x, ActType x_type, const PackedLinear& w,
-                                const float* bias, int64_t M, Epilogue epilogue) {
+                                const float* bias, int64_t M, Epilogue epilogue, const float* x_scale) {
   RC_ASSERT(!w.empty() && M >= 0 && (M == 0 || (y && x)));
+  RC_ASSERT((x_type == ActType::s8) == (x_scale != nullptr) && (x_type != ActType::s8 || w.type() == PackedType::s8));
   if (M == 0) return;
   PackedLinear::Impl& im = *w.impl();
-  if (!im.onednn) return fallback_forward(im, y, y_type, x, x_type, bias, M, epilogue);
+  if (!im.onednn) return fallback_forward(im, y, y_type, x, x_type, bias, M, epilogue, x_scale);
   const bool gelu = epilogue == Epilogue::gelu_erf;
   const int64_t N = im.N, K = im.K;
   try {
@@ -495,21 +501,25 @@ void cpu::packed_linear_forward(void* y, ActType y_type, const void* x, ActType 
             [&](int64_t m0) { return static_cast<uint8_t*>(y) + size_t(m0 * N) * ye; }, [](int64_t, int64_t, void*) {});
       }
       case PackedType::s8: {
-        {
+        const int8_t* xq_p = static_cast<const int8_t*>(x);
+        const float* xs_p = x_scale;
+        if (x_type != ActType::s8) {  // else quantised by the op before (GemmInput)
           const ProfileScope conv(current_profiler(), OpFamily::convert);
           if (x_type == ActType::f32)
             quantize_rows_s8(grow(xq, M * K), grow(xs, M), static_cast<const float*>(x), M, K);
           else
             quantize_rows_s8_bf16(grow(xq, M * K), grow(xs, M), static_cast<const uint16_t*>(x), M, K);
+          xq_p = xq.data();
+          xs_p = xs.data();
         }
         const bool f = y_type == ActType::f32;
         int32_t* acc_p = grow(acc, std::min(kInt8Chunk, M) * N);
         run_rows(
-            im, M, kInt8Chunk, xq.data(), 1, sizeof(int32_t), bias, gelu, y_type, [&](int64_t) { return acc_p; },
+            im, M, kInt8Chunk, xq_p, 1, sizeof(int32_t), bias, gelu, y_type, [&](int64_t) { return acc_p; },
             [&](int64_t m0, int64_t mc, void*) {
               const ProfileScope epi(current_profiler(), OpFamily::epilogue);
               cpu::dequantize_rows(f ? static_cast<float*>(y) + m0 * N : nullptr,
-                                   f ? nullptr : static_cast<uint16_t*>(y) + m0 * N, acc_p, xs.data() + m0,
+                                   f ? nullptr : static_cast<uint16_t*>(y) + m0 * N, acc_p, xs_p + m0,
                                    im.w_scales.data(), bias, mc, N, gelu);
             });
         return;
@@ -537,10 +547,11 @@ PackedLinear PackedLinear::pack(const float* w, int64_t N, int64_t K, PackedType
 }
 
 void cpu::packed_linear_forward(void* y, ActType y_type, const void* x, ActType x_type, const PackedLinear& w,
-                                const float* bias, int64_t M, Epilogue epilogue) {
+                                const float* bias, int64_t M, Epilogue epilogue, const float* x_scale) {
   RC_ASSERT(!w.empty() && M >= 0 && (M == 0 || (y && x)));
+  RC_ASSERT((x_type == ActType::s8) == (x_scale != nullptr) && (x_type != ActType::s8 || w.type() == PackedType::s8));
   if (M == 0) return;
-  fallback_forward(*w.impl(), y, y_type, x, x_type, bias, M, epilogue);
+  fallback_forward(*w.impl(), y, y_type, x, x_type, bias, M, epilogue, x_scale);
 }
 
 #endif
