@@ -56,6 +56,11 @@ void attention_backward(float* dqkv, const float* dout, const float* qkv, const 
                         int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed,
                         uint64_t row0) noexcept;
 
+// attention_bf16.h (cpu/attention_bf16.cpp)
+bool attention_bf16_native(int64_t D) noexcept;
+void attention_forward_bf16(uint16_t* out, const uint16_t* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
+                            int64_t H, int64_t D) noexcept;
+
 // embedding.h
 void embedding_forward(float* out, const int32_t* ids, const int32_t* positions, const int32_t* token_types,
                        const float* wte, const float* wpe, const float* tte, int64_t BT, int64_t C) noexcept;
@@ -113,6 +118,8 @@ void attention_forward(float* out, float* probs, const float* qkv, const int32_t
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, const int32_t* seq_lens,
                         int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed,
                         uint64_t row0) noexcept;
+void attention_forward_bf16(uint16_t* out, const uint16_t* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
+                            int64_t H, int64_t D) noexcept;
 void quantize_rows_s8(int8_t* q, float* scale, const float* x, int64_t M, int64_t K) noexcept;
 void quantize_rows_s8_bf16(int8_t* q, float* scale, const uint16_t* x, int64_t M, int64_t K) noexcept;
 void dequantize_rows(float* yf, uint16_t* yb, const int32_t* acc, const float* xs, const float* ws, const float* bias,
