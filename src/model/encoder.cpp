@@ -73,12 +73,12 @@ void encoder_layer_forward(const ExecCtx& ctx, const RobertaConfig& c, const Lay
   } else {
     profiled(ctx, F::gemm_ffn_up, [&] {
       kernels::linear_forward(ctx, a.ffn_act, a.ffn_type, ln1.data, ln1.type, w.ffn_in, w.ffn_in_b, M,
-                              Epilogue::gelu_erf, ln1.row_scale);
+                              Epilogue::gelu_erf, ln1.row_scale, a.ffn_act_scale);
     });
   }
   profiled(ctx, F::gemm_ffn_down, [&] {
-    kernels::linear_forward(ctx, a.proj, ActType::f32, a.ffn_act, a.ffn_type, w.ffn_out, w.ffn_out_b, M,
-                            Epilogue::none);
+    kernels::linear_forward(ctx, a.proj, ActType::f32, a.ffn_act, a.ffn_type, w.ffn_out, w.ffn_out_b, M, Epilogue::none,
+                            a.ffn_act_scale);
   });
   if (drop)
     profiled(ctx, F::dropout, [&] {

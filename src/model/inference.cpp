@@ -36,6 +36,7 @@ InferenceWorkspace::InferenceWorkspace(const ExecCtx& ctx, const RobertaConfig& 
   if (ctx.device == Device::cpu) {                                      // packed weights are CPU only
     gemm_in_ = kernels::alloc(ctx, size_t(BT * C) * sizeof(uint16_t));  // bf16 or int8 rows
     gemm_scale_ = kernels::alloc_floats(ctx, BT);
+    ffn_scale_ = kernels::alloc_floats(ctx, BT);
   }
   batch_ = DeviceBatch(ctx, max_B, max_T, false);
 }
@@ -109,6 +110,11 @@ void forward_logits(const ExecCtx& ctx, const RobertaModel& model, const Batch& 
     a.ln1 = x;
     a.ffn_act = ws.ffn_.data();
     a.ffn_type = w.ffn_in.preferred_hidden_type();
+    // int8 → int8: the up projection's epilogue quantises the GELU rows for the down projection.
+    if (w.ffn_in.gemm_input_type() == ActType::s8 && w.ffn_out.gemm_input_type() == ActType::s8) {
+      a.ffn_type = ActType::s8;
+      a.ffn_act_scale = ws.ffn_scale_.f32();
+    }
     a.ffn_sum = tmp;
     a.rows_scratch = ws.rows_.f32();
     encoder_layer_forward(ctx, c, w, a, batch.seq_lens, B, T, nullptr, l + 1 == NL ? Rows::first_token : Rows::all);

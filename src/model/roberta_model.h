@@ -118,6 +118,7 @@ class InferenceWorkspace {
   // The LayerNorms' copy of their output in the next GEMM's input type (bf16, or int8 + row
   // scales) for packed weights: one buffer, since each copy is read before the next is written.
   Buffer gemm_in_, gemm_scale_;
+  Buffer ffn_scale_;  // int8 FFN: the per-row scales of the GELU rows' int8 copy (in ffn_)
   DeviceBatch batch_;
 };
 

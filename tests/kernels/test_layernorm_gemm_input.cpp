@@ -1,7 +1,8 @@
 // The LayerNorm forms that also write the next GEMM's input (layernorm.h GemmInput): bit for bit
 // the LayerNorm followed by quantize_rows_s8 / bf16 rounding (what the int8 / bf16 GEMM did
-// itself before), close to the reference twin, and linear_forward on an already-quantised
-// (ActType::s8) or bf16 input gives bit for bit what it gives on the fp32 rows.
+// itself before), close to the reference twin, linear_forward on an already-quantised
+// (ActType::s8) or bf16 input gives bit for bit what it gives on the fp32 rows, and its int8
+// output (the next GEMM's input) is the bf16 output quantised, bit for bit.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -139,6 +140,28 @@ TEST(LayerNormGemmInput, LinearOnPreparedInputEqualsLinearOnFp32Rows) {
           EXPECT_EQ(want, got) << "M=" << M << " s8=" << (pt == PackedType::s8) << " gelu=" << int(ep)
                                << " bf16 out=" << (yt == ActType::bf16);
         }
+  }
+}
+
+// y_type s8: the epilogue's bf16 rows quantised per chunk while in cache, bit for bit the bf16
+// output followed by the next GEMM's own quantisation (quantize_rows_s8_bf16).
+TEST(LayerNormGemmInput, Int8OutputEqualsBf16OutputThenQuantised) {
+  const ExecCtx ctx{};
+  for (int64_t M : {1, 37, 300}) {
+    const int64_t K = 96, N = 80;
+    const auto x = randn(M * K, uint64_t(M + 5), 1.5f), w = randn(N * K, 13, 0.2f), bias = randn(N, 14);
+    const PackedLinear p = PackedLinear::pack(w.data(), N, K, PackedType::s8);
+    for (Epilogue ep : {Epilogue::none, Epilogue::gelu_erf}) {
+      std::vector<uint16_t> yb(size_t(M * N));
+      std::vector<int8_t> want(size_t(M * N)), got(size_t(M * N), 99);
+      std::vector<float> want_s(static_cast<size_t>(M)), got_s(static_cast<size_t>(M), -1.0f);
+      linear_forward(ctx, yb.data(), ActType::bf16, x.data(), ActType::f32, p, bias.data(), M, ep);
+      quantize_rows_s8_bf16(want.data(), want_s.data(), yb.data(), M, N);
+      linear_forward(ctx, got.data(), ActType::s8, x.data(), ActType::f32, p, bias.data(), M, ep, nullptr,
+                     got_s.data());
+      EXPECT_EQ(want, got) << "M=" << M << " gelu=" << int(ep);
+      EXPECT_EQ(want_s, got_s) << "M=" << M << " gelu=" << int(ep);
+    }
   }
 }
 

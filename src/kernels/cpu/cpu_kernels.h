@@ -78,7 +78,7 @@ void cross_entropy_backward(float* dlogits, const float* probs, const int32_t* l
 // linear.h: the packed-weight GEMM (onednn_linear.cpp; portable loops without oneDNN).
 // Throws rc::Error(device) when oneDNN fails (not noexcept).
 void packed_linear_forward(void* y, ActType y_type, const void* x, ActType x_type, const PackedLinear& w,
-                           const float* bias, int64_t M, Epilogue epilogue, const float* x_scale);
+                           const float* bias, int64_t M, Epilogue epilogue, const float* x_scale, float* y_scale);
 // Row buckets of the oneDNN path: M rows run as chunks of at most 512 (int8: 256) rows, each
 // with the primitive of its bucket (powers of two up to 64, then multiples of 64), a short
 // chunk padded in scratch. So any batch × length uses at most 14 primitive shapes per weight.
