@@ -11,8 +11,9 @@
 namespace rc::kernels {
 
 void linear_forward(const ExecCtx& ctx, void* y, ActType y_type, const void* x, ActType x_type, const LinearWeight& w,
-                    const float* bias, int64_t M, Epilogue epilogue) {
+                    const float* bias, int64_t M, Epilogue epilogue, const float* x_scale, float* y_scale) {
   RC_ASSERT(M >= 0 && w.n > 0 && w.k > 0 && (M == 0 || (y && x)));
+  RC_ASSERT((x_type == ActType::s8) == (x_scale != nullptr) && (y_type == ActType::s8) == (y_scale != nullptr));
   switch (w.kind) {
     case LinearWeight::Kind::f32: {
       RC_ASSERT(w.w && x_type == ActType::f32 && y_type == ActType::f32);
@@ -29,14 +30,15 @@ void linear_forward(const ExecCtx& ctx, void* y, ActType y_type, const void* x, 
       RC_CHECK(ctx.device == Device::cpu, Errc::unsupported,
                "linear_forward: packed bf16/int8 weights are a CPU weight format"
                "\nHINT: on CUDA keep fp32 weights and use bf16 GEMMs (--precision bf16)");
-      return cpu::packed_linear_forward(y, y_type, x, x_type, *w.packed, bias, M, epilogue);
+      RC_ASSERT((x_type != ActType::s8 && y_type != ActType::s8) || w.packed->type() == PackedType::s8);
+      return cpu::packed_linear_forward(y, y_type, x, x_type, *w.packed, bias, M, epilogue, x_scale, y_scale);
   }
 }
 
 void linear_forward(const ExecCtx& ctx, void* y, ActType y_type, const void* x, ActType x_type, const PackedLinear& w,
-                    const float* bias, int64_t M, Epilogue epilogue) {
+                    const float* bias, int64_t M, Epilogue epilogue, const float* x_scale, float* y_scale) {
   RC_ASSERT(!w.empty());
-  linear_forward(ctx, y, y_type, x, x_type, LinearWeight::of(w), bias, M, epilogue);
+  linear_forward(ctx, y, y_type, x, x_type, LinearWeight::of(w), bias, M, epilogue, x_scale, y_scale);
 }
 
 }  // namespace rc::kernels

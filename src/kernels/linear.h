@@ -24,13 +24,12 @@
 #include <memory>
 
 #include "kernels/exec_ctx.h"
+#include "kernels/gemm_input.h"
 
 namespace rc::kernels {
 
 enum class PackedType { f32, bf16, s8 };
 enum class Epilogue { none, gelu_erf };
-// Element type of an activation buffer handed to linear_forward (x or y).
-enum class ActType { f32, bf16 };
 
 class PackedLinear {
  public:
@@ -78,13 +77,27 @@ struct LinearWeight {
   ActType preferred_hidden_type() const noexcept {
     return kind == Kind::packed && packed->type() != PackedType::f32 ? ActType::bf16 : ActType::f32;
   }
+  // The input type this GEMM reads without a conversion pass of its own: what the LayerNorm
+  // before it should write (GemmInput). s8 weights: int8 rows + scales; bf16: bf16; else fp32.
+  ActType gemm_input_type() const noexcept {
+    if (kind != Kind::packed) return ActType::f32;
+    return packed->type() == PackedType::s8     ? ActType::s8
+           : packed->type() == PackedType::bf16 ? ActType::bf16
+                                                : ActType::f32;
+  }
 };
 
 // y(M, N) = epilogue(x(M, K) · Wᵀ + bias(N)) for any weight kind on the context's device.
 // bias may be null. OVERWRITES y. f32 weights take fp32 activations (x_type = y_type = f32);
-// packed weights run on the CPU only (Errc::unsupported elsewhere).
+// packed weights run on the CPU only (Errc::unsupported elsewhere). x_type s8 (already
+// quantised rows, x_scale their (M) per-row scales; s8 weights only) skips the GEMM's own
+// quantisation pass; x_scale is null for every other x_type. y_type s8 (s8 weights only): y
+// is written as the next int8 GEMM's input, each chunk of rows rounded to bf16 and quantised
+// per row (quantize_rows_s8_bf16) while in cache, y_scale its (M) scales: bit for bit a bf16 y
+// then that GEMM's own quantisation, without the bf16 rows' round trip through memory.
 void linear_forward(const ExecCtx& ctx, void* y, ActType y_type, const void* x, ActType x_type, const LinearWeight& w,
-                    const float* bias, int64_t M, Epilogue epilogue);
+                    const float* bias, int64_t M, Epilogue epilogue, const float* x_scale = nullptr,
+                    float* y_scale = nullptr);
 
 // y(M, N) = epilogue(x(M, K) · Wᵀ + bias(N)) with packed weights.  bias may be null.  OVERWRITES y.
 // Thread-safe: one PackedLinear may serve several threads at once.  The first call for each
@@ -93,7 +106,8 @@ void linear_forward(const ExecCtx& ctx, void* y, ActType y_type, const void* x, 
 // batch × length reuses them; later calls allocate nothing but per-thread scratch on growth.  x is rounded to bf16
 // (bf16 weights) or quantised per row (s8 weights) into per-thread scratch unless it already has the GEMM's type.
 void linear_forward(const ExecCtx& ctx, void* y, ActType y_type, const void* x, ActType x_type, const PackedLinear& w,
-                    const float* bias, int64_t M, Epilogue epilogue);
+                    const float* bias, int64_t M, Epilogue epilogue, const float* x_scale = nullptr,
+                    float* y_scale = nullptr);
 
 // fp32 in, fp32 out.
 inline void linear_forward(const ExecCtx& ctx, float* y, const float* x, const PackedLinear& w, const float* bias,

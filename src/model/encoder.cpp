@@ -22,8 +22,14 @@ void encoder_layer_forward(const ExecCtx& ctx, const RobertaConfig& c, const Lay
                            const int32_t* seq_lens, int64_t B, int64_t T, const LayerDropout* drop, Rows rows) {
   const int64_t BT = B * T, C = c.hidden_size, H = c.num_attention_heads, D = c.head_dim();
   const float eps = c.layer_norm_eps;
+  // A GEMM's input: the LayerNorm's copy in the GEMM's type when it wrote one, else its fp32 rows.
+  auto input = [](const kernels::GemmInput& g, const float* f32) {
+    return g.none() ? kernels::GemmInput{const_cast<float*>(f32), ActType::f32, nullptr} : g;
+  };
+  const kernels::GemmInput x_in = input(a.x_in_gemm, a.x_in);
   profiled(ctx, F::gemm_qkv, [&] {
-    kernels::linear_forward(ctx, a.qkv, ActType::f32, a.x_in, ActType::f32, w.qkv, w.qkv_b, BT, Epilogue::none);
+    kernels::linear_forward(ctx, a.qkv, ActType::f32, x_in.data, x_in.type, w.qkv, w.qkv_b, BT, Epilogue::none,
+                            x_in.row_scale);
   });
   profiled(ctx, F::attention, [&] {
     kernels::attention_forward(ctx, a.attn, a.probs, a.qkv, seq_lens, B, T, H, D, drop ? drop->attention : 0.0f,
@@ -52,10 +58,11 @@ void encoder_layer_forward(const ExecCtx& ctx, const RobertaConfig& c, const Lay
     });
   profiled(ctx, F::layernorm, [&] {
     kernels::add_layernorm_forward(ctx, a.ln1, a.attn_sum, a.ln1_mean, a.ln1_rstd, a.proj, residual, w.ln1_gamma,
-                                   w.ln1_beta, M, C, eps);
+                                   w.ln1_beta, M, C, eps, a.ln1_gemm);
   });
+  const kernels::GemmInput ln1 = input(a.ln1_gemm, a.ln1);
   if (a.ffn_pre) {
-    RC_ASSERT(a.ffn_type == ActType::f32);
+    RC_ASSERT(a.ffn_type == ActType::f32 && ln1.type == ActType::f32);
     profiled(ctx, F::gemm_ffn_up, [&] {
       kernels::linear_forward(ctx, a.ffn_pre, ActType::f32, a.ln1, ActType::f32, w.ffn_in, w.ffn_in_b, M,
                               Epilogue::none);
@@ -65,13 +72,13 @@ void encoder_layer_forward(const ExecCtx& ctx, const RobertaConfig& c, const Lay
     });
   } else {
     profiled(ctx, F::gemm_ffn_up, [&] {
-      kernels::linear_forward(ctx, a.ffn_act, a.ffn_type, a.ln1, ActType::f32, w.ffn_in, w.ffn_in_b, M,
-                              Epilogue::gelu_erf);
+      kernels::linear_forward(ctx, a.ffn_act, a.ffn_type, ln1.data, ln1.type, w.ffn_in, w.ffn_in_b, M,
+                              Epilogue::gelu_erf, ln1.row_scale, a.ffn_act_scale);
     });
   }
   profiled(ctx, F::gemm_ffn_down, [&] {
-    kernels::linear_forward(ctx, a.proj, ActType::f32, a.ffn_act, a.ffn_type, w.ffn_out, w.ffn_out_b, M,
-                            Epilogue::none);
+    kernels::linear_forward(ctx, a.proj, ActType::f32, a.ffn_act, a.ffn_type, w.ffn_out, w.ffn_out_b, M, Epilogue::none,
+                            a.ffn_act_scale);
   });
   if (drop)
     profiled(ctx, F::dropout, [&] {
@@ -79,7 +86,7 @@ void encoder_layer_forward(const ExecCtx& ctx, const RobertaConfig& c, const Lay
     });
   profiled(ctx, F::layernorm, [&] {
     kernels::add_layernorm_forward(ctx, a.x_out, a.ffn_sum, a.ln2_mean, a.ln2_rstd, a.proj, a.ln1, w.ln2_gamma,
-                                   w.ln2_beta, M, C, eps);
+                                   w.ln2_beta, M, C, eps, a.x_out_gemm);
   });
 }
 

@@ -40,10 +40,20 @@ struct LayerActs {
   float *ln1_mean = nullptr, *ln1_rstd = nullptr;  // (B·T) or null
   float* ffn_pre = nullptr;  // (B·T, I) pre-GELU saved for backward, or null: GELU fused into the GEMM
   void* ffn_act = nullptr;   // (B·T, I) GELU output, of type ffn_type
+  // s8 (int8 FFN weights): ffn_act is the down projection's int8 input, written by the up
+  // projection's epilogue, with its per-row scales in ffn_act_scale (B·T).
   kernels::ActType ffn_type = kernels::ActType::f32;
+  float* ffn_act_scale = nullptr;
   float* ffn_sum = nullptr;                        // (B·T, C) LN2 input saved (may alias proj)
   float *ln2_mean = nullptr, *ln2_rstd = nullptr;  // (B·T) or null
   float* rows_scratch = nullptr;                   // (2·B, C): Rows::first_token's gathered rows
+  // Inference with packed weights: the GEMM inputs that the LayerNorm before each GEMM writes
+  // in the GEMM's input type (kernels/gemm_input.h), so that the GEMM runs no conversion pass.
+  // none() (training, f32 weights): the GEMM reads the fp32 rows. May share storage: each is
+  // read before the next one is written.
+  kernels::GemmInput x_in_gemm;   // x_in for the qkv GEMM (written by the layer before)
+  kernels::GemmInput ln1_gemm;    // ln1 for the ffn_in GEMM (LN1 writes it)
+  kernels::GemmInput x_out_gemm;  // x_out for the next layer's qkv GEMM (LN2 writes it)
 };
 
 // Dropout of one layer's three sites (training); null = eval mode.

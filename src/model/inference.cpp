@@ -33,11 +33,16 @@ InferenceWorkspace::InferenceWorkspace(const ExecCtx& ctx, const RobertaConfig& 
   ffn_ = kernels::alloc_floats(ctx, BT * c.intermediate_size);  // fp32, or bf16 in its first half
   rows_ = kernels::alloc_floats(ctx, 4 * max_B * C);            // gathered first tokens (2·B·C), head (2·B·C)
   logits_ = kernels::alloc_floats(ctx, max_B * std::max<int64_t>(1, c.num_labels()));
+  if (ctx.device == Device::cpu) {                                      // packed weights are CPU only
+    gemm_in_ = kernels::alloc(ctx, size_t(BT * C) * sizeof(uint16_t));  // bf16 or int8 rows
+    gemm_scale_ = kernels::alloc_floats(ctx, BT);
+    ffn_scale_ = kernels::alloc_floats(ctx, BT);
+  }
   batch_ = DeviceBatch(ctx, max_B, max_T, false);
 }
 
 void embed_for_inference(const ExecCtx& ctx, const RobertaModel& model, const Batch& batch, int32_t* positions,
-                         float* scratch, float* x) {
+                         float* scratch, float* x, const kernels::GemmInput& gemm_in) {
   const RobertaConfig& c = model.config();
   const ModelOffsets& o = model.offsets();
   const float* P = model.params();
@@ -49,7 +54,7 @@ void embed_for_inference(const ExecCtx& ctx, const RobertaModel& model, const Ba
   });
   profiled(ctx, F::layernorm, [&] {
     kernels::layernorm_forward(ctx, x, nullptr, nullptr, scratch, P + o.ln_emb_gamma, P + o.ln_emb_beta, BT, C,
-                               c.layer_norm_eps);
+                               c.layer_norm_eps, gemm_in);
   });
 }
 
@@ -72,12 +77,30 @@ void forward_logits(const ExecCtx& ctx, const RobertaModel& model, const Batch& 
   float* x = ws.x_.f32();
   float* tmp = ws.tmp_.f32();
 
-  embed_for_inference(ctx, model, batch, ws.batch_.positions.as<int32_t>(), tmp, x);
-
+  // The LayerNorm before a GEMM writes that GEMM's input type itself (packed bf16 / int8
+  // weights: no conversion pass in the GEMM); every copy lives in ws.gemm_in_ (see there).
   const size_t NL = o.layers.size();
+  auto gemm_input = [&](const kernels::LinearWeight& next) {
+    kernels::GemmInput g;
+    g.type = next.gemm_input_type();
+    if (!g.none()) {
+      g.data = ws.gemm_in_.data();
+      if (g.type == ActType::s8) g.row_scale = ws.gemm_scale_.f32();
+    }
+    return g;
+  };
+  const kernels::GemmInput emb_out = NL > 0 ? gemm_input(model.layer_weights(0).qkv) : kernels::GemmInput{};
+  embed_for_inference(ctx, model, batch, ws.batch_.positions.as<int32_t>(), tmp, x, emb_out);
+
+  kernels::GemmInput x_in = emb_out;
   for (size_t l = 0; l < NL; ++l) {
     const LayerWeights w = model.layer_weights(l);
     LayerActs a;
+    a.x_in_gemm = x_in;
+    a.ln1_gemm = gemm_input(w.ffn_in);
+    // The last layer's output goes to the head on fp32 rows.
+    a.x_out_gemm = l + 1 < NL ? gemm_input(model.layer_weights(l + 1).qkv) : kernels::GemmInput{};
+    x_in = a.x_out_gemm;
     a.x_in = x;
     a.x_out = x;
     a.qkv = ws.qkv_.f32();
@@ -87,6 +110,11 @@ void forward_logits(const ExecCtx& ctx, const RobertaModel& model, const Batch& 
     a.ln1 = x;
     a.ffn_act = ws.ffn_.data();
     a.ffn_type = w.ffn_in.preferred_hidden_type();
+    // int8 → int8: the up projection's epilogue quantises the GELU rows for the down projection.
+    if (w.ffn_in.gemm_input_type() == ActType::s8 && w.ffn_out.gemm_input_type() == ActType::s8) {
+      a.ffn_type = ActType::s8;
+      a.ffn_act_scale = ws.ffn_scale_.f32();
+    }
     a.ffn_sum = tmp;
     a.rows_scratch = ws.rows_.f32();
     encoder_layer_forward(ctx, c, w, a, batch.seq_lens, B, T, nullptr, l + 1 == NL ? Rows::first_token : Rows::all);

@@ -115,13 +115,18 @@ class InferenceWorkspace {
   int64_t max_B_, max_T_;
   Device device_;
   Buffer x_, qkv_, attn_, tmp_, ffn_, rows_, logits_;
+  // The LayerNorms' copy of their output in the next GEMM's input type (bf16, or int8 + row
+  // scales) for packed weights: one buffer, since each copy is read before the next is written.
+  Buffer gemm_in_, gemm_scale_;
+  Buffer ffn_scale_;  // int8 FFN: the per-row scales of the GELU rows' int8 copy (in ffn_)
   DeviceBatch batch_;
 };
 
 // Inference embeddings: x(B·T, C) = LayerNorm(wte[ids] + wpe[positions] + tte[types]), no
-// dropout. batch on ctx's device; positions (B·T) and scratch (B·T·C) OVERWRITTEN.
+// dropout. batch on ctx's device; positions (B·T) and scratch (B·T·C) OVERWRITTEN. gemm_in:
+// where the LayerNorm also writes x in the first GEMM's input type (kernels/layernorm.h).
 void embed_for_inference(const kernels::ExecCtx& ctx, const RobertaModel& model, const Batch& batch, int32_t* positions,
-                         float* scratch, float* x);
+                         float* scratch, float* x, const kernels::GemmInput& gemm_in = {});
 
 // logits (B, num_labels), host memory. Eval mode: no dropout. Runs the model's weight format
 // on ctx's device (the model and the workspace must be there). The last layer runs on the

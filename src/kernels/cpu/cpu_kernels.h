@@ -28,6 +28,11 @@ void bias_backward(float* db, const float* dy, int64_t M, int64_t N) noexcept;
 // layernorm.h (all of it), activation.h (GELU), optimizer.h (AdamW) and attention.h: the
 // kernels every ISA path implements too, declared once for all of them.
 #include "kernels/cpu/isa_kernels.inc"
+// layernorm.h's GemmInput forms (layernorm_gemm_input.cpp): the LayerNorm (residual null: the
+// plain one, sum unused) and then the GEMM input of the same rows, block by block.
+void layernorm_gemm_input(float* y, float* sum, float* mean, float* rstd, const float* x, const float* residual,
+                          const float* gamma, const float* beta, int64_t N, int64_t C, float eps,
+                          const GemmInput& out) noexcept;
 
 // activation.h
 void tanh_forward(float* y, const float* x, int64_t n) noexcept;
@@ -37,6 +42,11 @@ void add(float* y, const float* a, const float* b, int64_t n) noexcept;
 // dropout.h (backward is forward applied to dy)
 void dropout_forward(float* y, const float* x, int64_t rows, int64_t cols, float p, uint64_t seed,
                      uint64_t row0) noexcept;
+
+// attention_bf16.h (cpu/attention_bf16.cpp)
+bool attention_bf16_native(int64_t D) noexcept;
+void attention_forward_bf16(uint16_t* out, const uint16_t* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
+                            int64_t H, int64_t D) noexcept;
 
 // embedding.h
 void embedding_forward(float* out, const int32_t* ids, const int32_t* positions, const int32_t* token_types,
@@ -55,7 +65,7 @@ void cross_entropy_backward(float* dlogits, const float* probs, const int32_t* l
 // linear.h: the packed-weight GEMM (onednn_linear.cpp; portable loops without oneDNN).
 // Throws rc::Error(device) when oneDNN fails (not noexcept).
 void packed_linear_forward(void* y, ActType y_type, const void* x, ActType x_type, const PackedLinear& w,
-                           const float* bias, int64_t M, Epilogue epilogue);
+                           const float* bias, int64_t M, Epilogue epilogue, const float* x_scale, float* y_scale);
 // Row buckets of the oneDNN path: M rows run as chunks of at most 512 (int8: 256) rows, each
 // with the primitive of its bucket (powers of two up to 64, then multiples of 64), a short
 // chunk padded in scratch. So any batch × length uses at most 14 primitive shapes per weight.
@@ -80,6 +90,8 @@ void zero(float* x, int64_t n) noexcept;
 namespace generic {
 #include "kernels/cpu/isa_kernels.inc"
 
+void attention_forward_bf16(uint16_t* out, const uint16_t* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
+                            int64_t H, int64_t D) noexcept;
 void quantize_rows_s8(int8_t* q, float* scale, const float* x, int64_t M, int64_t K) noexcept;
 void quantize_rows_s8_bf16(int8_t* q, float* scale, const uint16_t* x, int64_t M, int64_t K) noexcept;
 void dequantize_rows(float* yf, uint16_t* yb, const int32_t* acc, const float* xs, const float* ws, const float* bias,

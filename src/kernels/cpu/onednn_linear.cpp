@@ -8,6 +8,7 @@
 // gemm:jit implementation for bf16, so padding it is.
 //   f32 / bf16: bias through the matmul's own bias input.
 //   s8: s8 × s8 → s32 (VNNI vpdpbusd with oneDNN's s8s8 compensation, AMX-INT8 where present),
+//       x quantised per row by us, or already by the LayerNorm before (ActType::s8 input),
 //       then one pass of our own (cpu::dequantize_rows) applies x_scale[m]·w_scale[n], the bias
 //       and GELU and writes fp32 or bf16.  Why not post-ops: oneDNN 2.6's brgemm matmul has no
 //       per-row scale (output scales are per column; a (M, 1) binary post-op drops it to the
@@ -105,21 +106,25 @@ T* grow(std::vector<T>& v, int64_t n) {
 
 // The portable path: same math as the oneDNN one, plain row-major weights.
 void fallback_forward(const PackedLinear::Impl& im, void* y, ActType y_type, const void* x, ActType x_type,
-                      const float* bias, int64_t M, Epilogue epilogue) {
+                      const float* bias, int64_t M, Epilogue epilogue, const float* x_scale, float* y_scale) {
   const int64_t N = im.N, K = im.K;
   thread_local std::vector<float> xf_buf, yf_buf;
   thread_local std::vector<int8_t> xq_buf;
   thread_local std::vector<float> xs_buf;
   float* yf = y_type == ActType::f32 ? static_cast<float*>(y) : grow(yf_buf, M * N);
   if (im.type == PackedType::s8) {
-    int8_t* xq = grow(xq_buf, M * K);
-    float* xs = grow(xs_buf, M);
-    {
+    const int8_t* xq = static_cast<const int8_t*>(x);
+    const float* xs = x_scale;
+    if (x_type != ActType::s8) {  // else quantised by the op before (GemmInput)
       const ProfileScope conv(current_profiler(), OpFamily::convert);
+      int8_t* q = grow(xq_buf, M * K);
+      float* s = grow(xs_buf, M);
       if (x_type == ActType::f32)
-        quantize_rows_s8(xq, xs, static_cast<const float*>(x), M, K);
+        quantize_rows_s8(q, s, static_cast<const float*>(x), M, K);
       else
-        quantize_rows_s8_bf16(xq, xs, static_cast<const uint16_t*>(x), M, K);
+        quantize_rows_s8_bf16(q, s, static_cast<const uint16_t*>(x), M, K);
+      xq = q;
+      xs = s;
     }
     const int8_t* wq = im.wq.data();
     thread_local std::vector<int32_t> acc_buf;
@@ -141,8 +146,11 @@ void fallback_forward(const PackedLinear::Impl& im, void* y, ActType y_type, con
     }
     const bool f = y_type == ActType::f32;
     const ProfileScope epi(current_profiler(), OpFamily::epilogue);
-    cpu::dequantize_rows(f ? static_cast<float*>(y) : nullptr, f ? nullptr : static_cast<uint16_t*>(y), acc, xs,
-                         im.w_scales.data(), bias, M, N, epilogue == Epilogue::gelu_erf);
+    thread_local std::vector<uint16_t> yb_buf;
+    uint16_t* yb = y_type == ActType::s8 ? grow(yb_buf, M * N) : static_cast<uint16_t*>(y);
+    cpu::dequantize_rows(f ? static_cast<float*>(y) : nullptr, f ? nullptr : yb, acc, xs, im.w_scales.data(), bias, M,
+                         N, epilogue == Epilogue::gelu_erf);
+    if (y_type == ActType::s8) quantize_rows_s8_bf16(static_cast<int8_t*>(y), y_scale, yb, M, N);
     return;
   } else if (!im.wmmla.empty()) {
 #if defined(__aarch64__)
@@ -454,11 +462,13 @@ size_t cpu::linear_primitive_count(const PackedLinear& w) {
 void cpu::set_linear_row_buckets(bool on) noexcept { g_row_buckets.store(on); }
 
 void cpu::packed_linear_forward(void* y, ActType y_type, const void* x, ActType x_type, const PackedLinear& w,
-                                const float* bias, int64_t M, Epilogue epilogue) {
+                                const float* bias, int64_t M, Epilogue epilogue, const float* x_scale, float* y_scale) {
   RC_ASSERT(!w.empty() && M >= 0 && (M == 0 || (y && x)));
+  RC_ASSERT((x_type == ActType::s8) == (x_scale != nullptr) && (y_type == ActType::s8) == (y_scale != nullptr));
+  RC_ASSERT((x_type != ActType::s8 && y_type != ActType::s8) || w.type() == PackedType::s8);
   if (M == 0) return;
   PackedLinear::Impl& im = *w.impl();
-  if (!im.onednn) return fallback_forward(im, y, y_type, x, x_type, bias, M, epilogue);
+  if (!im.onednn) return fallback_forward(im, y, y_type, x, x_type, bias, M, epilogue, x_scale, y_scale);
   const bool gelu = epilogue == Epilogue::gelu_erf;
   const int64_t N = im.N, K = im.K;
   try {
@@ -495,21 +505,31 @@ void cpu::packed_linear_forward(void* y, ActType y_type, const void* x, ActType 
             [&](int64_t m0) { return static_cast<uint8_t*>(y) + size_t(m0 * N) * ye; }, [](int64_t, int64_t, void*) {});
       }
       case PackedType::s8: {
-        {
+        const int8_t* xq_p = static_cast<const int8_t*>(x);
+        const float* xs_p = x_scale;
+        if (x_type != ActType::s8) {  // else quantised by the op before (GemmInput)
           const ProfileScope conv(current_profiler(), OpFamily::convert);
           if (x_type == ActType::f32)
             quantize_rows_s8(grow(xq, M * K), grow(xs, M), static_cast<const float*>(x), M, K);
           else
             quantize_rows_s8_bf16(grow(xq, M * K), grow(xs, M), static_cast<const uint16_t*>(x), M, K);
+          xq_p = xq.data();
+          xs_p = xs.data();
         }
         const bool f = y_type == ActType::f32;
         int32_t* acc_p = grow(acc, std::min(kInt8Chunk, M) * N);
+        uint16_t* yb_p = y_type == ActType::s8 ? grow(x16, std::min(kInt8Chunk, M) * N) : nullptr;
         run_rows(
-            im, M, kInt8Chunk, xq.data(), 1, sizeof(int32_t), bias, gelu, y_type, [&](int64_t) { return acc_p; },
+            im, M, kInt8Chunk, xq_p, 1, sizeof(int32_t), bias, gelu, y_type, [&](int64_t) { return acc_p; },
             [&](int64_t m0, int64_t mc, void*) {
               const ProfileScope epi(current_profiler(), OpFamily::epilogue);
+              if (y_type == ActType::s8) {  // the chunk's bf16 rows, then quantised while in cache
+                cpu::dequantize_rows(nullptr, yb_p, acc_p, xs_p + m0, im.w_scales.data(), bias, mc, N, gelu);
+                quantize_rows_s8_bf16(static_cast<int8_t*>(y) + m0 * N, y_scale + m0, yb_p, mc, N);
+                return;
+              }
               cpu::dequantize_rows(f ? static_cast<float*>(y) + m0 * N : nullptr,
-                                   f ? nullptr : static_cast<uint16_t*>(y) + m0 * N, acc_p, xs.data() + m0,
+                                   f ? nullptr : static_cast<uint16_t*>(y) + m0 * N, acc_p, xs_p + m0,
                                    im.w_scales.data(), bias, mc, N, gelu);
             });
         return;
@@ -539,10 +559,12 @@ PackedLinear PackedLinear::pack(const float* w, int64_t N, int64_t K, PackedType
 }
 
 void cpu::packed_linear_forward(void* y, ActType y_type, const void* x, ActType x_type, const PackedLinear& w,
-                                const float* bias, int64_t M, Epilogue epilogue) {
+                                const float* bias, int64_t M, Epilogue epilogue, const float* x_scale, float* y_scale) {
   RC_ASSERT(!w.empty() && M >= 0 && (M == 0 || (y && x)));
+  RC_ASSERT((x_type == ActType::s8) == (x_scale != nullptr) && (y_type == ActType::s8) == (y_scale != nullptr));
+  RC_ASSERT((x_type != ActType::s8 && y_type != ActType::s8) || w.type() == PackedType::s8);
   if (M == 0) return;
-  fallback_forward(*w.impl(), y, y_type, x, x_type, bias, M, epilogue);
+  fallback_forward(*w.impl(), y, y_type, x, x_type, bias, M, epilogue, x_scale, y_scale);
 }
 
 #endif

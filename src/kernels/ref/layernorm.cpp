@@ -3,6 +3,8 @@
 #include <cstdint>
 
 #include "kernels/layernorm.h"
+#include "kernels/linear.h"
+#include "tensor/bf16.h"
 
 namespace rc::kernels::ref {
 
@@ -45,6 +47,22 @@ void layernorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy,
       dgamma[c] = float(dgamma[c] + double(dyi[c]) * xhat);
       dbeta[c] = float(dbeta[c] + double(dyi[c]));
     }
+  }
+}
+
+void layernorm_gemm_input(float* y, float* sum, const float* x, const float* residual, const float* gamma,
+                          const float* beta, int64_t N, int64_t C, float eps, const GemmInput& out) {
+  const float* in = x;
+  if (residual) {
+    for (int64_t i = 0; i < N * C; ++i) sum[i] = x[i] + residual[i];
+    in = sum;
+  }
+  layernorm_forward(y, nullptr, nullptr, in, gamma, beta, N, C, eps);
+  if (out.type == ActType::s8) {
+    quantize_rows_s8(static_cast<int8_t*>(out.data), out.row_scale, y, N, C);
+  } else if (out.type == ActType::bf16) {
+    auto* o = static_cast<uint16_t*>(out.data);
+    for (int64_t i = 0; i < N * C; ++i) o[i] = f32_to_bf16(y[i]);
   }
 }
 
