@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "core/check.h"
@@ -74,24 +75,25 @@ PackedLinear PackedLinear::pack(std::span<const SourceRows> parts, int64_t K, Pa
     N += p.rows;
   }
   if (type == PackedType::bf16) {
-    std::vector<uint16_t> w16(size_t(N * K));
+    // Not value-initialised: every element is written below (a memset of it cost as much).
+    const std::unique_ptr<uint16_t[]> w16(new uint16_t[size_t(N * K)]);
     int64_t row = 0;
     for (const SourceRows& p : parts) {
-      to_bf16(w16.data() + row * K, p.data, p.dtype, p.rows * K);
+      to_bf16(w16.get() + row * K, p.data, p.dtype, p.rows * K);
       row += p.rows;
     }
-    return pack_converted(nullptr, w16.data(), N, K, type);
+    return pack_converted(nullptr, w16.get(), N, K, type);
   }
   // fp32 / int8 packing reads fp32: the part itself when it is one aligned fp32 tensor.
   if (parts.size() == 1 && parts[0].dtype == DType::f32 && aligned_for(parts[0].data, alignof(float)))
     return pack_converted(static_cast<const float*>(parts[0].data), nullptr, N, K, type);
-  std::vector<float> wf(size_t(N * K));
+  const std::unique_ptr<float[]> wf(new float[size_t(N * K)]);
   int64_t row = 0;
   for (const SourceRows& p : parts) {
-    to_f32(wf.data() + row * K, p.data, p.dtype, p.rows * K);
+    to_f32(wf.get() + row * K, p.data, p.dtype, p.rows * K);
     row += p.rows;
   }
-  return pack_converted(wf.data(), nullptr, N, K, type);
+  return pack_converted(wf.get(), nullptr, N, K, type);
 }
 
 }  // namespace rc::kernels
