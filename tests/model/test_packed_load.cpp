@@ -155,6 +155,18 @@ TEST(PackedLoad, SameLogitsBitForBitAsPackingTheFp32Master) {
   }
 }
 
+TEST(PackedLoad, PytorchBinPacksAsTheMasterWould) {  // tensors from the unpickler's storage, not a mapping
+  const fs::path dir = fs::temp_directory_path() / ("rc_packed_load_bin_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const char* f : {"config.json", "pytorch_model.bin", "vocab.json", "merges.txt"})
+    fs::copy_file(fs::path(test::tiny_dir()) / f, dir / f);
+  for (WeightFormat f : {WeightFormat::bf16, WeightFormat::int8})
+    expect_same_logits(*load_then_pack(dir, f), *load_packed(dir, f), std::string("pytorch_model.bin, ") +
+                                                                            weight_format_name(f));
+  fs::remove_all(dir);
+}
+
 TEST(PackedLoad, FreshHeadPacksAsTheMasterWould) {
   const RobertaConfig c = config_of(64, 4, 128, 2, 1000);
   const Folder folder(c, DType::bf16, 7, /*with_head=*/false);
