@@ -162,8 +162,8 @@ TEST(PackedLoad, PytorchBinPacksAsTheMasterWould) {  // tensors from the unpickl
   for (const char* f : {"config.json", "pytorch_model.bin", "vocab.json", "merges.txt"})
     fs::copy_file(fs::path(test::tiny_dir()) / f, dir / f);
   for (WeightFormat f : {WeightFormat::bf16, WeightFormat::int8})
-    expect_same_logits(*load_then_pack(dir, f), *load_packed(dir, f), std::string("pytorch_model.bin, ") +
-                                                                            weight_format_name(f));
+    expect_same_logits(*load_then_pack(dir, f), *load_packed(dir, f),
+                       std::string("pytorch_model.bin, ") + weight_format_name(f));
   fs::remove_all(dir);
 }
 
