@@ -2,7 +2,7 @@
 # First answer from a roberta-base-shaped safetensors folder: process start to the first
 # prediction printed, `roberta predict --model DIR --precision P "hi"` as a user runs it
 # (issue 15 goal: <= 0.5 s). Makes the random checkpoint when missing; prints each run and
-# the median, then where a load spends its time (`roberta bench`'s load_ms / pack_ms).
+# the median, then where one load spends its time and the peak RSS.
 #
 #   bench/first_answer.sh [ROBERTA_BIN] [MODEL_DIR] [RUNS] [PRECISION]
 #   defaults: build/cli/roberta /tmp/rb-base 5 bf16
@@ -28,5 +28,15 @@ for i in $(seq "$runs"); do
   printf 'run %d: %.3f s\n' "$i" "$t"
 done
 printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "median first answer: %.3f s over %d runs (goal <= 0.5 s), load average %s\n", m, NR, "'"$(cut -d' ' -f1 /proc/loadavg)"'"}'
-"$bin" bench infer --model "$model" --precision "$precision" --batch-size 1 --seq-len 8 --iters 1 --warmup 0 --threads 2 \
-  --busy-threshold 1000 | python3 -c 'import json,sys; j=json.loads(sys.stdin.readline()); print("of which: checkpoint load %.0f ms, weight packing %.0f ms" % (j["load_ms"], j["pack_ms"]))'
+# Where one load spends its time (the classifier's RC_LOG_LEVEL=debug timings: the tokenizer is
+# read on its own thread while the checkpoint loads and packs) and the process's peak RSS.
+RC_LOG_LEVEL=debug python3 - "$bin" "$model" "$precision" <<'PY'
+import resource, subprocess, sys
+bin, model, precision = sys.argv[1:4]
+r = subprocess.run([bin, "predict", "--model", model, "--precision", precision, "--threads", "2", "hi"],
+                   capture_output=True, text=True)
+for line in r.stderr.splitlines():
+    if "model:" in line:
+        print("of which:", line.split("model:", 1)[1].strip())
+print("peak RSS: %.0f MB" % (resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024))
+PY

@@ -39,6 +39,16 @@ namespace {
 #define RC_ON_CUDA(call) no_cuda_build()
 #endif
 
+Buffer Buffer::allocate_host_lazy(size_t bytes) {
+  if (bytes < kMappedBytes) return allocate(Device::cpu, 0, bytes);
+  Buffer b;
+  void* p = ::mmap(nullptr, mapped_size(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  RC_CHECK(p != MAP_FAILED, Errc::resource_exhausted, "out of host memory allocating ", bytes, " bytes");
+  b.ptr_ = p;
+  b.bytes_ = bytes;
+  return b;
+}
+
 Buffer Buffer::allocate(Device device, int device_index, size_t bytes) {
   Buffer b;
   b.device_ = device;

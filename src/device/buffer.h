@@ -19,6 +19,10 @@ class Buffer {
   // Zero-filled. Throws rc::Error(resource_exhausted) when the memory is not there, and
   // rc::Error(device) for Device::cuda in a build without CUDA.
   static Buffer allocate(Device device, int device_index, size_t bytes);
+  // Host memory, zero-filled, whose pages cost nothing until first touched (a large buffer is
+  // an unpopulated anonymous mapping): for a buffer of which only parts will ever be written
+  // (a packed_inference model's parameters).
+  static Buffer allocate_host_lazy(size_t bytes);
   ~Buffer() { release(); }
   Buffer(Buffer&& o) noexcept
       : device_(o.device_),

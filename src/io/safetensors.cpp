@@ -125,6 +125,15 @@ class SafetensorsSource final : public IndexedTensorSource {
     return {data_section_ + begin, size_t(end - begin)};
   }
   const std::map<std::string, std::string>& metadata() const override { return metadata_; }
+  void release(std::string_view name) const override {
+    const auto [begin, end] = ranges_[index_of(name)];
+    static const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
+    const uintptr_t from = reinterpret_cast<uintptr_t>(data_section_ + begin),
+                    to = reinterpret_cast<uintptr_t>(data_section_ + end);
+    const uintptr_t a = (from + page - 1) / page * page, b = to / page * page;
+    // Read-only private pages: dropping them loses nothing. A failure only keeps them resident.
+    if (b > a) ::madvise(reinterpret_cast<void*>(a), b - a, MADV_DONTNEED);
+  }
 
  private:
   void parse();

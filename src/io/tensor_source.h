@@ -35,6 +35,10 @@ class TensorSource {
   // The tensor's bytes: dtype as in TensorInfo, little-endian, row-major contiguous,
   // exactly numel * dtype_size bytes. Valid while the source lives. Throws not_found.
   virtual std::span<const std::byte> data(std::string_view name) const = 0;
+  // A hint that this process will not read the tensor's bytes again: a mapped file drops the
+  // whole pages inside it from the resident set (the page cache keeps them; a later data()
+  // read faults them back in). No-op for sources that are not mapped.
+  virtual void release(std::string_view name) const {}
   // File-level metadata (safetensors "__metadata__"); empty for pickles.
   virtual const std::map<std::string, std::string>& metadata() const = 0;
 };

@@ -35,6 +35,12 @@ ExecCtx exec_ctx_for(const std::string& device);
 // Zero-filled memory on the context's device.
 inline Buffer alloc(const ExecCtx& ctx, size_t bytes) { return Buffer::allocate(ctx.device, ctx.device_index, bytes); }
 inline Buffer alloc_floats(const ExecCtx& ctx, int64_t n) { return alloc(ctx, size_t(n > 0 ? n : 0) * sizeof(float)); }
+// The same, but on the CPU a large buffer's pages are only paid for when first touched: for
+// workspaces sized for the largest call, of which small calls use a corner.
+inline Buffer alloc_floats_lazy(const ExecCtx& ctx, int64_t n) {
+  const size_t bytes = size_t(n > 0 ? n : 0) * sizeof(float);
+  return ctx.device == Device::cpu ? Buffer::allocate_host_lazy(bytes) : alloc(ctx, bytes);
+}
 
 // Host ↔ the context's device.
 inline void upload(const ExecCtx& ctx, void* dst, const void* host, size_t bytes) {

@@ -22,9 +22,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 
 #include "kernels/exec_ctx.h"
 #include "kernels/gemm_input.h"
+#include "tensor/dtype.h"
 
 namespace rc::kernels {
 
@@ -46,6 +48,18 @@ class PackedLinear {
   // it), the packed copy is plain row-major and the portable loops compute the same math.
   static PackedLinear pack(const float* w, int64_t N, int64_t K, PackedType type);
 
+  // One block of rows of a weight as a checkpoint stores it (e.g. a memory-mapped safetensors
+  // tensor): `rows` × K elements of `dtype` (f32, bf16 or f16), row-major, any alignment.
+  struct SourceRows {
+    const void* data = nullptr;
+    DType dtype = DType::f32;
+    int64_t rows = 0;
+  };
+  // Packs the parts stacked as one (Σ rows, K) weight, straight from their storage: bit for
+  // bit what pack() gives for their fp32 values (bf16 and f16 widen exactly), without an
+  // fp32 copy of the whole model. bf16 parts packed as bf16 are reordered as they are.
+  static PackedLinear pack(std::span<const SourceRows> parts, int64_t K, PackedType type);
+
   int64_t n() const noexcept;
   int64_t k() const noexcept;
   PackedType type() const noexcept;
@@ -59,6 +73,8 @@ class PackedLinear {
   Impl* impl() const noexcept { return impl_.get(); }
 
  private:
+  // Exactly one of w (fp32) and w16 (bf16 values, type bf16 only) is given.
+  static PackedLinear pack_converted(const float* w, const uint16_t* w16, int64_t N, int64_t K, PackedType type);
   std::unique_ptr<Impl> impl_;
 };
 

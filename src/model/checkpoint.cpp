@@ -74,7 +74,7 @@ std::unique_ptr<RobertaModel> load_checkpoint(const fs::path& dir, const Checkpo
   RC_CHECK(fs::is_directory(dir), Errc::not_found, dir.string(), ": not a folder",
            "\nHINT: pass the checkpoint folder (with config.json), not a file");
   RobertaConfig config = RobertaConfig::from_file(dir / "config.json");
-  auto source = open_weights(dir);
+  std::shared_ptr<io::TensorSource> source = open_weights(dir);
   const std::string file = source->path().filename().string();
 
   // Map checkpoint keys to model names first: a head-less checkpoint must be known
@@ -112,7 +112,14 @@ std::unique_ptr<RobertaModel> load_checkpoint(const fs::path& dir, const Checkpo
              ", ", config.hidden_size, "] (config.json has ", config.num_labels(), " labels)");
   }
 
-  auto model = std::make_unique<RobertaModel>(config, options.head);
+  const bool packed = options.pack != WeightFormat::fp32;
+  auto model = std::make_unique<RobertaModel>(config, options.head,
+                                              packed ? ParamStorage::packed_inference : ParamStorage::full);
+  // packed: where each GEMM weight is read from when packing (its offset in the layout): the
+  // mapped tensor itself, or params() for one converted there (f64) or initialised (head).
+  std::map<int64_t, kernels::PackedLinear::SourceRows> pack_sources;
+  std::map<int64_t, std::string> mapped_names;                       // the tensor behind each pack source read in place
+  const bool mapped = source->path().extension() == ".safetensors";  // io: safetensors are mmap'ed
   std::vector<bool> loaded(model->layout().entries().size(), false);
   std::set<std::string> used;
   for (size_t i = 0; i < model->layout().entries().size(); ++i) {
@@ -124,7 +131,22 @@ std::unique_ptr<RobertaModel> load_checkpoint(const fs::path& dir, const Checkpo
              shape_str(e.shape));
     RC_CHECK(is_float_dtype(t.dtype), Errc::format, file, ": tensor '", t.name, "': dtype ", dtype_name(t.dtype),
              " is not a floating type");
-    io::convert_to_f32(t.dtype, source->data(t.name), model->params() + e.offset, e.numel);
+    const int64_t rows = e.shape.empty() ? 1 : e.shape[0];
+    const void* bytes = source->data(t.name).data();
+    if (packed && model->is_packed_weight(e.offset) && t.dtype != DType::f64) {
+      pack_sources[e.offset] = {bytes, t.dtype, rows};
+      mapped_names[e.offset] = t.name;
+    } else if (packed && !mlm && e.offset == model->offsets().wte && t.dtype == DType::f32 && mapped &&
+               reinterpret_cast<uintptr_t>(bytes) % alignof(float) == 0) {
+      // 150 MB for roberta-base of which a request reads a few rows: read in place from the
+      // mapping, which the model keeps. Safe against the file being replaced (rename, as our
+      // writers and huggingface_hub do); rewriting it in place under a running process is not.
+      model->use_external_word_embeddings(static_cast<const float*>(bytes), source);
+    } else {
+      io::convert_to_f32(t.dtype, source->data(t.name), model->params() + e.offset, e.numel);
+      if (packed && model->is_packed_weight(e.offset))
+        pack_sources[e.offset] = {model->params() + e.offset, DType::f32, rows};
+    }
     dtypes.insert(std::string(dtype_name(t.dtype)));
     loaded[i] = true;
     used.insert(e.name);
@@ -155,6 +177,33 @@ std::unique_ptr<RobertaModel> load_checkpoint(const fs::path& dir, const Checkpo
               mlm ? "RobertaForMaskedLM" : "RobertaForSequenceClassification", ": ", join_some(rep.unexpected_keys),
               ". This IS expected if you are initializing it from a model with another head (e.g. a ",
               mlm ? "sequence classifier" : "RobertaForMaskedLM pretrained model", ").");
+  if (packed) {
+    for (const ParamEntry& e : model->layout().entries())
+      if (model->is_packed_weight(e.offset) && !pack_sources.count(e.offset))  // initialised above
+        pack_sources[e.offset] = {model->params() + e.offset, DType::f32, e.shape[0]};
+    // A packed GEMM weight may span several checkpoint tensors (Q, K and V make W_qkv).
+    model->pack_from(
+        options.pack,
+        [&](int64_t offset, int64_t rows, int64_t K) {
+          std::vector<kernels::PackedLinear::SourceRows> parts;
+          for (int64_t at = offset, got = 0; got < rows;) {
+            auto it = pack_sources.find(at);
+            RC_CHECK(it != pack_sources.end(), Errc::internal, "load_checkpoint: no source for the weight at ", at);
+            parts.push_back(it->second);
+            got += it->second.rows;
+            at += it->second.rows * K;
+          }
+          return parts;
+        },
+        [&](int64_t offset, int64_t rows, int64_t K) {
+          // Packed: its file pages leave this process's resident set (peak RSS ~ packed weights).
+          for (int64_t at = offset, end = offset + rows * K; at < end;) {
+            const auto it = mapped_names.find(at);
+            if (it != mapped_names.end()) source->release(it->second);
+            at += pack_sources.at(at).rows * K;
+          }
+        });
+  }
   for (const std::string& d : dtypes) rep.weights_dtype += (rep.weights_dtype.empty() ? "" : "+") + d;
   if (report) *report = std::move(rep);
   return model;
@@ -162,6 +211,7 @@ std::unique_ptr<RobertaModel> load_checkpoint(const fs::path& dir, const Checkpo
 
 void save_checkpoint(const fs::path& dir, const RobertaModel& model,
                      const std::map<std::string, std::string>& metadata) {
+  model.require_fp32_weights("save_checkpoint");
   std::error_code ec;
   fs::create_directories(dir, ec);
   RC_CHECK(!ec, Errc::io, dir.string(), ": cannot create folder (", ec.message(), ")");

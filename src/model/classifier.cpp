@@ -3,6 +3,8 @@
 #include "roberta/classifier.h"
 
 #include <algorithm>
+#include <chrono>
+#include <future>
 #include <cmath>
 #include <mutex>
 #include <numeric>
@@ -39,16 +41,50 @@ Precision default_precision() noexcept { return cpu_has_bf16() ? Precision::bf16
 
 namespace {
 
+double ms_since(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
 class RobertaClassifier final : public Classifier {
  public:
   RobertaClassifier(const std::filesystem::path& dir, const LoadOptions& options) {
-    tokenizer_ = Tokenizer::from_dir(dir);
+    using Clock = std::chrono::steady_clock;
+    const auto t0 = Clock::now();
+    // The tokenizer (~1.4 MB of JSON) is read on a thread of its own while the checkpoint
+    // loads: both are on the path to a first answer. Its errors still come first.
+    auto tokenizer = std::async(std::launch::async, [&dir, t0] {
+      auto t = Tokenizer::from_dir(dir);
+      log::debug("model", "tokenizer loaded in ", ms_since(t0, Clock::now()), " ms");
+      return t;
+    });
+    precision_ = options.precision;
+    ctx_ = kernels::exec_ctx_for(options.device);
     model::CheckpointLoadOptions load_options;
     load_options.init_head = options.init_head;
     load_options.labels = options.labels;
     load_options.seed = options.seed;
+    if (ctx_.device == Device::cpu) {
+      if (precision_ == Precision::bf16 && !cpu_has_bf16()) {
+        log::warn("model", "this CPU has no fast bf16 (AVX512-BF16/AMX); running fp32 instead");
+        precision_ = Precision::fp32;
+      }
+      // bf16 / int8: the weights are converted and packed once, straight from the checkpoint
+      // (no fp32 copy of them: a Classifier never saves or re-packs its model); the fused
+      // forward runs on them. int8: per-channel int8 weights, per-token int8 activations
+      // (VNNI / AMX-INT8 through oneDNN; portable loops elsewhere).
+      if (precision_ == Precision::bf16) load_options.pack = model::WeightFormat::bf16;
+      if (precision_ == Precision::int8) load_options.pack = model::WeightFormat::int8;
+    }
     model::LoadReport report;
-    model_ = model::load_checkpoint(dir, load_options, &report);
+    try {
+      model_ = model::load_checkpoint(dir, load_options, &report);
+    } catch (...) {
+      tokenizer.get();  // a tokenizer error first, as when they were read one after the other
+      throw;
+    }
+    log::debug("model", "checkpoint loaded", load_options.pack != model::WeightFormat::fp32 ? " and packed" : "",
+               " in ", ms_since(t0, Clock::now()), " ms");
+    tokenizer_ = tokenizer.get();
     const model::RobertaConfig& c = model_->config();
 
     max_length_ = int(c.max_tokens());
@@ -57,33 +93,12 @@ class RobertaClassifier final : public Classifier {
                options.max_length, " is outside [2, ", c.max_tokens(), "], the model's limit");
       max_length_ = options.max_length;
     }
-    precision_ = options.precision;
-    ctx_ = kernels::exec_ctx_for(options.device);
     if (ctx_.device == Device::cuda) {
       // On a GPU the weights stay fp32 and bf16 means bf16 tensor-core GEMMs; int8 is a CPU format.
       RC_CHECK(precision_ != Precision::int8, Errc::unsupported,
                "--precision int8 runs on the CPU only\nHINT: use --precision bf16 or fp32 with --device cuda");
       if (precision_ == Precision::bf16) ctx_.matmul_precision = kernels::MatmulPrecision::bf16;
       model_->to_device(ctx_);
-    } else {
-      switch (precision_) {
-        case Precision::fp32:
-          break;
-        case Precision::bf16:
-          if (!cpu_has_bf16()) {
-            log::warn("model", "this CPU has no fast bf16 (AVX512-BF16/AMX); running fp32 instead");
-            precision_ = Precision::fp32;
-          } else {
-            // Weights converted and packed once here; the fused forward runs on them.
-            model_->set_weight_format(model::WeightFormat::bf16);
-          }
-          break;
-        case Precision::int8:
-          // Per-channel int8 weights, per-token int8 activations (VNNI / AMX-INT8 through oneDNN;
-          // portable loops elsewhere).
-          model_->set_weight_format(model::WeightFormat::int8);
-          break;
-      }
     }
 
     labels_ = c.id2label;
@@ -158,8 +173,10 @@ class RobertaClassifier final : public Classifier {
     const int64_t K = c.num_labels();
     std::vector<float> logits(size_t(B * K));
     {
+      const auto t0 = std::chrono::steady_clock::now();
       auto ws = acquire_workspace(pool_, B, T);
       model::forward_logits(ctx_, *model_, batch, *ws, logits.data());
+      log::debug("model", "forward ", B, "x", T, " in ", ms_since(t0, std::chrono::steady_clock::now()), " ms");
       release_workspace(pool_, std::move(ws));
     }
     std::vector<Prediction> out(static_cast<size_t>(B));

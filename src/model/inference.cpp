@@ -26,12 +26,13 @@ InferenceWorkspace::InferenceWorkspace(const ExecCtx& ctx, const RobertaConfig& 
     : max_B_(max_B), max_T_(max_T), device_(ctx.device) {
   RC_CHECK(max_B > 0 && max_T > 0, Errc::invalid_argument, "workspace needs a positive batch and length");
   const int64_t BT = max_B * max_T, C = c.hidden_size;
-  x_ = kernels::alloc_floats(ctx, BT * C);
-  qkv_ = kernels::alloc_floats(ctx, BT * 3 * C);
-  attn_ = kernels::alloc_floats(ctx, BT * C);
-  tmp_ = kernels::alloc_floats(ctx, BT * C);
-  ffn_ = kernels::alloc_floats(ctx, BT * c.intermediate_size);  // fp32, or bf16 in its first half
-  rows_ = kernels::alloc_floats(ctx, 4 * max_B * C);            // gathered first tokens (2·B·C), head (2·B·C)
+  // Lazy: a first short request (a server's, predict's) touches a corner of these, not ~125 MB.
+  x_ = kernels::alloc_floats_lazy(ctx, BT * C);
+  qkv_ = kernels::alloc_floats_lazy(ctx, BT * 3 * C);
+  attn_ = kernels::alloc_floats_lazy(ctx, BT * C);
+  tmp_ = kernels::alloc_floats_lazy(ctx, BT * C);
+  ffn_ = kernels::alloc_floats_lazy(ctx, BT * c.intermediate_size);  // fp32, or bf16 in its first half
+  rows_ = kernels::alloc_floats(ctx, 4 * max_B * C);                 // gathered first tokens (2·B·C), head (2·B·C)
   logits_ = kernels::alloc_floats(ctx, max_B * std::max<int64_t>(1, c.num_labels()));
   if (ctx.device == Device::cpu) {                                      // packed weights are CPU only
     gemm_in_ = kernels::alloc(ctx, size_t(BT * C) * sizeof(uint16_t));  // bf16 or int8 rows
@@ -49,8 +50,8 @@ void embed_for_inference(const ExecCtx& ctx, const RobertaModel& model, const Ba
   const int64_t BT = batch.B * batch.T, C = c.hidden_size;
   profiled(ctx, F::other, [&] { kernels::position_ids(ctx, positions, batch.ids, batch.B, batch.T, c.pad_token_id); });
   profiled(ctx, F::embedding, [&] {
-    kernels::embedding_forward(ctx, scratch, batch.ids, positions, batch.token_types, P + o.wte, P + o.wpe, P + o.tte,
-                               BT, C);
+    kernels::embedding_forward(ctx, scratch, batch.ids, positions, batch.token_types, model.word_embeddings(),
+                               P + o.wpe, P + o.tte, BT, C);
   });
   profiled(ctx, F::layernorm, [&] {
     kernels::layernorm_forward(ctx, x, nullptr, nullptr, scratch, P + o.ln_emb_gamma, P + o.ln_emb_beta, BT, C,

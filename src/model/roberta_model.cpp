@@ -8,6 +8,8 @@
 #include <exception>
 #include <mutex>
 #include <new>
+#include <string>
+#include <utility>
 
 #include "core/check.h"
 #include "core/counter_rng.h"
@@ -39,31 +41,60 @@ static void check_model_size(const RobertaConfig& c, const ParamLayout& layout) 
            layout.total(), " parameters, more than this build supports (", max_params, ")");
 }
 
-RobertaModel::RobertaModel(RobertaConfig config, HeadKind head)
+RobertaModel::RobertaModel(RobertaConfig config, HeadKind head, ParamStorage storage)
     : config_(std::move(config)),
       head_(head),
       layout_(ParamLayout::build(config_, head)),
-      offsets_(model_offsets(layout_, config_)) {
+      offsets_(model_offsets(layout_, config_)),
+      storage_(storage) {
   check_model_size(config_, layout_);
-  params_ = Buffer::allocate(Device::cpu, 0, size_t(layout_.total()) * sizeof(float));
+  const size_t bytes = size_t(layout_.total()) * sizeof(float);
+  // packed_inference: the GEMM weights' ~70% of the buffer is never touched, so never paid for.
+  params_ = storage == ParamStorage::full ? Buffer::allocate(Device::cpu, 0, bytes) : Buffer::allocate_host_lazy(bytes);
+}
+
+bool RobertaModel::is_packed_weight(int64_t offset) const {
+  for (const LayerOffsets& L : offsets_.layers)
+    if (offset == L.qkv_w || offset == L.qkv_w + config_.hidden_size * config_.hidden_size ||
+        offset == L.qkv_w + 2 * config_.hidden_size * config_.hidden_size || offset == L.attn_out_w ||
+        offset == L.ffn_in_w || offset == L.ffn_out_w)
+      return true;
+  return offset == offsets_.head_dense_w;
+}
+
+void RobertaModel::require_fp32_weights(const char* what) const {
+  RC_CHECK(storage_ == ParamStorage::full, Errc::unsupported, what, ": this model was loaded for ",
+           weight_format_name(format_), " inference only (its GEMM weights were packed straight from the checkpoint, ",
+           "with no fp32 copy)\nHINT: load the checkpoint again with fp32 weights (no packed format) for this");
+}
+
+void RobertaModel::use_external_word_embeddings(const float* wte, std::shared_ptr<const void> keep_alive) {
+  RC_ASSERT(storage_ == ParamStorage::packed_inference && wte);
+  wte_external_ = wte;
+  external_ = std::move(keep_alive);
 }
 
 std::span<float> RobertaModel::param(std::string_view name) {
   const ParamEntry* e = layout_.find(name);
-  RC_CHECK(e, Errc::not_found, "no parameter named '", name, "'");
-  RC_CHECK(device() == Device::cpu, Errc::unsupported, "param('", name, "'): the model is not in host memory");
-  return {params() + e->offset, size_t(e->numel)};
+  RC_CHECK(!(e && wte_external_ && e->offset == offsets_.wte), Errc::unsupported, "param('", name,
+           "'): read-only here (the word embeddings are read from the mapped checkpoint)");
+  const auto s = std::as_const(*this).param(name);
+  return {const_cast<float*>(s.data()), s.size()};
 }
 
 std::span<const float> RobertaModel::param(std::string_view name) const {
   const ParamEntry* e = layout_.find(name);
   RC_CHECK(e, Errc::not_found, "no parameter named '", name, "'");
   RC_CHECK(device() == Device::cpu, Errc::unsupported, "param('", name, "'): the model is not in host memory");
+  if (storage_ != ParamStorage::full && is_packed_weight(e->offset))
+    require_fp32_weights(("param('" + std::string(name) + "')").c_str());
+  if (e->offset == offsets_.wte) return {word_embeddings(), size_t(e->numel)};
   return {params() + e->offset, size_t(e->numel)};
 }
 
 void RobertaModel::to_device(const ExecCtx& ctx) {
   if (ctx.device == device() && ctx.device_index == device_index()) return;
+  require_fp32_weights("to_device");
   const size_t bytes = size_t(num_params()) * sizeof(float);
   std::vector<float> host(static_cast<size_t>(num_params()));
   copy_params_to_host(host.data());
@@ -74,42 +105,64 @@ void RobertaModel::to_device(const ExecCtx& ctx) {
 }
 
 void RobertaModel::copy_params_to_host(float* dst) const {
+  require_fp32_weights("copy_params_to_host");
   copy_from(device(), dst, params(), size_t(num_params()) * sizeof(float), nullptr);
 }
 
 void RobertaModel::copy_params_from_host(const float* src) {
+  require_fp32_weights("copy_params_from_host");
   copy_to(device(), params(), src, size_t(num_params()) * sizeof(float), nullptr);
 }
 
 void RobertaModel::set_weight_format(WeightFormat format) {
+  if (storage_ != ParamStorage::full) {
+    if (format == format_) return;
+    require_fp32_weights((std::string("set_weight_format(") + weight_format_name(format) + ")").c_str());
+  }
   packed_.clear();
   packed_head_ = {};
   format_ = WeightFormat::fp32;
   if (format == WeightFormat::fp32) return;
+  const float* P = params();
+  pack_weights(format,
+               [P](int64_t offset, int64_t rows, int64_t) {
+                 return std::vector<kernels::PackedLinear::SourceRows>{{P + offset, DType::f32, rows}};
+               },
+               {});
+}
+
+void RobertaModel::pack_from(WeightFormat format, const WeightSource& source, const WeightDone& packed) {
+  RC_CHECK(format != WeightFormat::fp32, Errc::invalid_argument, "pack_from: fp32 is not a packed format");
+  packed_.clear();
+  packed_head_ = {};
+  format_ = WeightFormat::fp32;
+  pack_weights(format, source, packed);
+}
+
+void RobertaModel::pack_weights(WeightFormat format, const WeightSource& source, const WeightDone& packed) {
   RC_CHECK(device() == Device::cpu, Errc::unsupported, "weight format ", weight_format_name(format),
            " is packed for the CPU\nHINT: on CUDA, bf16 runs as fp32 weights with bf16 GEMMs");
   const ModelOffsets& o = offsets_;
-  const float* P = params();
   const int64_t C = config_.hidden_size, I = config_.intermediate_size;
   const kernels::PackedType t = format == WeightFormat::int8 ? kernels::PackedType::s8 : kernels::PackedType::bf16;
   std::vector<PackedLayer> layers(o.layers.size());
   kernels::PackedLinear head;
   struct Job {
     kernels::PackedLinear* out;
-    const float* w;
-    int64_t N, K;
+    int64_t offset, N, K;
     kernels::PackedType type;
   };
   std::vector<Job> jobs;
   for (size_t l = 0; l < o.layers.size(); ++l) {
     const LayerOffsets& L = o.layers[l];
-    jobs.push_back({&layers[l].qkv, P + L.qkv_w, 3 * C, C, t});
-    jobs.push_back({&layers[l].attn_out, P + L.attn_out_w, C, C, t});
-    jobs.push_back({&layers[l].ffn_in, P + L.ffn_in_w, I, C, t});
-    jobs.push_back({&layers[l].ffn_out, P + L.ffn_out_w, C, I, t});
+    jobs.push_back({&layers[l].qkv, L.qkv_w, 3 * C, C, t});
+    jobs.push_back({&layers[l].attn_out, L.attn_out_w, C, C, t});
+    jobs.push_back({&layers[l].ffn_in, L.ffn_in_w, I, C, t});
+    jobs.push_back({&layers[l].ffn_out, L.ffn_out_w, C, I, t});
   }
   // The head's dense layer is bf16 for either packed format (B rows: int8 would save nothing).
-  jobs.push_back({&head, P + o.head_dense_w, C, C, kernels::PackedType::bf16});
+  // A masked-LM layout has none (its lm_head runs fp32).
+  if (o.head_dense_w >= 0) jobs.push_back({&head, o.head_dense_w, C, C, kernels::PackedType::bf16});
   // One parallel region over the matrices (each packed by one thread; the conversions and
   // oneDNN reorders inside see omp_in_parallel() and run serially) rather than many short
   // parallel regions: on a loaded 2-core machine every region's barrier costs a time slice.
@@ -120,7 +173,9 @@ void RobertaModel::set_weight_format(WeightFormat format) {
   for (int64_t j = 0; j < int64_t(jobs.size()); ++j) {
     try {
       const Job& job = jobs[size_t(j)];
-      *job.out = kernels::PackedLinear::pack(job.w, job.N, job.K, job.type);
+      const auto parts = source(job.offset, job.N, job.K);
+      *job.out = kernels::PackedLinear::pack(parts, job.K, job.type);
+      if (packed) packed(job.offset, job.N, job.K);
     } catch (...) {
       std::lock_guard lock(error_mutex);
       if (!error) error = std::current_exception();
@@ -147,6 +202,7 @@ LayerWeights RobertaModel::layer_weights(size_t l, bool fp32_view) const {
   using kernels::LinearWeight;
   LayerWeights w;
   if (format_ == WeightFormat::fp32 || fp32_view) {
+    require_fp32_weights("layer_weights (fp32 view)");
     w.qkv = LinearWeight::f32(P + L.qkv_w, 3 * C, C);
     w.attn_out = LinearWeight::f32(P + L.attn_out_w, C, C);
     w.ffn_in = LinearWeight::f32(P + L.ffn_in_w, I, C);
@@ -170,8 +226,10 @@ LayerWeights RobertaModel::layer_weights(size_t l, bool fp32_view) const {
 }
 
 kernels::LinearWeight RobertaModel::head_dense_weight(bool fp32_view) const {
-  if (format_ == WeightFormat::fp32 || fp32_view)
+  if (format_ == WeightFormat::fp32 || fp32_view) {
+    require_fp32_weights("head_dense_weight (fp32 view)");
     return kernels::LinearWeight::f32(params() + offsets_.head_dense_w, config_.hidden_size, config_.hidden_size);
+  }
   return kernels::LinearWeight::of(packed_head_);
 }
 

@@ -1,6 +1,7 @@
 // RobertaForSequenceClassification on the kernels layer: fp32 master parameters in one flat
 // Buffer on the model's device (param_layout.h), a weight format for the encoder's GEMMs
-// (fp32 view, or packed bf16 / int8 derived from the master at set_weight_format), the
+// (fp32 view, or packed bf16 / int8 derived from the master at set_weight_format, or for an
+// inference-only load straight from the checkpoint: ParamStorage::packed_inference), the
 // inference forward and the training forward + backward. Both run the one encoder layer
 // (encoder.h). Activations live in workspaces planned once for the largest batch × length;
 // nothing is allocated per layer or per call.
@@ -28,22 +29,47 @@ namespace rc::model {
 enum class WeightFormat { fp32, bf16, int8 };
 const char* weight_format_name(WeightFormat f) noexcept;
 
+// How much of the fp32 master a model keeps. packed_inference (load_checkpoint with
+// CheckpointLoadOptions::pack): the encoder GEMMs' weights are packed straight from the
+// checkpoint and never copied into params() (their ranges stay unfilled, untouched pages of
+// one lazily mapped buffer); everything the forward reads as fp32 (embeddings, LayerNorms,
+// biases, the classifier's out_proj) is there. Such a model can only run inference in its
+// packed format: save, to_device, a format change and the fp32 views refuse (Errc::unsupported).
+enum class ParamStorage { full, packed_inference };
+
 class RobertaModel {
  public:
   // On the CPU, parameters zeroed, fp32 format. head: classifier.* (RobertaForSequenceClassification)
   // or lm_head.* (RobertaForMaskedLM, see mlm_head.h).
-  explicit RobertaModel(RobertaConfig config, HeadKind head = HeadKind::classifier);
+  explicit RobertaModel(RobertaConfig config, HeadKind head = HeadKind::classifier,
+                        ParamStorage storage = ParamStorage::full);
   const RobertaConfig& config() const { return config_; }
   HeadKind head_kind() const { return head_; }
   const ParamLayout& layout() const { return layout_; }
   const ModelOffsets& offsets() const { return offsets_; }
-  // The flat fp32 parameters, on device().
+  // The flat fp32 parameters, on device(). For ParamStorage::packed_inference the packed
+  // GEMM weights' ranges are not filled (is_packed_only below): read biases, LayerNorms and
+  // embeddings through it, never those.
   float* params() { return params_.f32(); }
   const float* params() const { return params_.f32(); }
   int64_t num_params() const { return layout_.total(); }
   Device device() const { return params_.device(); }
   int device_index() const { return params_.device_index(); }
-  // The parameter's slice (host models only); throws not_found for an unknown name.
+  ParamStorage storage() const { return storage_; }
+  // Errc::unsupported naming `what` for a packed_inference model (anything that needs the
+  // fp32 GEMM weights: save, training, another format).
+  void require_fp32_weights(const char* what) const;
+  // roberta.embeddings.word_embeddings.weight, (vocab, C): in params(), or for a
+  // packed_inference model loaded from fp32 safetensors, read in place from the mapped file.
+  const float* word_embeddings() const { return wte_external_ ? wte_external_ : params() + offsets_.wte; }
+  // packed_inference only: the word embeddings are at `wte` (fp32, aligned), kept valid by
+  // `keep_alive` (the mapped checkpoint); their range in params() is never filled.
+  void use_external_word_embeddings(const float* wte, std::shared_ptr<const void> keep_alive);
+  // Whether the parameter at this layout offset is one of the weights the packed formats
+  // pack (each layer's Q/K/V, attention output, FFN in and out; classifier.dense).
+  bool is_packed_weight(int64_t offset) const;
+  // The parameter's slice (host models only); throws not_found for an unknown name, and
+  // unsupported for a packed weight of a packed_inference model.
   std::span<float> param(std::string_view hf_name);
   std::span<const float> param(std::string_view hf_name) const;
   // HF's _init_weights: normal(0, initializer_range) for Linear/Embedding weights, zero
@@ -57,8 +83,18 @@ class RobertaModel {
   void copy_params_from_host(const float* src);
 
   // Packs (bf16 / int8) or drops (fp32) the derived GEMM weights from the current master.
-  // Call again after changing the parameters. bf16 / int8 need a CPU model.
+  // Call again after changing the parameters. bf16 / int8 need a CPU model. A
+  // packed_inference model has no master to pack from: only its own format is accepted (a no-op).
   void set_weight_format(WeightFormat format);
+  // Where pack_from reads a packed weight: its layout offset and (rows, K) shape in, the
+  // checkpoint's tensors covering those rows (in order) out.
+  using WeightSource =
+      std::function<std::vector<kernels::PackedLinear::SourceRows>(int64_t offset, int64_t rows, int64_t K)>;
+  // Packs `format` (bf16 / int8) straight from `source`, on the CPU's threads, one matrix
+  // per thread at a time (load_checkpoint for a packed_inference model). `packed`, when
+  // given, is called (on the packing thread) once a weight's source is no longer read.
+  using WeightDone = std::function<void(int64_t offset, int64_t rows, int64_t K)>;
+  void pack_from(WeightFormat format, const WeightSource& source, const WeightDone& packed = {});
   WeightFormat weight_format() const { return format_; }
   size_t packed_bytes() const;  // 0 for fp32
 
@@ -69,6 +105,8 @@ class RobertaModel {
   LayerGrads layer_grads(float* grads, size_t l) const;
 
  private:
+  // The packing jobs of format (the weights' offsets) and the parallel packing itself.
+  void pack_weights(WeightFormat format, const WeightSource& source, const WeightDone& packed);
   struct PackedLayer {
     kernels::PackedLinear qkv, attn_out, ffn_in, ffn_out;
   };
@@ -76,6 +114,9 @@ class RobertaModel {
   HeadKind head_;
   ParamLayout layout_;
   ModelOffsets offsets_;
+  ParamStorage storage_ = ParamStorage::full;
+  const float* wte_external_ = nullptr;
+  std::shared_ptr<const void> external_;
   Buffer params_;
   WeightFormat format_ = WeightFormat::fp32;
   std::vector<PackedLayer> packed_;

@@ -294,15 +294,31 @@ bool is_jit(const dnnl::matmul::primitive_desc& pd) {
 }  // namespace
 
 PackedLinear PackedLinear::pack(const float* w, int64_t N, int64_t K, PackedType type) {
-  RC_CHECK(N > 0 && K > 0 && w, Errc::invalid_argument, "PackedLinear::pack: got N=", N, ", K=", K,
+  return pack_converted(w, nullptr, N, K, type);
+}
+
+// w: fp32 weights, or w16_in: bf16 ones (type bf16 only; kernels/cpu/pack_rows.cpp).
+PackedLinear PackedLinear::pack_converted(const float* w, const uint16_t* w16_in, int64_t N, int64_t K,
+                                          PackedType type) {
+  RC_CHECK(N > 0 && K > 0 && (w || w16_in), Errc::invalid_argument, "PackedLinear::pack: got N=", N, ", K=", K,
            ", expected a non-empty (N, K) weight");
+  RC_ASSERT(w || type == PackedType::bf16);
   PackedLinear out;
-  out.impl_ = std::make_unique<Impl>();
-  Impl& im = *out.impl_;
+  out.impl_ = std::make_unique<PackedLinear::Impl>();
+  PackedLinear::Impl& im = *out.impl_;
   im.N = N;
   im.K = K;
   im.type = type;
   im.eng = shared_engine();
+  std::vector<float> wf;  // the fallback packers read fp32
+  auto pack_fallback = [&](PackedLinear::Impl& impl, const float* src) {
+    if (!src) {
+      wf.resize(size_t(N * K));
+      for (int64_t i = 0; i < N * K; ++i) wf[size_t(i)] = bf16_to_f32(w16_in[i]);
+      src = wf.data();
+    }
+    rc::kernels::pack_fallback(impl, src);
+  };
   if (type == PackedType::s8 && !cpu::onednn::int8_gemm_ok()) {
     pack_fallback(im, w);
     return out;
@@ -328,7 +344,9 @@ PackedLinear PackedLinear::pack(const float* w, int64_t N, int64_t K, PackedType
     // reorder also computes the s8s8 compensation the packed descriptor asks for.
     std::vector<uint16_t> w16;
     const void* src = w;
-    if (type == PackedType::bf16) {
+    if (w16_in) {
+      src = w16_in;
+    } else if (type == PackedType::bf16) {
       w16.resize(size_t(N * K));
       cpu::convert_f32_to_bf16(w16.data(), w, N * K);
       src = w16.data();
@@ -546,14 +564,25 @@ void cpu::packed_linear_forward(void* y, ActType y_type, const void* x, ActType 
 // The same checks and Impl set-up as the oneDNN build's pack above (alike on purpose: only one
 // of the two is compiled, and each reads whole without the other).
 PackedLinear PackedLinear::pack(const float* w, int64_t N, int64_t K, PackedType type) {
-  RC_CHECK(N > 0 && K > 0 && w, Errc::invalid_argument, "PackedLinear::pack: got N=", N, ", K=", K,
+  return pack_converted(w, nullptr, N, K, type);
+}
+
+PackedLinear PackedLinear::pack_converted(const float* w, const uint16_t* w16, int64_t N, int64_t K, PackedType type) {
+  RC_CHECK(N > 0 && K > 0 && (w || w16), Errc::invalid_argument, "PackedLinear::pack: got N=", N, ", K=", K,
            ", expected a non-empty (N, K) weight");
+  RC_ASSERT(w || type == PackedType::bf16);
   PackedLinear out;
-  out.impl_ = std::make_unique<Impl>();
-  Impl& im = *out.impl_;
+  out.impl_ = std::make_unique<PackedLinear::Impl>();
+  PackedLinear::Impl& im = *out.impl_;
   im.N = N;
   im.K = K;
   im.type = type;
+  std::vector<float> wf;
+  if (!w) {
+    wf.resize(size_t(N * K));
+    for (int64_t i = 0; i < N * K; ++i) wf[size_t(i)] = bf16_to_f32(w16[i]);
+    w = wf.data();
+  }
   pack_fallback(im, w);
   return out;
 }
