@@ -37,9 +37,15 @@ class RobertaModel {
   HeadKind head_kind() const { return head_; }
   const ParamLayout& layout() const { return layout_; }
   const ModelOffsets& offsets() const { return offsets_; }
-  // The flat fp32 parameters, on device().
-  float* params() { return params_.f32(); }
+  // The flat fp32 parameters, on device(). The non-const accessor counts as a write: it
+  // bumps params_version(), which copies derived from the parameters (the bf16 training
+  // step's weights, bf16_weights.h) compare against, so none can be read stale.
+  float* params() {
+    ++params_version_;
+    return params_.f32();
+  }
   const float* params() const { return params_.f32(); }
+  uint64_t params_version() const { return params_version_; }
   int64_t num_params() const { return layout_.total(); }
   Device device() const { return params_.device(); }
   int device_index() const { return params_.device_index(); }
@@ -77,6 +83,7 @@ class RobertaModel {
   ParamLayout layout_;
   ModelOffsets offsets_;
   Buffer params_;
+  uint64_t params_version_ = 0;
   WeightFormat format_ = WeightFormat::fp32;
   std::vector<PackedLayer> packed_;
   kernels::PackedLinear packed_head_;
@@ -135,7 +142,8 @@ struct DropoutConfig {
   static DropoutConfig from(const RobertaConfig& config);  // the config's probabilities
 };
 
-struct HiddenHead;  // below
+struct HiddenHead;     // below
+class Bf16WeightCopy;  // bf16_weights.h
 
 // Saved activations for one forward + backward up to (max_B, max_T), on one device.
 class TrainWorkspace {
@@ -153,6 +161,10 @@ class TrainWorkspace {
   // still be queued). The data-parallel trainer starts reducing them while the backward goes
   // on. Empty: not called. The model knows nothing of who listens.
   std::function<void(int64_t layer)> on_layer_grads;
+  // bf16 GEMMs on the CPU: the encoder weights' bf16 copy (refreshed when stale) that the
+  // forward and the dX GEMMs read instead of converting each weight per call; null: none.
+  // Set by its owner (train::TrainEngine).
+  Bf16WeightCopy* bf16_weights = nullptr;
 
  private:
   HeadBuffers head_buffers();
