@@ -26,6 +26,20 @@ class Collective {
   virtual void broadcast(void* data, int64_t bytes, int root) = 0;  // host or device, as above
   virtual void barrier() = 0;
   virtual bool device_buffers() const { return false; }
+
+  // Overlap on device buffers (NCCL): the caller enqueues work on the compute stream that
+  // writes some data, then mark_ready() records that point and returns a token; later, from
+  // another thread, allreduce_sum_after(token, data, n) reduces the data once the compute
+  // stream has passed the mark, on a stream of the collective's own, while the compute stream
+  // goes on. A token stays valid (for several reduces) until kMaxReadyMarks newer marks
+  // have been made. Host collectives: the data is final when the call is
+  // made, so the mark is a no-op and the reduce an ordinary one.
+  static constexpr int kMaxReadyMarks = 128;
+  virtual int64_t mark_ready() { return -1; }
+  virtual void allreduce_sum_after(int64_t token, float* data, int64_t n) {
+    (void)token;
+    allreduce_sum(data, n);
+  }
 };
 
 // Rendezvous at li.master_addr:master_port (rank 0 serves the TCP store) and a full mesh of

@@ -3,10 +3,15 @@
 // addresses (no shared filesystem needed). NCCL calls have no timeout of their own, so every
 // collective is enqueued on the compute stream and then polled: past the deadline, or on an
 // asynchronous NCCL error (a peer died), the communicator is aborted and rc::Error thrown —
-// PyTorch's watchdog, in one loop.
+// PyTorch's watchdog, in one loop. Overlapped all-reduces (mark_ready / allreduce_sum_after)
+// run on a second stream that waits for an event recorded on the compute stream, so the
+// backward's next layers run while a finished layer's gradients travel — DDP's gradient
+// buckets, one per encoder layer.
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -47,8 +52,11 @@ class NcclCollective final : public Collective {
     ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
     cfg.blocking = 0;  // init and collectives return at once; poll() bounds them
     RC_NCCL_OK(ncclCommInitRankConfig(&comm_, world_, id, rank_, &cfg));
-    poll("NCCL init");
+    poll("NCCL init", stream_);
+    RC_CUDA_OK(cudaGetDevice(&device_));
     RC_CUDA_OK(cudaMalloc(&scratch_, kScratch));
+    RC_CUDA_OK(cudaStreamCreateWithFlags(&comm_stream_, cudaStreamNonBlocking));
+    for (cudaEvent_t& e : marks_) RC_CUDA_OK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
     store.set("rc/nccl_ready/" + std::to_string(rank_), {'1'});
     for (int r = 0; r < world_; ++r) store.wait({"rc/nccl_ready/" + std::to_string(r)});
     barrier();  // every rank has read every key: rank 0 stops serving
@@ -57,6 +65,9 @@ class NcclCollective final : public Collective {
   ~NcclCollective() override {
     if (comm_) (void)ncclCommDestroy(comm_);
     if (scratch_) (void)cudaFree(scratch_);
+    for (cudaEvent_t e : marks_)
+      if (e) (void)cudaEventDestroy(e);
+    if (comm_stream_) (void)cudaStreamDestroy(comm_stream_);
   }
 
   int rank() const override { return rank_; }
@@ -64,6 +75,23 @@ class NcclCollective final : public Collective {
   bool device_buffers() const override { return true; }
 
   void allreduce_sum(float* data, int64_t n) override { reduce(data, n, ncclFloat, ncclSum); }
+
+  int64_t mark_ready() override {
+    const int64_t token = next_mark_.fetch_add(1);
+    RC_CUDA_OK(cudaEventRecord(marks_[size_t(token % kMaxReadyMarks)], stream_));
+    return token;
+  }
+  // Runs on the caller's thread (the trainer's communication thread): the CUDA device is
+  // per thread, so it is set here, not inherited.
+  void allreduce_sum_after(int64_t token, float* data, int64_t n) override {
+    RC_CHECK(token >= 0 && token < next_mark_ && next_mark_ - token <= kMaxReadyMarks, Errc::internal,
+             "allreduce_sum_after: stale or unknown mark ", token);
+    if (n <= 0) return;
+    RC_CUDA_OK(cudaSetDevice(device_));
+    RC_CUDA_OK(cudaStreamWaitEvent(comm_stream_, marks_[size_t(token % kMaxReadyMarks)], 0));
+    RC_NCCL_OK(ncclAllReduce(data, data, size_t(n), ncclFloat, ncclSum, comm_, comm_stream_));
+    poll("overlapped all-reduce", comm_stream_);
+  }
   void allreduce_sum(double* data, int64_t n) override { host_reduce(data, n * 8, n, ncclDouble, ncclSum); }
   void allreduce_max(uint64_t* data, int64_t n) override { host_reduce(data, n * 8, n, ncclUint64, ncclMax); }
   void allreduce_max(uint8_t* data, int64_t n) override {
@@ -76,7 +104,7 @@ class NcclCollective final : public Collective {
     const bool on_device = cudaPointerGetAttributes(&a, data) == cudaSuccess && a.type == cudaMemoryTypeDevice;
     if (on_device) {
       RC_NCCL_OK(ncclBroadcast(data, data, size_t(bytes), ncclChar, root, comm_, stream_));
-      poll("broadcast");
+      poll("broadcast", stream_);
       return;
     }
     for (int64_t off = 0; off < bytes; off += kScratch) {  // host bytes through the scratch buffer
@@ -85,7 +113,7 @@ class NcclCollective final : public Collective {
       RC_CUDA_OK(cudaMemcpyAsync(scratch_, h, size_t(len), cudaMemcpyHostToDevice, stream_));
       RC_NCCL_OK(ncclBroadcast(scratch_, scratch_, size_t(len), ncclChar, root, comm_, stream_));
       RC_CUDA_OK(cudaMemcpyAsync(h, scratch_, size_t(len), cudaMemcpyDeviceToHost, stream_));
-      poll("broadcast");
+      poll("broadcast", stream_);
     }
   }
 
@@ -100,7 +128,7 @@ class NcclCollective final : public Collective {
   void reduce(void* data, int64_t n, ncclDataType_t t, ncclRedOp_t op) {
     if (n <= 0) return;
     RC_NCCL_OK(ncclAllReduce(data, data, size_t(n), t, op, comm_, stream_));
-    poll("all-reduce");
+    poll("all-reduce", stream_);
   }
   void host_reduce(void* host, int64_t bytes, int64_t n, ncclDataType_t t, ncclRedOp_t op) {
     RC_CHECK(bytes <= kScratch, Errc::internal, "host all-reduce of ", bytes, " bytes");
@@ -108,15 +136,15 @@ class NcclCollective final : public Collective {
     reduce(scratch_, n, t, op);
     RC_CUDA_OK(cudaMemcpy(host, scratch_, size_t(bytes), cudaMemcpyDeviceToHost));
   }
-  // Waits for the stream (and NCCL's own state) until done, an error or the deadline.
-  void poll(const char* what) {
+  // Waits for `stream` (and NCCL's own state) until done, an error or the deadline.
+  void poll(const char* what, cudaStream_t stream) {
     const auto deadline = std::chrono::steady_clock::now() + timeout_;
     for (;;) {
       ncclResult_t async = ncclSuccess;
       (void)ncclCommGetAsyncError(comm_, &async);
       const bool failed = async != ncclSuccess && async != ncclInProgress;
       if (!failed && async == ncclSuccess) {
-        const cudaError_t q = cudaStreamQuery(stream_);
+        const cudaError_t q = cudaStreamQuery(stream);
         if (q == cudaSuccess) return;
         RC_CHECK(q == cudaErrorNotReady, Errc::device, "rank ", rank_, ": ", what, ": ", cudaGetErrorString(q));
       }
@@ -138,6 +166,10 @@ class NcclCollective final : public Collective {
   std::unique_ptr<TcpStoreServer> server_;
   ncclComm_t comm_ = nullptr;
   void* scratch_ = nullptr;
+  int device_ = 0;
+  cudaStream_t comm_stream_ = nullptr;               // overlapped all-reduces
+  std::array<cudaEvent_t, kMaxReadyMarks> marks_{};  // mark_ready's events, round robin
+  std::atomic<int64_t> next_mark_{0};                // made on the training thread, read on the communication one
 };
 
 }  // namespace

@@ -28,7 +28,11 @@ DataParallel::~DataParallel() {
 }
 
 void DataParallel::enable_overlap(const model::RobertaModel& model, float* grads) {
-  if (!c_ || ctx_.device != Device::cpu || c_->device_buffers() || comm_thread_.joinable()) return;
+  // Gradients staged through host memory (a GPU without NCCL) reduce after the backward.
+  if (!c_ || comm_thread_.joinable() || (ctx_.device != Device::cpu && !c_->device_buffers())) return;
+  RC_CHECK(int64_t(model.offsets().layers.size()) < dist::Collective::kMaxReadyMarks, Errc::invalid_argument,
+           "overlap supports at most ", dist::Collective::kMaxReadyMarks - 1, " encoder layers",
+           "\nHINT: pass --dist-no-overlap");
   const model::RobertaConfig& cfg = model.config();
   const int64_t C = cfg.hidden_size, I = cfg.intermediate_size;
   for (const model::LayerOffsets& L : model.offsets().layers) {
@@ -62,34 +66,36 @@ std::function<void(int64_t)> DataParallel::layer_ready() {
     if (layer_ranges_.empty()) return;
     RC_ASSERT(l == next_layer_);  // the backward's order, which every rank shares
     --next_layer_;
+    // On a device the layer's kernels may still be queued: the reduce waits for this mark.
+    const int64_t mark = c_->mark_ready();
     {
       std::lock_guard<std::mutex> lock(mu_);
-      queue_.push_back(l);
+      queue_.push_back({l, mark});
       ++busy_;
     }
     cv_.notify_all();
   };
 }
 
-void DataParallel::reduce_layer(int64_t l) {
-  for (const auto& [off, n] : layer_ranges_[size_t(l)]) allreduce_range(grads_ + off, n);
+void DataParallel::reduce_layer(int64_t l, int64_t mark) {
+  for (const auto& [off, n] : layer_ranges_[size_t(l)]) allreduce_range(grads_ + off, n, mark);
 }
 
 void DataParallel::comm_loop() {
   for (;;) {
-    int64_t l = -1;
+    std::pair<int64_t, int64_t> job;  // (layer, mark)
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [&] { return quit_ || !queue_.empty(); });
       // Quitting (the step threw, or the run ended) drops what is queued: the peers will not
       // match those collectives, and each would wait out the timeout.
       if (quit_) return;
-      l = queue_.front();
+      job = queue_.front();
       queue_.erase(queue_.begin());
     }
     const double t0 = now_s();
     try {
-      if (!comm_error_) reduce_layer(l);  // after an error: drain without talking
+      if (!comm_error_) reduce_layer(job.first, job.second);  // after an error: drain without talking
     } catch (...) {
       std::lock_guard<std::mutex> lock(mu_);
       comm_error_ = std::current_exception();
@@ -161,8 +167,14 @@ void DataParallel::mark_rows(const int32_t* ids, int64_t n) {
     if (ids[i] >= 0 && ids[i] < sp_rows_) present_[size_t(ids[i])] = 1;
 }
 
-void DataParallel::allreduce_range(float* g, int64_t n) {
-  for (int64_t off = 0; off < n; off += kBucket) c_->allreduce_sum(g + off, std::min(kBucket, n - off));
+void DataParallel::allreduce_range(float* g, int64_t n, int64_t mark) {
+  for (int64_t off = 0; off < n; off += kBucket) {
+    const int64_t len = std::min(kBucket, n - off);
+    if (mark >= 0)
+      c_->allreduce_sum_after(mark, g + off, len);
+    else
+      c_->allreduce_sum(g + off, len);
+  }
   comm_floats_ += n;  // atomic enough: the hook reads it only after the thread is idle
 }
 

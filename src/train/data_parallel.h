@@ -5,7 +5,7 @@
 // --batch-size rows, numbered 0..G-1 in that order; rank r runs micro-batches r, r+N, r+2N...
 // Dropout masks come from (seed, step, global sample index) and every gradient is scaled by
 // 1/G, so N ranks x batch b x accum a compute the same step as 1 process x batch b x accum
-// N*a, up to fp32 summation order. With overlap (CPU gradients), each encoder layer's
+// N*a, up to fp32 summation order. With overlap (CPU gradients, or device gradients with NCCL), each encoder layer's
 // gradients are all-reduced on a communication thread as soon as the last micro-batch's
 // backward has finished that layer (TrainEngine::set_layer_grads_ready), while the backward
 // goes on through the layers below; the hook then waits for them and sums the rest (head,
@@ -63,9 +63,11 @@ class DataParallel {
   // The hook for TrainEngine::set_grad_sync. Before each step: this rank's token count and
   // whether it was asked to stop; after: the global ones.
   GradSync hook();
-  // Overlap (CPU gradients only; a no-op otherwise): the ranges of each encoder layer's
-  // parameters in `grads` (the engine's flat buffer), and the callback for
-  // TrainEngine::set_layer_grads_ready. Starts the communication thread.
+  // Overlap (a no-op when device gradients are staged through host memory): the ranges of
+  // each encoder layer's parameters in `grads` (the engine's flat buffer), and the callback
+  // for TrainEngine::set_layer_grads_ready. Starts the communication thread. On a device the
+  // callback records a mark on the compute stream (Collective::mark_ready) and the thread's
+  // all-reduce waits for it on the collective's own stream (Collective::allreduce_sum_after).
   void enable_overlap(const model::RobertaModel& model, float* grads);
   std::function<void(int64_t layer)> layer_ready();
   bool overlapping() const { return !layer_ranges_.empty(); }
@@ -103,21 +105,21 @@ class DataParallel {
   std::thread comm_thread_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<int64_t> queue_;  // layers to reduce, in order
-  int64_t busy_ = 0;            // queued or being reduced
+  std::vector<std::pair<int64_t, int64_t>> queue_;  // (layer, mark) to reduce, in order
+  int64_t busy_ = 0;                                // queued or being reduced
   bool quit_ = false;
   std::exception_ptr comm_error_;
   double thread_comm_s_ = 0;                              // collective time on the thread this step (under mu_)
   std::vector<std::pair<int64_t, int64_t>> layer_union_;  // every layer range, sorted
   void comm_loop();
   void allreduce_rest(float* g, int64_t begin, int64_t end);  // [begin, end) less the layers'
-  void reduce_layer(int64_t l);
+  void reduce_layer(int64_t l, int64_t mark = -1);            // mark < 0: the data is final now
   void wait_comm_thread();
   bool sparse_ = false;
   int64_t sp_offset_ = 0, sp_rows_ = 0, sp_cols_ = 0;
   std::vector<uint8_t> present_;
   std::vector<float> packed_;
-  void allreduce_range(float* g, int64_t n);
+  void allreduce_range(float* g, int64_t n, int64_t mark = -1);
 };
 
 // This rank's share of one step: global micro-batches [m0, m1) of the epoch; local ones are

@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <thread>
 #include <vector>
 
 #include "dist/collective.h"
+#include "roberta/error.h"
 
 #if defined(RC_WITH_NCCL)
 #include <cuda_runtime.h>
@@ -48,6 +51,57 @@ TEST(NcclCollectiveGpu, WorldOfOneRoundTrips) {
   c->broadcast(pos, sizeof pos, 0);  // host memory through the scratch buffer
   EXPECT_EQ(pos[2], 9);
   c->barrier();
+  cudaFree(dev);
+  c.reset();
+  cudaStreamDestroy(stream);
+#endif
+}
+
+// The overlap contract (collective.h, mark_ready / allreduce_sum_after): the compute stream is
+// held by a host callback that waits for a flag; an overlapped all-reduce started from another
+// thread must not finish while the stream has not reached the mark, and must finish once it
+// has (an all-reduce on a stream that ignored the mark would return within the 300 ms).
+TEST(NcclCollectiveGpu, OverlappedAllReduceWaitsForTheMark) {
+#if !defined(RC_WITH_NCCL)
+  GTEST_SKIP() << "built without RC_WITH_NCCL";
+#else
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) GTEST_SKIP() << "no CUDA device";
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  rc::dist::LaunchInfo li;
+  li.master_port = li.store_port = 30000 + int(::getpid() % 1000);
+  auto c = rc::dist::connect_nccl(li, 60s, stream);
+  const int64_t n = 4096;
+  std::vector<float> host(static_cast<size_t>(n), 1.5f);
+  float* dev = nullptr;
+  ASSERT_EQ(cudaMalloc(&dev, size_t(n) * 4), cudaSuccess);
+  static std::atomic<bool> release{false};
+  release = false;
+  ASSERT_EQ(cudaLaunchHostFunc(
+                stream,
+                [](void*) {
+                  while (!release.load()) std::this_thread::sleep_for(1ms);
+                },
+                nullptr),
+            cudaSuccess);
+  ASSERT_EQ(cudaMemcpyAsync(dev, host.data(), size_t(n) * 4, cudaMemcpyHostToDevice, stream), cudaSuccess);
+  const int64_t mark = c->mark_ready();
+  std::atomic<bool> done{false};
+  std::thread comm([&] {
+    c->allreduce_sum_after(mark, dev, n);
+    done = true;
+  });
+  std::this_thread::sleep_for(300ms);
+  EXPECT_FALSE(done.load()) << "the overlapped all-reduce did not wait for the compute stream's mark";
+  release = true;
+  comm.join();
+  EXPECT_TRUE(done.load());
+  std::vector<float> back(static_cast<size_t>(n));
+  ASSERT_EQ(cudaMemcpy(back.data(), dev, size_t(n) * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(back, host);  // a world of 1: the sum of the copied data is itself
+  EXPECT_THROW(c->allreduce_sum_after(mark + 5, dev, n), rc::Error) << "a mark never made";
   cudaFree(dev);
   c.reset();
   cudaStreamDestroy(stream);

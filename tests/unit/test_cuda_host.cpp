@@ -1,19 +1,16 @@
 // Host-side logic of the CUDA backend, tested without a GPU (every build): --device parsing,
 // launch-configuration arithmetic, the dropout RNG shared by CPU and GPU, the caching
-// allocator's policy over a fake raw allocator, and gradient bucketing with a fake
-// communicator.
+// allocator's policy over a fake raw allocator.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
-#include <set>
 #include <vector>
 
 #include "device/cuda/caching_allocator.h"
 #include "device/cuda/device_spec.h"
-#include "device/cuda/grad_buckets.h"
 #include "kernels/cuda/launch_config.h"
 #include "kernels/dropout.h"
 #include "roberta/error.h"
@@ -178,132 +175,6 @@ TEST(CudaCachingAllocator, OutOfMemoryReleasesCacheAndRetriesOnce) {
     EXPECT_EQ(e.errc(), rc::Errc::resource_exhausted);
   }
   a.deallocate(q);
-}
-
-// ---- gradient bucketing + fake communicator ----------------------------------------------
-class FakeComm final : public Communicator {
- public:
-  explicit FakeComm(int world) : world_(world) {}
-  int rank() const override { return 0; }
-  int world_size() const override { return world_; }
-  void all_reduce_sum(float* data, int64_t n, void*) override { calls.push_back({data, n}); }
-  void wait(void*) override { ++waits; }
-  std::vector<std::pair<float*, int64_t>> calls;
-  int waits = 0;
-
- private:
-  int world_;
-};
-
-// A flat layout in forward order; backward finalises gradients in reverse.
-std::vector<GradRange> reverse_layout(const std::vector<int64_t>& sizes) {
-  std::vector<GradRange> fwd;
-  int64_t off = 0;
-  for (int64_t n : sizes) {
-    fwd.push_back({off, n});
-    off += n;
-  }
-  return {fwd.rbegin(), fwd.rend()};
-}
-
-TEST(CudaGradBuckets, PlanCoversEveryFloatOnceWithinCap) {
-  const std::vector<int64_t> sizes = {1000, 10, 300, 300, 5, 5000, 7, 0, 64, 64, 64};
-  const auto ranges = reverse_layout(sizes);
-  int64_t total = 0;
-  for (int64_t n : sizes) total += n;
-  for (int64_t cap : {1, 64, 400, 1000, 100000}) {
-    const auto buckets = plan_grad_buckets(ranges, cap);
-    std::vector<int> covered(total, 0);
-    std::set<int> tensors;
-    for (const auto& b : buckets) {
-      int nonempty = 0;
-      for (int t : b.tensors) nonempty += ranges[t].n > 0;
-      EXPECT_TRUE(b.n <= cap || nonempty == 1) << "cap " << cap;  // only a lone big tensor exceeds
-      for (int64_t i = b.offset; i < b.offset + b.n; ++i) ++covered[i];
-      int64_t sum = 0;
-      for (int t : b.tensors) {
-        EXPECT_TRUE(tensors.insert(t).second);
-        sum += ranges[t].n;
-        EXPECT_GE(ranges[t].offset, b.offset);
-        EXPECT_LE(ranges[t].offset + ranges[t].n, b.offset + b.n);
-      }
-      EXPECT_EQ(sum, b.n);
-    }
-    EXPECT_EQ(tensors.size(), ranges.size());
-    for (int64_t i = 0; i < total; ++i) ASSERT_EQ(covered[i], 1) << "float " << i << " cap " << cap;
-  }
-  EXPECT_EQ(plan_grad_buckets(ranges, 100000).size(), 1u);  // everything adjacent and small
-}
-
-TEST(CudaGradBuckets, NonAdjacentRangesStartANewBucket) {
-  // {90,10} touches {100,10}, but the open bucket by then is {0,10}: buckets only grow from
-  // the one being filled (launch order = backward order), so it starts a third.
-  const std::vector<GradRange> ranges = {{100, 10}, {0, 10}, {90, 10}, {80, 10}};
-  const auto b = plan_grad_buckets(ranges, 1000);
-  ASSERT_EQ(b.size(), 3u);
-  EXPECT_EQ(b[0].offset, 100);
-  EXPECT_EQ(b[0].n, 10);
-  EXPECT_EQ(b[1].offset, 0);
-  EXPECT_EQ(b[1].n, 10);
-  EXPECT_EQ(b[2].offset, 80);  // {80,10} joined {90,10} from below
-  EXPECT_EQ(b[2].n, 20);
-  EXPECT_EQ(b[2].tensors, (std::vector<int>{2, 3}));
-}
-
-TEST(CudaGradBuckets, RejectsBadInput) {
-  EXPECT_THROW(plan_grad_buckets({{0, 10}}, 0), rc::Error);
-  EXPECT_THROW(plan_grad_buckets({{-1, 10}}, 10), rc::Error);
-}
-
-TEST(CudaGradSync, LaunchesEachBucketOnceWhenItsLastTensorIsReady) {
-  const auto ranges = reverse_layout({100, 100, 100, 100});  // backward order: 300.., 200.., 100.., 0..
-  FakeComm comm(4);
-  GradSync sync(ranges, 200, comm);
-  ASSERT_EQ(sync.buckets().size(), 2u);
-  float* grads = reinterpret_cast<float*>(uintptr_t(0x1000));
-  sync.tensor_ready(0, grads, nullptr);
-  EXPECT_TRUE(comm.calls.empty());  // bucket 0 still waits for tensor 1
-  sync.tensor_ready(1, grads, nullptr);
-  ASSERT_EQ(comm.calls.size(), 1u);
-  EXPECT_EQ(comm.calls[0].first, grads + 200);
-  EXPECT_EQ(comm.calls[0].second, 200);
-  sync.tensor_ready(3, grads, nullptr);
-  sync.tensor_ready(2, grads, nullptr);  // any order within a bucket
-  ASSERT_EQ(comm.calls.size(), 2u);
-  EXPECT_EQ(comm.calls[1].first, grads);
-  EXPECT_EQ(comm.calls[1].second, 200);
-  sync.finish(grads, nullptr);
-  EXPECT_EQ(comm.calls.size(), 2u);  // nothing relaunched
-  EXPECT_EQ(comm.waits, 1);
-  // next step starts over
-  sync.begin_step();
-  for (int i = 0; i < 4; ++i) sync.tensor_ready(i, grads, nullptr);
-  EXPECT_EQ(comm.calls.size(), 4u);
-}
-
-TEST(CudaGradSync, FinishLaunchesBucketsWhoseTensorsGotNoGradient) {
-  const auto ranges = reverse_layout({50, 50, 50});
-  FakeComm comm(2);
-  GradSync sync(ranges, 50, comm);  // one tensor per bucket
-  float* grads = reinterpret_cast<float*>(uintptr_t(0x2000));
-  sync.tensor_ready(0, grads, nullptr);  // tensors 1 and 2 frozen this step
-  EXPECT_EQ(comm.calls.size(), 1u);
-  sync.finish(grads, nullptr);
-  ASSERT_EQ(comm.calls.size(), 3u);
-  std::set<float*> starts;
-  for (auto& c : comm.calls) starts.insert(c.first);
-  EXPECT_EQ(starts.size(), 3u);
-}
-
-TEST(CudaGradSync, SingleProcessNeverCommunicates) {
-  const auto ranges = reverse_layout({10, 10});
-  FakeComm comm(1);
-  GradSync sync(ranges, 100, comm);
-  float* grads = reinterpret_cast<float*>(uintptr_t(0x3000));
-  sync.tensor_ready(0, grads, nullptr);
-  sync.tensor_ready(1, grads, nullptr);
-  sync.finish(grads, nullptr);
-  EXPECT_TRUE(comm.calls.empty());
 }
 
 }  // namespace
