@@ -39,7 +39,7 @@ void convert_to_bf16(const ExecCtx& ctx, uint16_t* dst, const float* src, int64_
 // The backward of y(M,N) = x(M,K)·w(N,K)ᵀ + b, i.e. exactly
 //   matmul_tn(dw, dy, x, N, K, M, true); bias_backward(db, dy, M, N); matmul_nn(dx, dy, w, M, K, N, acc_dx)
 // (dw, db ACCUMULATE; dx OVERWRITTEN or ACCUMULATED; db may be null), bitwise. On the CPU in
-// bf16 it converts dy once for both GEMMs, sums db in that same pass, and reads w16 (may be
+// bf16 it converts dy once for both GEMMs and reads w16 (may be
 // null, see matmul_nt_w16) for w.
 void linear_backward(const ExecCtx& ctx, float* dx, float* dw, float* db, const float* dy, const float* x,
                      const float* w, const uint16_t* w16, int64_t M, int64_t N, int64_t K, bool accumulate_dx);

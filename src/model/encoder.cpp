@@ -103,7 +103,7 @@ void encoder_layer_backward(const ExecCtx& ctx, const RobertaConfig& c, const La
     kernels::dropout_backward(ctx, d_x, d_s, B, T * C, drop.hidden, drop.ffn_out_seed, drop.first_sample);
   });
   // Each Linear's dW, db and dX in one call: in bf16 on the CPU dY is converted once for both
-  // GEMMs with db summed in that pass, and W read from its bf16 copy (w16) when there is one.
+  // GEMMs, and W read from its bf16 copy (w16) when there is one.
   profiled(ctx, F::gemm_ffn_down, [&] {
     kernels::linear_backward(ctx, s.d_ffn, g.ffn_out_w, g.ffn_out_b, d_x, ffn_act, w.ffn_out.w, w.ffn_out.w16, BT, C, I,
                              false);

@@ -76,18 +76,6 @@ TEST(LinearBackward, NullBiasLeavesNothingOut) {
   EXPECT_TRUE(same_bits(dx, rdx));
 }
 
-TEST(ConvertColsum, IsConvertPlusBiasBackward) {
-  const ExecCtx ctx;
-  const int64_t M = 300, N = 200;
-  const auto src = randn(M * N, 9);
-  std::vector<uint16_t> got(size_t(M * N));
-  std::vector<float> colsum = randn(N, 10), want_sum = colsum;
-  cpu::convert_f32_to_bf16_colsum(got.data(), colsum.data(), src.data(), M, N);
-  bias_backward(ctx, want_sum.data(), src.data(), M, N);
-  EXPECT_EQ(got, bf16_of(ctx, src));
-  EXPECT_TRUE(same_bits(colsum, want_sum));
-}
-
 TEST(MatmulNtW16, IsMatmulNt) {
   for (MatmulPrecision prec : {MatmulPrecision::fp32, MatmulPrecision::bf16}) {
     ExecCtx ctx;

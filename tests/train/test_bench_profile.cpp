@@ -122,15 +122,8 @@ TEST_F(BenchProfile, TrainingStepSplitsForwardBackwardAndOptimizer) {
     expect_covers_wall_time(p);
     const auto f = families(p);
     expect_contains(f, {"gemm_qkv", "gemm_attn_out", "gemm_ffn_up", "gemm_ffn_down", "gemm_head", "attention",
-                        "layernorm", "gelu", "dropout", "embedding", "head", "loss", "optimizer"});
-    // bf16: the bias gradients are summed in the pass that converts dY (kernels::linear_backward),
-    // so they are "convert" time; fp32 keeps the separate pass.
-    if (prec == Precision::bf16) {
-      expect_contains(f, {"convert"});
-      EXPECT_FALSE(f.count("bias_grad")) << "bf16: bias gradients ride on dY's conversion";
-    } else {
-      expect_contains(f, {"bias_grad"});
-    }
+                        "layernorm", "gelu", "dropout", "embedding", "head", "loss", "bias_grad", "optimizer"});
+    if (prec == Precision::bf16) expect_contains(f, {"convert"});
     EXPECT_GT(p.forward_ms, 0.0);
     EXPECT_GT(p.backward_ms, 0.0);
     EXPECT_GT(p.optimizer_ms, 0.0);

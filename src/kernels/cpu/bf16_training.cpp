@@ -22,21 +22,6 @@ void matmul_nt_w16(float* y, const float* x, const float* w, const uint16_t* w16
   matmul_nt(y, x, w, bias, M, N, K, prec);
 }
 
-void convert_f32_to_bf16_colsum(uint16_t* dst, float* colsum, const float* src, int64_t M, int64_t N) noexcept {
-  constexpr int64_t kCols = 64;
-#pragma omp parallel for schedule(static)
-  for (int64_t n0 = 0; n0 < N; n0 += kCols) {
-    const int64_t w = n0 + kCols < N ? kCols : N - n0;
-    float acc[kCols] = {};
-    for (int64_t m = 0; m < M; ++m) {
-      const float* row = src + m * N + n0;
-      convert_f32_to_bf16(dst + m * N + n0, row, w);  // 64 elements: serial inside
-      for (int64_t n = 0; n < w; ++n) acc[n] += row[n];
-    }
-    for (int64_t n = 0; n < w; ++n) colsum[n0 + n] += acc[n];
-  }
-}
-
 void linear_backward(float* dx, float* dw, float* db, const float* dy, const float* x, const float* w,
                      const uint16_t* w16, int64_t M, int64_t N, int64_t K, bool accumulate_dx, MatmulPrecision prec) {
 #if defined(RC_WITH_ONEDNN) && RC_WITH_ONEDNN && defined(__x86_64__)
@@ -46,11 +31,15 @@ void linear_backward(float* dx, float* dw, float* db, const float* dy, const flo
     if (int64_t(x16.size()) < M * K) x16.resize(size_t(M * K));
     {
       const ProfileScope conv(current_profiler(), OpFamily::convert);
-      if (db)
-        convert_f32_to_bf16_colsum(dy16.data(), db, dy, M, N);
-      else
-        convert_f32_to_bf16(dy16.data(), dy, M * N);
+      convert_f32_to_bf16(dy16.data(), dy, M * N);
       convert_f32_to_bf16(x16.data(), x, M * K);
+    }
+    // The bias gradient stays a pass of its own: summing the columns inside the conversion
+    // (bias_backward's order, so bitwise) measured 1.3-1.7x slower than the two passes
+    // (docs/benchmarks.md, issue 15).
+    if (db) {
+      const ProfileScope bias(current_profiler(), OpFamily::bias_grad);
+      bias_backward(db, dy, M, N);
     }
     // dw(N,K) += dy(M,N)ᵀ·x(M,K)  (matmul_tn's strides), then dx(M,K) (+)= dy·w(N,K) (matmul_nn's).
     if (!onednn::matmul(dw, {dy, 1, N}, {x, K, 1}, nullptr, N, K, M, true, prec, dy16.data(), x16.data()))
@@ -71,23 +60,21 @@ void linear_backward(float* dx, float* dw, float* db, const float* dy, const flo
 
 void adamw_step_bf16_copy(float* params, const float* grads, float* m, float* v, const AdamWSegment* segments,
                           uint16_t* const* copies, int64_t num_segments, const AdamWHyper& hyper) noexcept {
-  // 8192 floats: p, g, m, v of a chunk (128 KiB) stay in L2 for the conversion that follows.
-  constexpr int64_t kChunk = 8192;
+  // Pieces of 256 Ki parameters: p of a piece (1 MiB) is still in cache for the conversion
+  // that follows. Each call is one parallel region over the piece (adamw_step and the
+  // converter parallelise from 2^15 / 2^16 elements): no nested regions.
+  constexpr int64_t kPiece = 1 << 18;
   for (int64_t s = 0; s < num_segments; ++s) {
     const AdamWSegment seg = segments[s];
     if (!copies[s]) {
       adamw_step(params, grads, m, v, &seg, 1, hyper);
       continue;
     }
-    uint16_t* copy = copies[s];
-    const int64_t chunks = (seg.n + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static) if (seg.n >= (1 << 15))
-    for (int64_t c = 0; c < chunks; ++c) {
-      const int64_t i0 = c * kChunk, len = i0 + kChunk < seg.n ? kChunk : seg.n - i0;
-      // Below the kernels' own parallel thresholds: each chunk runs on this thread.
+    for (int64_t i0 = 0; i0 < seg.n; i0 += kPiece) {
+      const int64_t len = i0 + kPiece < seg.n ? kPiece : seg.n - i0;
       const AdamWSegment piece{seg.offset + i0, len, seg.decay};
       adamw_step(params, grads, m, v, &piece, 1, hyper);
-      convert_f32_to_bf16(copy + i0, params + seg.offset + i0, len);
+      convert_f32_to_bf16(copies[s] + i0, params + seg.offset + i0, len);
     }
   }
 }
