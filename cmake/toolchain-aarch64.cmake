@@ -29,6 +29,13 @@ if(NOT DEFINED dnnl_DIR AND EXISTS "${RC_ARM64_DNNL_PREFIX}/usr/lib/aarch64-linu
   set(dnnl_DIR "${RC_ARM64_DNNL_PREFIX}/usr/lib/aarch64-linux-gnu/cmake/dnnl" CACHE PATH "")
 endif()
 
+# libgloo-dev installs into /usr/lib (no arch triplet), so its :arm64 flavour is unpacked into a
+# private prefix as well (scripts/build-arm64.sh), its targets' paths rewritten to point there.
+set(RC_ARM64_GLOO_PREFIX "/opt/roberta-arm64/gloo" CACHE PATH "where build-arm64.sh unpacked libgloo-dev:arm64")
+if(NOT DEFINED Gloo_DIR AND EXISTS "${RC_ARM64_GLOO_PREFIX}/usr/share/cmake/Gloo")
+  set(Gloo_DIR "${RC_ARM64_GLOO_PREFIX}/usr/share/cmake/Gloo" CACHE PATH "")
+endif()
+
 # Test discovery (gtest_discover_tests) and ctest run the aarch64 binaries through qemu-user.
 # The CPU model is chosen per run with QEMU_CPU (scripts/test-arm64.sh), e.g. QEMU_CPU=cortex-a72.
 find_program(RC_QEMU_AARCH64 NAMES qemu-aarch64-static qemu-aarch64)

@@ -37,7 +37,7 @@ if [ "$deps" = 1 ]; then
     nlohmann-json3-dev libcli11-dev \
     libgtest-dev:arm64 libgmock-dev:arm64 \
     libutf8proc-dev:arm64 libzip-dev:arm64 libarchive-dev:arm64 \
-    libboost1.74-dev:arm64 libssl-dev:arm64
+    libboost1.74-dev:arm64 libssl-dev:arm64 libcurl4-openssl-dev:arm64
   # libdnnl-dev:arm64 cannot be co-installed with libdnnl-dev:amd64 (dpkg: "trying to overwrite
   # shared dnnl_config.h", which differs in DNNL_GPU_RUNTIME), so its headers and CMake config
   # are unpacked into a private prefix that cmake/toolchain-aarch64.cmake points dnnl_DIR at.
@@ -48,6 +48,20 @@ if [ "$deps" = 1 ]; then
     (cd "$tmp" && apt-get download -q libdnnl-dev:arm64 libdnnl2:arm64)
     mkdir -p "$dnnl_prefix"
     for deb in "$tmp"/*.deb; do dpkg-deb -x "$deb" "$dnnl_prefix"; done
+    rm -rf "$tmp"
+  fi
+  # libgloo-dev installs into /usr/lib, not a multiarch folder, so its :arm64 flavour cannot be
+  # co-installed with the amd64 one either: unpacked into a private prefix too, with the absolute
+  # /usr/lib paths of its CMake targets pointed there (cmake/toolchain-aarch64.cmake sets Gloo_DIR).
+  gloo_prefix=/opt/roberta-arm64/gloo
+  if [ ! -f "$gloo_prefix/usr/share/cmake/Gloo/GlooConfig.cmake" ]; then
+    tmp=$(mktemp -d)
+    chmod 755 "$tmp"
+    (cd "$tmp" && apt-get download -q libgloo-dev:arm64 libgloo0:arm64)
+    mkdir -p "$gloo_prefix"
+    for deb in "$tmp"/*.deb; do dpkg-deb -x "$deb" "$gloo_prefix"; done
+    sed -i "s|\"/usr/lib/|\"$gloo_prefix/usr/lib/|g; s|\"/usr/include|\"$gloo_prefix/usr/include|g" \
+      "$gloo_prefix"/usr/share/cmake/Gloo/GlooTargets*.cmake
     rm -rf "$tmp"
   fi
   if [ "${RC_BUILD_BENCH:-OFF}" = ON ]; then

@@ -12,7 +12,8 @@
 # Usage: scripts/test-arm64.sh [--build] [--paths "neon sve ..."] [extra ctest args]
 #   --build   run scripts/build-arm64.sh --no-deps first
 # Env:  BUILD_DIR (default build-arm64), JOBS (ctest -j, default nproc),
-#       LABELS (ctest -L regex; default: every CPU suite, as scripts/test.sh).
+#       LABELS (ctest -L regex; default: every CPU suite, as scripts/test.sh),
+#       OMP_NUM_THREADS (default 1: see below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,6 +45,10 @@ if [ -n "${LABELS:-}" ]; then
 fi
 
 export RC_TEST_EMULATOR="$QEMU"
+# One OpenMP thread unless asked: under qemu-user GOMP's busy-wait on emulated atomics can spin
+# for minutes where one thread takes under a second (docs/arm64.md). OMP_NUM_THREADS=2 to check
+# the threaded splits too.
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 failed=()
 total_start=$(date +%s)
 for path in $paths; do

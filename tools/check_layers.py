@@ -40,7 +40,7 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([A-Za-z0-9_]+)/')
 # "../x.h" would reach another layer's folder past the include roots the build gives each
 # layer (src/CMakeLists.txt), so it is refused outright.
 PARENT = re.compile(r'^\s*#\s*include\s+"\.\./')
-SOURCES = {".h", ".hpp", ".cpp", ".cc", ".cu", ".cuh"}
+SOURCES = {".h", ".hpp", ".cpp", ".cc", ".cu", ".cuh", ".inc"}
 
 
 def layer_files(root):

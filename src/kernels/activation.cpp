@@ -1,4 +1,4 @@
-// Checks + dispatch for activation.h.
+// Checks + dispatch for activation.h.  The switch per op is dispatch.h's (alike on purpose).
 #include "kernels/activation.h"
 
 #include "kernels/cpu/cpu_kernels.h"

@@ -11,6 +11,11 @@
 // With RC_WITH_CUDA, RC_CUDA_RETURN returns cuda::op(args...); without it, it throws
 // Errc::unsupported naming the op (the arguments are not evaluated), so no dispatch file
 // repeats an #if RC_WITH_CUDA branch.
+//
+// Each dispatch function spells this switch out after its own checks, so the `duplicates` tool
+// pairs neighbouring ones by shape (e.g. matmul.cpp's three products): a deliberate exception.
+// What differs between them (the checks, the CPU and CUDA argument lists) is the content, and
+// the switch over Device keeps -Wswitch naming every function to update when a device is added.
 #pragma once
 
 #include "core/check.h"

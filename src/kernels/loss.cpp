@@ -1,5 +1,5 @@
 // Checks + dispatch for loss.h.  Labels are trusted (the trainer checks them); an out-of-range
-// one here is a bug.
+// one here is a bug.  The switch per op is dispatch.h's (alike on purpose).
 #include "kernels/loss.h"
 
 #include "kernels/cpu/cpu_kernels.h"

@@ -1,5 +1,5 @@
 // Checks + dispatch for matmul.h.  Arguments come from the model, not from users, so a bad
-// one is a bug: RC_ASSERT.
+// one is a bug: RC_ASSERT.  The switch per op is dispatch.h's (alike on purpose).
 #include "kernels/matmul.h"
 
 #include "kernels/cpu/bf16_convert.h"

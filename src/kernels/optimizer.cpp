@@ -1,4 +1,4 @@
-// Checks + dispatch for optimizer.h.
+// Checks + dispatch for optimizer.h.  The switch per op is dispatch.h's (alike on purpose).
 #include "kernels/optimizer.h"
 
 #include "core/check.h"

@@ -1,4 +1,4 @@
-// Checks + dispatch for rows.h.
+// Checks + dispatch for rows.h.  The switch per op is dispatch.h's (alike on purpose).
 #include "kernels/rows.h"
 
 #include "kernels/cpu/cpu_kernels.h"

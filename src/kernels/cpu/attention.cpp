@@ -71,6 +71,8 @@ void forward_head(float* out, float* probs, const float* qkv, int64_t b, int64_t
   }
 }
 
+// The loops of ref::attention_backward in float, per (b, h) task (a `duplicates` shape pair, on
+// purpose: the ref twin is the independent oracle the tests compare against).
 void backward_head(float* dqkv, const float* dout, const float* qkv, const float* probs, int64_t b, int64_t h,
                    int64_t L, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t row_seed) noexcept {
   const int64_t C = H * D, C3 = 3 * C;
@@ -115,24 +117,7 @@ void backward_head(float* dqkv, const float* dout, const float* qkv, const float
 
 namespace generic {
 
-void attention_forward(float* out, float* probs, const float* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
-                       int64_t H, int64_t D, float dropout_p, uint64_t seed, uint64_t row0) noexcept {
-#pragma omp parallel for collapse(2) schedule(dynamic, 1)
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t h = 0; h < H; ++h)
-      forward_head(out, probs, qkv, b, h, seq_lens[b], T, H, D, dropout_p,
-                   rng::dropout_row_seed(seed, row0 + uint64_t(b)));
-}
-
-void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, const int32_t* seq_lens,
-                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed,
-                        uint64_t row0) noexcept {
-#pragma omp parallel for collapse(2) schedule(dynamic, 1)
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t h = 0; h < H; ++h)
-      backward_head(dqkv, dout, qkv, probs, b, h, seq_lens[b], T, H, D, dropout_p,
-                    rng::dropout_row_seed(seed, row0 + uint64_t(b)));
-}
+#include "kernels/cpu/attention_entry.inc"
 
 }  // namespace generic
 

@@ -25,17 +25,11 @@ void matmul_tn(float* y, const float* a, const float* b, int64_t M, int64_t N, i
                MatmulPrecision prec);
 void bias_backward(float* db, const float* dy, int64_t M, int64_t N) noexcept;
 
-// layernorm.h
-void layernorm_forward(float* y, float* mean, float* rstd, const float* x, const float* gamma, const float* beta,
-                       int64_t N, int64_t C, float eps) noexcept;
-void add_layernorm_forward(float* y, float* sum, float* mean, float* rstd, const float* x, const float* residual,
-                           const float* gamma, const float* beta, int64_t N, int64_t C, float eps) noexcept;
-void layernorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x, const float* gamma,
-                        const float* mean, const float* rstd, int64_t N, int64_t C) noexcept;
+// layernorm.h (all of it), activation.h (GELU), optimizer.h (AdamW) and attention.h: the
+// kernels every ISA path implements too, declared once for all of them.
+#include "kernels/cpu/isa_kernels.inc"
 
 // activation.h
-void gelu_erf_forward(float* y, const float* x, int64_t n) noexcept;
-void gelu_erf_backward(float* dx, const float* dy, const float* x, int64_t n) noexcept;
 void tanh_forward(float* y, const float* x, int64_t n) noexcept;
 void tanh_backward(float* dx, const float* dy, const float* y, int64_t n) noexcept;
 void add(float* y, const float* a, const float* b, int64_t n) noexcept;
@@ -43,13 +37,6 @@ void add(float* y, const float* a, const float* b, int64_t n) noexcept;
 // dropout.h (backward is forward applied to dy)
 void dropout_forward(float* y, const float* x, int64_t rows, int64_t cols, float p, uint64_t seed,
                      uint64_t row0) noexcept;
-
-// attention.h
-void attention_forward(float* out, float* probs, const float* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
-                       int64_t H, int64_t D, float dropout_p, uint64_t seed, uint64_t row0) noexcept;
-void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, const int32_t* seq_lens,
-                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed,
-                        uint64_t row0) noexcept;
 
 // embedding.h
 void embedding_forward(float* out, const int32_t* ids, const int32_t* positions, const int32_t* token_types,
@@ -85,29 +72,14 @@ void scatter_first_tokens(float* dst, const float* src, int64_t B, int64_t T, in
 void mean_forward(float* out, const float* x, int64_t n) noexcept;
 
 // optimizer.h
-void adamw_step(float* params, const float* grads, float* m, float* v, const AdamWSegment* segments,
-                int64_t num_segments, const AdamWHyper& hyper) noexcept;
 double sum_squares(const float* x, int64_t n) noexcept;
 void zero(float* x, int64_t n) noexcept;
 
 // The portable versions behind the ISA choice, callable directly so that one test binary can
 // check both paths (the AVX-512 ones are in avx512/avx512_kernels.h).
 namespace generic {
-void layernorm_forward(float* y, float* mean, float* rstd, const float* x, const float* gamma, const float* beta,
-                       int64_t N, int64_t C, float eps) noexcept;
-void add_layernorm_forward(float* y, float* sum, float* mean, float* rstd, const float* x, const float* residual,
-                           const float* gamma, const float* beta, int64_t N, int64_t C, float eps) noexcept;
-void layernorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x, const float* gamma,
-                        const float* mean, const float* rstd, int64_t N, int64_t C) noexcept;
-void gelu_erf_forward(float* y, const float* x, int64_t n) noexcept;
-void gelu_erf_backward(float* dx, const float* dy, const float* x, int64_t n) noexcept;
-void adamw_step(float* params, const float* grads, float* m, float* v, const AdamWSegment* segments,
-                int64_t num_segments, const AdamWHyper& hyper) noexcept;
-void attention_forward(float* out, float* probs, const float* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
-                       int64_t H, int64_t D, float dropout_p, uint64_t seed, uint64_t row0) noexcept;
-void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, const int32_t* seq_lens,
-                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed,
-                        uint64_t row0) noexcept;
+#include "kernels/cpu/isa_kernels.inc"
+
 void quantize_rows_s8(int8_t* q, float* scale, const float* x, int64_t M, int64_t K) noexcept;
 void quantize_rows_s8_bf16(int8_t* q, float* scale, const uint16_t* x, int64_t M, int64_t K) noexcept;
 void dequantize_rows(float* yf, uint16_t* yb, const int32_t* acc, const float* xs, const float* ws, const float* bias,

@@ -14,7 +14,9 @@ namespace generic {
 
 namespace {
 
-// One row: y = (x - μ)·rstd·γ + β.  x may alias y.
+// One row: y = (x - μ)·rstd·γ + β.  x may alias y.  The formula of ref::layernorm_forward in
+// float instead of double (a `duplicates` shape pair, on purpose: the ref twin is the oracle the
+// tests compare against and stays a plain copy of the formula, independent of this one).
 inline void ln_row(float* y, float* mean, float* rstd, const float* x, const float* gamma, const float* beta, int64_t C,
                    float eps) noexcept {
   float mu = 0;

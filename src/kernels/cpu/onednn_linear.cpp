@@ -523,6 +523,8 @@ void cpu::packed_linear_forward(void* y, ActType y_type, const void* x, ActType 
 
 #else  // no oneDNN
 
+// The same checks and Impl set-up as the oneDNN build's pack above (alike on purpose: only one
+// of the two is compiled, and each reads whole without the other).
 PackedLinear PackedLinear::pack(const float* w, int64_t N, int64_t K, PackedType type) {
   RC_CHECK(N > 0 && K > 0 && w, Errc::invalid_argument, "PackedLinear::pack: got N=", N, ", K=", K,
            ", expected a non-empty (N, K) weight");

@@ -139,6 +139,7 @@ void apply_isa_limit() noexcept {
     const char* forced = std::getenv("RC_CPU_ISA");
     if (!forced || !*forced) return true;
     dnnl::cpu_isa cap = dnnl::cpu_isa::all;
+    // A switch rather than a table (its cases alike on purpose): -Wswitch names a new CpuIsa here.
     switch (cpu_isa()) {
       case CpuIsa::generic:
         cap = dnnl::cpu_isa::sse41;

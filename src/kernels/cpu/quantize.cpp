@@ -61,6 +61,8 @@ void cpu::dequantize_rows(float* yf, uint16_t* yb, const int32_t* acc, const flo
   cpu::generic::dequantize_rows(yf, yb, acc, xs, ws, bias, M, N, gelu);
 }
 
+// The path choice is spelled out per entry point, as in every cpu/<op>.cpp (alike on purpose:
+// each names its own functions, and the #if keeps other architectures' symbols out).
 void quantize_rows_s8(int8_t* q, float* scale, const float* x, int64_t M, int64_t K) {
 #if defined(__x86_64__)
   if (cpu::avx512::enabled()) return cpu::avx512::quantize_rows_s8(q, scale, x, M, K);

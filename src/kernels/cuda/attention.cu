@@ -88,6 +88,8 @@ __global__ void attention_forward_kernel(T* out, float* probs, const T* qkv, con
 }
 
 // Per query row: dot_i into `dots` (B,H,T), dq_i into dqkv. smem per warp: ds[T] + dout[D].
+// Its prologue (which warp owns which row, its shared-memory slice) is the forward kernel's,
+// alike on purpose: a device helper returning five values would read worse than the lines.
 template <class T>
 __global__ void attention_backward_rows_kernel(T* dqkv, float* dots, const T* dout, const T* qkv, const float* probs,
                                                const int32_t* seq_lens, Dims dm) {

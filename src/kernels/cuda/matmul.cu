@@ -276,6 +276,7 @@ void matmul(const Gemm& g, void* y, const void* a, const void* b, void* stream) 
   }
 }
 
+// The three entry points fill a Gemm each (alike on purpose): the description is the content.
 void matmul_nt(float* y, const float* x, const float* w, const float* bias, int64_t M, int64_t N, int64_t K,
                MatmulPrecision prec, void* stream) {
   Gemm g;

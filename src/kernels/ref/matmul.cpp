@@ -5,6 +5,8 @@
 
 namespace rc::kernels::ref {
 
+// The three products are spelled out one by one (alike but for the indexing: a `duplicates`
+// shape pair, on purpose): an oracle is read against its formula line by line.
 void matmul_nt(float* y, const float* x, const float* w, const float* bias, int64_t M, int64_t N, int64_t K) {
   for (int64_t m = 0; m < M; ++m)
     for (int64_t n = 0; n < N; ++n) {

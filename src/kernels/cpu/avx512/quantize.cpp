@@ -51,6 +51,8 @@ void quantize_rows(int8_t* q, float* scale, const T* x, int64_t M, int64_t K, Lo
 
 }  // namespace
 
+// The entry points are the same two lines as neon/quantize.cpp's (a `duplicates` shape pair,
+// left on purpose): each only names this TU's quantize_rows, whose bodies differ.
 void quantize_rows_s8(int8_t* q, float* scale, const float* x, int64_t M, int64_t K) noexcept {
   quantize_rows(q, scale, x, M, K, load_f32);
 }

@@ -55,6 +55,50 @@ static inline float hsum(__m512 v) { return _mm512_reduce_add_ps(v); }
 
 static inline __mmask16 tail_mask(int64_t n) { return n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1u); }
 
+namespace {
+
+// The vector operations of the ISA-shared kernel bodies (kernels/cpu/simd_*.inc), on 16 fp32
+// lanes: the bodies are written once against this interface and the NEON twin (neon/vec_math.h),
+// so only the intrinsics differ between the two paths (the two structs are alike in shape on
+// purpose, a `duplicates` pair: they are the one place where the ISAs differ). In an anonymous
+// namespace: each TU that includes it gets its own copy, compiled with its own flags (no ODR
+// merge across ISAs).
+struct Simd {
+  using V = __m512;
+  using Tail = __mmask16;  // the lanes a partial vector covers
+  static constexpr int64_t kWidth = 16;
+
+  // Lanes [0, min(left, 16)); none when left ≤ 0.
+  static Tail tail(int64_t left) { return left <= 0 ? Tail(0) : tail_mask(left); }
+  static bool any(Tail t) { return t != 0; }
+  static V load(const float* p) { return _mm512_loadu_ps(p); }
+  static V load(const float* p, Tail t) { return _mm512_maskz_loadu_ps(t, p); }  // padding lanes 0
+  static V load_or(const float* p, Tail t, float fill) { return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), t, p); }
+  static void store(float* p, V v, Tail t) { _mm512_mask_storeu_ps(p, t, v); }
+  static V keep(V v, Tail t) { return _mm512_maskz_mov_ps(t, v); }  // padding lanes 0
+  static V set1(float x) { return _mm512_set1_ps(x); }
+  static V zero() { return _mm512_setzero_ps(); }
+  static V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
+  // a - b in the tail's lanes; the padding lanes are 0 here (NEON: a - b; callers zero them).
+  static V sub_tail(V a, V b, Tail t) { return _mm512_maskz_sub_ps(t, a, b); }
+  static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+  static V div(V a, V b) { return _mm512_div_ps(a, b); }
+  static V sqrt(V a) { return _mm512_sqrt_ps(a); }
+  static V max(V a, V b) { return _mm512_max_ps(a, b); }
+  static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }  // a·b + c, one rounding
+  static float sum(V v) { return _mm512_reduce_add_ps(v); }
+  static float max_of(V v) { return _mm512_reduce_max_ps(v); }
+  static V exp(V x) { return exp_ps(x); }
+  static V normal_cdf(V x, V* pdf) {
+    V cdf;
+    normal_cdf_pdf(x, &cdf, pdf);
+    return cdf;
+  }
+};
+
+}  // namespace
+
 }  // namespace rc::kernels::cpu::avx512
 
 #endif  // __x86_64__

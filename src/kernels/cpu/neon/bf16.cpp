@@ -154,6 +154,9 @@ void pack_pairs_s8(int8_t* dst, const int8_t* src, int64_t rows, int64_t K, int6
   }
 }
 
+// The walk of tile() above over SMMLA instead of BFMMLA. Kept apart on purpose (a `duplicates`
+// pair): element type, k-step (8 int8 vs 4 bf16 per lane pair) and epilogue (exact int32, no
+// bias, vs fp32 + bias) differ in nearly every line, so one template would need a trait per line.
 template <int NB>
 inline void tile_s8(int32_t* c, int64_t ldc, const int8_t* a, const int8_t* b, int64_t Kp, int64_t m_valid, int64_t n0,
                     int64_t N) {

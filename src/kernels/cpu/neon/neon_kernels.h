@@ -19,18 +19,7 @@ bool supported() noexcept;
 bool bf16_enabled() noexcept;
 bool bf16_supported() noexcept;
 
-void layernorm_forward(float* y, float* mean, float* rstd, const float* x, const float* gamma, const float* beta,
-                       int64_t N, int64_t C, float eps) noexcept;
-void add_layernorm_forward(float* y, float* sum, float* mean, float* rstd, const float* x, const float* residual,
-                           const float* gamma, const float* beta, int64_t N, int64_t C, float eps) noexcept;
-void layernorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy, const float* x, const float* gamma,
-                        const float* mean, const float* rstd, int64_t N, int64_t C) noexcept;
-
-void gelu_erf_forward(float* y, const float* x, int64_t n) noexcept;
-void gelu_erf_backward(float* dx, const float* dy, const float* x, int64_t n) noexcept;
-
-void adamw_step(float* params, const float* grads, float* m, float* v, const AdamWSegment* segments,
-                int64_t num_segments, const AdamWHyper& hyper) noexcept;
+#include "kernels/cpu/isa_kernels.inc"
 
 // Round to nearest even, NaN kept quiet (as rc::f32_to_bf16): integer arithmetic on plain NEON,
 // BFCVTN in the BF16 TU.
@@ -59,12 +48,6 @@ void quantize_rows_s8(int8_t* q, float* scale, const float* x, int64_t M, int64_
 void quantize_rows_s8_bf16(int8_t* q, float* scale, const uint16_t* x, int64_t M, int64_t K) noexcept;
 void dequantize_rows(float* yf, uint16_t* yb, const int32_t* acc, const float* xs, const float* ws, const float* bias,
                      int64_t M, int64_t N, bool gelu) noexcept;
-
-void attention_forward(float* out, float* probs, const float* qkv, const int32_t* seq_lens, int64_t B, int64_t T,
-                       int64_t H, int64_t D, float dropout_p, uint64_t seed, uint64_t row0) noexcept;
-void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* probs, const int32_t* seq_lens,
-                        int64_t B, int64_t T, int64_t H, int64_t D, float dropout_p, uint64_t seed,
-                        uint64_t row0) noexcept;
 
 }  // namespace rc::kernels::cpu::neon
 

@@ -85,47 +85,34 @@ inline void ln_row(float* y, float* mean, float* rstd, const float* x, const flo
   if (rstd) *rstd = rs;
 }
 
+// op(i, pg) for each vector of svcntw() lanes from i = 0 to n, pg its predicate, in parallel
+// from kParallelMin elements.
+template <class Op>
+inline void for_each_vector(int64_t n, const Op& op) {
+  const int64_t vl = int64_t(svcntw()), blocks = (n + vl - 1) / vl;
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+  for (int64_t blk = 0; blk < blocks; ++blk) op(blk * vl, svwhilelt_b32_s64(blk * vl, n));
+}
+
 }  // namespace
 
 void gelu_erf_forward(float* y, const float* x, int64_t n) noexcept {
-  const int64_t vl = int64_t(svcntw()), blocks = (n + vl - 1) / vl;
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
-  for (int64_t blk = 0; blk < blocks; ++blk) {
-    const int64_t i = blk * vl;
-    const svbool_t pg = svwhilelt_b32_s64(i, n);
+  for_each_vector(n, [&](int64_t i, svbool_t pg) {
     const svfloat32_t v = svld1_f32(pg, x + i);
     svst1_f32(pg, y + i, svmul_f32_x(pg, v, normal_cdf_pdf(pg, v, nullptr)));
-  }
+  });
 }
 
 void gelu_erf_backward(float* dx, const float* dy, const float* x, int64_t n) noexcept {
-  const int64_t vl = int64_t(svcntw()), blocks = (n + vl - 1) / vl;
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
-  for (int64_t blk = 0; blk < blocks; ++blk) {
-    const int64_t i = blk * vl;
-    const svbool_t pg = svwhilelt_b32_s64(i, n);
+  for_each_vector(n, [&](int64_t i, svbool_t pg) {
     const svfloat32_t v = svld1_f32(pg, x + i);
     svfloat32_t pdf;
     const svfloat32_t cdf = normal_cdf_pdf(pg, v, &pdf);
     svst1_f32(pg, dx + i, svmul_f32_x(pg, svld1_f32(pg, dy + i), svmla_f32_x(pg, cdf, v, pdf)));
-  }
+  });
 }
 
-void layernorm_forward(float* y, float* mean, float* rstd, const float* x, const float* gamma, const float* beta,
-                       int64_t N, int64_t C, float eps) noexcept {
-#pragma omp parallel for schedule(static) if (N * C >= kParallelMin)
-  for (int64_t i = 0; i < N; ++i)
-    ln_row(y + i * C, mean ? mean + i : nullptr, rstd ? rstd + i : nullptr, x + i * C, nullptr, nullptr, gamma, beta, C,
-           eps);
-}
-
-void add_layernorm_forward(float* y, float* sum, float* mean, float* rstd, const float* x, const float* residual,
-                           const float* gamma, const float* beta, int64_t N, int64_t C, float eps) noexcept {
-#pragma omp parallel for schedule(static) if (N * C >= kParallelMin)
-  for (int64_t i = 0; i < N; ++i)
-    ln_row(y + i * C, mean ? mean + i : nullptr, rstd ? rstd + i : nullptr, x + i * C, residual + i * C, sum + i * C,
-           gamma, beta, C, eps);
-}
+#include "kernels/cpu/layernorm_rows.inc"
 
 }  // namespace rc::kernels::cpu::sve
 

@@ -79,6 +79,57 @@ static inline uint16x4_t f32_to_bf16_rne(float32x4_t v) {
 
 static inline float32x4_t bf16_to_f32(uint16x4_t h) { return vreinterpretq_f32_u32(vshll_n_u16(h, 16)); }
 
+namespace {
+
+// The vector operations of the ISA-shared kernel bodies (kernels/cpu/simd_*.inc) on 4 fp32
+// lanes: the twin of avx512/vec_math.h's Simd, so the bodies are written once and only the
+// intrinsics differ. In an anonymous namespace: each TU (baseline, +bf16, +sve flags) gets its
+// own copy, so nothing is merged across TUs compiled for different CPUs.
+struct Simd {
+  using V = float32x4_t;
+  using Tail = int64_t;  // the number of lanes a partial vector covers, 0 to 4
+  static constexpr int64_t kWidth = 4;
+
+  static Tail tail(int64_t left) { return left <= 0 ? 0 : (left >= 4 ? 4 : left); }
+  static bool any(Tail t) { return t != 0; }
+  static V load(const float* p) { return vld1q_f32(p); }
+  static V load(const float* p, Tail t) { return t >= 4 ? vld1q_f32(p) : load_partial(p, t); }  // padding 0
+  static V load_or(const float* p, Tail t, float fill) {
+    if (t >= 4) return vld1q_f32(p);
+    float b[4] = {fill, fill, fill, fill};
+    for (int64_t i = 0; i < t; ++i) b[i] = p[i];
+    return vld1q_f32(b);
+  }
+  static void store(float* p, V v, Tail t) {
+    if (t >= 4)
+      vst1q_f32(p, v);
+    else
+      store_partial(p, v, t);
+  }
+  static V keep(V v, Tail t) {  // padding lanes 0
+    if (t >= 4) return v;
+    static const uint32_t lane[4] = {0, 1, 2, 3};
+    return vbslq_f32(vcltq_u32(vld1q_u32(lane), vdupq_n_u32(uint32_t(t))), v, vdupq_n_f32(0.0f));
+  }
+  static V set1(float x) { return vdupq_n_f32(x); }
+  static V zero() { return vdupq_n_f32(0.0f); }
+  static V add(V a, V b) { return vaddq_f32(a, b); }
+  static V sub(V a, V b) { return vsubq_f32(a, b); }
+  // a - b in every lane: the callers' padding lanes are multiplied by a zero (AVX-512 zeroes them).
+  static V sub_tail(V a, V b, Tail) { return vsubq_f32(a, b); }
+  static V mul(V a, V b) { return vmulq_f32(a, b); }
+  static V div(V a, V b) { return vdivq_f32(a, b); }
+  static V sqrt(V a) { return vsqrtq_f32(a); }
+  static V max(V a, V b) { return vmaxq_f32(a, b); }
+  static V fma(V a, V b, V c) { return vfmaq_f32(c, a, b); }  // a·b + c, one rounding
+  static float sum(V v) { return vaddvq_f32(v); }
+  static float max_of(V v) { return vmaxvq_f32(v); }
+  static V exp(V x) { return exp_ps(x); }
+  static V normal_cdf(V x, V* pdf) { return normal_cdf_pdf(x, pdf); }
+};
+
+}  // namespace
+
 }  // namespace rc::kernels::cpu::neon
 
 #endif  // __aarch64__
