@@ -18,7 +18,7 @@ void linear_forward(const ExecCtx& ctx, void* y, ActType y_type, const void* x, 
     case LinearWeight::Kind::f32: {
       RC_ASSERT(w.w && x_type == ActType::f32 && y_type == ActType::f32);
       float* yf = static_cast<float*>(y);
-      matmul_nt(ctx, yf, static_cast<const float*>(x), w.w, bias, M, w.n, w.k);
+      matmul_nt_w16(ctx, yf, static_cast<const float*>(x), w.w, w.w16, bias, M, w.n, w.k);
       if (epilogue == Epilogue::gelu_erf) {
         const ProfileScope gelu(ctx.profiler, OpFamily::gelu);  // a pass of its own: not GEMM time
         gelu_erf_forward(ctx, yf, yf, M * w.n);

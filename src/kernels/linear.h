@@ -85,9 +85,12 @@ struct LinearWeight {
   const float* w = nullptr;              // f32: (N, K) row-major, on the context's device
   const PackedLinear* packed = nullptr;  // packed (CPU only)
   int64_t n = 0, k = 0;
+  // f32 only, optional: w's bf16 copy, read by bf16 GEMMs instead of converting w per call
+  // (the training step's, model/bf16_weights.h; see matmul_nt_w16).
+  const uint16_t* w16 = nullptr;
 
-  static LinearWeight f32(const float* w, int64_t N, int64_t K) { return {Kind::f32, w, nullptr, N, K}; }
-  static LinearWeight of(const PackedLinear& p) { return {Kind::packed, nullptr, &p, p.n(), p.k()}; }
+  static LinearWeight f32(const float* w, int64_t N, int64_t K) { return {Kind::f32, w, nullptr, N, K, nullptr}; }
+  static LinearWeight of(const PackedLinear& p) { return {Kind::packed, nullptr, &p, p.n(), p.k(), nullptr}; }
   // The activation type a GELU output feeding the next GEMM is best kept in: bf16 for packed
   // bf16 / int8 weights (their GEMMs read bf16 or quantise anyway), fp32 otherwise.
   ActType preferred_hidden_type() const noexcept {

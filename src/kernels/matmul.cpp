@@ -2,6 +2,8 @@
 // one is a bug: RC_ASSERT.  The switch per op is dispatch.h's (alike on purpose).
 #include "kernels/matmul.h"
 
+#include "kernels/cpu/bf16_convert.h"
+#include "kernels/cpu/bf16_training.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/dispatch.h"
 
@@ -51,6 +53,32 @@ void bias_backward(const ExecCtx& ctx, float* db, const float* dy, int64_t M, in
     case Device::cuda:
       RC_CUDA_RETURN(bias_backward, db, dy, M, N, ctx.stream);
   }
+}
+
+void matmul_nt_w16(const ExecCtx& ctx, float* y, const float* x, const float* w, const uint16_t* w16, const float* bias,
+                   int64_t M, int64_t N, int64_t K) {
+  if (ctx.device != Device::cpu || !w16) return matmul_nt(ctx, y, x, w, bias, M, N, K);
+  RC_ASSERT(M >= 0 && N >= 0 && K >= 0);
+  RC_ASSERT(M * N == 0 || (y && x && w));
+  cpu::matmul_nt_w16(y, x, w, w16, bias, M, N, K, ctx.matmul_precision);
+}
+
+void convert_to_bf16(const ExecCtx& ctx, uint16_t* dst, const float* src, int64_t n) {
+  RC_ASSERT(n >= 0 && (n == 0 || (dst && src)));
+  RC_CHECK(ctx.device == Device::cpu, Errc::unsupported, "convert_to_bf16: CPU only");
+  cpu::convert_f32_to_bf16(dst, src, n);
+}
+
+void linear_backward(const ExecCtx& ctx, float* dx, float* dw, float* db, const float* dy, const float* x,
+                     const float* w, const uint16_t* w16, int64_t M, int64_t N, int64_t K, bool accumulate_dx) {
+  if (ctx.device != Device::cpu) {
+    matmul_tn(ctx, dw, dy, x, N, K, M, true);
+    if (db) bias_backward(ctx, db, dy, M, N);
+    return matmul_nn(ctx, dx, dy, w, M, K, N, accumulate_dx);
+  }
+  RC_ASSERT(M >= 0 && N >= 0 && K >= 0);
+  RC_ASSERT(M * N * K == 0 || (dx && dw && dy && x && w));
+  cpu::linear_backward(dx, dw, db, dy, x, w, w16, M, N, K, accumulate_dx, ctx.matmul_precision);
 }
 
 }  // namespace rc::kernels

@@ -25,6 +25,25 @@ void matmul_tn(const ExecCtx& ctx, float* y, const float* a, const float* b, int
 // db(N) += Σ_m dy(M,N).  ACCUMULATES.
 void bias_backward(const ExecCtx& ctx, float* db, const float* dy, int64_t M, int64_t N);
 
+// matmul_nt with, optionally, w's bf16 copy w16 (rc::f32_to_bf16 of every element as
+// cpu::convert_f32_to_bf16 rounds it, same layout; model/bf16_weights.h keeps one per step):
+// the CPU's bf16 GEMM reads it instead of converting w on every call. Same result as
+// matmul_nt; w16 is ignored elsewhere (fp32, CUDA, no oneDNN).
+void matmul_nt_w16(const ExecCtx& ctx, float* y, const float* x, const float* w, const uint16_t* w16, const float* bias,
+                   int64_t M, int64_t N, int64_t K);
+
+// dst = bf16(src): the rounding the CPU's bf16 GEMMs apply to their operands (what w16 must
+// hold). CPU only (Errc::unsupported elsewhere). OVERWRITES dst.
+void convert_to_bf16(const ExecCtx& ctx, uint16_t* dst, const float* src, int64_t n);
+
+// The backward of y(M,N) = x(M,K)·w(N,K)ᵀ + b, i.e. exactly
+//   matmul_tn(dw, dy, x, N, K, M, true); bias_backward(db, dy, M, N); matmul_nn(dx, dy, w, M, K, N, acc_dx)
+// (dw, db ACCUMULATE; dx OVERWRITTEN or ACCUMULATED; db may be null), bitwise. On the CPU in
+// bf16 it converts dy once for both GEMMs and reads w16 (may be
+// null, see matmul_nt_w16) for w.
+void linear_backward(const ExecCtx& ctx, float* dx, float* dw, float* db, const float* dy, const float* x,
+                     const float* w, const uint16_t* w16, int64_t M, int64_t N, int64_t K, bool accumulate_dx);
+
 namespace ref {
 void matmul_nt(float* y, const float* x, const float* w, const float* bias, int64_t M, int64_t N, int64_t K);
 void matmul_nn(float* y, const float* x, const float* w, int64_t M, int64_t N, int64_t K, bool accumulate);

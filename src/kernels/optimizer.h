@@ -25,6 +25,15 @@ struct AdamWHyper {
 void adamw_step(const ExecCtx& ctx, float* params, const float* grads, float* m, float* v, const AdamWSegment* segments,
                 int64_t num_segments, const AdamWHyper& hyper);
 
+// adamw_step that also writes, in the same pass, the bf16 copy (cpu::convert_f32_to_bf16:
+// round to nearest even) of each updated parameter of segment s into copies[s]: copies[s][i]
+// is parameter segments[s].offset + i; copies[s] null: none for that segment. The bf16 GEMM
+// weights of the training step (model/bf16_weights.h). params, m, v bitwise as adamw_step.
+// CPU only (Errc::unsupported elsewhere).
+void adamw_step_bf16_copy(const ExecCtx& ctx, float* params, const float* grads, float* m, float* v,
+                          const AdamWSegment* segments, uint16_t* const* copies, int64_t num_segments,
+                          const AdamWHyper& hyper);
+
 // Σ g² in double, for global-norm clipping.
 double sum_squares(const ExecCtx& ctx, const float* x, int64_t n);
 

@@ -109,14 +109,18 @@ void encoder_layer_backward(const ExecCtx& ctx, const RobertaConfig& c, const La
   profiled(ctx, F::dropout, [&] {
     kernels::dropout_backward(ctx, d_x, d_s, B, T * C, drop.hidden, drop.ffn_out_seed, drop.first_sample);
   });
-  profiled(ctx, F::gemm_ffn_down, [&] { kernels::matmul_tn(ctx, g.ffn_out_w, d_x, ffn_act, C, I, BT, true); });
-  profiled(ctx, F::bias_grad, [&] { kernels::bias_backward(ctx, g.ffn_out_b, d_x, BT, C); });
-  profiled(ctx, F::gemm_ffn_down, [&] { kernels::matmul_nn(ctx, s.d_ffn, d_x, w.ffn_out.w, BT, I, C, false); });
+  // Each Linear's dW, db and dX in one call: in bf16 on the CPU dY is converted once for both
+  // GEMMs, and W read from its bf16 copy (w16) when there is one.
+  profiled(ctx, F::gemm_ffn_down, [&] {
+    kernels::linear_backward(ctx, s.d_ffn, g.ffn_out_w, g.ffn_out_b, d_x, ffn_act, w.ffn_out.w, w.ffn_out.w16, BT, C, I,
+                             false);
+  });
   profiled(ctx, F::gelu, [&] { kernels::gelu_erf_backward(ctx, s.d_ffn, s.d_ffn, a.ffn_pre, BT * I); });
-  profiled(ctx, F::gemm_ffn_up, [&] { kernels::matmul_tn(ctx, g.ffn_in_w, s.d_ffn, a.ln1, I, C, BT, true); });
-  profiled(ctx, F::bias_grad, [&] { kernels::bias_backward(ctx, g.ffn_in_b, s.d_ffn, BT, I); });
   // d(ln1) = d_ffn·W1 + d_s (residual)
-  profiled(ctx, F::gemm_ffn_up, [&] { kernels::matmul_nn(ctx, d_s, s.d_ffn, w.ffn_in.w, BT, C, I, true); });
+  profiled(ctx, F::gemm_ffn_up, [&] {
+    kernels::linear_backward(ctx, d_s, g.ffn_in_w, g.ffn_in_b, s.d_ffn, a.ln1, w.ffn_in.w, w.ffn_in.w16, BT, I, C,
+                             true);
+  });
 
   // ln1 = LN1(dropout(attn·Woᵀ + bo) + x_in)
   profiled(ctx, F::layernorm, [&] {
@@ -127,17 +131,18 @@ void encoder_layer_backward(const ExecCtx& ctx, const RobertaConfig& c, const La
   profiled(ctx, F::dropout, [&] {
     kernels::dropout_backward(ctx, d_s, d_x, B, T * C, drop.hidden, drop.attn_out_seed, drop.first_sample);
   });
-  profiled(ctx, F::gemm_attn_out, [&] { kernels::matmul_tn(ctx, g.attn_out_w, d_s, a.attn, C, C, BT, true); });
-  profiled(ctx, F::bias_grad, [&] { kernels::bias_backward(ctx, g.attn_out_b, d_s, BT, C); });
-  profiled(ctx, F::gemm_attn_out, [&] { kernels::matmul_nn(ctx, s.d_attn, d_s, w.attn_out.w, BT, C, C, false); });
+  profiled(ctx, F::gemm_attn_out, [&] {
+    kernels::linear_backward(ctx, s.d_attn, g.attn_out_w, g.attn_out_b, d_s, a.attn, w.attn_out.w, w.attn_out.w16, BT,
+                             C, C, false);
+  });
   profiled(ctx, F::attention, [&] {
     kernels::attention_backward(ctx, s.d_qkv, s.d_attn, a.qkv, a.probs, seq_lens, B, T, H, D, drop.attention,
                                 drop.attn_seed, drop.first_sample);
   });
-  profiled(ctx, F::gemm_qkv, [&] { kernels::matmul_tn(ctx, g.qkv_w, s.d_qkv, a.x_in, 3 * C, C, BT, true); });
-  profiled(ctx, F::bias_grad, [&] { kernels::bias_backward(ctx, g.qkv_b, s.d_qkv, BT, 3 * C); });
   // d(x_in) = residual part (already in d_x) + d_qkv·W_qkv
-  profiled(ctx, F::gemm_qkv, [&] { kernels::matmul_nn(ctx, d_x, s.d_qkv, w.qkv.w, BT, C, 3 * C, true); });
+  profiled(ctx, F::gemm_qkv, [&] {
+    kernels::linear_backward(ctx, d_x, g.qkv_w, g.qkv_b, s.d_qkv, a.x_in, w.qkv.w, w.qkv.w16, BT, 3 * C, C, true);
+  });
 }
 
 }  // namespace rc::model

@@ -101,6 +101,7 @@ void RobertaModel::to_device(const ExecCtx& ctx) {
   Buffer moved = kernels::alloc(ctx, bytes);
   kernels::upload(ctx, moved.data(), host.data(), bytes);
   params_ = std::move(moved);
+  ++params_version_;
   set_weight_format(WeightFormat::fp32);
 }
 

@@ -49,9 +49,15 @@ class RobertaModel {
   const ModelOffsets& offsets() const { return offsets_; }
   // The flat fp32 parameters, on device(). For ParamStorage::packed_inference the packed
   // GEMM weights' ranges are not filled (is_packed_only below): read biases, LayerNorms and
-  // embeddings through it, never those.
-  float* params() { return params_.f32(); }
+  // embeddings through it, never those. The non-const accessor counts as a write: it bumps
+  // params_version(), which copies derived from the parameters (the bf16 training step's
+  // weights, bf16_weights.h) compare against, so none can be read stale.
+  float* params() {
+    ++params_version_;
+    return params_.f32();
+  }
   const float* params() const { return params_.f32(); }
+  uint64_t params_version() const { return params_version_; }
   int64_t num_params() const { return layout_.total(); }
   Device device() const { return params_.device(); }
   int device_index() const { return params_.device_index(); }
@@ -118,6 +124,7 @@ class RobertaModel {
   const float* wte_external_ = nullptr;
   std::shared_ptr<const void> external_;
   Buffer params_;
+  uint64_t params_version_ = 0;
   WeightFormat format_ = WeightFormat::fp32;
   std::vector<PackedLayer> packed_;
   kernels::PackedLinear packed_head_;
@@ -181,7 +188,8 @@ struct DropoutConfig {
   static DropoutConfig from(const RobertaConfig& config);  // the config's probabilities
 };
 
-struct HiddenHead;  // below
+struct HiddenHead;     // below
+class Bf16WeightCopy;  // bf16_weights.h
 
 // Saved activations for one forward + backward up to (max_B, max_T), on one device.
 class TrainWorkspace {
@@ -199,6 +207,10 @@ class TrainWorkspace {
   // still be queued). The data-parallel trainer starts reducing them while the backward goes
   // on. Empty: not called. The model knows nothing of who listens.
   std::function<void(int64_t layer)> on_layer_grads;
+  // bf16 GEMMs on the CPU: the encoder weights' bf16 copy (refreshed when stale) that the
+  // forward and the dX GEMMs read instead of converting each weight per call; null: none.
+  // Set by its owner (train::TrainEngine).
+  Bf16WeightCopy* bf16_weights = nullptr;
 
  private:
   HeadBuffers head_buffers();

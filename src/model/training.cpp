@@ -1,6 +1,7 @@
 // The training forward + backward (roberta_model.h): embeddings with dropout, the encoder
 // layers (encoder.h) saving what the backward needs, the head, the mean cross-entropy, then
-// the backward through the same layers. On any device; always the fp32 weights.
+// the backward through the same layers. On any device; always the fp32 weights (in bf16 on the
+// CPU, their per-step bf16 copy where the workspace has one: bf16_weights.h).
 #include <algorithm>
 
 #include "core/check.h"
@@ -13,6 +14,7 @@
 #include "kernels/optimizer.h"
 #include "kernels/profile.h"
 #include "kernels/rows.h"
+#include "model/bf16_weights.h"
 #include "model/roberta_model.h"
 
 namespace rc::model {
@@ -136,6 +138,15 @@ float forward_backward_hidden(const ExecCtx& ctx, const RobertaModel& model, con
                       probs_stride);
   };
   int32_t* positions = ws.batch_.positions.as<int32_t>();
+  // bf16 on the CPU: the GEMM weights' bf16 copy, converted here only when the parameters
+  // changed since it was made (the fused AdamW keeps it fresh: bf16_weights.h).
+  Bf16WeightCopy* w16 =
+      ctx.device == Device::cpu && ctx.matmul_precision == kernels::MatmulPrecision::bf16 ? ws.bf16_weights : nullptr;
+  if (w16) w16->refresh(ctx, model);
+  auto weights = [&](int64_t l) {
+    const LayerWeights w = model.layer_weights(size_t(l), true);
+    return w16 ? w16->attach(w, size_t(l)) : w;
+  };
 
   // ---- forward, saving what backward needs
   profiled(ctx, F::other, [&] { kernels::position_ids(ctx, positions, batch.ids, B, T, c.pad_token_id); });
@@ -152,7 +163,7 @@ float forward_backward_hidden(const ExecCtx& ctx, const RobertaModel& model, con
 
   for (int64_t l = 0; l < NL; ++l) {
     const LayerDropout d = layer_dropout(l);
-    encoder_layer_forward(ctx, c, model.layer_weights(size_t(l), true), acts(l), batch.seq_lens, B, T, &d, Rows::all);
+    encoder_layer_forward(ctx, c, weights(l), acts(l), batch.seq_lens, B, T, &d, Rows::all);
   }
 
   // ---- the head, then (if it asks) the backward through the layers from its d_x.
@@ -166,8 +177,8 @@ float forward_backward_hidden(const ExecCtx& ctx, const RobertaModel& model, con
 
   const LayerBackwardScratch scratch{ws.d_x2_.f32(), ws.d_qkv_.f32(), ws.d_ctx_.f32(), ws.d_ffn_.f32()};
   for (int64_t l = NL - 1; l >= 0; --l) {
-    encoder_layer_backward(ctx, c, model.layer_weights(size_t(l), true), model.layer_grads(G, size_t(l)), acts(l),
-                           batch.seq_lens, B, T, layer_dropout(l), d_x, scratch);
+    encoder_layer_backward(ctx, c, weights(l), model.layer_grads(G, size_t(l)), acts(l), batch.seq_lens, B, T,
+                           layer_dropout(l), d_x, scratch);
     if (ws.on_layer_grads) ws.on_layer_grads(l);
   }
 

@@ -38,6 +38,17 @@ TrainEngine::TrainEngine(model::RobertaModel& model, const OptimConfig& optim, c
            "TrainEngine: move the model to the training device first (RobertaModel::to_device)");
   if (model.head_kind() == model::HeadKind::masked_lm)
     mlm_ws_ = std::make_unique<model::MlmWorkspace>(model.config(), max_B * max_T);
+  if (ctx.device == Device::cpu && ctx.matmul_precision == kernels::MatmulPrecision::bf16) {
+    bf16_ = std::make_unique<model::Bf16WeightCopy>(model);
+    bf16_plan_ = bf16_->plan_adamw(segments_);
+    ws_.bf16_weights = bf16_.get();
+  }
+}
+
+void TrainEngine::drop_bf16_weights() {
+  ws_.bf16_weights = nullptr;
+  bf16_.reset();
+  bf16_plan_ = {};
 }
 
 StepResult TrainEngine::step(std::span<const model::Batch> micro, std::span<const int32_t* const> labels,
@@ -89,8 +100,15 @@ StepResult TrainEngine::step(std::span<const model::Batch> micro, std::span<cons
   h.weight_decay = float(optim_.weight_decay);
   h.step = step_ + 1;
   h.grad_scale = clip;
-  kernels::adamw_step(ctx_, model_.params(), grads_.f32(), m_.f32(), v_.f32(), segments_.data(),
-                      int64_t(segments_.size()), h);
+  float* params = model_.params();  // a write: bumps the version the bf16 copy is checked against
+  if (bf16_) {
+    // The new fp32 master and its bf16 copy in one pass: the copy is fresh for this version.
+    kernels::adamw_step_bf16_copy(ctx_, params, grads_.f32(), m_.f32(), v_.f32(), bf16_plan_.segments.data(),
+                                  bf16_plan_.copies.data(), int64_t(bf16_plan_.segments.size()), h);
+    bf16_->mark_fresh(model_);
+  } else {
+    kernels::adamw_step(ctx_, params, grads_.f32(), m_.f32(), v_.f32(), segments_.data(), int64_t(segments_.size()), h);
+  }
   ++step_;
   return r;
 }

@@ -2,7 +2,8 @@
 //   grads ← 0; for each micro-batch: grads += ∂(loss / n_micro)/∂θ  (dropout masks from
 //   (seed, step, global sample index)); norm ← ‖grads‖₂ (before clipping, as HF logs it); clip by
 //   max_norm / (norm + 1e-6) when that is < 1 (torch.nn.utils.clip_grad_norm_);
-//   AdamW with lr = schedule(step) in ONE fused pass (the clip factor rides in grad_scale);
+//   AdamW with lr = schedule(step) in ONE fused pass (the clip factor rides in grad_scale;
+//   in bf16 on the CPU the same pass writes the GEMM weights' bf16 copy, bf16_weights.h);
 //   step ← step + 1.
 // All buffers (grads, m, v, activations) are allocated once here, on the context's device
 // (one Buffer per role; the model must already be there); a step allocates nothing but the
@@ -17,6 +18,7 @@
 
 #include "kernels/exec_ctx.h"
 #include "kernels/optimizer.h"
+#include "model/bf16_weights.h"
 #include "model/mlm_head.h"
 #include "model/roberta_model.h"
 #include "train/lr_schedule.h"
@@ -82,6 +84,11 @@ class TrainEngine {
   // Per-op-family timing of the following steps (kernels/profile.h), or null: off.
   void set_profiler(kernels::Profiler* p) { ctx_.profiler = p; }
   model::RobertaModel& model() { return model_; }
+  // bf16 on the CPU: the GEMM weights' bf16 copy, written by AdamW with the fp32 master and
+  // read by every micro-batch's forward and dX GEMMs (model/bf16_weights.h); null otherwise.
+  const model::Bf16WeightCopy* bf16_weights() const { return bf16_.get(); }
+  // Drops it: every GEMM converts its weight per call again (the same results; for comparison).
+  void drop_bf16_weights();
   const OptimConfig& optim() const { return optim_; }
 
  private:
@@ -95,6 +102,8 @@ class TrainEngine {
   std::vector<kernels::AdamWSegment> segments_;
   model::TrainWorkspace ws_;
   std::unique_ptr<model::MlmWorkspace> mlm_ws_;  // masked-LM models only
+  std::unique_ptr<model::Bf16WeightCopy> bf16_;  // bf16 on the CPU only
+  model::Bf16WeightCopy::AdamWPlan bf16_plan_;   // segments_ cut at bf16_'s ranges
   GradSync sync_;
   std::function<void(int64_t)> ready_;
 };

@@ -191,7 +191,7 @@ std::string where(int64_t M, int64_t N, int64_t K, Strided a, Strided b, MatmulP
 }  // namespace
 
 bool matmul(float* y, Strided a, Strided b, const float* bias, int64_t M, int64_t N, int64_t K, bool accumulate,
-            MatmulPrecision prec) {
+            MatmulPrecision prec, const uint16_t* a16, const uint16_t* b16) {
   try {
     const bool bf16 = prec == MatmulPrecision::bf16;
     const bool fpmath = bf16 && use_fpmath();
@@ -217,16 +217,17 @@ bool matmul(float* y, Strided a, Strided b, const float* bias, int64_t M, int64_
     }
     thread_local dnnl::stream strm(engine());
     thread_local std::vector<uint8_t> scratch;
-    thread_local std::vector<uint16_t> a16, b16;
+    thread_local std::vector<uint16_t> a_stage, b_stage;
     if (scratch.size() < e->scratch_md.get_size()) scratch.resize(e->scratch_md.get_size());
 
     void* a_ptr = const_cast<float*>(a.data);
     void* b_ptr = const_cast<float*>(b.data);
     if (bf16 && !fpmath) {
       // The operands are dense (M·K and K·N elements in some order), so the conversion is flat.
+      // Operands the caller converted already (a16 / b16) are read as they are.
       const ProfileScope conv(current_profiler(), OpFamily::convert);
-      a_ptr = to_bf16(a16, a.data, M * K);
-      b_ptr = to_bf16(b16, b.data, K * N);
+      a_ptr = a16 ? const_cast<uint16_t*>(a16) : to_bf16(a_stage, a.data, M * K);
+      b_ptr = b16 ? const_cast<uint16_t*>(b16) : to_bf16(b_stage, b.data, K * N);
     }
     // Memory objects bound once per (thread, cache entry), re-pointed per call, and the C
     // execute with a stack argument array: the C++ execute(map) and fresh dnnl::memory objects

@@ -16,8 +16,11 @@ struct Strided {
 
 // Returns false when oneDNN has no kernel for this case ("unimplemented": the caller falls back
 // to its own loop; warned once, onednn_policy.h); throws Errc::device on any other failure.
+// bf16 (not fpmath): a16 / b16, when given, are a / b already rounded by convert_f32_to_bf16
+// (dense, same strides), so that operand is not converted again (the training step's weight
+// copy, model/bf16_weights.h, and linear_backward's dY converted once for two GEMMs).
 bool matmul(float* y, Strided a, Strided b, const float* bias, int64_t M, int64_t N, int64_t K, bool accumulate,
-            MatmulPrecision prec);
+            MatmulPrecision prec, const uint16_t* a16 = nullptr, const uint16_t* b16 = nullptr);
 
 // Caps oneDNN's JIT at the ISA rc::cpu_isa() chose (RC_CPU_ISA=generic → SSE4.1, avx2 → AVX2,
 // avx512 → AVX512-core, avx512_bf16 → AVX512-core-BF16, amx → everything), so that a forced
