@@ -100,6 +100,8 @@ void encoder_layer_backward(const ExecCtx& ctx, const RobertaConfig& c, const La
   const float* ffn_act = static_cast<const float*>(a.ffn_act);
   float* d_s = s.d_s;  // gradient w.r.t. a LayerNorm's input (residual sum)
 
+  // The two sublayers (FFN, then attention) each end in LayerNorm(dropout(Linear) + residual),
+  // so their backward opens alike: kept inline, in the order of the math, on purpose.
   // x_out = LN2(dropout(ffn_act·W2ᵀ + b2) + ln1)
   profiled(ctx, F::layernorm, [&] {
     kernels::layernorm_backward(ctx, d_s, g.ln2_gamma, g.ln2_beta, d_x, a.ffn_sum, w.ln2_gamma, a.ln2_mean, a.ln2_rstd,

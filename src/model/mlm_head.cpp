@@ -114,9 +114,8 @@ MlmLoss mlm_head_forward_backward(const ExecCtx& ctx, const RobertaModel& model,
     if (!grads) continue;
     float* d_logits = a.probs();  // in place: the backward reads each prob once, where it writes
     kernels::cross_entropy_backward(ctx, d_logits, a.probs(), targets.data() + r0, R, V, grad_scale);
-    kernels::matmul_tn(ctx, grads + o.wte, d_logits, h, V, C, R, true);  // the tied decoder
-    kernels::bias_backward(ctx, grads + o.lm_bias, d_logits, R, V);
-    kernels::matmul_nn(ctx, a.d_a() + r0 * C, d_logits, P + o.wte, R, C, V, false);
+    kernels::linear_backward(ctx, a.d_a() + r0 * C, grads + o.wte, grads + o.lm_bias, d_logits, h, P + o.wte, nullptr,
+                             R, V, C, false);  // the tied decoder
   }
   if (!grads) return out;
 
@@ -124,9 +123,8 @@ MlmLoss mlm_head_forward_backward(const ExecCtx& ctx, const RobertaModel& model,
   kernels::layernorm_backward(ctx, a.d_b(), grads + o.lm_ln_gamma, grads + o.lm_ln_beta, a.d_a(), a.act(),
                               P + o.lm_ln_gamma, a.mean(), a.rstd(), M, C);
   kernels::gelu_erf_backward(ctx, a.d_b(), a.d_b(), a.pre(), M * C);
-  kernels::matmul_tn(ctx, grads + o.lm_dense_w, a.d_b(), a.rows(), C, C, M, true);
-  kernels::bias_backward(ctx, grads + o.lm_dense_b, a.d_b(), M, C);
-  kernels::matmul_nn(ctx, a.d_a(), a.d_b(), P + o.lm_dense_w, M, C, C, false);
+  kernels::linear_backward(ctx, a.d_a(), grads + o.lm_dense_w, grads + o.lm_dense_b, a.d_b(), a.rows(),
+                           P + o.lm_dense_w, nullptr, M, C, C, false);
   for (int64_t m = 0; m < M; ++m) std::memcpy(d_x + index[size_t(m)] * C, a.d_a() + m * C, size_t(C) * sizeof(float));
   return out;
 }

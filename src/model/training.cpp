@@ -266,18 +266,16 @@ struct ClassifierHead final : HiddenHead {
       kernels::cross_entropy_backward(ctx, d_logits, ws.probs_out, labels, B, K, loss_scale / float(B));
     });
     profiled(ctx, F::gemm_head, [&] {
-      kernels::matmul_tn(ctx, G + o.head_out_w, d_logits, ws.head_drop, K, C, B, true);
-      kernels::bias_backward(ctx, G + o.head_out_b, d_logits, B, K);
-      kernels::matmul_nn(ctx, d_head_drop, d_logits, P + o.head_out_w, B, C, K, false);
+      kernels::linear_backward(ctx, d_head_drop, G + o.head_out_w, G + o.head_out_b, d_logits, ws.head_drop,
+                               P + o.head_out_w, nullptr, B, K, C, false);
     });
     profiled(ctx, F::head, [&] {
       kernels::dropout_backward(ctx, d_head_drop, d_head_drop, B, C, dropout_p, seed1, row0);
       kernels::tanh_backward(ctx, d_head_pre, d_head_drop, ws.head_act, B * C);
     });
     profiled(ctx, F::gemm_head, [&] {
-      kernels::matmul_tn(ctx, G + o.head_dense_w, d_head_pre, ws.head_in, C, C, B, true);
-      kernels::bias_backward(ctx, G + o.head_dense_b, d_head_pre, B, C);
-      kernels::matmul_nn(ctx, d_head_in, d_head_pre, P + o.head_dense_w, B, C, C, false);
+      kernels::linear_backward(ctx, d_head_in, G + o.head_dense_w, G + o.head_dense_b, d_head_pre, ws.head_in,
+                               P + o.head_dense_w, nullptr, B, C, C, false);
     });
     profiled(ctx, F::head, [&] {
       kernels::dropout_backward(ctx, d_head_in, d_head_in, B, C, dropout_p, seed0, row0);
