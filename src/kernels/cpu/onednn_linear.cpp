@@ -13,11 +13,11 @@
 //       and GELU and writes fp32 or bf16.  Why not post-ops: oneDNN 2.6's brgemm matmul has no
 //       per-row scale (output scales are per column; a (M, 1) binary post-op drops it to the
 //       reference kernel, ~100x slower).
-// Fallback (no oneDNN, or oneDNN refuses the type on this CPU / under RC_CPU_ISA): the packed
-// copy is plain row-major (bf16-rounded values kept as fp32, or int8 + scales) and portable
-// loops compute the same math; except on aarch64 with BF16 + I8MM (Debian's oneDNN 2.6 has no
-// bf16 matmul and no SMMLA there): bf16 and s8 weights are packed into BFMMLA / SMMLA panels
-// for cpu/neon/bf16.cpp's micro-kernels (docs/arm64.md).
+// Fallback (no oneDNN, or oneDNN refuses the type on this CPU / under RC_CPU_ISA; in
+// linear_portable.cpp, with the Impl in packed_linear_impl.h): the packed copy is plain row-major (bf16-rounded values
+// kept as fp32, or int8 + scales) and portable loops compute the same math; except on aarch64 with BF16 + I8MM
+// (Debian's oneDNN 2.6 has no bf16 matmul and no SMMLA there): bf16 and s8 weights are packed into BFMMLA / SMMLA
+// panels for cpu/neon/bf16.cpp's micro-kernels (docs/arm64.md).
 #include "kernels/linear.h"
 
 #include <algorithm>
@@ -35,6 +35,7 @@
 #include "kernels/cpu/neon/neon_kernels.h"
 #include "kernels/cpu/onednn_matmul.h"
 #include "kernels/cpu/onednn_policy.h"
+#include "kernels/cpu/packed_linear_impl.h"
 #include "kernels/profile.h"
 #include "tensor/bf16.h"
 
@@ -44,30 +45,11 @@
 
 namespace rc::kernels {
 
-struct PackedLinear::Impl {
-  int64_t N = 0, K = 0;
-  PackedType type = PackedType::f32;
-  size_t bytes = 0;
-  bool onednn = false;
-  std::vector<float> w_scales;  // s8: (N)
-  // Fallback storage (onednn == false): (N, K) row-major.
-  std::vector<float> wf;        // f32, or bf16-rounded values
-  std::vector<int8_t> wq;       // s8
-  std::vector<uint16_t> wmmla;  // bf16 on aarch64 with BF16: BFMMLA panels (cpu/neon/bf16.cpp), else empty
-  std::vector<int8_t> wq_mmla;  // s8 on aarch64 with I8MM: SMMLA panels (then wq is empty)
-#if defined(RC_WITH_ONEDNN) && RC_WITH_ONEDNN
-  dnnl::engine eng;         // the process-wide one: per-thread streams are bound to it
-  dnnl::memory::desc w_md;  // the packed layout
-  dnnl::memory w_mem;
-  struct Prim {
-    dnnl::matmul prim;
-    dnnl::memory::desc x_md, y_md, bias_md, scratch_md;
-    uint64_t id;  // process-unique: keys the per-thread bound memories (addresses get reused)
-  };
-  std::mutex mutex;
-  std::unordered_map<int64_t, Prim> prims;  // key: see prim_key(); nodes never move
-#endif
-};
+using cpu::portable::bf16_to_f32_buf;
+using cpu::portable::fallback_forward;
+using cpu::portable::grow;
+using cpu::portable::pack_fallback;
+using cpu::portable::quantize_weights;
 
 PackedLinear::PackedLinear() = default;
 PackedLinear::~PackedLinear() = default;
@@ -82,136 +64,6 @@ bool PackedLinear::uses_onednn() const noexcept { return impl_ && impl_->onednn;
 const float* PackedLinear::weight_scales() const noexcept {
   return impl_ && impl_->type == PackedType::s8 ? impl_->w_scales.data() : nullptr;
 }
-
-namespace {
-
-// Per-output-channel symmetric quantisation of W(N, K): the same rule as quantize_rows_s8, one
-// row of W per output channel.
-void quantize_weights(std::vector<int8_t>& q, std::vector<float>& scales, const float* w, int64_t N, int64_t K) {
-  q.resize(size_t(N * K));
-  scales.resize(size_t(N));
-  quantize_rows_s8(q.data(), scales.data(), w, N, K);
-}
-
-void bf16_to_f32_buf(float* dst, const uint16_t* src, int64_t n) noexcept {
-#pragma omp parallel for schedule(static) if (n >= (1 << 16))
-  for (int64_t i = 0; i < n; ++i) dst[i] = bf16_to_f32(src[i]);
-}
-
-template <class T>
-T* grow(std::vector<T>& v, int64_t n) {
-  if (int64_t(v.size()) < n) v.resize(size_t(n));
-  return v.data();
-}
-
-// The portable path: same math as the oneDNN one, plain row-major weights.
-void fallback_forward(const PackedLinear::Impl& im, void* y, ActType y_type, const void* x, ActType x_type,
-                      const float* bias, int64_t M, Epilogue epilogue, const float* x_scale, float* y_scale) {
-  const int64_t N = im.N, K = im.K;
-  thread_local std::vector<float> xf_buf, yf_buf;
-  thread_local std::vector<int8_t> xq_buf;
-  thread_local std::vector<float> xs_buf;
-  float* yf = y_type == ActType::f32 ? static_cast<float*>(y) : grow(yf_buf, M * N);
-  if (im.type == PackedType::s8) {
-    const int8_t* xq = static_cast<const int8_t*>(x);
-    const float* xs = x_scale;
-    if (x_type != ActType::s8) {  // else quantised by the op before (GemmInput)
-      const ProfileScope conv(current_profiler(), OpFamily::convert);
-      int8_t* q = grow(xq_buf, M * K);
-      float* s = grow(xs_buf, M);
-      if (x_type == ActType::f32)
-        quantize_rows_s8(q, s, static_cast<const float*>(x), M, K);
-      else
-        quantize_rows_s8_bf16(q, s, static_cast<const uint16_t*>(x), M, K);
-      xq = q;
-      xs = s;
-    }
-    const int8_t* wq = im.wq.data();
-    thread_local std::vector<int32_t> acc_buf;
-    int32_t* acc = grow(acc_buf, M * N);
-#if defined(__aarch64__)
-    if (!im.wq_mmla.empty()) {
-      cpu::neon::gemm_s8_smmla(acc, xq, im.wq_mmla.data(), M, N, K);
-      wq = nullptr;
-    }
-#endif
-    if (wq) {
-#pragma omp parallel for collapse(2) schedule(static)
-      for (int64_t m = 0; m < M; ++m)
-        for (int64_t n = 0; n < N; ++n) {
-          int32_t a = 0;
-          for (int64_t k = 0; k < K; ++k) a += int32_t(xq[m * K + k]) * int32_t(wq[n * K + k]);
-          acc[m * N + n] = a;
-        }
-    }
-    const bool f = y_type == ActType::f32;
-    const ProfileScope epi(current_profiler(), OpFamily::epilogue);
-    thread_local std::vector<uint16_t> yb_buf;
-    uint16_t* yb = y_type == ActType::s8 ? grow(yb_buf, M * N) : static_cast<uint16_t*>(y);
-    cpu::dequantize_rows(f ? static_cast<float*>(y) : nullptr, f ? nullptr : yb, acc, xs, im.w_scales.data(), bias, M,
-                         N, epilogue == Epilogue::gelu_erf);
-    if (y_type == ActType::s8) quantize_rows_s8_bf16(static_cast<int8_t*>(y), y_scale, yb, M, N);
-    return;
-  } else if (!im.wmmla.empty()) {
-#if defined(__aarch64__)
-    if (x_type == ActType::bf16)
-      cpu::neon::linear_bf16_bfmmla_bf16in(yf, static_cast<const uint16_t*>(x), im.wmmla.data(), bias, M, N, K);
-    else
-      cpu::neon::linear_bf16_bfmmla(yf, static_cast<const float*>(x), im.wmmla.data(), bias, M, N, K);
-#endif
-  } else {
-    const float* xf = static_cast<const float*>(x);
-    if (x_type == ActType::bf16) {
-      const ProfileScope conv(current_profiler(), OpFamily::convert);
-      float* buf = grow(xf_buf, M * K);
-      bf16_to_f32_buf(buf, static_cast<const uint16_t*>(x), M * K);
-      xf = buf;
-    }
-    cpu::matmul_nt(yf, xf, im.wf.data(), bias, M, N, K,
-                   im.type == PackedType::bf16 ? MatmulPrecision::bf16 : MatmulPrecision::fp32);
-  }
-  if (epilogue == Epilogue::gelu_erf) {
-    const ProfileScope gelu(current_profiler(), OpFamily::gelu);
-    cpu::gelu_erf_forward(yf, yf, M * N);
-  }
-  if (y_type == ActType::bf16) {
-    const ProfileScope conv(current_profiler(), OpFamily::convert);
-    cpu::convert_f32_to_bf16(static_cast<uint16_t*>(y), yf, M * N);
-  }
-}
-
-void pack_fallback(PackedLinear::Impl& im, const float* w) {
-  im.onednn = false;
-  const int64_t N = im.N, K = im.K;
-  if (im.type == PackedType::s8) {
-    quantize_weights(im.wq, im.w_scales, w, N, K);
-#if defined(__aarch64__)
-    if (cpu::neon::bf16_enabled()) {  // SMMLA panels of the same int8 weights
-      im.wq_mmla.resize(size_t(cpu::neon::smmla_packed_size(N, K)));
-      cpu::neon::pack_smmla_weights(im.wq_mmla.data(), im.wq.data(), N, K);
-      std::vector<int8_t>().swap(im.wq);
-      im.bytes = im.wq_mmla.size() + im.w_scales.size() * sizeof(float);
-      return;
-    }
-#endif
-    im.bytes = im.wq.size() + im.w_scales.size() * sizeof(float);
-    return;
-  }
-#if defined(__aarch64__)
-  if (im.type == PackedType::bf16 && cpu::neon::bf16_enabled()) {  // BFMMLA: the same bf16-rounded W
-    im.wmmla.resize(size_t(cpu::neon::bfmmla_packed_size(N, K)));
-    cpu::neon::pack_bfmmla_weights(im.wmmla.data(), w, N, K);
-    im.bytes = im.wmmla.size() * sizeof(uint16_t);
-    return;
-  }
-#endif
-  im.wf.assign(w, w + N * K);
-  if (im.type == PackedType::bf16)
-    for (float& v : im.wf) v = bf16_to_f32(f32_to_bf16(v));
-  im.bytes = im.wf.size() * sizeof(float);
-}
-
-}  // namespace
 
 #if defined(RC_WITH_ONEDNN) && RC_WITH_ONEDNN
 
@@ -317,7 +169,7 @@ PackedLinear PackedLinear::pack_converted(const float* w, const uint16_t* w16_in
       for (int64_t i = 0; i < N * K; ++i) wf[size_t(i)] = bf16_to_f32(w16_in[i]);
       src = wf.data();
     }
-    rc::kernels::pack_fallback(impl, src);
+    cpu::portable::pack_fallback(impl, src);
   };
   if (type == PackedType::s8 && !cpu::onednn::int8_gemm_ok()) {
     pack_fallback(im, w);

@@ -1,0 +1,132 @@
+// The portable PackedLinear path (packed_linear_impl.h): plain row-major fp32 / bf16-rounded /
+// int8 weights and loops of our own, used without oneDNN or where it refuses a type; on aarch64
+// with BF16 + I8MM, BFMMLA / SMMLA panels for cpu/neon/bf16.cpp (onednn_linear.cpp's comment).
+#include <vector>
+
+#include "kernels/cpu/bf16_convert.h"
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/neon/neon_kernels.h"
+#include "kernels/cpu/packed_linear_impl.h"
+#include "kernels/profile.h"
+#include "tensor/bf16.h"
+
+namespace rc::kernels::cpu::portable {
+
+void quantize_weights(std::vector<int8_t>& q, std::vector<float>& scales, const float* w, int64_t N, int64_t K) {
+  q.resize(size_t(N * K));
+  scales.resize(size_t(N));
+  quantize_rows_s8(q.data(), scales.data(), w, N, K);
+}
+
+void bf16_to_f32_buf(float* dst, const uint16_t* src, int64_t n) noexcept {
+#pragma omp parallel for schedule(static) if (n >= (1 << 16))
+  for (int64_t i = 0; i < n; ++i) dst[i] = bf16_to_f32(src[i]);
+}
+
+void fallback_forward(const PackedLinear::Impl& im, void* y, ActType y_type, const void* x, ActType x_type,
+                      const float* bias, int64_t M, Epilogue epilogue, const float* x_scale, float* y_scale) {
+  const int64_t N = im.N, K = im.K;
+  thread_local std::vector<float> xf_buf, yf_buf;
+  thread_local std::vector<int8_t> xq_buf;
+  thread_local std::vector<float> xs_buf;
+  float* yf = y_type == ActType::f32 ? static_cast<float*>(y) : grow(yf_buf, M * N);
+  if (im.type == PackedType::s8) {
+    const int8_t* xq = static_cast<const int8_t*>(x);
+    const float* xs = x_scale;
+    if (x_type != ActType::s8) {  // else quantised by the op before (GemmInput)
+      const ProfileScope conv(current_profiler(), OpFamily::convert);
+      int8_t* q = grow(xq_buf, M * K);
+      float* s = grow(xs_buf, M);
+      if (x_type == ActType::f32)
+        quantize_rows_s8(q, s, static_cast<const float*>(x), M, K);
+      else
+        quantize_rows_s8_bf16(q, s, static_cast<const uint16_t*>(x), M, K);
+      xq = q;
+      xs = s;
+    }
+    const int8_t* wq = im.wq.data();
+    thread_local std::vector<int32_t> acc_buf;
+    int32_t* acc = grow(acc_buf, M * N);
+#if defined(__aarch64__)
+    if (!im.wq_mmla.empty()) {
+      cpu::neon::gemm_s8_smmla(acc, xq, im.wq_mmla.data(), M, N, K);
+      wq = nullptr;
+    }
+#endif
+    if (wq) {
+#pragma omp parallel for collapse(2) schedule(static)
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < N; ++n) {
+          int32_t a = 0;
+          for (int64_t k = 0; k < K; ++k) a += int32_t(xq[m * K + k]) * int32_t(wq[n * K + k]);
+          acc[m * N + n] = a;
+        }
+    }
+    const bool f = y_type == ActType::f32;
+    const ProfileScope epi(current_profiler(), OpFamily::epilogue);
+    thread_local std::vector<uint16_t> yb_buf;
+    uint16_t* yb = y_type == ActType::s8 ? grow(yb_buf, M * N) : static_cast<uint16_t*>(y);
+    cpu::dequantize_rows(f ? static_cast<float*>(y) : nullptr, f ? nullptr : yb, acc, xs, im.w_scales.data(), bias, M,
+                         N, epilogue == Epilogue::gelu_erf);
+    if (y_type == ActType::s8) quantize_rows_s8_bf16(static_cast<int8_t*>(y), y_scale, yb, M, N);
+    return;
+  } else if (!im.wmmla.empty()) {
+#if defined(__aarch64__)
+    if (x_type == ActType::bf16)
+      cpu::neon::linear_bf16_bfmmla_bf16in(yf, static_cast<const uint16_t*>(x), im.wmmla.data(), bias, M, N, K);
+    else
+      cpu::neon::linear_bf16_bfmmla(yf, static_cast<const float*>(x), im.wmmla.data(), bias, M, N, K);
+#endif
+  } else {
+    const float* xf = static_cast<const float*>(x);
+    if (x_type == ActType::bf16) {
+      const ProfileScope conv(current_profiler(), OpFamily::convert);
+      float* buf = grow(xf_buf, M * K);
+      bf16_to_f32_buf(buf, static_cast<const uint16_t*>(x), M * K);
+      xf = buf;
+    }
+    cpu::matmul_nt(yf, xf, im.wf.data(), bias, M, N, K,
+                   im.type == PackedType::bf16 ? MatmulPrecision::bf16 : MatmulPrecision::fp32);
+  }
+  if (epilogue == Epilogue::gelu_erf) {
+    const ProfileScope gelu(current_profiler(), OpFamily::gelu);
+    cpu::gelu_erf_forward(yf, yf, M * N);
+  }
+  if (y_type == ActType::bf16) {
+    const ProfileScope conv(current_profiler(), OpFamily::convert);
+    cpu::convert_f32_to_bf16(static_cast<uint16_t*>(y), yf, M * N);
+  }
+}
+
+void pack_fallback(PackedLinear::Impl& im, const float* w) {
+  im.onednn = false;
+  const int64_t N = im.N, K = im.K;
+  if (im.type == PackedType::s8) {
+    quantize_weights(im.wq, im.w_scales, w, N, K);
+#if defined(__aarch64__)
+    if (cpu::neon::bf16_enabled()) {  // SMMLA panels of the same int8 weights
+      im.wq_mmla.resize(size_t(cpu::neon::smmla_packed_size(N, K)));
+      cpu::neon::pack_smmla_weights(im.wq_mmla.data(), im.wq.data(), N, K);
+      std::vector<int8_t>().swap(im.wq);
+      im.bytes = im.wq_mmla.size() + im.w_scales.size() * sizeof(float);
+      return;
+    }
+#endif
+    im.bytes = im.wq.size() + im.w_scales.size() * sizeof(float);
+    return;
+  }
+#if defined(__aarch64__)
+  if (im.type == PackedType::bf16 && cpu::neon::bf16_enabled()) {  // BFMMLA: the same bf16-rounded W
+    im.wmmla.resize(size_t(cpu::neon::bfmmla_packed_size(N, K)));
+    cpu::neon::pack_bfmmla_weights(im.wmmla.data(), w, N, K);
+    im.bytes = im.wmmla.size() * sizeof(uint16_t);
+    return;
+  }
+#endif
+  im.wf.assign(w, w + N * K);
+  if (im.type == PackedType::bf16)
+    for (float& v : im.wf) v = bf16_to_f32(f32_to_bf16(v));
+  im.bytes = im.wf.size() * sizeof(float);
+}
+
+}  // namespace rc::kernels::cpu::portable
