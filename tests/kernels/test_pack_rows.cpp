@@ -9,24 +9,15 @@
 #include "kernel_test_util.h"
 #include "kernels/linear.h"
 #include "roberta/error.h"
+#include "support/f16_bits.h"
 #include "tensor/bf16.h"
 
 namespace rc::kernels {
 namespace {
 
-using test::randn;
+using test::to_f16_bits;
 
-// f32 -> f16 bits by truncation (normal range; tiny values flush to zero). Any finite f16 will
-// do here: the reference widens the same bits.
-uint16_t to_f16_bits(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  const uint32_t sign = (b >> 16) & 0x8000u;
-  const int32_t exp = int32_t((b >> 23) & 0xff) - 127 + 15;
-  if (exp <= 0) return uint16_t(sign);
-  if (exp >= 31) return uint16_t(sign | 0x7bffu);
-  return uint16_t(sign | uint32_t(exp) << 10 | ((b >> 13) & 0x3ffu));
-}
+using test::randn;
 
 // `bytes` of storage starting `misalign` bytes past an aligned address.
 struct Storage {

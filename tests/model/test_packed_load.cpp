@@ -22,21 +22,17 @@
 #include "roberta/classifier.h"
 #include "roberta/error.h"
 #include "support/golden.h"
+#include "support/f16_bits.h"
+#include "support/model_batches.h"
 #include "tensor/bf16.h"
 
 namespace rc::model {
 namespace {
 namespace fs = std::filesystem;
-
-uint16_t to_f16_bits(float f) {  // truncating; any finite f16 serves (both loads widen the same bits)
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  const uint32_t sign = (b >> 16) & 0x8000u;
-  const int32_t exp = int32_t((b >> 23) & 0xff) - 127 + 15;
-  if (exp <= 0) return uint16_t(sign);
-  if (exp >= 31) return uint16_t(sign | 0x7bffu);
-  return uint16_t(sign | uint32_t(exp) << 10 | ((b >> 13) & 0x3ffu));
-}
+using test::batch_logits;
+using test::Ids;
+using test::random_batch;
+using test::to_f16_bits;
 
 RobertaConfig config_of(int64_t hidden, int64_t heads, int64_t ffn, int64_t layers, int64_t vocab) {
   RobertaConfig c = RobertaConfig::from_file(fs::path(test::tiny_dir()) / "config.json");
@@ -88,30 +84,6 @@ class Folder {
   fs::path dir_;
 };
 
-struct Ids {
-  std::vector<int32_t> ids, lens;
-  int64_t B, T;
-};
-Ids random_batch(const RobertaConfig& c, int64_t B, int64_t T, uint32_t seed) {
-  std::mt19937 rng{seed};
-  std::uniform_int_distribution<int32_t> tok(3, int32_t(c.vocab_size) - 1), len(2, int32_t(T));
-  Ids r{std::vector<int32_t>(size_t(B * T), c.pad_token_id), std::vector<int32_t>(size_t(B)), B, T};
-  for (int64_t b = 0; b < B; ++b) {
-    const int32_t n = b == 0 ? int32_t(T) : len(rng);
-    r.lens[size_t(b)] = n;
-    for (int32_t t = 0; t < n; ++t) r.ids[size_t(b * T + t)] = tok(rng);
-    r.ids[size_t(b * T)] = c.bos_token_id;
-    r.ids[size_t(b * T + n - 1)] = c.eos_token_id;
-  }
-  return r;
-}
-std::vector<float> logits(const RobertaModel& m, const Ids& in) {
-  InferenceWorkspace ws(m.config(), in.B, in.T);
-  std::vector<float> out(size_t(in.B * m.config().num_labels()));
-  forward_logits({}, m, Batch{in.B, in.T, in.ids.data(), in.lens.data(), nullptr}, ws, out.data());
-  return out;
-}
-
 std::unique_ptr<RobertaModel> load_packed(const fs::path& dir, WeightFormat f, bool init_head = false) {
   CheckpointLoadOptions o;
   o.pack = f;
@@ -130,8 +102,8 @@ std::unique_ptr<RobertaModel> load_then_pack(const fs::path& dir, WeightFormat f
 
 void expect_same_logits(const RobertaModel& want, const RobertaModel& got, const std::string& what) {
   for (auto [B, T] : {std::pair<int64_t, int64_t>{1, 1}, {3, 9}, {2, 33}}) {
-    const Ids in = random_batch(want.config(), B, T, uint32_t(B * 100 + T));
-    const auto a = logits(want, in), b = logits(got, in);
+    const Ids in = random_batch(want.config(), B, T, uint64_t(B * 100 + T));
+    const auto a = batch_logits(want, in), b = batch_logits(got, in);
     EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float))) << what << " at " << B << "x" << T;
   }
 }
@@ -247,7 +219,7 @@ TEST(PackedLoad, ClassifierLoadsPackedAndAgreesWithTheMasterRoute) {
     const std::vector<int32_t> row = {0, 713, 16, 10, 1296, 2};
     const auto got = clf->predict_ids(std::span(&row, 1));
     const Ids in{row, {int32_t(row.size())}, 1, int64_t(row.size())};
-    const auto ref = logits(*want, in);
+    const auto ref = batch_logits(*want, in);
     ASSERT_EQ(got[0].logits.size(), ref.size());
     EXPECT_EQ(0, std::memcmp(got[0].logits.data(), ref.data(), ref.size() * sizeof(float))) << precision_name(p);
   }

@@ -12,9 +12,14 @@
 #include "model/checkpoint.h"
 #include "model/roberta_model.h"
 #include "roberta/classifier.h"
+#include "support/model_batches.h"
 
 namespace rc::model {
 namespace {
+
+using test::batch_logits;
+using test::Ids;
+using test::random_batch;
 
 const char* kTiny = RC_TEST_DATA_DIR "/tiny";
 
@@ -25,33 +30,6 @@ double cosine(const float* a, const float* b, int64_t n) {
 }
 int64_t argmax(const float* a, int64_t n) { return std::max_element(a, a + n) - a; }
 
-struct Ids {
-  std::vector<int32_t> ids, lens;
-  int64_t B, T;
-};
-
-// Random rows of random lengths in [2, T], <s> … </s>, padded with pad_token_id.
-Ids random_batch(const RobertaConfig& c, int64_t B, int64_t T, uint64_t seed) {
-  std::mt19937 rng{uint32_t(seed)};
-  std::uniform_int_distribution<int32_t> tok(3, int32_t(c.vocab_size) - 1);
-  std::uniform_int_distribution<int32_t> len(2, int32_t(T));
-  Ids r{std::vector<int32_t>(size_t(B * T), c.pad_token_id), std::vector<int32_t>(size_t(B)), B, T};
-  for (int64_t b = 0; b < B; ++b) {
-    const int32_t n = b == 0 ? int32_t(T) : len(rng);
-    r.lens[size_t(b)] = n;
-    for (int32_t t = 0; t < n; ++t) r.ids[size_t(b * T + t)] = tok(rng);
-    r.ids[size_t(b * T)] = c.bos_token_id;
-    r.ids[size_t(b * T + n - 1)] = c.eos_token_id;
-  }
-  return r;
-}
-
-std::vector<float> fp32_logits(const RobertaModel& m, const Ids& in) {
-  InferenceWorkspace ws(m.config(), in.B, in.T);
-  std::vector<float> out(size_t(in.B * m.config().num_labels()));
-  forward_logits({}, m, Batch{in.B, in.T, in.ids.data(), in.lens.data(), nullptr}, ws, out.data());
-  return out;
-}
 // The same parameters in another weight format (packed from the fp32 master).
 std::unique_ptr<RobertaModel> with_format(const RobertaModel& m, WeightFormat f) {
   auto p = std::make_unique<RobertaModel>(m.config());
@@ -60,7 +38,7 @@ std::unique_ptr<RobertaModel> with_format(const RobertaModel& m, WeightFormat f)
   EXPECT_EQ(p->weight_format(), f);
   return p;
 }
-std::vector<float> packed_logits(const RobertaModel& m, const Ids& in) { return fp32_logits(m, in); }
+std::vector<float> packed_logits(const RobertaModel& m, const Ids& in) { return batch_logits(m, in); }
 const char* packed_precision_name(WeightFormat f) { return weight_format_name(f); }
 
 TEST(WeightFormats, Bf16LogitsMatchFp32OnTheTinyCheckpoint) {
@@ -73,7 +51,7 @@ TEST(WeightFormats, Bf16LogitsMatchFp32OnTheTinyCheckpoint) {
   int64_t rows = 0;
   for (auto [B, T] : {std::pair<int64_t, int64_t>{1, 1}, {1, 32}, {8, 17}, {32, 64}}) {
     const Ids in = random_batch(m->config(), B, T, uint64_t(B * 100 + T));
-    const auto want = fp32_logits(*m, in), got = packed_logits(p, in);
+    const auto want = batch_logits(*m, in), got = packed_logits(p, in);
     for (int64_t b = 0; b < B; ++b, ++rows) {
       const double cs = cosine(got.data() + b * K, want.data() + b * K, K);
       worst = std::min(worst, cs);
@@ -94,7 +72,7 @@ TEST(WeightFormats, Int8AgreesWithFp32OnTheTinyCheckpoint) {
   double worst = 1;
   for (uint64_t seed = 0; seed < 4; ++seed) {
     const Ids in = random_batch(m->config(), 32, 40, 1000 + seed);
-    const auto want = fp32_logits(*m, in), got = packed_logits(p, in);
+    const auto want = batch_logits(*m, in), got = packed_logits(p, in);
     for (int64_t b = 0; b < in.B; ++b, ++rows) {
       same += argmax(got.data() + b * K, K) == argmax(want.data() + b * K, K);
       worst = std::min(worst, cosine(got.data() + b * K, want.data() + b * K, K));
@@ -164,7 +142,7 @@ TEST(WeightFormats, TrainingReadsTheFp32MasterInEveryFormat) {
   EXPECT_GT(p->packed_bytes(), 0u);
   p->set_weight_format(WeightFormat::fp32);
   EXPECT_EQ(p->packed_bytes(), 0u);
-  EXPECT_EQ(fp32_logits(*p, in), fp32_logits(*m, in));
+  EXPECT_EQ(batch_logits(*p, in), batch_logits(*m, in));
 }
 
 // Without a GPU, asking for CUDA memory or a CUDA classifier is Errc::device (exit code 4).
