@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -18,18 +19,34 @@
 
 using namespace std::chrono_literals;
 
-TEST(NcclCollectiveGpu, WorldOfOneRoundTrips) {
-#if !defined(RC_WITH_NCCL)
-  GTEST_SKIP() << "built without RC_WITH_NCCL";
-#else
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) GTEST_SKIP() << "no CUDA device";
-  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+// A world of 1 on GPU 0 through the TCP rendezvous, on a stream of the test's own; skips
+// without NCCL in the build or a device. Each test gets its own store port.
+class NcclCollectiveGpu : public ::testing::Test {
+ protected:
+#if defined(RC_WITH_NCCL)
+  void SetUp() override {
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) GTEST_SKIP() << "no CUDA device";
+    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+    ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+    static int tests_run = 0;
+    rc::dist::LaunchInfo li;
+    li.master_port = li.store_port = 29000 + 1000 * tests_run++ + int(::getpid() % 1000);
+    c = rc::dist::connect_nccl(li, 60s, stream);
+  }
+  void TearDown() override {
+    c.reset();
+    if (stream) cudaStreamDestroy(stream);
+  }
   cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
-  rc::dist::LaunchInfo li;
-  li.master_port = li.store_port = 29000 + int(::getpid() % 1000);
-  auto c = rc::dist::connect_nccl(li, 60s, stream);
+  std::unique_ptr<rc::dist::Collective> c;
+#else
+  void SetUp() override { GTEST_SKIP() << "built without RC_WITH_NCCL"; }
+#endif
+};
+
+TEST_F(NcclCollectiveGpu, WorldOfOneRoundTrips) {
+#if defined(RC_WITH_NCCL)
   ASSERT_TRUE(c->device_buffers());
   const int64_t n = (int64_t(1) << 20) + 3;
   std::vector<float> host(static_cast<size_t>(n));
@@ -52,8 +69,6 @@ TEST(NcclCollectiveGpu, WorldOfOneRoundTrips) {
   EXPECT_EQ(pos[2], 9);
   c->barrier();
   cudaFree(dev);
-  c.reset();
-  cudaStreamDestroy(stream);
 #endif
 }
 
@@ -61,18 +76,8 @@ TEST(NcclCollectiveGpu, WorldOfOneRoundTrips) {
 // held by a host callback that waits for a flag; an overlapped all-reduce started from another
 // thread must not finish while the stream has not reached the mark, and must finish once it
 // has (an all-reduce on a stream that ignored the mark would return within the 300 ms).
-TEST(NcclCollectiveGpu, OverlappedAllReduceWaitsForTheMark) {
-#if !defined(RC_WITH_NCCL)
-  GTEST_SKIP() << "built without RC_WITH_NCCL";
-#else
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) GTEST_SKIP() << "no CUDA device";
-  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
-  cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
-  rc::dist::LaunchInfo li;
-  li.master_port = li.store_port = 30000 + int(::getpid() % 1000);
-  auto c = rc::dist::connect_nccl(li, 60s, stream);
+TEST_F(NcclCollectiveGpu, OverlappedAllReduceWaitsForTheMark) {
+#if defined(RC_WITH_NCCL)
   const int64_t n = 4096;
   std::vector<float> host(static_cast<size_t>(n), 1.5f);
   float* dev = nullptr;
@@ -103,7 +108,5 @@ TEST(NcclCollectiveGpu, OverlappedAllReduceWaitsForTheMark) {
   EXPECT_EQ(back, host);  // a world of 1: the sum of the copied data is itself
   EXPECT_THROW(c->allreduce_sum_after(mark + 5, dev, n), rc::Error) << "a mark never made";
   cudaFree(dev);
-  c.reset();
-  cudaStreamDestroy(stream);
 #endif
 }
