@@ -30,8 +30,9 @@ DataParallel::~DataParallel() {
 void DataParallel::enable_overlap(const model::RobertaModel& model, float* grads) {
   // Gradients staged through host memory (a GPU without NCCL) reduce after the backward.
   if (!c_ || comm_thread_.joinable() || (ctx_.device != Device::cpu && !c_->device_buffers())) return;
-  RC_CHECK(int64_t(model.offsets().layers.size()) < dist::Collective::kMaxReadyMarks, Errc::invalid_argument,
-           "overlap supports at most ", dist::Collective::kMaxReadyMarks - 1, " encoder layers",
+  // Device collectives keep one mark per layer outstanding (collective.h); host ones need none.
+  RC_CHECK(!c_->device_buffers() || int64_t(model.offsets().layers.size()) < dist::Collective::kMaxReadyMarks,
+           Errc::invalid_argument, "overlap supports at most ", dist::Collective::kMaxReadyMarks - 1, " encoder layers",
            "\nHINT: pass --dist-no-overlap");
   const model::RobertaConfig& cfg = model.config();
   const int64_t C = cfg.hidden_size, I = cfg.intermediate_size;
