@@ -1,5 +1,5 @@
 // Every CPU code path in one binary: the portable cpu::generic:: kernels and each hand-vectorised
-// path this build has (avx512 on x86-64; neon, neon_bf16, sve on aarch64) that this CPU can run,
+// path this build has (avx2, avx512 on x86-64; neon, neon_bf16, sve on aarch64) that this CPU can run,
 // each against the reference, through the table of kernels/cpu/isa_paths.h.  The op-family
 // tests go through the dispatch, which picks one path per process (RC_CPU_ISA=generic forces
 // the portable one); this file makes sure the others are tested too.
@@ -245,7 +245,7 @@ TEST(CpuIsaChoice, IsThePathTheRunAskedFor) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Cpu, IsaPath, ::testing::Values("generic", "avx512", "neon", "neon_bf16", "sve"),
+INSTANTIATE_TEST_SUITE_P(Cpu, IsaPath, ::testing::Values("generic", "avx2", "avx512", "neon", "neon_bf16", "sve"),
                          [](const auto& info) { return std::string(info.param); });
 
 }  // namespace

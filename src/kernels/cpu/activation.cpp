@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/cpu/avx2/avx2_kernels.h"
 #include "kernels/cpu/avx512/avx512_kernels.h"
 #include "kernels/cpu/neon/neon_kernels.h"
 #include "kernels/cpu/cpu_kernels.h"
@@ -37,6 +38,7 @@ void gelu_erf_backward(float* dx, const float* dy, const float* x, int64_t n) no
 void gelu_erf_forward(float* y, const float* x, int64_t n) noexcept {
 #if defined(__x86_64__)
   if (avx512::enabled()) return avx512::gelu_erf_forward(y, x, n);
+  if (avx2::enabled()) return avx2::gelu_erf_forward(y, x, n);
 #elif defined(__aarch64__)
   if (sve::enabled()) return sve::gelu_erf_forward(y, x, n);
   if (neon::enabled()) return neon::gelu_erf_forward(y, x, n);
@@ -47,6 +49,7 @@ void gelu_erf_forward(float* y, const float* x, int64_t n) noexcept {
 void gelu_erf_backward(float* dx, const float* dy, const float* x, int64_t n) noexcept {
 #if defined(__x86_64__)
   if (avx512::enabled()) return avx512::gelu_erf_backward(dx, dy, x, n);
+  if (avx2::enabled()) return avx2::gelu_erf_backward(dx, dy, x, n);
 #elif defined(__aarch64__)
   if (sve::enabled()) return sve::gelu_erf_backward(dx, dy, x, n);
   if (neon::enabled()) return neon::gelu_erf_backward(dx, dy, x, n);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/cpu/avx2/avx2_kernels.h"
 #include "kernels/cpu/avx512/avx512_kernels.h"
 #include "kernels/cpu/neon/neon_kernels.h"
 #include "kernels/cpu/cpu_kernels.h"
@@ -125,6 +126,7 @@ void attention_forward(float* out, float* probs, const float* qkv, const int32_t
                        int64_t H, int64_t D, float dropout_p, uint64_t seed, uint64_t row0) noexcept {
 #if defined(__x86_64__)
   if (avx512::enabled()) return avx512::attention_forward(out, probs, qkv, seq_lens, B, T, H, D, dropout_p, seed, row0);
+  if (avx2::enabled()) return avx2::attention_forward(out, probs, qkv, seq_lens, B, T, H, D, dropout_p, seed, row0);
 #elif defined(__aarch64__)
   if (neon::enabled()) return neon::attention_forward(out, probs, qkv, seq_lens, B, T, H, D, dropout_p, seed, row0);
 #endif
@@ -137,6 +139,8 @@ void attention_backward(float* dqkv, const float* dout, const float* qkv, const 
 #if defined(__x86_64__)
   if (avx512::enabled())
     return avx512::attention_backward(dqkv, dout, qkv, probs, seq_lens, B, T, H, D, dropout_p, seed, row0);
+  if (avx2::enabled())
+    return avx2::attention_backward(dqkv, dout, qkv, probs, seq_lens, B, T, H, D, dropout_p, seed, row0);
 #elif defined(__aarch64__)
   if (neon::enabled())
     return neon::attention_backward(dqkv, dout, qkv, probs, seq_lens, B, T, H, D, dropout_p, seed, row0);

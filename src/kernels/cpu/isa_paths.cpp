@@ -3,6 +3,7 @@
 #include "kernels/cpu/isa_paths.h"
 
 #include "device/cpu_isa.h"
+#include "kernels/cpu/avx2/avx2_kernels.h"
 #include "kernels/cpu/avx512/avx512_kernels.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/neon/neon_kernels.h"
@@ -23,11 +24,15 @@ std::vector<CpuPath> make_paths() {
                generic::attention_backward, generic::quantize_rows_s8, generic::quantize_rows_s8_bf16,
                generic::dequantize_rows, convert_generic});
 #if defined(__x86_64__)
+  v.push_back({"avx2", avx2::supported(), avx2::layernorm_forward, avx2::add_layernorm_forward,
+               avx2::layernorm_backward, avx2::gelu_erf_forward, avx2::gelu_erf_backward, avx2::adamw_step,
+               avx2::attention_forward, avx2::attention_backward, avx2::quantize_rows_s8, avx2::quantize_rows_s8_bf16,
+               avx2::dequantize_rows, avx2::convert_f32_to_bf16});
   v.push_back({"avx512", avx512::supported(), avx512::layernorm_forward, avx512::add_layernorm_forward,
                avx512::layernorm_backward, avx512::gelu_erf_forward, avx512::gelu_erf_backward, avx512::adamw_step,
                avx512::attention_forward, avx512::attention_backward, avx512::quantize_rows_s8,
                avx512::quantize_rows_s8_bf16, avx512::dequantize_rows,
-               cpu_features().avx512_bf16 ? avx512::convert_f32_to_bf16 : convert_generic});
+               cpu_features().avx512_bf16 ? avx512::convert_f32_to_bf16 : avx2::convert_f32_to_bf16});
 #elif defined(__aarch64__)
   const CpuPath n{"neon",
                   neon::supported(),

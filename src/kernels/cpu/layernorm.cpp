@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/cpu/avx2/avx2_kernels.h"
 #include "kernels/cpu/avx512/avx512_kernels.h"
 #include "kernels/cpu/neon/neon_kernels.h"
 #include "kernels/cpu/cpu_kernels.h"
@@ -96,6 +97,7 @@ void layernorm_forward(float* y, float* mean, float* rstd, const float* x, const
                        int64_t N, int64_t C, float eps) noexcept {
 #if defined(__x86_64__)
   if (avx512::enabled()) return avx512::layernorm_forward(y, mean, rstd, x, gamma, beta, N, C, eps);
+  if (avx2::enabled()) return avx2::layernorm_forward(y, mean, rstd, x, gamma, beta, N, C, eps);
 #elif defined(__aarch64__)
   if (sve::enabled()) return sve::layernorm_forward(y, mean, rstd, x, gamma, beta, N, C, eps);
   if (neon::enabled()) return neon::layernorm_forward(y, mean, rstd, x, gamma, beta, N, C, eps);
@@ -107,6 +109,7 @@ void add_layernorm_forward(float* y, float* sum, float* mean, float* rstd, const
                            const float* gamma, const float* beta, int64_t N, int64_t C, float eps) noexcept {
 #if defined(__x86_64__)
   if (avx512::enabled()) return avx512::add_layernorm_forward(y, sum, mean, rstd, x, residual, gamma, beta, N, C, eps);
+  if (avx2::enabled()) return avx2::add_layernorm_forward(y, sum, mean, rstd, x, residual, gamma, beta, N, C, eps);
 #elif defined(__aarch64__)
   if (sve::enabled()) return sve::add_layernorm_forward(y, sum, mean, rstd, x, residual, gamma, beta, N, C, eps);
   if (neon::enabled()) return neon::add_layernorm_forward(y, sum, mean, rstd, x, residual, gamma, beta, N, C, eps);
@@ -118,6 +121,7 @@ void layernorm_backward(float* dx, float* dgamma, float* dbeta, const float* dy,
                         const float* mean, const float* rstd, int64_t N, int64_t C) noexcept {
 #if defined(__x86_64__)
   if (avx512::enabled()) return avx512::layernorm_backward(dx, dgamma, dbeta, dy, x, gamma, mean, rstd, N, C);
+  if (avx2::enabled()) return avx2::layernorm_backward(dx, dgamma, dbeta, dy, x, gamma, mean, rstd, N, C);
 #elif defined(__aarch64__)
   if (neon::enabled()) return neon::layernorm_backward(dx, dgamma, dbeta, dy, x, gamma, mean, rstd, N, C);
 #endif

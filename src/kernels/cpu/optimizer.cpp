@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/cpu/avx2/avx2_kernels.h"
 #include "kernels/cpu/avx512/avx512_kernels.h"
 #include "kernels/cpu/neon/neon_kernels.h"
 #include "kernels/cpu/cpu_kernels.h"
@@ -45,6 +46,7 @@ void adamw_step(float* params, const float* grads, float* m, float* v, const Ada
                 int64_t num_segments, const AdamWHyper& hyper) noexcept {
 #if defined(__x86_64__)
   if (avx512::enabled()) return avx512::adamw_step(params, grads, m, v, segments, num_segments, hyper);
+  if (avx2::enabled()) return avx2::adamw_step(params, grads, m, v, segments, num_segments, hyper);
 #elif defined(__aarch64__)
   if (neon::enabled()) return neon::adamw_step(params, grads, m, v, segments, num_segments, hyper);
 #endif

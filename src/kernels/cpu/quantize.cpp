@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/cpu/avx2/avx2_kernels.h"
 #include "kernels/cpu/avx512/avx512_kernels.h"
 #include "kernels/cpu/neon/neon_kernels.h"
 #include "kernels/cpu/cpu_kernels.h"
@@ -55,6 +56,7 @@ void cpu::dequantize_rows(float* yf, uint16_t* yb, const int32_t* acc, const flo
                           const float* bias, int64_t M, int64_t N, bool gelu) noexcept {
 #if defined(__x86_64__)
   if (cpu::avx512::enabled()) return cpu::avx512::dequantize_rows(yf, yb, acc, xs, ws, bias, M, N, gelu);
+  if (cpu::avx2::enabled()) return cpu::avx2::dequantize_rows(yf, yb, acc, xs, ws, bias, M, N, gelu);
 #elif defined(__aarch64__)
   if (cpu::neon::enabled()) return cpu::neon::dequantize_rows(yf, yb, acc, xs, ws, bias, M, N, gelu);
 #endif
@@ -66,6 +68,7 @@ void cpu::dequantize_rows(float* yf, uint16_t* yb, const int32_t* acc, const flo
 void quantize_rows_s8(int8_t* q, float* scale, const float* x, int64_t M, int64_t K) {
 #if defined(__x86_64__)
   if (cpu::avx512::enabled()) return cpu::avx512::quantize_rows_s8(q, scale, x, M, K);
+  if (cpu::avx2::enabled()) return cpu::avx2::quantize_rows_s8(q, scale, x, M, K);
 #elif defined(__aarch64__)
   if (cpu::neon::enabled()) return cpu::neon::quantize_rows_s8(q, scale, x, M, K);
 #endif
@@ -75,6 +78,7 @@ void quantize_rows_s8(int8_t* q, float* scale, const float* x, int64_t M, int64_
 void quantize_rows_s8_bf16(int8_t* q, float* scale, const uint16_t* x, int64_t M, int64_t K) {
 #if defined(__x86_64__)
   if (cpu::avx512::enabled()) return cpu::avx512::quantize_rows_s8_bf16(q, scale, x, M, K);
+  if (cpu::avx2::enabled()) return cpu::avx2::quantize_rows_s8_bf16(q, scale, x, M, K);
 #elif defined(__aarch64__)
   if (cpu::neon::enabled()) return cpu::neon::quantize_rows_s8_bf16(q, scale, x, M, K);
 #endif

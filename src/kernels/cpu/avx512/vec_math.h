@@ -67,6 +67,7 @@ struct Simd {
   using V = __m512;
   using Tail = __mmask16;  // the lanes a partial vector covers
   static constexpr int64_t kWidth = 16;
+  static constexpr int kTileVectors = 4;  // attention micro-GEMM: 4 rows × 4 vectors, 16 accumulators
 
   // Lanes [0, min(left, 16)); none when left ≤ 0.
   static Tail tail(int64_t left) { return left <= 0 ? Tail(0) : tail_mask(left); }

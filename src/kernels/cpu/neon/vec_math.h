@@ -89,6 +89,7 @@ struct Simd {
   using V = float32x4_t;
   using Tail = int64_t;  // the number of lanes a partial vector covers, 0 to 4
   static constexpr int64_t kWidth = 4;
+  static constexpr int kTileVectors = 4;  // attention micro-GEMM: 4 rows × 4 vectors, 16 accumulators
 
   static Tail tail(int64_t left) { return left <= 0 ? 0 : (left >= 4 ? 4 : left); }
   static bool any(Tail t) { return t != 0; }
