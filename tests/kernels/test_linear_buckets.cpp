@@ -3,6 +3,9 @@
 // exact-M primitives (bit for bit: rows are independent in a GEMM, padding rows are dropped).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <set>
 #include <vector>
@@ -59,15 +62,28 @@ TEST_P(LinearBucketsPerType, FewPrimitivesSameResultsAsExactShapes) {
   std::vector<float> y(size_t(maxM * N)), want(size_t(maxM * N));
   const ExecCtx ctx;
   const PackedLinear exact = PackedLinear::pack(w.data(), N, K, type);  // runs exact-M primitives
+  // oneDNN's AVX-512 / AMX kernels compute each row alike whatever M (measured bit for bit);
+  // its AVX2 fp32 sgemm picks other blockings for small M (M = 9 vs its bucket 16 differ in
+  // the last bits on AMD Zen 3), so there the rows must agree to rounding only.
+  const bool batch_invariant = cpu_isa() >= CpuIsa::avx512;
+  double worst = 0.0;
   for (const Epilogue ep : {Epilogue::none, Epilogue::gelu_erf})
     for (int64_t M : rows) {
       linear_forward(ctx, y.data(), x.data(), p, bias.data(), M, ep);
       cpu::set_linear_row_buckets(false);
       linear_forward(ctx, want.data(), x.data(), exact, bias.data(), M, ep);
       cpu::set_linear_row_buckets(true);
-      ASSERT_EQ(std::memcmp(y.data(), want.data(), size_t(M * N) * sizeof(float)), 0)
-          << "M=" << M << ": bucketed rows differ from the exact-M primitive's";
+      if (batch_invariant) {
+        ASSERT_EQ(std::memcmp(y.data(), want.data(), size_t(M * N) * sizeof(float)), 0)
+            << "M=" << M << ": bucketed rows differ from the exact-M primitive's";
+      } else {
+        for (int64_t i = 0; i < M * N; ++i)
+          worst =
+              std::max(worst, double(std::fabs(y[size_t(i)] - want[size_t(i)])) / (1.0 + std::fabs(want[size_t(i)])));
+      }
     }
+  EXPECT_LE(worst, 1e-5) << "bucketed rows vs exact-M rows, |Δ| / (1 + |y|)";  // measured 3.8e-6 (Zen 3)
+  std::printf("worst bucketed-vs-exact difference: %.3g\n", worst);
   // 14 buckets per epilogue (int8: its epilogue is ours, one set), whatever the shapes.
   const size_t limit = type == PackedType::s8 ? 14 : 28;
   EXPECT_LE(cpu::linear_primitive_count(p), limit) << rows.size() << " distinct M";
