@@ -164,6 +164,18 @@ bool cpu_has_bf16() noexcept {
   return isa == CpuIsa::avx512_bf16 || isa == CpuIsa::amx || cpu_use_arm_bf16_i8mm();
 }
 
+bool cpu_has_int8_dot() noexcept {
+#if defined(__x86_64__)
+  // VNNI or AMX, and RC_CPU_ISA not capping below avx512_bf16 (oneDNN's int8 without VNNI
+  // saturates: kernels/cpu/onednn_matmul.h's int8_gemm_ok, which asks this).
+  if (!cpu_features().avx512_vnni && !cpu_features().amx_int8) return false;
+  const char* forced = std::getenv("RC_CPU_ISA");
+  return !forced || !*forced || cpu_isa() >= CpuIsa::avx512_bf16;
+#else
+  return cpu_use_arm_bf16_i8mm();
+#endif
+}
+
 bool cpu_use_arm_bf16_i8mm() noexcept {
   static const bool on = [] {
     const CpuIsa isa = cpu_isa();

@@ -26,6 +26,9 @@ const CpuFeatures& cpu_features() noexcept;
 CpuIsa cpu_isa() noexcept;
 std::string_view cpu_isa_name(CpuIsa isa) noexcept;
 bool cpu_has_bf16() noexcept;  // bf16 GEMMs are fast here (AVX512-BF16, AMX, or Arm BF16 + I8MM)
+// int8 GEMMs run on dot-product units here (AVX512-VNNI, AMX-INT8, or Arm I8MM); elsewhere
+// they are exact but on the fp32 GEMM, no faster than fp32.
+bool cpu_has_int8_dot() noexcept;
 // aarch64: the chosen path may use BFMMLA/BFDOT and SMMLA (neon_bf16, or sve on a CPU with both).
 bool cpu_use_arm_bf16_i8mm() noexcept;
 

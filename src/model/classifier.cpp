@@ -68,6 +68,10 @@ class RobertaClassifier final : public Classifier {
         log::warn("model", "this CPU has no fast bf16 (AVX512-BF16/AMX); running fp32 instead");
         precision_ = Precision::fp32;
       }
+      if (precision_ == Precision::int8 && !cpu_has_int8_dot())
+        log::warn("model",
+                  "this CPU has no int8 dot-product units (VNNI/AMX/I8MM): int8 runs exactly but no faster than "
+                  "fp32; --precision fp32 is the faster choice here");
       // bf16 / int8: the weights are converted and packed once, straight from the checkpoint
       // (no fp32 copy of them: a Classifier never saves or re-packs its model); the fused
       // forward runs on them. int8: per-channel int8 weights, per-token int8 activations

@@ -161,6 +161,29 @@ TEST(LinearInt8, MatchesQuantisedReferenceForEveryEpilogueAndM) {
   }
 }
 
+// The no-VNNI int8 GEMM (fp32 GEMM in K chunks) against 64-bit integer sums, on operands that
+// make the sums large: values in [100, 127], so a 3000-long dot product reaches ~38 M, past
+// fp32's exact integers (2^24 = 16.8 M), with random low bits. One unchunked fp32 GEMM rounds
+// there (checked: with 4096-long chunks this test fails).
+TEST(LinearInt8, NoVnniGemmIsExactPastTwoToThe24) {
+  const int64_t M = 5, N = 7, K = 3000;
+  std::vector<int8_t> xq(size_t(M * K)), wq(size_t(N * K));
+  std::mt19937 rng(11);
+  for (auto& v : xq) v = int8_t(100 + int(rng() % 28));
+  for (auto& v : wq) v = int8_t(100 + int(rng() % 28));
+  for (int64_t k = 0; k < K; ++k) xq[size_t(k)] = wq[size_t(k)] = 127;  // row 0 · col 0 = K·127²
+  std::vector<int32_t> acc(size_t(M * N));
+  if (!cpu::portable::gemm_s8_on_fp32(acc.data(), xq.data(), wq.data(), M, N, K))
+    GTEST_SKIP() << "no oneDNN fp32 GEMM in this build";
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      int64_t want = 0;
+      for (int64_t k = 0; k < K; ++k) want += int64_t(xq[size_t(m * K + k)]) * wq[size_t(n * K + k)];
+      ASSERT_EQ(acc[size_t(m * N + n)], want) << "m=" << m << " n=" << n;
+    }
+  EXPECT_EQ(acc[0], K * 127 * 127);
+}
+
 TEST(LinearInt8, Bf16ActivationsInAndOut) {
   const ExecCtx ctx{};
   const int64_t N = 384, K = 256, M = 19;

@@ -74,6 +74,13 @@ int64_t linear_row_bucket(int64_t rows) noexcept;
 // buckets (to compare the two; process-wide, default on).
 size_t linear_primitive_count(const PackedLinear& w);
 void set_linear_row_buckets(bool on) noexcept;
+// The int8 GEMM of PackedLinear where oneDNN may not run int8 (no VNNI: AMD Zen 2/3, older
+// Intel): acc(M, N) = xq(M, K)·wq(N, K)ᵀ exactly (xq, wq in [-127, 127]) on oneDNN's fp32 GEMM,
+// in K chunks small enough to stay exact (linear_portable.cpp). False without oneDNN or when it
+// refuses the fp32 GEMM too (the caller's loops run instead).
+namespace portable {
+bool gemm_s8_on_fp32(int32_t* acc, const int8_t* xq, const int8_t* wq, int64_t M, int64_t N, int64_t K);
+}
 
 // rows.h
 void position_ids(int32_t* positions, const int32_t* ids, int64_t B, int64_t T, int32_t pad) noexcept;

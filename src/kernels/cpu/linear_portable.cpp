@@ -6,6 +6,7 @@
 #include "kernels/cpu/bf16_convert.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/neon/neon_kernels.h"
+#include "kernels/cpu/onednn_matmul.h"
 #include "kernels/cpu/packed_linear_impl.h"
 #include "kernels/profile.h"
 #include "tensor/bf16.h"
@@ -22,6 +23,46 @@ void bf16_to_f32_buf(float* dst, const uint16_t* src, int64_t n) noexcept {
 #pragma omp parallel for schedule(static) if (n >= (1 << 16))
   for (int64_t i = 0; i < n; ++i) dst[i] = bf16_to_f32(src[i]);
 }
+
+void round_to_bf16_buf(float* dst, const float* src, int64_t n) noexcept {
+#pragma omp parallel for schedule(static) if (n >= (1 << 16))
+  for (int64_t i = 0; i < n; ++i) dst[i] = bf16_to_f32(f32_to_bf16(src[i]));
+}
+
+#if defined(RC_WITH_ONEDNN) && RC_WITH_ONEDNN
+// Where oneDNN may not run int8
+// (no VNNI: onednn_matmul.h's int8_gemm_ok), the plain loops below were ~6× slower than the
+// fp32 model (docs/benchmarks.md). The int8 values (our quantisers give [-127, 127]) are widened
+// to fp32 and K is cut in chunks of ≤ 1024, so every partial sum is an integer of magnitude
+// ≤ 1024·127² = 16,516,096 < 2^24: exact in fp32 in any summation order; the chunks are added
+// in int32. W is widened on every call (2.4 M values for the FFN: ~1 ms) so that the model
+// keeps its int8 memory. False when oneDNN refuses fp32 too (then the loops run).
+bool gemm_s8_on_fp32(int32_t* acc, const int8_t* xq, const int8_t* wq, int64_t M, int64_t N, int64_t K) {
+  constexpr int64_t kExactK = 1024;
+  thread_local std::vector<float> xf_buf, wf_buf, part_buf;
+  float* xf = grow(xf_buf, M * K);
+  float* wf = grow(wf_buf, N * K);
+  float* part = grow(part_buf, M * N);
+  {
+    const ProfileScope conv(current_profiler(), OpFamily::convert);
+#pragma omp parallel for schedule(static) if (M * K >= (1 << 16))
+    for (int64_t i = 0; i < M * K; ++i) xf[i] = float(xq[i]);
+#pragma omp parallel for schedule(static) if (N * K >= (1 << 16))
+    for (int64_t i = 0; i < N * K; ++i) wf[i] = float(wq[i]);
+  }
+  for (int64_t k0 = 0; k0 < K; k0 += kExactK) {
+    const int64_t kc = K - k0 < kExactK ? K - k0 : kExactK;
+    if (!onednn::matmul(part, {xf + k0, K, 1}, {wf + k0, 1, K}, nullptr, M, N, kc, false, MatmulPrecision::fp32))
+      return false;
+    const bool first = k0 == 0;
+#pragma omp parallel for schedule(static) if (M * N >= (1 << 16))
+    for (int64_t i = 0; i < M * N; ++i) acc[i] = (first ? 0 : acc[i]) + int32_t(part[i]);
+  }
+  return true;
+}
+#else
+bool gemm_s8_on_fp32(int32_t*, const int8_t*, const int8_t*, int64_t, int64_t, int64_t) { return false; }
+#endif
 
 void fallback_forward(const PackedLinear::Impl& im, void* y, ActType y_type, const void* x, ActType x_type,
                       const float* bias, int64_t M, Epilogue epilogue, const float* x_scale, float* y_scale) {
@@ -53,6 +94,9 @@ void fallback_forward(const PackedLinear::Impl& im, void* y, ActType y_type, con
       wq = nullptr;
     }
 #endif
+#if defined(RC_WITH_ONEDNN) && RC_WITH_ONEDNN
+    if (wq && gemm_s8_on_fp32(acc, xq, wq, M, N, K)) wq = nullptr;
+#endif
     if (wq) {
 #pragma omp parallel for collapse(2) schedule(static)
       for (int64_t m = 0; m < M; ++m)
@@ -79,14 +123,27 @@ void fallback_forward(const PackedLinear::Impl& im, void* y, ActType y_type, con
 #endif
   } else {
     const float* xf = static_cast<const float*>(x);
+    MatmulPrecision prec = im.type == PackedType::bf16 ? MatmulPrecision::bf16 : MatmulPrecision::fp32;
     if (x_type == ActType::bf16) {
       const ProfileScope conv(current_profiler(), OpFamily::convert);
       float* buf = grow(xf_buf, M * K);
       bf16_to_f32_buf(buf, static_cast<const uint16_t*>(x), M * K);
       xf = buf;
     }
-    cpu::matmul_nt(yf, xf, im.wf.data(), bias, M, N, K,
-                   im.type == PackedType::bf16 ? MatmulPrecision::bf16 : MatmulPrecision::fp32);
+#if defined(RC_WITH_ONEDNN) && RC_WITH_ONEDNN
+    if (prec == MatmulPrecision::bf16 && onednn::bf16_runs_on_fp32_gemm()) {
+      // wf holds bf16-rounded weights already: round x alone (bf16 x is exact as it is) and
+      // take the fp32 GEMM, rather than matmul_nt's bf16 emulation rounding W on every call.
+      if (x_type != ActType::bf16) {
+        const ProfileScope conv(current_profiler(), OpFamily::convert);
+        float* buf = grow(xf_buf, M * K);
+        round_to_bf16_buf(buf, xf, M * K);
+        xf = buf;
+      }
+      prec = MatmulPrecision::fp32;
+    }
+#endif
+    cpu::matmul_nt(yf, xf, im.wf.data(), bias, M, N, K, prec);
   }
   if (epilogue == Epilogue::gelu_erf) {
     const ProfileScope gelu(current_profiler(), OpFamily::gelu);

@@ -171,7 +171,10 @@ PackedLinear PackedLinear::pack_converted(const float* w, const uint16_t* w16_in
     }
     cpu::portable::pack_fallback(impl, src);
   };
-  if (type == PackedType::s8 && !cpu::onednn::int8_gemm_ok()) {
+  // No int8 / bf16 kernel worth having: the plain layout (linear_portable.cpp runs both on
+  // oneDNN's fp32 GEMM, exactly for int8 and with bf16-rounded operands for bf16).
+  if ((type == PackedType::s8 && !cpu::onednn::int8_gemm_ok()) ||
+      (type == PackedType::bf16 && cpu::onednn::bf16_runs_on_fp32_gemm())) {
     pack_fallback(im, w);
     return out;
   }

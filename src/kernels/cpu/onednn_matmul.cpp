@@ -27,6 +27,8 @@
 #include "kernels/cpu/bf16_convert.h"
 #include "kernels/cpu/onednn_policy.h"
 #include "kernels/profile.h"
+#include "roberta/log.h"
+#include "tensor/bf16.h"
 
 namespace rc::kernels::cpu::onednn {
 
@@ -131,7 +133,59 @@ uint16_t* to_bf16(std::vector<uint16_t>& buf, const float* src, int64_t n) {
   return buf.data();
 }
 
+// True when this CPU (or the RC_CPU_ISA cap) has no bf16 matmul kernel in oneDNN, or only its
+// reference one (x86-64 without AVX512-core: AMD Zen 2/3, older Intel). Probed once on a small
+// shape: oneDNN 2.6 decides bf16 support by ISA, not by shape.
+bool bf16_gemm_missing() {
+  static const bool missing = [] {
+    bool m = false;
+    try {
+      const Entry e = make_entry(Key{16, 16, 16, 16, 1, 16, 1, 1});
+      const char* name = nullptr;
+      if (dnnl_primitive_desc_query(e.prim.get_primitive_desc(), dnnl_query_impl_info_str, 0, &name) == dnnl_success)
+        m = name && std::strstr(name, "ref") != nullptr;
+    } catch (const dnnl::error& err) {
+      m = err.status == dnnl_unimplemented;
+    }
+    if (m)
+      log::warn("onednn",
+                "bf16: oneDNN has no bf16 GEMM on this CPU; bf16 products run as fp32 GEMMs on bf16-rounded "
+                "operands (same math, the speed of fp32)");
+    return m;
+  }();
+  return missing;
+}
+
+// dst[i] = the bf16 value of src[i] (rounded as convert_f32_to_bf16 rounds it), as fp32.
+float* rounded_to_bf16(std::vector<float>& dst, std::vector<uint16_t>& stage, const float* src, int64_t n) {
+  const uint16_t* h = to_bf16(stage, src, n);
+  if (int64_t(dst.size()) < n) dst.resize(size_t(n));
+  float* d = dst.data();
+#pragma omp parallel for schedule(static) if (n >= (1 << 16))
+  for (int64_t i = 0; i < n; ++i) d[i] = bf16_to_f32(h[i]);
+  return d;
+}
+float* widened(std::vector<float>& dst, const uint16_t* h, int64_t n) {
+  if (int64_t(dst.size()) < n) dst.resize(size_t(n));
+  float* d = dst.data();
+#pragma omp parallel for schedule(static) if (n >= (1 << 16))
+  for (int64_t i = 0; i < n; ++i) d[i] = bf16_to_f32(h[i]);
+  return d;
+}
+
 }  // namespace
+
+bool bf16_runs_on_fp32_gemm() noexcept {
+#if defined(__x86_64__)
+  try {
+    return !use_fpmath() && bf16_gemm_missing();
+  } catch (...) {
+    return false;
+  }
+#else
+  return false;
+#endif
+}
 
 void apply_isa_limit() noexcept {
   static const bool done = [] {
@@ -177,9 +231,11 @@ void apply_isa_limit() noexcept {
 }
 
 bool int8_gemm_ok() noexcept {
-  if (!cpu_features().avx512_vnni && !cpu_features().amx_int8) return false;
-  const char* forced = std::getenv("RC_CPU_ISA");
-  return !forced || !*forced || cpu_isa() >= CpuIsa::avx512_bf16;
+#if defined(__x86_64__)
+  return cpu_has_int8_dot();
+#else
+  return false;  // aarch64: int8 runs on our SMMLA kernels (cpu/neon/bf16.cpp) or the loops
+#endif
 }
 
 namespace {
@@ -192,6 +248,21 @@ std::string where(int64_t M, int64_t N, int64_t K, Strided a, Strided b, MatmulP
 
 bool matmul(float* y, Strided a, Strided b, const float* bias, int64_t M, int64_t N, int64_t K, bool accumulate,
             MatmulPrecision prec, const uint16_t* a16, const uint16_t* b16) {
+  if (prec == MatmulPrecision::bf16 && bf16_runs_on_fp32_gemm()) {
+    // No bf16 kernel here: the fp32 GEMM on the operands rounded to bf16. Same math as a bf16
+    // GEMM (each bf16·bf16 product is exact in fp32, fp32 accumulation); only the summation
+    // order is the fp32 kernel's. Far faster than the caller's loops (docs/benchmarks.md).
+    thread_local std::vector<float> a_f, b_f;
+    thread_local std::vector<uint16_t> a_h, b_h;
+    const float *ap, *bp;
+    {
+      const ProfileScope conv(current_profiler(), OpFamily::convert);
+      ap = a16 ? widened(a_f, a16, M * K) : rounded_to_bf16(a_f, a_h, a.data, M * K);
+      bp = b16 ? widened(b_f, b16, K * N) : rounded_to_bf16(b_f, b_h, b.data, K * N);
+    }
+    return matmul(y, {ap, a.stride_row, a.stride_col}, {bp, b.stride_row, b.stride_col}, bias, M, N, K, accumulate,
+                  MatmulPrecision::fp32);
+  }
   try {
     const bool bf16 = prec == MatmulPrecision::bf16;
     const bool fpmath = bf16 && use_fpmath();
@@ -278,6 +349,14 @@ bool matmul(float* y, Strided a, Strided b, const float* bias, int64_t M, int64_
   }
 }
 
+}  // namespace rc::kernels::cpu::onednn
+
+#else  // no oneDNN: the callers' loops do bf16 themselves
+
+#include "kernels/cpu/onednn_matmul.h"
+
+namespace rc::kernels::cpu::onednn {
+bool bf16_runs_on_fp32_gemm() noexcept { return false; }
 }  // namespace rc::kernels::cpu::onednn
 
 #endif  // RC_WITH_ONEDNN

@@ -22,6 +22,11 @@ struct Strided {
 bool matmul(float* y, Strided a, Strided b, const float* bias, int64_t M, int64_t N, int64_t K, bool accumulate,
             MatmulPrecision prec, const uint16_t* a16 = nullptr, const uint16_t* b16 = nullptr);
 
+// True when bf16 products run as the fp32 GEMM on bf16-rounded operands: x86-64 CPUs where
+// oneDNN has no bf16 matmul kernel (or only its reference one), e.g. AMD Zen 2/3. matmul() then
+// does that itself, so callers need not ask; PackedLinear asks to round its activations once.
+bool bf16_runs_on_fp32_gemm() noexcept;
+
 // Caps oneDNN's JIT at the ISA rc::cpu_isa() chose (RC_CPU_ISA=generic → SSE4.1, avx2 → AVX2,
 // avx512 → AVX512-core, avx512_bf16 → AVX512-core-BF16, amx → everything), so that a forced
 // path also forces the GEMMs.  Idempotent; must run before the first primitive is made.
