@@ -27,7 +27,8 @@ apt-get update -q
 # ~14x slower fp32 matmuls, and the PyTorch baseline of docs/ANCHORS.md (OpenBLAS) is not met.
 # ocl-icd-opencl-dev: Debian's dnnl-config.cmake looks for OpenCL (its GPU runtime is OpenCL).
 # protobuf-compiler: tests decode our TensorBoard records with protoc against the Event schema.
-# clang-16 + libfuzzer-16-dev (+ libomp-16-dev, OpenMP for clang): the fuzz build (scripts/fuzz.sh).
+# clang-16 + libfuzzer-16-dev + libclang-rt-16-dev (its ASan/UBSan/libFuzzer runtimes; not pulled in by
+# clang-16 without recommends) (+ libomp-16-dev, OpenMP for clang): the fuzz build (scripts/fuzz.sh).
 # libgloo-dev: CPU collectives of data-parallel training (src/dist); iproute2: the two-"node"
 # network-namespace test (tests/dist); openmpi-bin: mpirun launches the 2-rank test (only the
 # launcher: the collectives stay gloo). clang-format: the format check (scripts/check-format.sh).
@@ -41,7 +42,7 @@ apt-get install -y -q --no-install-recommends \
   wrk curl bc protobuf-compiler \
   python3 python3-torch python3-numpy \
   libopenblas0-pthread \
-  clang-16 libfuzzer-16-dev libomp-16-dev \
+  clang-16 libfuzzer-16-dev libclang-rt-16-dev libomp-16-dev \
   libgloo-dev iproute2 openmpi-bin clang-format
 if [ ${#extra[@]} -gt 0 ]; then
   apt-get install -y -q --no-install-recommends "${extra[@]}"
