@@ -15,6 +15,7 @@ Runs (each a separate process, each with its runner's busy-neighbour guard, ANCH
     onnxruntime fp32 (npm onnxruntime-node, bench/ort; the ONNX file is exported once into --cache),
     roberta.cpp fp32, bf16, int8;
   training step, batch 32 x seq 64: pytorch fp32 and bf16-autocast, roberta.cpp fp32 and bf16.
+PyTorch's bf16 runs only where the CPU has bf16 units (--torch-bf16 auto|on|off).
 Every round runs every configuration once, in the same order; the table reports the median
 over rounds of each runner's median.  Also times `roberta predict --model DIR --precision bf16 "hi"`
 (load safetensors -> first answer; bf16 is the default precision where the CPU has it).  Prints markdown: the machine, the commands,
@@ -83,7 +84,16 @@ def machine():
         pass
     isa = [x for x in ("avx2", "avx512f", "avx512_bf16", "avx512_vnni", "amx_bf16", "amx_int8", "amx_tile")
            if x in flags]
-    return {"cpu": model, "isa": " ".join(isa) or "?", "cpus": os.cpu_count(), "kernel": platform.release()}
+    # bf16 units: AVX512-BF16 / AMX on x86-64, the BF16 extension on aarch64 ("Features: ... bf16").
+    has_bf16 = bool({"avx512_bf16", "amx_bf16", "bf16"} & flags)
+    if not flags:  # aarch64 names them "Features"
+        try:
+            with open("/proc/cpuinfo") as f:
+                has_bf16 = any(line.startswith("Features") and " bf16" in line for line in f)
+        except OSError:
+            pass
+    return {"cpu": model, "isa": " ".join(isa) or "?", "cpus": os.cpu_count(), "kernel": platform.release(),
+            "bf16": has_bf16}
 
 
 class Config:
@@ -128,7 +138,13 @@ def main():
     ap.add_argument("--json", help="append every raw result line here")
     ap.add_argument("--busy-threshold", default="0.3")
     ap.add_argument("--roberta-omp-wait", default="", help="OMP_WAIT_POLICY for roberta.cpp ('' = libgomp's default)")
+    ap.add_argument("--torch-bf16", choices=("auto", "on", "off"), default="auto",
+                    help="PyTorch's bf16 runs; auto: only where the CPU has bf16 units (without them PyTorch 1.13's "
+                         "bf16 matmul ran ~16x slower than fp32 on AMD Zen 3, hours per round)")
     args = ap.parse_args()
+    torch_bf16 = args.torch_bf16 == "on" or (args.torch_bf16 == "auto" and machine()["bf16"])
+    if not torch_bf16:
+        print("PyTorch bf16 runs skipped: this CPU has no bf16 units (--torch-bf16 on to force them)", file=sys.stderr)
 
     if not os.path.exists(os.path.join(args.model, "config.json")):
         print(f"making {args.model} ...", file=sys.stderr)
@@ -158,7 +174,7 @@ def main():
         it, wu = iters_for("infer", batch)
         common = ["--batch-size", str(batch), "--seq-len", str(seq), "--threads", T, "--iters", it, "--warmup", wu,
                   "--busy-threshold", bt]
-        for prec in ("fp32", "bf16-autocast", "bf16-weights"):
+        for prec in ("fp32", "bf16-autocast", "bf16-weights") if torch_bf16 else ("fp32",):
             configs.append(Config(f"infer {batch}x{seq} pytorch {prec}", "pytorch-1.13", prec, "infer", batch, seq,
                                   [TORCH_PY, torch_py, "--model", args.model, "--mode", "infer", "--precision", prec]
                                   + common, passive))
@@ -173,7 +189,7 @@ def main():
         it, wu = iters_for("train", batch)
         common = ["--batch-size", str(batch), "--seq-len", str(seq), "--threads", T, "--iters", it, "--warmup", wu,
                   "--busy-threshold", bt]
-        for prec in ("fp32", "bf16-autocast"):
+        for prec in ("fp32", "bf16-autocast") if torch_bf16 else ("fp32",):
             configs.append(Config(f"train {batch}x{seq} pytorch {prec}", "pytorch-1.13", prec, "train", batch, seq,
                                   [TORCH_PY, torch_py, "--model", args.model, "--mode", "train", "--precision", prec]
                                   + common, passive))
@@ -211,8 +227,12 @@ def main():
     print(f"Command: `python3 bench/compare.py --model {args.model} --threads {args.threads} --rounds {args.rounds}"
           f"{' --skip-train' if args.skip_train else ''}{' --skip-infer' if args.skip_infer else ''}"
           f"{' --busy-threshold ' + bt if bt != '0.3' else ''}"
-          f"{' --roberta-omp-wait ' + args.roberta_omp_wait if args.roberta_omp_wait else ''}`")
+          f"{' --roberta-omp-wait ' + args.roberta_omp_wait if args.roberta_omp_wait else ''}"
+          f"{' --torch-bf16 ' + args.torch_bf16 if args.torch_bf16 != 'auto' else ''}`")
     print()
+    if not torch_bf16:
+        print("PyTorch's bf16 runs were skipped: this CPU has no bf16 units (`--torch-bf16 on` forces them).")
+        print()
     print("| mode | shape | engine | precision | ms (median of rounds) | seq/s | tok/s | max others_cores | "
           "busy retries |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -234,6 +254,9 @@ def main():
         if num is None or den is None:
             return
         v = num / den
+        if target is None:  # reported, no goal
+            goals.append(f"| {name} | {v:.2f}x | — | |")
+            return
         met = v >= target if op == ">=" else v <= target
         goals.append(f"| {name} | {v:.2f}x | {op} {target}x | {'met' if met else 'NOT met'} |")
 
@@ -261,12 +284,25 @@ def main():
             ratio("1x32 latency: bf16 vs ONNX Runtime fp32", l_bf.ms(), l_o.ms(), "<=", 0.4, "")
         if l_i8 and l_o:
             ratio("1x32 latency: int8 vs ONNX Runtime fp32", l_i8.ms(), l_o.ms(), "<=", 0.25, "")
+        # fp32 against fp32: the like-for-like line on every CPU (the only one without bf16 units).
+        for shape in ("32x64", "1x32"):
+            ours32, t32 = get(f"infer {shape} roberta.cpp fp32"), get(f"infer {shape} pytorch fp32")
+            o32 = get(f"infer {shape} onnxruntime fp32")
+            if ours32 and t32:
+                ratio(f"{shape} throughput: fp32 vs PyTorch fp32", ours32.seq_per_s(), t32.seq_per_s(), ">=", None, "")
+            if ours32 and o32:
+                ratio(f"{shape} throughput: fp32 vs ONNX Runtime fp32", ours32.seq_per_s(), o32.seq_per_s(), ">=",
+                      None, "")
     if not args.skip_train:
         tr_bf = get("train 32x64 roberta.cpp bf16")
         tr_tac = get("train 32x64 pytorch bf16-autocast")
         if tr_bf and tr_tac:
             ratio("train step 32x64: bf16 vs PyTorch bf16 autocast (tokens/s)", tr_bf.tok_per_s(), tr_tac.tok_per_s(),
                   ">=", 3, "")
+        tr_32, tr_t32 = get("train 32x64 roberta.cpp fp32"), get("train 32x64 pytorch fp32")
+        if tr_32 and tr_t32:
+            ratio("train step 32x64: fp32 vs PyTorch fp32 (tokens/s)", tr_32.tok_per_s(), tr_t32.tok_per_s(), ">=",
+                  None, "")
     if goals:
         print("| goal (issue 5) | ratio in this run | target | |")
         print("|---|---|---|---|")
