@@ -29,7 +29,13 @@ elif [ "$(id -u)" -eq 0 ]; then
 fi
 
 step "building (Release) in $BUILD_DIR"
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRC_BUILD_TESTS=OFF > /dev/null
+# Tests off only in a fresh build folder: an existing one (a developer's, tests on) keeps its
+# settings, so that its ctest does not go on running stale test binaries after the demo.
+if [ -f "$BUILD_DIR/CMakeCache.txt" ]; then
+  cmake -S . -B "$BUILD_DIR" > /dev/null
+else
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRC_BUILD_TESTS=OFF > /dev/null
+fi
 cmake --build "$BUILD_DIR" -j"$(nproc)" --target roberta
 BIN=$ROOT/$BUILD_DIR/cli/roberta
 
