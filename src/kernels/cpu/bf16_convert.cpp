@@ -1,4 +1,4 @@
-// fp32 → bf16 conversion for GEMM staging (see bf16_convert.h).
+// fp32 ↔ bf16 conversion for GEMM staging (see bf16_convert.h).
 #include "kernels/cpu/bf16_convert.h"
 
 #include "device/cpu_isa.h"
@@ -19,6 +19,24 @@ void convert_f32_to_bf16(uint16_t* dst, const float* src, int64_t n) noexcept {
 #endif
 #pragma omp parallel for schedule(static) if (n >= (1 << 16))
   for (int64_t i = 0; i < n; ++i) dst[i] = f32_to_bf16(src[i]);
+}
+
+void convert_bf16_to_f32(float* dst, const uint16_t* src, int64_t n) noexcept {
+#pragma omp parallel for schedule(static) if (n >= (1 << 16))
+  for (int64_t i = 0; i < n; ++i) dst[i] = bf16_to_f32(src[i]);
+}
+
+void round_to_bf16(float* dst, const float* src, int64_t n) noexcept {
+  // Blocks through a stack buffer: the vectorised rounding above, then the widening, with no
+  // staging buffer of n; each block is read before it is written, so dst may be src.
+  constexpr int64_t kBlock = 4096;
+#pragma omp parallel for schedule(static) if (n >= (1 << 16))
+  for (int64_t b0 = 0; b0 < n; b0 += kBlock) {
+    uint16_t h[kBlock];
+    const int64_t len = n - b0 < kBlock ? n - b0 : kBlock;
+    convert_f32_to_bf16(h, src + b0, len);
+    for (int64_t i = 0; i < len; ++i) dst[b0 + i] = bf16_to_f32(h[i]);
+  }
 }
 
 }  // namespace rc::kernels::cpu

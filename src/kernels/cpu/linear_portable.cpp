@@ -9,7 +9,6 @@
 #include "kernels/cpu/onednn_matmul.h"
 #include "kernels/cpu/packed_linear_impl.h"
 #include "kernels/profile.h"
-#include "tensor/bf16.h"
 
 namespace rc::kernels::cpu::portable {
 
@@ -17,16 +16,6 @@ void quantize_weights(std::vector<int8_t>& q, std::vector<float>& scales, const 
   q.resize(size_t(N * K));
   scales.resize(size_t(N));
   quantize_rows_s8(q.data(), scales.data(), w, N, K);
-}
-
-void bf16_to_f32_buf(float* dst, const uint16_t* src, int64_t n) noexcept {
-#pragma omp parallel for schedule(static) if (n >= (1 << 16))
-  for (int64_t i = 0; i < n; ++i) dst[i] = bf16_to_f32(src[i]);
-}
-
-void round_to_bf16_buf(float* dst, const float* src, int64_t n) noexcept {
-#pragma omp parallel for schedule(static) if (n >= (1 << 16))
-  for (int64_t i = 0; i < n; ++i) dst[i] = bf16_to_f32(f32_to_bf16(src[i]));
 }
 
 #if defined(RC_WITH_ONEDNN) && RC_WITH_ONEDNN
@@ -127,7 +116,7 @@ void fallback_forward(const PackedLinear::Impl& im, void* y, ActType y_type, con
     if (x_type == ActType::bf16) {
       const ProfileScope conv(current_profiler(), OpFamily::convert);
       float* buf = grow(xf_buf, M * K);
-      bf16_to_f32_buf(buf, static_cast<const uint16_t*>(x), M * K);
+      convert_bf16_to_f32(buf, static_cast<const uint16_t*>(x), M * K);
       xf = buf;
     }
 #if defined(RC_WITH_ONEDNN) && RC_WITH_ONEDNN
@@ -137,7 +126,7 @@ void fallback_forward(const PackedLinear::Impl& im, void* y, ActType y_type, con
       if (x_type != ActType::bf16) {
         const ProfileScope conv(current_profiler(), OpFamily::convert);
         float* buf = grow(xf_buf, M * K);
-        round_to_bf16_buf(buf, xf, M * K);
+        round_to_bf16(buf, xf, M * K);
         xf = buf;
       }
       prec = MatmulPrecision::fp32;
@@ -181,8 +170,7 @@ void pack_fallback(PackedLinear::Impl& im, const float* w) {
   }
 #endif
   im.wf.assign(w, w + N * K);
-  if (im.type == PackedType::bf16)
-    for (float& v : im.wf) v = bf16_to_f32(f32_to_bf16(v));
+  if (im.type == PackedType::bf16) round_to_bf16(im.wf.data(), im.wf.data(), N * K);
   im.bytes = im.wf.size() * sizeof(float);
 }
 

@@ -37,7 +37,6 @@
 #include "kernels/cpu/onednn_policy.h"
 #include "kernels/cpu/packed_linear_impl.h"
 #include "kernels/profile.h"
-#include "tensor/bf16.h"
 
 #if defined(RC_WITH_ONEDNN) && RC_WITH_ONEDNN
 #include <oneapi/dnnl/dnnl.hpp>
@@ -45,7 +44,6 @@
 
 namespace rc::kernels {
 
-using cpu::portable::bf16_to_f32_buf;
 using cpu::portable::fallback_forward;
 using cpu::portable::grow;
 using cpu::portable::pack_fallback;
@@ -166,7 +164,7 @@ PackedLinear PackedLinear::pack_converted(const float* w, const uint16_t* w16_in
   auto pack_fallback = [&](PackedLinear::Impl& impl, const float* src) {
     if (!src) {
       wf.resize(size_t(N * K));
-      for (int64_t i = 0; i < N * K; ++i) wf[size_t(i)] = bf16_to_f32(w16_in[i]);
+      cpu::convert_bf16_to_f32(wf.data(), w16_in, N * K);
       src = wf.data();
     }
     cpu::portable::pack_fallback(impl, src);
@@ -354,7 +352,7 @@ void cpu::packed_linear_forward(void* y, ActType y_type, const void* x, ActType 
         const void* xp = x;
         if (x_type == ActType::bf16) {
           const ProfileScope conv(current_profiler(), OpFamily::convert);
-          bf16_to_f32_buf(grow(xf, M * K), static_cast<const uint16_t*>(x), M * K);
+          cpu::convert_bf16_to_f32(grow(xf, M * K), static_cast<const uint16_t*>(x), M * K);
           xp = xf.data();
         }
         float* yp = y_type == ActType::f32 ? static_cast<float*>(y) : grow(yf, M * N);
@@ -435,7 +433,7 @@ PackedLinear PackedLinear::pack_converted(const float* w, const uint16_t* w16, i
   std::vector<float> wf;
   if (!w) {
     wf.resize(size_t(N * K));
-    for (int64_t i = 0; i < N * K; ++i) wf[size_t(i)] = bf16_to_f32(w16[i]);
+    cpu::convert_bf16_to_f32(wf.data(), w16, N * K);
     w = wf.data();
   }
   pack_fallback(im, w);

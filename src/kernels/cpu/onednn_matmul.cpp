@@ -28,7 +28,6 @@
 #include "kernels/cpu/onednn_policy.h"
 #include "kernels/profile.h"
 #include "roberta/log.h"
-#include "tensor/bf16.h"
 
 namespace rc::kernels::cpu::onednn {
 
@@ -156,21 +155,15 @@ bool bf16_gemm_missing() {
   return missing;
 }
 
-// dst[i] = the bf16 value of src[i] (rounded as convert_f32_to_bf16 rounds it), as fp32.
-float* rounded_to_bf16(std::vector<float>& dst, std::vector<uint16_t>& stage, const float* src, int64_t n) {
-  const uint16_t* h = to_bf16(stage, src, n);
-  if (int64_t(dst.size()) < n) dst.resize(size_t(n));
-  float* d = dst.data();
-#pragma omp parallel for schedule(static) if (n >= (1 << 16))
-  for (int64_t i = 0; i < n; ++i) d[i] = bf16_to_f32(h[i]);
-  return d;
-}
-float* widened(std::vector<float>& dst, const uint16_t* h, int64_t n) {
-  if (int64_t(dst.size()) < n) dst.resize(size_t(n));
-  float* d = dst.data();
-#pragma omp parallel for schedule(static) if (n >= (1 << 16))
-  for (int64_t i = 0; i < n; ++i) d[i] = bf16_to_f32(h[i]);
-  return d;
+// The operand of the fp32 GEMM standing in for a bf16 one: the caller's bf16 copy widened, or
+// the fp32 operand rounded through bf16.
+const float* as_bf16_values(std::vector<float>& buf, const float* src, const uint16_t* src16, int64_t n) {
+  if (int64_t(buf.size()) < n) buf.resize(size_t(n));
+  if (src16)
+    convert_bf16_to_f32(buf.data(), src16, n);
+  else
+    round_to_bf16(buf.data(), src, n);
+  return buf.data();
 }
 
 }  // namespace
@@ -253,12 +246,11 @@ bool matmul(float* y, Strided a, Strided b, const float* bias, int64_t M, int64_
     // GEMM (each bf16·bf16 product is exact in fp32, fp32 accumulation); only the summation
     // order is the fp32 kernel's. Far faster than the caller's loops (docs/benchmarks.md).
     thread_local std::vector<float> a_f, b_f;
-    thread_local std::vector<uint16_t> a_h, b_h;
     const float *ap, *bp;
     {
       const ProfileScope conv(current_profiler(), OpFamily::convert);
-      ap = a16 ? widened(a_f, a16, M * K) : rounded_to_bf16(a_f, a_h, a.data, M * K);
-      bp = b16 ? widened(b_f, b16, K * N) : rounded_to_bf16(b_f, b_h, b.data, K * N);
+      ap = as_bf16_values(a_f, a.data, a16, M * K);
+      bp = as_bf16_values(b_f, b.data, b16, K * N);
     }
     return matmul(y, {ap, a.stride_row, a.stride_col}, {bp, b.stride_row, b.stride_col}, bias, M, N, K, accumulate,
                   MatmulPrecision::fp32);

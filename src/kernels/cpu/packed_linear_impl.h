@@ -52,9 +52,6 @@ T* grow(std::vector<T>& v, int64_t n) {
 // Per-output-channel symmetric quantisation of W(N, K): the same rule as quantize_rows_s8, one
 // row of W per output channel.
 void quantize_weights(std::vector<int8_t>& q, std::vector<float>& scales, const float* w, int64_t N, int64_t K);
-void bf16_to_f32_buf(float* dst, const uint16_t* src, int64_t n) noexcept;
-// dst[i] = the fp32 value of bf16(src[i]) (round to nearest even, as rc::f32_to_bf16).
-void round_to_bf16_buf(float* dst, const float* src, int64_t n) noexcept;
 // The portable path: same math as the oneDNN one, plain row-major weights.
 void fallback_forward(const PackedLinear::Impl& im, void* y, ActType y_type, const void* x, ActType x_type,
                       const float* bias, int64_t M, Epilogue epilogue, const float* x_scale, float* y_scale);
