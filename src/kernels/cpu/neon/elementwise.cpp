@@ -20,7 +20,7 @@ namespace {
 constexpr int64_t kParallelMin = 1 << 14;
 
 // y = (s - μ)·rstd·γ + β over one row, s = x (+ residual, stored to sum when given).
-// Not shared with avx512/elementwise.cpp's ln_row on purpose: see the comment there.
+// Not the x86 paths' row (kernels/cpu/simd_ln_row.inc) on purpose: see the comment there.
 inline void ln_row(float* y, float* mean, float* rstd, const float* x, const float* residual, float* sum,
                    const float* gamma, const float* beta, int64_t C, float eps) {
   const float* s = x;
