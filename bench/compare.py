@@ -78,20 +78,14 @@ def machine():
             for line in f:
                 if line.startswith("model name") and model == "?":
                     model = line.split(":", 1)[1].strip()
-                if line.startswith("flags"):
+                if line.startswith(("flags", "Features")):  # x86-64, aarch64
                     flags = set(line.split(":", 1)[1].split())
     except OSError:
         pass
     isa = [x for x in ("avx2", "avx512f", "avx512_bf16", "avx512_vnni", "amx_bf16", "amx_int8", "amx_tile")
            if x in flags]
-    # bf16 units: AVX512-BF16 / AMX on x86-64, the BF16 extension on aarch64 ("Features: ... bf16").
+    # bf16 units: AVX512-BF16 / AMX on x86-64, the BF16 extension on aarch64.
     has_bf16 = bool({"avx512_bf16", "amx_bf16", "bf16"} & flags)
-    if not flags:  # aarch64 names them "Features"
-        try:
-            with open("/proc/cpuinfo") as f:
-                has_bf16 = any(line.startswith("Features") and " bf16" in line for line in f)
-        except OSError:
-            pass
     return {"cpu": model, "isa": " ".join(isa) or "?", "cpus": os.cpu_count(), "kernel": platform.release(),
             "bf16": has_bf16}
 
@@ -142,7 +136,8 @@ def main():
                     help="PyTorch's bf16 runs; auto: only where the CPU has bf16 units (without them PyTorch 1.13's "
                          "bf16 matmul ran ~16x slower than fp32 on AMD Zen 3, hours per round)")
     args = ap.parse_args()
-    torch_bf16 = args.torch_bf16 == "on" or (args.torch_bf16 == "auto" and machine()["bf16"])
+    m = machine()
+    torch_bf16 = args.torch_bf16 == "on" or (args.torch_bf16 == "auto" and m["bf16"])
     if not torch_bf16:
         print("PyTorch bf16 runs skipped: this CPU has no bf16 units (--torch-bf16 on to force them)", file=sys.stderr)
 
@@ -218,7 +213,6 @@ def main():
     load_after = os.getloadavg()[0]
 
     by = {c.key: c for c in configs}
-    m = machine()
     print(f"Machine: {m['cpu']}, {m['cpus']} CPUs, ISA flags: {m['isa']} (no AMX unless listed), "
           f"threads {args.threads}, OMP_WAIT_POLICY=PASSIVE for PyTorch and ONNX Runtime, "
           f"{args.roberta_omp_wait or 'unset (libgomp default)'} for roberta.cpp; load average {load_before:.2f} before, {load_after:.2f} after; "
