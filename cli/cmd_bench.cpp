@@ -66,6 +66,9 @@ void add_bench_command(CLI::App& app) {
                 "After the timing, run --iters more iterations timing each op family (each GEMM kind, "
                 "attention, LayerNorm, GELU, conversions, embedding, head, loss, optimizer, dropout): a table on "
                 "stderr, the same under \"profile\" in the JSON line. CPU only (not with --device cuda or --lengths)");
+  cmd->add_flag("--master-weights", a->opts.master_weights,
+                "infer --precision fp32: run on views of the fp32 master weights, as training's evaluation "
+                "does, instead of the packed fp32 weights `predict` and `serve` use");
   add_threads_option(*cmd, a->threads);
   add_device_option(*cmd, a->opts.device);
   cmd->callback([a] {

@@ -36,6 +36,9 @@ struct BenchOptions {
   double peak_tflops = 0;  // > 0: report mfu = useful TFLOP/s / this
   // Per-op-family times over `iters` more iterations after the timed ones (CPU only).
   bool profile = false;
+  // infer, fp32, CPU: run on views of the fp32 master weights (what training's evaluation
+  // runs) instead of the packed fp32 weights a Classifier serves with.
+  bool master_weights = false;
 };
 
 // One op family's mean time per iteration, split by the part of a training step it ran in.

@@ -26,7 +26,7 @@ struct CheckpointLoadOptions {
   bool init_head = false;                // allow a checkpoint without this head; it gets HF init
   std::vector<std::string> labels;       // with init_head on a config without id2label
   uint64_t seed = 42;
-  // bf16 / int8: load for inference in that packed format on the CPU (ParamStorage::
+  // fp32_packed / bf16 / int8: load for inference in that packed format on the CPU (ParamStorage::
   // packed_inference): the encoder GEMMs' weights are packed straight from the mapped file,
   // with no fp32 copy of them; such a model cannot be saved, trained or re-packed. fp32: the
   // full fp32 master (training, fp32 inference, any later set_weight_format).

@@ -72,12 +72,13 @@ class RobertaClassifier final : public Classifier {
         log::warn("model",
                   "this CPU has no int8 dot-product units (VNNI/AMX/I8MM): int8 runs exactly but no faster than "
                   "fp32; --precision fp32 is the faster choice here");
-      // bf16 / int8: the weights are converted and packed once, straight from the checkpoint
-      // (no fp32 copy of them: a Classifier never saves or re-packs its model); the fused
-      // forward runs on them. int8: per-channel int8 weights, per-token int8 activations
-      // (VNNI / AMX-INT8 through oneDNN; portable loops elsewhere).
-      if (precision_ == Precision::bf16) load_options.pack = model::WeightFormat::bf16;
-      if (precision_ == Precision::int8) load_options.pack = model::WeightFormat::int8;
+      // Every precision packs its weights once, straight from the checkpoint (no fp32 copy of
+      // them: a Classifier never saves or re-packs its model); the fused forward runs on them.
+      // fp32: the same values in the GEMM's layout, GELU fused. int8: per-channel int8 weights,
+      // per-token int8 activations (VNNI / AMX-INT8 through oneDNN; portable loops elsewhere).
+      load_options.pack = precision_ == Precision::bf16   ? model::WeightFormat::bf16
+                          : precision_ == Precision::int8 ? model::WeightFormat::int8
+                                                          : model::WeightFormat::fp32_packed;
     }
     model::LoadReport report;
     try {

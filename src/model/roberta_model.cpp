@@ -29,6 +29,8 @@ const char* weight_format_name(WeightFormat f) noexcept {
       return "bf16";
     case WeightFormat::int8:
       return "int8";
+    case WeightFormat::fp32_packed:
+      return "fp32-packed";
   }
   return "?";
 }
@@ -145,7 +147,9 @@ void RobertaModel::pack_weights(WeightFormat format, const WeightSource& source,
            " is packed for the CPU\nHINT: on CUDA, bf16 runs as fp32 weights with bf16 GEMMs");
   const ModelOffsets& o = offsets_;
   const int64_t C = config_.hidden_size, I = config_.intermediate_size;
-  const kernels::PackedType t = format == WeightFormat::int8 ? kernels::PackedType::s8 : kernels::PackedType::bf16;
+  const kernels::PackedType t = format == WeightFormat::int8   ? kernels::PackedType::s8
+                                : format == WeightFormat::bf16 ? kernels::PackedType::bf16
+                                                               : kernels::PackedType::f32;
   std::vector<PackedLayer> layers(o.layers.size());
   kernels::PackedLinear head;
   struct Job {
@@ -161,9 +165,10 @@ void RobertaModel::pack_weights(WeightFormat format, const WeightSource& source,
     jobs.push_back({&layers[l].ffn_in, L.ffn_in_w, I, C, t});
     jobs.push_back({&layers[l].ffn_out, L.ffn_out_w, C, I, t});
   }
-  // The head's dense layer is bf16 for either packed format (B rows: int8 would save nothing).
-  // A masked-LM layout has none (its lm_head runs fp32).
-  if (o.head_dense_w >= 0) jobs.push_back({&head, o.head_dense_w, C, C, kernels::PackedType::bf16});
+  // The head's dense layer is bf16 for bf16 and int8 (B rows: int8 would save nothing), fp32
+  // for fp32_packed. A masked-LM layout has none (its lm_head runs fp32).
+  const kernels::PackedType head_t = t == kernels::PackedType::f32 ? t : kernels::PackedType::bf16;
+  if (o.head_dense_w >= 0) jobs.push_back({&head, o.head_dense_w, C, C, head_t});
   // One parallel region over the matrices (each packed by one thread; the conversions and
   // oneDNN reorders inside see omp_in_parallel() and run serially) rather than many short
   // parallel regions: on a loaded 2-core machine every region's barrier costs a time slice.

@@ -24,9 +24,12 @@
 
 namespace rc::model {
 
-// The encoder GEMMs' weights. bf16 / int8 are packed once from the fp32 master (CPU only;
+// The encoder GEMMs' weights. fp32: views of the fp32 master (training, any device).
+// fp32_packed / bf16 / int8 are packed once into the GEMM library's layout (CPU inference only;
 // on CUDA the fp32 weights feed bf16 tensor-core GEMMs through ExecCtx::matmul_precision).
-enum class WeightFormat { fp32, bf16, int8 };
+// fp32_packed computes what fp32 does, but can be loaded straight from the checkpoint without
+// materialising the fp32 master (ParamStorage::packed_inference) and fuses GELU into the GEMM.
+enum class WeightFormat { fp32, bf16, int8, fp32_packed };
 const char* weight_format_name(WeightFormat f) noexcept;
 
 // How much of the fp32 master a model keeps. packed_inference (load_checkpoint with
@@ -88,15 +91,15 @@ class RobertaModel {
   void copy_params_to_host(float* dst) const;
   void copy_params_from_host(const float* src);
 
-  // Packs (bf16 / int8) or drops (fp32) the derived GEMM weights from the current master.
-  // Call again after changing the parameters. bf16 / int8 need a CPU model. A
+  // Packs (fp32_packed / bf16 / int8) or drops (fp32) the derived GEMM weights from the current
+  // master. Call again after changing the parameters. Packed formats need a CPU model. A
   // packed_inference model has no master to pack from: only its own format is accepted (a no-op).
   void set_weight_format(WeightFormat format);
   // Where pack_from reads a packed weight: its layout offset and (rows, K) shape in, the
   // checkpoint's tensors covering those rows (in order) out.
   using WeightSource =
       std::function<std::vector<kernels::PackedLinear::SourceRows>(int64_t offset, int64_t rows, int64_t K)>;
-  // Packs `format` (bf16 / int8) straight from `source`, on the CPU's threads, one matrix
+  // Packs `format` (fp32_packed / bf16 / int8) straight from `source`, on the CPU's threads, one matrix
   // per thread at a time (load_checkpoint for a packed_inference model). `packed`, when
   // given, is called (on the packing thread) once a weight's source is no longer read.
   using WeightDone = std::function<void(int64_t offset, int64_t rows, int64_t K)>;

@@ -347,8 +347,11 @@ void run_benchmark(const BenchOptions& o, const std::function<void(const BenchRe
     ctx.device_index = dev.index;
     select_device(ctx.device, ctx.device_index);
   }
-  // Packed weights on the CPU for inference; bf16 GEMM inputs for training and on CUDA.
-  const bool packed = o.mode == "infer" && precision != Precision::fp32 && !dev.cuda;
+  // Packed weights on the CPU for inference, as a Classifier serves (fp32 too, unless
+  // --master-weights); bf16 GEMM inputs for training and on CUDA.
+  RC_CHECK(!o.master_weights || (o.mode == "infer" && precision == Precision::fp32 && !dev.cuda),
+           Errc::invalid_argument, "--master-weights is for `bench infer --precision fp32` on the CPU");
+  const bool packed = o.mode == "infer" && !dev.cuda && !o.master_weights;
   if (precision == Precision::bf16 && !packed) ctx.matmul_precision = kernels::MatmulPrecision::bf16;
   const double load0 = now_s();
   auto m = model::load_checkpoint(o.model_dir, {});
@@ -358,7 +361,9 @@ void run_benchmark(const BenchOptions& o, const std::function<void(const BenchRe
   double pack_ms = 0;
   if (packed) {
     const double t0 = now_s();
-    m->set_weight_format(precision == Precision::int8 ? model::WeightFormat::int8 : model::WeightFormat::bf16);
+    m->set_weight_format(precision == Precision::int8   ? model::WeightFormat::int8
+                         : precision == Precision::bf16 ? model::WeightFormat::bf16
+                                                        : model::WeightFormat::fp32_packed);
     pack_ms = (now_s() - t0) * 1e3;
   }
   if (!o.lengths.empty()) {
@@ -399,6 +404,7 @@ void run_benchmark(const BenchOptions& o, const std::function<void(const BenchRe
       j["engine"] = "roberta.cpp";
       j["mode"] = o.mode;
       j["precision"] = precision_name(precision);
+      j["weights"] = packed ? "packed" : "master";
       j["batch"] = B;
       j["seq"] = T;
       j["threads"] = rc::num_threads();
