@@ -5,7 +5,10 @@
 # Prints the compile time of the CUDA targets.
 # Usage: scripts/build-cuda.sh [build-dir]       (default build-cuda-ci)
 # Env:   CUDA_HOME (default /usr/local/cuda), CUDA_ARCHS (default "80;90"), JOBS (default nproc),
-#        RC_WERROR (default OFF).
+#        RC_WERROR (default OFF), CUDA_BUILD_OPT (default release: -O2 as shipped; compile-check:
+#        the host C++ at -O0 without debug info, which scripts/test.sh uses since this build only
+#        proves that the CUDA configuration compiles, links and passes its host-side tests;
+#        the device code is optimised by ptxas either way).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,7 +29,13 @@ if [ -z "$NCCL" ]; then
   if [ -f "$CUDA_HOME/include/nccl.h" ] || [ -f "${NCCL_HOME:-/nonexistent}/include/nccl.h" ]; then NCCL=ON; else NCCL=OFF; fi
 fi
 
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRC_WITH_CUDA=ON -DRC_WITH_NCCL="$NCCL" \
+case "${CUDA_BUILD_OPT:-release}" in
+  release) build_type=(-DCMAKE_BUILD_TYPE=Release) ;;
+  compile-check) build_type=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O0 -DCMAKE_CUDA_FLAGS_DEBUG=) ;;
+  *) echo "build-cuda: CUDA_BUILD_OPT must be release or compile-check, got '$CUDA_BUILD_OPT'" >&2; exit 2 ;;
+esac
+
+cmake -S . -B "$BUILD_DIR" -G Ninja "${build_type[@]}" -DRC_WITH_CUDA=ON -DRC_WITH_NCCL="$NCCL" \
   -DCMAKE_CUDA_COMPILER="$CUDA_HOME/bin/nvcc" -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCHS" \
   -DRC_BUILD_BENCH=${RC_BUILD_BENCH:-OFF} -DRC_WERROR=${RC_WERROR:-OFF}
 
