@@ -58,7 +58,12 @@ class PackedLinear {
   // Packs the parts stacked as one (Σ rows, K) weight, straight from their storage: bit for
   // bit what pack() gives for their fp32 values (bf16 and f16 widen exactly), without an
   // fp32 copy of the whole model. bf16 parts packed as bf16 are reordered as they are.
-  static PackedLinear pack(std::span<const SourceRows> parts, int64_t K, PackedType type);
+  // borrow (optional): where the GEMM reads fp32 weights in the layout the part already has
+  // (one aligned fp32 part, on oneDNN's gemm-based matmul: CPUs without AVX-512), the weight
+  // is read in place and `borrow` (what keeps the part's memory valid, e.g. the mapped file)
+  // is kept alive instead of making a copy; see borrows().
+  static PackedLinear pack(std::span<const SourceRows> parts, int64_t K, PackedType type,
+                           std::shared_ptr<const void> borrow = {});
 
   int64_t n() const noexcept;
   int64_t k() const noexcept;
@@ -69,12 +74,15 @@ class PackedLinear {
   bool uses_onednn() const noexcept;
   // s8 only: the per-output-channel scales (N), else null.
   const float* weight_scales() const noexcept;
+  // True when the weights are read in place from the borrowed storage (pack with borrow).
+  bool borrows() const noexcept;
 
   Impl* impl() const noexcept { return impl_.get(); }
 
  private:
-  // Exactly one of w (fp32) and w16 (bf16 values, type bf16 only) is given.
-  static PackedLinear pack_converted(const float* w, const uint16_t* w16, int64_t N, int64_t K, PackedType type);
+  // Exactly one of w (fp32) and w16 (bf16 values, type bf16 only) is given. borrow: see pack.
+  static PackedLinear pack_converted(const float* w, const uint16_t* w16, int64_t N, int64_t K, PackedType type,
+                                     std::shared_ptr<const void> borrow = {});
   std::unique_ptr<Impl> impl_;
 };
 

@@ -195,14 +195,19 @@ std::unique_ptr<RobertaModel> load_checkpoint(const fs::path& dir, const Checkpo
           }
           return parts;
         },
-        [&](int64_t offset, int64_t rows, int64_t K) {
-          // Packed: its file pages leave this process's resident set (peak RSS ~ packed weights).
+        [&](int64_t offset, int64_t rows, int64_t K, bool in_place) {
+          // Packed: its file pages leave this process's resident set (peak RSS ~ packed weights);
+          // read in place (fp32 where the GEMM reads W's own rows): they stay.
+          if (in_place) return;
           for (int64_t at = offset, end = offset + rows * K; at < end;) {
             const auto it = mapped_names.find(at);
             if (it != mapped_names.end()) source->release(it->second);
             at += pack_sources.at(at).rows * K;
           }
-        });
+        },
+        // fp32 weights may be read in place from the mapping (kernels: PackedLinear::pack's
+        // borrow), which the model then keeps, as it keeps the word embeddings above.
+        mapped ? std::shared_ptr<const void>(source) : nullptr);
   }
   for (const std::string& d : dtypes) rep.weights_dtype += (rep.weights_dtype.empty() ? "" : "+") + d;
   if (report) *report = std::move(rep);

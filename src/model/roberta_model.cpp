@@ -131,18 +131,20 @@ void RobertaModel::set_weight_format(WeightFormat format) {
                [P](int64_t offset, int64_t rows, int64_t) {
                  return std::vector<kernels::PackedLinear::SourceRows>{{P + offset, DType::f32, rows}};
                },
-               {});
+               {}, {});
 }
 
-void RobertaModel::pack_from(WeightFormat format, const WeightSource& source, const WeightDone& packed) {
+void RobertaModel::pack_from(WeightFormat format, const WeightSource& source, const WeightDone& packed,
+                             std::shared_ptr<const void> borrow) {
   RC_CHECK(format != WeightFormat::fp32, Errc::invalid_argument, "pack_from: fp32 is not a packed format");
   packed_.clear();
   packed_head_ = {};
   format_ = WeightFormat::fp32;
-  pack_weights(format, source, packed);
+  pack_weights(format, source, packed, borrow);
 }
 
-void RobertaModel::pack_weights(WeightFormat format, const WeightSource& source, const WeightDone& packed) {
+void RobertaModel::pack_weights(WeightFormat format, const WeightSource& source, const WeightDone& packed,
+                                const std::shared_ptr<const void>& borrow) {
   RC_CHECK(device() == Device::cpu, Errc::unsupported, "weight format ", weight_format_name(format),
            " is packed for the CPU\nHINT: on CUDA, bf16 runs as fp32 weights with bf16 GEMMs");
   const ModelOffsets& o = offsets_;
@@ -180,8 +182,8 @@ void RobertaModel::pack_weights(WeightFormat format, const WeightSource& source,
     try {
       const Job& job = jobs[size_t(j)];
       const auto parts = source(job.offset, job.N, job.K);
-      *job.out = kernels::PackedLinear::pack(parts, job.K, job.type);
-      if (packed) packed(job.offset, job.N, job.K);
+      *job.out = kernels::PackedLinear::pack(parts, job.K, job.type, borrow);
+      if (packed) packed(job.offset, job.N, job.K, job.out->borrows());
     } catch (...) {
       std::lock_guard lock(error_mutex);
       if (!error) error = std::current_exception();

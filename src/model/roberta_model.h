@@ -101,9 +101,12 @@ class RobertaModel {
       std::function<std::vector<kernels::PackedLinear::SourceRows>(int64_t offset, int64_t rows, int64_t K)>;
   // Packs `format` (fp32_packed / bf16 / int8) straight from `source`, on the CPU's threads, one matrix
   // per thread at a time (load_checkpoint for a packed_inference model). `packed`, when
-  // given, is called (on the packing thread) once a weight's source is no longer read.
-  using WeightDone = std::function<void(int64_t offset, int64_t rows, int64_t K)>;
-  void pack_from(WeightFormat format, const WeightSource& source, const WeightDone& packed = {});
+  // given, is called (on the packing thread) once a weight is packed; in_place: it reads its
+  // source in place (fp32_packed with `borrow`: PackedLinear::pack), else the source is no
+  // longer read. borrow: what keeps the sources valid (the mapped checkpoint), or empty.
+  using WeightDone = std::function<void(int64_t offset, int64_t rows, int64_t K, bool in_place)>;
+  void pack_from(WeightFormat format, const WeightSource& source, const WeightDone& packed = {},
+                 std::shared_ptr<const void> borrow = {});
   WeightFormat weight_format() const { return format_; }
   size_t packed_bytes() const;  // 0 for fp32
 
@@ -115,7 +118,8 @@ class RobertaModel {
 
  private:
   // The packing jobs of format (the weights' offsets) and the parallel packing itself.
-  void pack_weights(WeightFormat format, const WeightSource& source, const WeightDone& packed);
+  void pack_weights(WeightFormat format, const WeightSource& source, const WeightDone& packed,
+                    const std::shared_ptr<const void>& borrow);
   struct PackedLayer {
     kernels::PackedLinear qkv, attn_out, ffn_in, ffn_out;
   };

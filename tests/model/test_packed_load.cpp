@@ -177,6 +177,33 @@ TEST(PackedLoad, PackedFp32AgreesWithTheFp32Master) {
   EXPECT_LT(worst, 1e-5);
 }
 
+// On oneDNN's gemm-based matmul (x86-64 without AVX-512) the fp32 GEMMs read W's own (N, K)
+// rows, so a packed fp32 load reads every single-tensor weight in place from the mapped file
+// (PackedLinear::pack's borrow) and copies only W_qkv (three tensors); the logits are those of
+// the copying route (SameLogitsBitForBitAsPackingTheFp32Master above).
+TEST(PackedLoad, Fp32WeightsAreReadInPlaceWhereTheGemmReadsTheirRows) {
+  const RobertaConfig c = config_of(64, 4, 128, 2, 1000);
+  const Folder folder(c, DType::f32, 17);
+  const auto m = load_packed(folder.dir(), WeightFormat::fp32_packed);
+  const LayerWeights w = m->layer_weights(1);
+  ASSERT_EQ(w.attn_out.kind, kernels::LinearWeight::Kind::packed);
+  if (!w.attn_out.packed->uses_onednn()) GTEST_SKIP() << "no oneDNN GEMM for fp32 here";
+#if defined(__x86_64__)
+  if (cpu_isa() >= CpuIsa::avx512) GTEST_SKIP() << "AVX-512: oneDNN's brgemm reads its own blocked layout (a copy)";
+  EXPECT_TRUE(w.attn_out.packed->borrows());
+  EXPECT_TRUE(w.ffn_in.packed->borrows());
+  EXPECT_TRUE(w.ffn_out.packed->borrows());
+  EXPECT_FALSE(w.qkv.packed->borrows());  // Q, K and V are three tensors: stacked into a copy
+  // The copying route borrows nothing: the master it packs from is its own.
+  const auto copied = load_then_pack(folder.dir(), WeightFormat::fp32_packed);
+  EXPECT_FALSE(copied->layer_weights(1).ffn_in.packed->borrows());
+  // bf16 / int8 weights are always converted copies.
+  EXPECT_FALSE(load_packed(folder.dir(), WeightFormat::int8)->layer_weights(1).ffn_in.packed->borrows());
+#else
+  GTEST_SKIP() << "oneDNN's fp32 layout on this architecture: not measured";
+#endif
+}
+
 template <class F>
 std::string unsupported_error(F f) {
   try {

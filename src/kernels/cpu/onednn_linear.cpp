@@ -57,6 +57,7 @@ PackedLinear& PackedLinear::operator=(PackedLinear&&) noexcept = default;
 int64_t PackedLinear::n() const noexcept { return impl_ ? impl_->N : 0; }
 int64_t PackedLinear::k() const noexcept { return impl_ ? impl_->K : 0; }
 PackedType PackedLinear::type() const noexcept { return impl_ ? impl_->type : PackedType::f32; }
+bool PackedLinear::borrows() const noexcept { return impl_ && impl_->borrowed; }
 size_t PackedLinear::packed_bytes() const noexcept { return impl_ ? impl_->bytes : 0; }
 bool PackedLinear::uses_onednn() const noexcept { return impl_ && impl_->onednn; }
 const float* PackedLinear::weight_scales() const noexcept {
@@ -148,8 +149,8 @@ PackedLinear PackedLinear::pack(const float* w, int64_t N, int64_t K, PackedType
 }
 
 // w: fp32 weights, or w16_in: bf16 ones (type bf16 only; kernels/cpu/pack_rows.cpp).
-PackedLinear PackedLinear::pack_converted(const float* w, const uint16_t* w16_in, int64_t N, int64_t K,
-                                          PackedType type) {
+PackedLinear PackedLinear::pack_converted(const float* w, const uint16_t* w16_in, int64_t N, int64_t K, PackedType type,
+                                          std::shared_ptr<const void> borrow) {
   RC_CHECK(N > 0 && K > 0 && (w || w16_in), Errc::invalid_argument, "PackedLinear::pack: got N=", N, ", K=", K,
            ", expected a non-empty (N, K) weight");
   RC_ASSERT(w || type == PackedType::bf16);
@@ -194,10 +195,16 @@ PackedLinear PackedLinear::pack_converted(const float* w, const uint16_t* w16_in
     // fp32 on oneDNN's gemm-based matmul (no brgemm kernel: AVX2 CPUs): `any` means its plain
     // (K, N) layout there, which ran the 64 × 768 → 3072 GEMM at 4.2 vs 2.8 ms against W's own
     // (N, K) rows (Zen 3). Keep W's rows: the same GEMM as the fp32 master's.
-    if (type == PackedType::f32 && std::strncmp(pd.impl_info_str(), "gemm:", 5) == 0)
-      im.w_md = dnnl::memory::desc({K, N}, dt::f32, dnnl::memory::format_tag::ba);
-    im.w_mem = dnnl::memory(im.w_md, im.eng);
+    const bool rows_as_given = type == PackedType::f32 && std::strncmp(pd.impl_info_str(), "gemm:", 5) == 0;
+    if (rows_as_given) im.w_md = dnnl::memory::desc({K, N}, dt::f32, dnnl::memory::format_tag::ba);
     im.bytes = im.w_md.get_size();
+    if (rows_as_given && borrow) {  // nothing to reorder: read W where it is (see pack)
+      im.w_mem = dnnl::memory(im.w_md, im.eng, const_cast<float*>(w));
+      im.borrowed = std::move(borrow);
+      im.onednn = true;
+      return out;
+    }
+    im.w_mem = dnnl::memory(im.w_md, im.eng);
     // Source: W(N,K) row-major read as (K, N) with strides {1, K}, converted first.  For s8 the
     // reorder also computes the s8s8 compensation the packed descriptor asks for.
     std::vector<uint16_t> w16;
@@ -438,7 +445,8 @@ PackedLinear PackedLinear::pack(const float* w, int64_t N, int64_t K, PackedType
   return pack_converted(w, nullptr, N, K, type);
 }
 
-PackedLinear PackedLinear::pack_converted(const float* w, const uint16_t* w16, int64_t N, int64_t K, PackedType type) {
+PackedLinear PackedLinear::pack_converted(const float* w, const uint16_t* w16, int64_t N, int64_t K, PackedType type,
+                                          std::shared_ptr<const void>) {  // no oneDNN: always a copy
   RC_CHECK(N > 0 && K > 0 && (w || w16), Errc::invalid_argument, "PackedLinear::pack: got N=", N, ", K=", K,
            ", expected a non-empty (N, K) weight");
   RC_ASSERT(w || type == PackedType::bf16);

@@ -65,7 +65,8 @@ void to_f32(float* dst, const void* src, DType dtype, int64_t n) {
 
 }  // namespace
 
-PackedLinear PackedLinear::pack(std::span<const SourceRows> parts, int64_t K, PackedType type) {
+PackedLinear PackedLinear::pack(std::span<const SourceRows> parts, int64_t K, PackedType type,
+                                std::shared_ptr<const void> borrow) {
   RC_CHECK(!parts.empty() && K > 0, Errc::invalid_argument, "PackedLinear::pack: no rows or K=", K);
   int64_t N = 0;
   for (const SourceRows& p : parts) {
@@ -86,7 +87,7 @@ PackedLinear PackedLinear::pack(std::span<const SourceRows> parts, int64_t K, Pa
   }
   // fp32 / int8 packing reads fp32: the part itself when it is one aligned fp32 tensor.
   if (parts.size() == 1 && parts[0].dtype == DType::f32 && aligned_for(parts[0].data, alignof(float)))
-    return pack_converted(static_cast<const float*>(parts[0].data), nullptr, N, K, type);
+    return pack_converted(static_cast<const float*>(parts[0].data), nullptr, N, K, type, std::move(borrow));
   const std::unique_ptr<float[]> wf(new float[size_t(N * K)]);
   int64_t row = 0;
   for (const SourceRows& p : parts) {

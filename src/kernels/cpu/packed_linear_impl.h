@@ -23,10 +23,11 @@ struct PackedLinear::Impl {
   bool onednn = false;
   std::vector<float> w_scales;  // s8: (N)
   // Fallback storage (onednn == false): (N, K) row-major.
-  std::vector<float> wf;        // f32, or bf16-rounded values
-  std::vector<int8_t> wq;       // s8
-  std::vector<uint16_t> wmmla;  // bf16 on aarch64 with BF16: BFMMLA panels (cpu/neon/bf16.cpp), else empty
-  std::vector<int8_t> wq_mmla;  // s8 on aarch64 with I8MM: SMMLA panels (then wq is empty)
+  std::vector<float> wf;                 // f32, or bf16-rounded values
+  std::vector<int8_t> wq;                // s8
+  std::vector<uint16_t> wmmla;           // bf16 on aarch64 with BF16: BFMMLA panels (cpu/neon/bf16.cpp), else empty
+  std::vector<int8_t> wq_mmla;           // s8 on aarch64 with I8MM: SMMLA panels (then wq is empty)
+  std::shared_ptr<const void> borrowed;  // set: w_mem reads the caller's fp32 weights in place
 #if defined(RC_WITH_ONEDNN) && RC_WITH_ONEDNN
   dnnl::engine eng;         // the process-wide one: per-thread streams are bound to it
   dnnl::memory::desc w_md;  // the packed layout
