@@ -87,6 +87,44 @@ TEST(TokenizerFiles, MalformedVocabJson) {
   expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::format, {"vocab.json", "'a'"});
 }
 
+// model.vocab (and vocab.json) are read entry by entry while parsing, not through the JSON
+// DOM: the same answers and errors as a DOM read, wherever the entries sit.
+TEST(TokenizerFiles, VocabReadWhileParsingKeepsTheDomRules) {
+  TempDir j("vocab_stream");
+  auto write = [&](const std::string& vocab, const std::string& extra = "") {
+    j.write("tokenizer.json", R"({"model": {"type": "BPE", "vocab": )" + vocab +
+                                  R"(, "merges": []}, "pre_tokenizer": {"type": "ByteLevel"})" + extra + "}");
+  };
+  write(R"({"a": 0, "b": 1, "a": 2, "c": 1})");  // a repeated token: the last id wins, as in a DOM
+  auto t = Tokenizer::from_dir(j.path);
+  EXPECT_EQ(t->token_to_id("a"), 2);
+  EXPECT_EQ(t->token_to_id("b"), 1);
+  for (const std::string bad : {R"({"a": 0, "b": [1]})", R"({"a": 0, "b": {"c": 1}})", R"({"a": -1})",
+                                R"({"a": 0, "b": "1"})", R"({"a": 0, "b": 1.5})", R"({"a": 3000000000})"})
+    expect_error(
+        [&] {
+          write(bad);
+          Tokenizer::from_dir(j.path);
+        },
+        Errc::format, {"tokenizer.json", "model.vocab"});
+  write("[0, 1]");
+  expect_error([&] { Tokenizer::from_dir(j.path); }, Errc::format, {"model.vocab", "must be a JSON object"});
+  // Objects named "vocab" elsewhere are ordinary JSON (here an unknown key, ignored).
+  write(R"({"a": 0, "b": 1})", R"(, "other": {"vocab": {"x": "not an id"}}, "x": [{"model": {"vocab": 7}}])");
+  t = Tokenizer::from_dir(j.path);
+  EXPECT_EQ(t->token_to_id("b"), 1);
+  EXPECT_EQ(t->token_to_id("x"), -1);
+
+  TempDir v("vocab_stream_json");
+  v.write("merges.txt", "#version: 0.2\n");
+  v.write("vocab.json", R"({"a": 0, "b": 5, "b": 1})");
+  EXPECT_EQ(Tokenizer::from_dir(v.path)->token_to_id("b"), 1);
+  v.write("vocab.json", R"({"a": 0, "b": [1]})");
+  expect_error([&] { Tokenizer::from_dir(v.path); }, Errc::format, {"vocab.json", "'b'", "an array"});
+  v.write("vocab.json", R"({"a": 1, "b": 0})");
+  EXPECT_EQ(Tokenizer::from_dir(v.path)->token_to_id("a"), 1);
+}
+
 TEST(TokenizerFiles, MergesReferencingUnknownTokens) {
   TempDir d("unkmerge");
   d.copy("vocab.json");
