@@ -43,7 +43,7 @@ std::string token_bytes(const std::string& token) {
 
 class BpeTokenizer final : public Tokenizer {
  public:
-  explicit BpeTokenizer(const tk::TokenizerSpec& spec)
+  explicit BpeTokenizer(tk::TokenizerSpec spec)
       : model_(tk::byte_ids_of(spec.vocab), tk::resolve_merges(spec)),
         added_(spec.added),
         prefix_(spec.prefix_ids),
@@ -56,10 +56,8 @@ class BpeTokenizer final : public Tokenizer {
     for (const auto& [t, id] : spec.vocab) size = std::max<int64_t>(size, int64_t(id) + 1);
     for (const auto& a : spec.added) size = std::max<int64_t>(size, int64_t(a.id) + 1);
     tokens_.assign(size_t(size), {});
-    for (const auto& [t, id] : spec.vocab) {
-      tokens_[size_t(id)] = {t, token_bytes(t), true, false};
-      to_id_.emplace(t, id);
-    }
+    for (const auto& [t, id] : spec.vocab) tokens_[size_t(id)] = {t, token_bytes(t), true, false};
+    to_id_ = std::move(spec.vocab);     // the spec's own map, not a 50k-entry copy
     for (const auto& a : spec.added) {  // an added token shadows the model's (HF id_to_token)
       tokens_[size_t(a.id)] = {a.content, token_bytes(a.content), true, false};
       to_id_[a.content] = a.id;

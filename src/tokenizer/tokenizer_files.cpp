@@ -80,7 +80,7 @@ json parse_json_reading_vocab(const fs::path& file, std::vector<std::string> pat
                : event == Event::object_start ? "an object"
                                               : "an array",
                kFileHint);
-      vocab.insert_or_assign(keys[d - 1], int32_t(parsed.get<int64_t>()));
+      vocab.insert_or_assign(std::move(keys[d - 1]), int32_t(parsed.get<int64_t>()));
       return false;
     }
     return true;
