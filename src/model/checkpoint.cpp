@@ -69,6 +69,18 @@ std::string join_some(const std::vector<std::string>& names, size_t max = 8) {
 
 }  // namespace
 
+WeightFormat packed_weight_format(Precision precision) noexcept {
+  switch (precision) {
+    case Precision::bf16:
+      return WeightFormat::bf16;
+    case Precision::int8:
+      return WeightFormat::int8;
+    case Precision::fp32:
+      break;
+  }
+  return WeightFormat::fp32_packed;
+}
+
 std::unique_ptr<RobertaModel> load_checkpoint(const fs::path& dir, const CheckpointLoadOptions& options,
                                               LoadReport* report) {
   RC_CHECK(fs::is_directory(dir), Errc::not_found, dir.string(), ": not a folder",

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/roberta_model.h"
+#include "roberta/classifier.h"
 
 namespace rc::model {
 
@@ -32,6 +33,10 @@ struct CheckpointLoadOptions {
   // full fp32 master (training, fp32 inference, any later set_weight_format).
   WeightFormat pack = WeightFormat::fp32;
 };
+
+// The packed format CPU inference runs at `precision` (rc::Classifier, `roberta bench infer`):
+// fp32 -> fp32_packed, bf16 -> bf16, int8 -> int8.
+WeightFormat packed_weight_format(Precision precision) noexcept;
 
 // Reads DIR/config.json and DIR/model.safetensors (preferred) or DIR/pytorch_model.bin.
 std::unique_ptr<RobertaModel> load_checkpoint(const std::filesystem::path& dir, const CheckpointLoadOptions& options,

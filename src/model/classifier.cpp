@@ -76,9 +76,7 @@ class RobertaClassifier final : public Classifier {
       // them: a Classifier never saves or re-packs its model); the fused forward runs on them.
       // fp32: the same values in the GEMM's layout, GELU fused. int8: per-channel int8 weights,
       // per-token int8 activations (VNNI / AMX-INT8 through oneDNN; portable loops elsewhere).
-      load_options.pack = precision_ == Precision::bf16   ? model::WeightFormat::bf16
-                          : precision_ == Precision::int8 ? model::WeightFormat::int8
-                                                          : model::WeightFormat::fp32_packed;
+      load_options.pack = model::packed_weight_format(precision_);
     }
     model::LoadReport report;
     try {

@@ -361,9 +361,7 @@ void run_benchmark(const BenchOptions& o, const std::function<void(const BenchRe
   double pack_ms = 0;
   if (packed) {
     const double t0 = now_s();
-    m->set_weight_format(precision == Precision::int8   ? model::WeightFormat::int8
-                         : precision == Precision::bf16 ? model::WeightFormat::bf16
-                                                        : model::WeightFormat::fp32_packed);
+    m->set_weight_format(model::packed_weight_format(precision));
     pack_ms = (now_s() - t0) * 1e3;
   }
   if (!o.lengths.empty()) {

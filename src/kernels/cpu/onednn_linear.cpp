@@ -195,10 +195,10 @@ PackedLinear PackedLinear::pack_converted(const float* w, const uint16_t* w16_in
     // fp32 on oneDNN's gemm-based matmul (no brgemm kernel: AVX2 CPUs): `any` means its plain
     // (K, N) layout there, which ran the 64 × 768 → 3072 GEMM at 4.2 vs 2.8 ms against W's own
     // (N, K) rows (Zen 3). Keep W's rows: the same GEMM as the fp32 master's.
-    const bool rows_as_given = type == PackedType::f32 && std::strncmp(pd.impl_info_str(), "gemm:", 5) == 0;
-    if (rows_as_given) im.w_md = dnnl::memory::desc({K, N}, dt::f32, dnnl::memory::format_tag::ba);
+    im.rows_as_given = type == PackedType::f32 && std::strncmp(pd.impl_info_str(), "gemm:", 5) == 0;
+    if (im.rows_as_given) im.w_md = dnnl::memory::desc({K, N}, dt::f32, dnnl::memory::format_tag::ba);
     im.bytes = im.w_md.get_size();
-    if (rows_as_given && borrow) {  // nothing to reorder: read W where it is (see pack)
+    if (im.rows_as_given && borrow) {  // nothing to reorder: read W where it is (see pack)
       im.w_mem = dnnl::memory(im.w_md, im.eng, const_cast<float*>(w));
       im.borrowed = std::move(borrow);
       im.onednn = true;
@@ -240,19 +240,14 @@ const PackedLinear::Impl::Prim& get_prim(PackedLinear::Impl& im, int64_t M, bool
   std::lock_guard<std::mutex> lock(im.mutex);
   auto it = im.prims.find(key);
   if (it == im.prims.end()) {
-    auto pd = make_pd(im, M, im.w_md, bias, gelu, y_type);
-    // fp32 on oneDNN's gemm-based matmul (no brgemm kernel: AVX2 CPUs): its post-op pass ran
-    // GELU at 4.03 vs 2.78 ms for the 64 × 3072 × 768 GEMM (Zen 3), ours adds ~0.3 ms. Its
-    // brgemm kernels apply post-ops to the tile in registers and keep them.
-    const bool gelu_after = gelu && im.type == PackedType::f32 && std::strncmp(pd.impl_info_str(), "gemm:", 5) == 0;
-    if (gelu_after) pd = make_pd(im, M, im.w_md, bias, false, y_type);
-    PackedLinear::Impl::Prim pr{dnnl::matmul(pd),
-                                pd.src_desc(),
-                                pd.dst_desc(),
-                                dnnl::memory::desc({1, im.N}, dt::f32, dnnl::memory::format_tag::ab),
-                                pd.scratchpad_desc(),
-                                next_prim_id(),
-                                gelu_after};
+    // rows_as_given (oneDNN's gemm-based matmul): its post-op pass ran GELU at 4.03 vs 2.78 ms
+    // for the 64 × 3072 × 768 GEMM (Zen 3), ours adds ~0.3 ms (run_rows). Its brgemm kernels
+    // apply post-ops to the tile in registers and keep them.
+    const auto pd = make_pd(im, M, im.w_md, bias, gelu && !im.rows_as_given, y_type);
+    PackedLinear::Impl::Prim pr{
+        dnnl::matmul(pd),     pd.src_desc(),
+        pd.dst_desc(),        dnnl::memory::desc({1, im.N}, dt::f32, dnnl::memory::format_tag::ab),
+        pd.scratchpad_desc(), next_prim_id()};
     it = im.prims.emplace(key, std::move(pr)).first;
   }
   return it->second;
@@ -331,7 +326,7 @@ void run_rows(PackedLinear::Impl& im, int64_t M, int64_t max_rows, const void* x
       run_prim(im, prim, px, py, bias, rows);
       std::memcpy(yc, py, size_t(mc * N) * ye);
     }
-    if (prim.gelu_after) {  // fp32 rows (see Prim::gelu_after), while the chunk is warm
+    if (gelu && im.rows_as_given) {  // fp32 rows (see Impl::rows_as_given), while the chunk is warm
       RC_ASSERT(ye == sizeof(float));
       const ProfileScope g(current_profiler(), OpFamily::gelu);
       cpu::gelu_erf_forward(static_cast<float*>(yc), static_cast<const float*>(yc), mc * N);

@@ -31,14 +31,14 @@ struct PackedLinear::Impl {
 #if defined(RC_WITH_ONEDNN) && RC_WITH_ONEDNN
   dnnl::engine eng;         // the process-wide one: per-thread streams are bound to it
   dnnl::memory::desc w_md;  // the packed layout
+  // fp32 on oneDNN's gemm-based matmul (no brgemm kernel: CPUs without AVX-512): w_md is W's
+  // own (N, K) rows, and GELU runs as our pass after the GEMM, not as a post-op (run_rows).
+  bool rows_as_given = false;
   dnnl::memory w_mem;
   struct Prim {
     dnnl::matmul prim;
     dnnl::memory::desc x_md, y_md, bias_md, scratch_md;
     uint64_t id;  // process-unique: keys the per-thread bound memories (addresses get reused)
-    // GELU was asked for but is not a post-op of this primitive: run_rows applies ours to each
-    // chunk's fp32 rows (oneDNN's gemm-based matmul applies gelu_erf ~6 ns/element on AVX2).
-    bool gelu_after = false;
   };
   std::mutex mutex;
   std::unordered_map<int64_t, Prim> prims;  // key: see prim_key(); nodes never move
