@@ -350,7 +350,8 @@ void run_benchmark(const BenchOptions& o, const std::function<void(const BenchRe
   // Packed weights on the CPU for inference, as a Classifier serves (fp32 too, unless
   // --master-weights); bf16 GEMM inputs for training and on CUDA.
   RC_CHECK(!o.master_weights || (o.mode == "infer" && precision == Precision::fp32 && !dev.cuda),
-           Errc::invalid_argument, "--master-weights is for `bench infer --precision fp32` on the CPU");
+           Errc::invalid_argument, "--master-weights is for `bench infer --precision fp32` on the CPU",
+           "\nHINT: drop --master-weights (training and bf16 / int8 inference have one weight path each)");
   const bool packed = o.mode == "infer" && !dev.cuda && !o.master_weights;
   if (precision == Precision::bf16 && !packed) ctx.matmul_precision = kernels::MatmulPrecision::bf16;
   const double load0 = now_s();

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "device/cpu_isa.h"
 #include "model/checkpoint.h"
@@ -166,6 +167,36 @@ TEST_F(BenchProfile, RefusedWithLengthsAndBadOptions) {
   o.lengths.clear();
   o.mode = "walk";
   EXPECT_THROW(run_benchmark(o, [](const BenchResult&) {}), Error);
+}
+
+// --master-weights: the fp32 views of the master at `bench infer --precision fp32` (reported as
+// "weights": "master"; the packed weights otherwise), refused wherever there is no such choice.
+TEST_F(BenchProfile, MasterWeightsOnlyForFp32Inference) {
+  BenchOptions o;
+  o.model_dir = dir_;
+  o.batch_sizes = {1};
+  o.seq_lens = {8};
+  o.iters = 1;
+  o.warmup = 0;
+  for (const bool master : {false, true}) {
+    o.master_weights = master;
+    std::string weights;
+    run_benchmark(o, [&](const BenchResult& r) { weights = nlohmann::json::parse(r.json)["weights"]; });
+    EXPECT_EQ(weights, master ? "master" : "packed");
+  }
+  for (const auto& [mode, p] : {std::pair<std::string, Precision>{"train", Precision::fp32},
+                                {"infer", Precision::bf16},
+                                {"infer", Precision::int8}}) {
+    o.mode = mode;
+    o.precision = p;
+    try {
+      run_benchmark(o, [](const BenchResult&) { FAIL() << "ran"; });
+      ADD_FAILURE() << "--master-weights with " << mode << " " << precision_name(p) << " must be refused";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.errc(), Errc::invalid_argument) << e.what();
+      EXPECT_FALSE(e.hint().empty());
+    }
+  }
 }
 
 }  // namespace
