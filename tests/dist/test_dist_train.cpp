@@ -26,6 +26,7 @@
 
 #include "io/tensor_source.h"
 #include "support/files.h"
+#include "support/ports.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -39,17 +40,7 @@ const fs::path kBin = fs::path(RC_BINARY_DIR) / "cli/roberta";
 const fs::path kTiny = fs::path(RC_TEST_DATA_DIR) / "tiny";
 const fs::path kSentiment = fs::path(RC_SOURCE_DIR) / "data/tweeteval/sentiment";
 
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_addr.s_addr = htonl(INADDR_ANY);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
-  socklen_t len = sizeof sa;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
-  ::close(fd);
-  return ntohs(sa.sin_port);
-}
+using rc::test::free_port;
 
 int sh(const std::string& cmd) {
   const int st = std::system(("/bin/sh -c '" + cmd + "'").c_str());

@@ -14,22 +14,13 @@
 #include "dist/collective.h"
 #include "dist/tcp_store.h"
 #include "roberta/error.h"
+#include "support/ports.h"
 
 using namespace std::chrono_literals;
 
 namespace {
 
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
-  socklen_t len = sizeof sa;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
-  ::close(fd);
-  return ntohs(sa.sin_port);
-}
+using rc::test::free_port;
 
 rc::dist::LaunchInfo info(int rank, int port) {
   rc::dist::LaunchInfo li;

@@ -15,6 +15,7 @@
 
 #include "roberta/classifier.h"
 #include "serve/serve_fixture.h"
+#include "support/ports.h"
 
 using namespace rc::serve;
 using namespace rc::serve::testing;
@@ -27,11 +28,7 @@ namespace {
 const fs::path kTiny = fs::path(RC_TEST_DATA_DIR) / "tiny";
 const fs::path kBin = fs::path(RC_BINARY_DIR) / "cli/roberta";
 
-int free_port() {
-  boost::asio::io_context ioc;
-  boost::asio::ip::tcp::acceptor a(ioc, {boost::asio::ip::make_address("127.0.0.1"), 0});
-  return a.local_endpoint().port();
-}
+using rc::test::free_port;
 
 // A child process running the roberta binary; killed (by its pid only) if still alive.
 struct Child {

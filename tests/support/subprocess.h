@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "support/files.h"  // slurp
+#include "support/ports.h"  // free_port
 
 extern char** environ;
 
@@ -91,19 +92,6 @@ inline std::string wait_for_file(const std::filesystem::path& p, double seconds 
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return "";
-}
-
-// A loopback port free right now (bound to 0, then released).
-inline int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
 }
 
 inline std::filesystem::path fresh_dir(const std::string& name) {
