@@ -1,6 +1,7 @@
 // Checks + dispatch for activation.h.  The switch per op is dispatch.h's (alike on purpose).
 #include "kernels/activation.h"
 
+#include "kernels/cpu/bf16_training.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/dispatch.h"
 
@@ -14,6 +15,12 @@ void gelu_erf_forward(const ExecCtx& ctx, float* y, const float* x, int64_t n) {
     case Device::cuda:
       RC_CUDA_RETURN(gelu_erf_forward, y, x, n, ctx.stream);
   }
+}
+
+void gelu_erf_forward_bf16(const ExecCtx& ctx, uint16_t* y, const float* x, int64_t n) {
+  RC_ASSERT(n >= 0 && (n == 0 || (y && x)));
+  RC_CHECK(ctx.device == Device::cpu, Errc::unsupported, "gelu_erf_forward_bf16: CPU only");
+  cpu::gelu_erf_forward_bf16(y, x, n);
 }
 
 void gelu_erf_backward(const ExecCtx& ctx, float* dx, const float* dy, const float* x, int64_t n) {

@@ -10,6 +10,9 @@ namespace rc::kernels {
 
 // y = x · Φ(x) = 0.5·x·(1 + erf(x/√2)).  OVERWRITES y (y may alias x).
 void gelu_erf_forward(const ExecCtx& ctx, float* y, const float* x, int64_t n);
+// y = bf16(x · Φ(x)): gelu_erf_forward rounded to bf16 (as convert_to_bf16), bit for bit, without
+// the fp32 result going through memory. CPU only (Errc::unsupported elsewhere). OVERWRITES y.
+void gelu_erf_forward_bf16(const ExecCtx& ctx, uint16_t* y, const float* x, int64_t n);
 // dx = dy · (Φ(x) + x·φ(x)).  OVERWRITES dx (dx may alias dy).
 void gelu_erf_backward(const ExecCtx& ctx, float* dx, const float* dy, const float* x, int64_t n);
 
@@ -23,6 +26,7 @@ void add(const ExecCtx& ctx, float* y, const float* a, const float* b, int64_t n
 
 namespace ref {
 void gelu_erf_forward(float* y, const float* x, int64_t n);
+void gelu_erf_forward_bf16(uint16_t* y, const float* x, int64_t n);
 void gelu_erf_backward(float* dx, const float* dy, const float* x, int64_t n);
 void tanh_forward(float* y, const float* x, int64_t n);
 void tanh_backward(float* dx, const float* dy, const float* y, int64_t n);

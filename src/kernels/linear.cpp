@@ -16,9 +16,12 @@ void linear_forward(const ExecCtx& ctx, void* y, ActType y_type, const void* x, 
   RC_ASSERT((x_type == ActType::s8) == (x_scale != nullptr) && (y_type == ActType::s8) == (y_scale != nullptr));
   switch (w.kind) {
     case LinearWeight::Kind::f32: {
-      RC_ASSERT(w.w && x_type == ActType::f32 && y_type == ActType::f32);
+      // bf16 x: the training step's saved bf16 activation (CPU, bf16 GEMMs; matmul_nt_w16).
+      RC_ASSERT(w.w && (x_type == ActType::f32 || x_type == ActType::bf16) && y_type == ActType::f32);
       float* yf = static_cast<float*>(y);
-      matmul_nt_w16(ctx, yf, static_cast<const float*>(x), w.w, w.w16, bias, M, w.n, w.k);
+      const bool x16 = x_type == ActType::bf16;
+      matmul_nt_w16(ctx, yf, x16 ? nullptr : static_cast<const float*>(x), w.w, w.w16, bias, M, w.n, w.k,
+                    x16 ? static_cast<const uint16_t*>(x) : nullptr);
       if (epilogue == Epilogue::gelu_erf) {
         const ProfileScope gelu(ctx.profiler, OpFamily::gelu);  // a pass of its own: not GEMM time
         gelu_erf_forward(ctx, yf, yf, M * w.n);

@@ -115,7 +115,8 @@ struct LinearWeight {
 };
 
 // y(M, N) = epilogue(x(M, K) · Wᵀ + bias(N)) for any weight kind on the context's device.
-// bias may be null. OVERWRITES y. f32 weights take fp32 activations (x_type = y_type = f32);
+// bias may be null. OVERWRITES y. f32 weights take fp32 activations (x_type = y_type = f32),
+// or bf16 x on the CPU at bf16 GEMM precision (the training step's saved activations);
 // packed weights run on the CPU only (Errc::unsupported elsewhere). x_type s8 (already
 // quantised rows, x_scale their (M) per-row scales; s8 weights only) skips the GEMM's own
 // quantisation pass; x_scale is null for every other x_type. y_type s8 (s8 weights only): y

@@ -56,11 +56,12 @@ void bias_backward(const ExecCtx& ctx, float* db, const float* dy, int64_t M, in
 }
 
 void matmul_nt_w16(const ExecCtx& ctx, float* y, const float* x, const float* w, const uint16_t* w16, const float* bias,
-                   int64_t M, int64_t N, int64_t K) {
-  if (ctx.device != Device::cpu || !w16) return matmul_nt(ctx, y, x, w, bias, M, N, K);
+                   int64_t M, int64_t N, int64_t K, const uint16_t* x16) {
+  RC_ASSERT(!x16 || (ctx.device == Device::cpu && ctx.matmul_precision == MatmulPrecision::bf16));
+  if (ctx.device != Device::cpu || (!w16 && !x16)) return matmul_nt(ctx, y, x, w, bias, M, N, K);
   RC_ASSERT(M >= 0 && N >= 0 && K >= 0);
-  RC_ASSERT(M * N == 0 || (y && x && w));
-  cpu::matmul_nt_w16(y, x, w, w16, bias, M, N, K, ctx.matmul_precision);
+  RC_ASSERT(M * N == 0 || (y && (x || x16) && w));
+  cpu::matmul_nt_w16(y, x, w, w16, bias, M, N, K, ctx.matmul_precision, x16);
 }
 
 void convert_to_bf16(const ExecCtx& ctx, uint16_t* dst, const float* src, int64_t n) {
@@ -70,15 +71,17 @@ void convert_to_bf16(const ExecCtx& ctx, uint16_t* dst, const float* src, int64_
 }
 
 void linear_backward(const ExecCtx& ctx, float* dx, float* dw, float* db, const float* dy, const float* x,
-                     const float* w, const uint16_t* w16, int64_t M, int64_t N, int64_t K, bool accumulate_dx) {
+                     const float* w, const uint16_t* w16, int64_t M, int64_t N, int64_t K, bool accumulate_dx,
+                     const uint16_t* x16) {
+  RC_ASSERT(!x16 || (ctx.device == Device::cpu && ctx.matmul_precision == MatmulPrecision::bf16));
   if (ctx.device != Device::cpu) {
     matmul_tn(ctx, dw, dy, x, N, K, M, true);
     if (db) bias_backward(ctx, db, dy, M, N);
     return matmul_nn(ctx, dx, dy, w, M, K, N, accumulate_dx);
   }
   RC_ASSERT(M >= 0 && N >= 0 && K >= 0);
-  RC_ASSERT(M * N * K == 0 || (dx && dw && dy && x && w));
-  cpu::linear_backward(dx, dw, db, dy, x, w, w16, M, N, K, accumulate_dx, ctx.matmul_precision);
+  RC_ASSERT(M * N * K == 0 || (dx && dw && dy && (x || x16) && w));
+  cpu::linear_backward(dx, dw, db, dy, x, w, w16, M, N, K, accumulate_dx, ctx.matmul_precision, x16);
 }
 
 }  // namespace rc::kernels

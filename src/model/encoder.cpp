@@ -37,10 +37,19 @@ void encoder_layer_forward(const ExecCtx& ctx, const RobertaConfig& c, const Lay
   });
   // Rows that continue past the attention.
   int64_t M = BT;
-  const float* attn = a.attn;
+  const void* attn = a.attn;
+  ActType attn_type = ActType::f32;
   const float* residual = a.x_in;
+  if (!a.attn_gemm.none()) {
+    // Training at bf16: the context's bf16 copy, read by the GEMM and saved for its dW GEMM.
+    RC_ASSERT(rows == Rows::all && a.attn_gemm.type == ActType::bf16);
+    profiled(ctx, F::convert,
+             [&] { kernels::convert_to_bf16(ctx, static_cast<uint16_t*>(a.attn_gemm.data), a.attn, BT * C); });
+    attn = a.attn_gemm.data;
+    attn_type = ActType::bf16;
+  }
   if (rows == Rows::first_token && T > 1) {
-    RC_ASSERT(a.rows_scratch && !drop);
+    RC_ASSERT(a.rows_scratch && !drop && attn_type == ActType::f32);
     profiled(ctx, F::other, [&] {
       kernels::gather_first_tokens(ctx, a.rows_scratch, a.attn, B, T, C);
       kernels::gather_first_tokens(ctx, a.rows_scratch + B * C, a.x_in, B, T, C);
@@ -50,7 +59,7 @@ void encoder_layer_forward(const ExecCtx& ctx, const RobertaConfig& c, const Lay
     M = B;
   }
   profiled(ctx, F::gemm_attn_out, [&] {
-    kernels::linear_forward(ctx, a.proj, ActType::f32, attn, ActType::f32, w.attn_out, w.attn_out_b, M, Epilogue::none);
+    kernels::linear_forward(ctx, a.proj, ActType::f32, attn, attn_type, w.attn_out, w.attn_out_b, M, Epilogue::none);
   });
   if (drop)
     profiled(ctx, F::dropout, [&] {
@@ -62,13 +71,18 @@ void encoder_layer_forward(const ExecCtx& ctx, const RobertaConfig& c, const Lay
   });
   const kernels::GemmInput ln1 = input(a.ln1_gemm, a.ln1);
   if (a.ffn_pre) {
-    RC_ASSERT(a.ffn_type == ActType::f32 && ln1.type == ActType::f32);
+    // Training: the pre-GELU rows kept in fp32 for the GELU backward; the GELU output in fp32,
+    // or in bf16 at bf16 GEMMs (the down projection's input and its saved dW input).
+    RC_ASSERT(a.ffn_type == ActType::f32 || a.ffn_type == ActType::bf16);
     profiled(ctx, F::gemm_ffn_up, [&] {
-      kernels::linear_forward(ctx, a.ffn_pre, ActType::f32, a.ln1, ActType::f32, w.ffn_in, w.ffn_in_b, M,
+      kernels::linear_forward(ctx, a.ffn_pre, ActType::f32, ln1.data, ln1.type, w.ffn_in, w.ffn_in_b, M,
                               Epilogue::none);
     });
     profiled(ctx, F::gelu, [&] {
-      kernels::gelu_erf_forward(ctx, static_cast<float*>(a.ffn_act), a.ffn_pre, M * c.intermediate_size);
+      if (a.ffn_type == ActType::bf16)
+        kernels::gelu_erf_forward_bf16(ctx, static_cast<uint16_t*>(a.ffn_act), a.ffn_pre, M * c.intermediate_size);
+      else
+        kernels::gelu_erf_forward(ctx, static_cast<float*>(a.ffn_act), a.ffn_pre, M * c.intermediate_size);
     });
   } else {
     profiled(ctx, F::gemm_ffn_up, [&] {
@@ -95,10 +109,21 @@ void encoder_layer_backward(const ExecCtx& ctx, const RobertaConfig& c, const La
                             float* d_x, const LayerBackwardScratch& s) {
   using K = kernels::LinearWeight::Kind;
   RC_ASSERT(w.qkv.kind == K::f32 && w.attn_out.kind == K::f32 && w.ffn_in.kind == K::f32 && w.ffn_out.kind == K::f32);
-  RC_ASSERT(a.ffn_pre && a.probs && a.ln1_mean && a.ln2_mean && a.ffn_type == ActType::f32);
+  RC_ASSERT(a.ffn_pre && a.probs && a.ln1_mean && a.ln2_mean);
   const int64_t BT = B * T, C = c.hidden_size, I = c.intermediate_size, H = c.num_attention_heads, D = c.head_dim();
-  const float* ffn_act = static_cast<const float*>(a.ffn_act);
   float* d_s = s.d_s;  // gradient w.r.t. a LayerNorm's input (residual sum)
+  // A dW GEMM's input: the bf16 copy the forward saved (its fp32 rows are gone), else fp32.
+  struct SavedInput {
+    const float* f32 = nullptr;
+    const uint16_t* bf16 = nullptr;
+  };
+  auto saved = [](const kernels::GemmInput& g, const void* f32) {
+    RC_ASSERT(g.type == ActType::f32 || g.type == ActType::bf16);
+    return g.none() ? SavedInput{static_cast<const float*>(f32), nullptr}
+                    : SavedInput{nullptr, static_cast<const uint16_t*>(g.data)};
+  };
+  const SavedInput ffn_act = saved(kernels::GemmInput{a.ffn_act, a.ffn_type, nullptr}, a.ffn_act);
+  const SavedInput ln1 = saved(a.ln1_gemm, a.ln1), attn = saved(a.attn_gemm, a.attn), x_in = saved(a.x_in_gemm, a.x_in);
 
   // The two sublayers (FFN, then attention) each end in LayerNorm(dropout(Linear) + residual),
   // so their backward opens alike: kept inline, in the order of the math, on purpose.
@@ -114,14 +139,14 @@ void encoder_layer_backward(const ExecCtx& ctx, const RobertaConfig& c, const La
   // Each Linear's dW, db and dX in one call: in bf16 on the CPU dY is converted once for both
   // GEMMs, and W read from its bf16 copy (w16) when there is one.
   profiled(ctx, F::gemm_ffn_down, [&] {
-    kernels::linear_backward(ctx, s.d_ffn, g.ffn_out_w, g.ffn_out_b, d_x, ffn_act, w.ffn_out.w, w.ffn_out.w16, BT, C, I,
-                             false);
+    kernels::linear_backward(ctx, s.d_ffn, g.ffn_out_w, g.ffn_out_b, d_x, ffn_act.f32, w.ffn_out.w, w.ffn_out.w16, BT,
+                             C, I, false, ffn_act.bf16);
   });
   profiled(ctx, F::gelu, [&] { kernels::gelu_erf_backward(ctx, s.d_ffn, s.d_ffn, a.ffn_pre, BT * I); });
   // d(ln1) = d_ffn·W1 + d_s (residual)
   profiled(ctx, F::gemm_ffn_up, [&] {
-    kernels::linear_backward(ctx, d_s, g.ffn_in_w, g.ffn_in_b, s.d_ffn, a.ln1, w.ffn_in.w, w.ffn_in.w16, BT, I, C,
-                             true);
+    kernels::linear_backward(ctx, d_s, g.ffn_in_w, g.ffn_in_b, s.d_ffn, ln1.f32, w.ffn_in.w, w.ffn_in.w16, BT, I, C,
+                             true, ln1.bf16);
   });
 
   // ln1 = LN1(dropout(attn·Woᵀ + bo) + x_in)
@@ -134,8 +159,8 @@ void encoder_layer_backward(const ExecCtx& ctx, const RobertaConfig& c, const La
     kernels::dropout_backward(ctx, d_s, d_x, B, T * C, drop.hidden, drop.attn_out_seed, drop.first_sample);
   });
   profiled(ctx, F::gemm_attn_out, [&] {
-    kernels::linear_backward(ctx, s.d_attn, g.attn_out_w, g.attn_out_b, d_s, a.attn, w.attn_out.w, w.attn_out.w16, BT,
-                             C, C, false);
+    kernels::linear_backward(ctx, s.d_attn, g.attn_out_w, g.attn_out_b, d_s, attn.f32, w.attn_out.w, w.attn_out.w16, BT,
+                             C, C, false, attn.bf16);
   });
   profiled(ctx, F::attention, [&] {
     kernels::attention_backward(ctx, s.d_qkv, s.d_attn, a.qkv, a.probs, seq_lens, B, T, H, D, drop.attention,
@@ -143,7 +168,8 @@ void encoder_layer_backward(const ExecCtx& ctx, const RobertaConfig& c, const La
   });
   // d(x_in) = residual part (already in d_x) + d_qkv·W_qkv
   profiled(ctx, F::gemm_qkv, [&] {
-    kernels::linear_backward(ctx, d_x, g.qkv_w, g.qkv_b, s.d_qkv, a.x_in, w.qkv.w, w.qkv.w16, BT, 3 * C, C, true);
+    kernels::linear_backward(ctx, d_x, g.qkv_w, g.qkv_b, s.d_qkv, x_in.f32, w.qkv.w, w.qkv.w16, BT, 3 * C, C, true,
+                             x_in.bf16);
   });
 }
 

@@ -47,13 +47,17 @@ struct LayerActs {
   float* ffn_sum = nullptr;                        // (B·T, C) LN2 input saved (may alias proj)
   float *ln2_mean = nullptr, *ln2_rstd = nullptr;  // (B·T) or null
   float* rows_scratch = nullptr;                   // (2·B, C): Rows::first_token's gathered rows
-  // Inference with packed weights: the GEMM inputs that the LayerNorm before each GEMM writes
-  // in the GEMM's input type (kernels/gemm_input.h), so that the GEMM runs no conversion pass.
-  // none() (training, f32 weights): the GEMM reads the fp32 rows. May share storage: each is
-  // read before the next one is written.
+  // The GEMM inputs in the GEMM's input type (kernels/gemm_input.h), written by the op before
+  // each GEMM, so that the GEMM runs no conversion pass. none(): the GEMM reads the fp32 rows.
+  // Inference with packed weights: the LayerNorms write them; they may share storage (each is
+  // read before the next one is written). Training with bf16 GEMMs on the CPU: bf16, each in
+  // its own per-layer slot, and they are also what the backward's dW GEMMs read (the saved
+  // activations in bf16): x_in, ln1 and attn are then scratch the next layer overwrites, and
+  // ffn_act is bf16 (ffn_type).
   kernels::GemmInput x_in_gemm;   // x_in for the qkv GEMM (written by the layer before)
   kernels::GemmInput ln1_gemm;    // ln1 for the ffn_in GEMM (LN1 writes it)
   kernels::GemmInput x_out_gemm;  // x_out for the next layer's qkv GEMM (LN2 writes it)
+  kernels::GemmInput attn_gemm;   // attn for the attention output GEMM (training only)
 };
 
 // Dropout of one layer's three sites (training); null = eval mode.
@@ -73,7 +77,8 @@ void encoder_layer_forward(const kernels::ExecCtx& ctx, const RobertaConfig& con
                            const LayerActs& a, const int32_t* seq_lens, int64_t B, int64_t T,
                            const LayerDropout* dropout, Rows rows);
 
-// Backward of a training forward (Rows::all, fp32 weights, every saved slot filled).
+// Backward of a training forward (Rows::all, fp32 weights, every saved slot filled; the dW
+// GEMMs read the bf16 GEMM inputs where the forward kept them, else the fp32 rows).
 // d_x: in, the gradient of the layer's output; out, of its input. Scratch: d_s (B·T, C),
 // d_qkv (B·T, 3C), d_attn (B·T, C), d_ffn (B·T, I).
 struct LayerBackwardScratch {

@@ -218,6 +218,12 @@ class TrainWorkspace {
   // forward and the dX GEMMs read instead of converting each weight per call; null: none.
   // Set by its owner (train::TrainEngine).
   Bf16WeightCopy* bf16_weights = nullptr;
+  // Made for bf16 GEMMs on the CPU (a context with matmul_precision bf16): the encoder GEMMs'
+  // inputs are saved in bf16 (each written once, by the op that produces it, and read by both
+  // the forward GEMM and the backward's dW GEMM, which round them to bf16 anyway: the same
+  // gradients bit for bit) and their fp32 rows are one layer's scratch. Such a workspace runs
+  // with bf16 contexts only.
+  bool saves_bf16_activations() const { return saves_bf16_; }
 
  private:
   HeadBuffers head_buffers();
@@ -227,10 +233,14 @@ class TrainWorkspace {
                                        uint64_t, float*, TrainWorkspace&, HiddenHead&);
   int64_t max_B_, max_T_;
   Device device_;
+  bool saves_bf16_ = false;
   // Per layer: inputs of every op the backward needs (llm.c style, one buffer per role).
+  // saves_bf16_: layer_in_, attn_ctx_ and ln1_out_ hold one layer (ffn_act_ none), and the
+  // GEMM inputs live in the bf16 slots below, one per layer.
   Buffer emb_sum_, emb_mean_, emb_rstd_, layer_in_;
   Buffer qkv_, probs_, attn_ctx_, proj_, attn_sum_, ln1_out_, ln1_mean_, ln1_rstd_;
   Buffer ffn_pre_, ffn_act_, ffn_sum_, ln2_mean_, ln2_rstd_;
+  Buffer x_in16_, attn16_, ln1_16_, ffn_act16_;
   Buffer head_in_, head_pre_, head_act_, head_drop_, logits_, probs_out_, losses_, loss_;
   Buffer d_x_, d_x2_, d_qkv_, d_ctx_, d_ffn_, d_head_;
   DeviceBatch batch_;

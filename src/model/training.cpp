@@ -36,20 +36,31 @@ TrainWorkspace::TrainWorkspace(const ExecCtx& ctx, const RobertaConfig& c, int64
   const int64_t L = c.num_hidden_layers, BT = max_B * max_T, C = c.hidden_size, I = c.intermediate_size;
   const int64_t H = c.num_attention_heads, K = std::max<int64_t>(1, c.num_labels());
   auto f = [&](int64_t n) { return kernels::alloc_floats(ctx, n); };
+  auto h = [&](int64_t n) { return kernels::alloc(ctx, size_t(n) * sizeof(uint16_t)); };
+  // bf16 GEMMs read their inputs rounded to bf16 only on the CPU (CUDA's keep fp32 operands).
+  saves_bf16_ = ctx.device == Device::cpu && ctx.matmul_precision == kernels::MatmulPrecision::bf16;
+  const int64_t L32 = saves_bf16_ ? 1 : L;  // layers whose GEMM inputs are kept in fp32
   emb_sum_ = f(BT * C);
   emb_mean_ = f(BT);
   emb_rstd_ = f(BT);
-  layer_in_ = f((L + 1) * BT * C);
+  layer_in_ = f((L32 + 1) * BT * C);
   qkv_ = f(L * BT * 3 * C);
   probs_ = f(L * max_B * H * max_T * max_T);
-  attn_ctx_ = f(L * BT * C);
+  attn_ctx_ = f(L32 * BT * C);
   proj_ = f(BT * C);
   attn_sum_ = f(L * BT * C);
-  ln1_out_ = f(L * BT * C);
+  ln1_out_ = f(L32 * BT * C);
   ln1_mean_ = f(L * BT);
   ln1_rstd_ = f(L * BT);
   ffn_pre_ = f(L * BT * I);
-  ffn_act_ = f(L * BT * I);
+  if (saves_bf16_) {
+    x_in16_ = h(L * BT * C);
+    attn16_ = h(L * BT * C);
+    ln1_16_ = h(L * BT * C);
+    ffn_act16_ = h(L * BT * I);
+  } else {
+    ffn_act_ = f(L * BT * I);
+  }
   ffn_sum_ = f(L * BT * C);
   ln2_mean_ = f(L * BT);
   ln2_rstd_ = f(L * BT);
@@ -131,11 +142,34 @@ float forward_backward_hidden(const ExecCtx& ctx, const RobertaModel& model, con
     return LayerDropout{dropout.hidden,     dropout.attention,  seed_of(1 + 3 * l),
                         seed_of(2 + 3 * l), seed_of(3 + 3 * l), row0};
   };
+  const bool save16 = ws.saves_bf16_;
+  RC_CHECK(!save16 || (ctx.device == Device::cpu && ctx.matmul_precision == kernels::MatmulPrecision::bf16),
+           Errc::invalid_argument, "forward_backward: this workspace saves bf16 GEMM inputs; run it with bf16 GEMMs");
   auto acts = [&](int64_t l) {
-    return layer_acts(ws.layer_in_.f32(), ws.qkv_.f32(), ws.probs_.f32(), ws.attn_ctx_.f32(), ws.proj_.f32(),
-                      ws.attn_sum_.f32(), ws.ln1_out_.f32(), ws.ln1_mean_.f32(), ws.ln1_rstd_.f32(), ws.ffn_pre_.f32(),
-                      ws.ffn_act_.f32(), ws.ffn_sum_.f32(), ws.ln2_mean_.f32(), ws.ln2_rstd_.f32(), l, BT, C, I,
-                      probs_stride);
+    if (!save16)
+      return layer_acts(ws.layer_in_.f32(), ws.qkv_.f32(), ws.probs_.f32(), ws.attn_ctx_.f32(), ws.proj_.f32(),
+                        ws.attn_sum_.f32(), ws.ln1_out_.f32(), ws.ln1_mean_.f32(), ws.ln1_rstd_.f32(),
+                        ws.ffn_pre_.f32(), ws.ffn_act_.f32(), ws.ffn_sum_.f32(), ws.ln2_mean_.f32(), ws.ln2_rstd_.f32(),
+                        l, BT, C, I, probs_stride);
+    // One layer of fp32 rows, reused by every layer (x_in and x_out share it: LN2 writes x_out
+    // after the last read of x_in), and the bf16 GEMM inputs in per-layer slots.
+    LayerActs a =
+        layer_acts(ws.layer_in_.f32(), ws.qkv_.f32(), ws.probs_.f32(), ws.attn_ctx_.f32(), ws.proj_.f32(),
+                   ws.attn_sum_.f32(), ws.ln1_out_.f32(), ws.ln1_mean_.f32(), ws.ln1_rstd_.f32(), ws.ffn_pre_.f32(),
+                   nullptr, ws.ffn_sum_.f32(), ws.ln2_mean_.f32(), ws.ln2_rstd_.f32(), l, BT, C, I, probs_stride);
+    a.x_in = a.x_out = ws.layer_in_.f32();
+    a.attn = ws.attn_ctx_.f32();
+    a.ln1 = ws.ln1_out_.f32();
+    auto slot16 = [&](Buffer& b, int64_t layer, int64_t width) {
+      return kernels::GemmInput{b.as<uint16_t>() + layer * BT * width, kernels::ActType::bf16, nullptr};
+    };
+    a.x_in_gemm = slot16(ws.x_in16_, l, C);
+    if (l + 1 < NL) a.x_out_gemm = slot16(ws.x_in16_, l + 1, C);
+    a.attn_gemm = slot16(ws.attn16_, l, C);
+    a.ln1_gemm = slot16(ws.ln1_16_, l, C);
+    a.ffn_act = ws.ffn_act16_.as<uint16_t>() + l * BT * I;
+    a.ffn_type = kernels::ActType::bf16;
+    return a;
   };
   int32_t* positions = ws.batch_.positions.as<int32_t>();
   // bf16 on the CPU: the GEMM weights' bf16 copy, converted here only when the parameters
@@ -160,6 +194,8 @@ float forward_backward_hidden(const ExecCtx& ctx, const RobertaModel& model, con
                                P + o.ln_emb_beta, BT, C, eps);
   });
   profiled(ctx, F::dropout, [&] { kernels::dropout_forward(ctx, x0, x0, B, T * C, dropout.hidden, seed_of(0), row0); });
+  if (save16)  // the first layer's GEMM input (the later ones are written by the LayerNorm before)
+    profiled(ctx, F::convert, [&] { kernels::convert_to_bf16(ctx, ws.x_in16_.as<uint16_t>(), x0, BT * C); });
 
   for (int64_t l = 0; l < NL; ++l) {
     const LayerDropout d = layer_dropout(l);
@@ -168,7 +204,7 @@ float forward_backward_hidden(const ExecCtx& ctx, const RobertaModel& model, con
 
   // ---- the head, then (if it asks) the backward through the layers from its d_x.
   // Parameter grads ACCUMULATE into G; activation grads overwrite.
-  const float* x_last = ws.layer_in_.f32() + NL * BT * C;
+  const float* x_last = ws.layer_in_.f32() + (save16 ? 0 : NL * BT * C);
   float* d_x = ws.d_x_.f32();  // gradient w.r.t. the current layer's output
   profiled(ctx, F::other, [&] { kernels::zero(ctx, d_x, BT * C); });
   const HiddenHead::Result hr = head.run(x_last, d_x, labels);

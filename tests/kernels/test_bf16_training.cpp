@@ -1,19 +1,24 @@
 // The bf16 training step's fused kernels (kernels/cpu/bf16_training.h) against the unfused
 // calls they replace, BITWISE: linear_backward vs matmul_tn + bias_backward + matmul_nn (fp32
 // and bf16, with and without the weight's bf16 copy), matmul_nt_w16 vs matmul_nt, and
-// adamw_step_bf16_copy vs adamw_step + convert_to_bf16. "Bitwise" is the claim the training
+// adamw_step_bf16_copy vs adamw_step + convert_to_bf16, the GEMMs given their input already in
+// bf16 (x16, the saved activations) vs converting it, and gelu_erf_forward_bf16 vs GELU then
+// convert_to_bf16. "Bitwise" is the claim the training
 // results rest on (docs/benchmarks.md, issue 15): same roundings, same summation order.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <vector>
 
 #include "kernel_test_util.h"
+#include "kernels/activation.h"
 #include "kernels/cpu/bf16_training.h"
 #include "kernels/cpu/onednn_matmul.h"
 #include "kernels/linear.h"
 #include "kernels/matmul.h"
 #include "kernels/optimizer.h"
+#include "tensor/bf16.h"
 
 namespace rc::kernels {
 namespace {
@@ -115,6 +120,74 @@ TEST(MatmulNtW16, ReadsTheCopyNotTheMaster) {
     EXPECT_TRUE(same_bits(y, with_other));
   else
     EXPECT_TRUE(same_bits(y, plain));
+}
+
+// The saved-activation forms: x handed over as its bf16 rows only (x null) give the products of
+// handing x and letting the GEMM round it, bitwise, with and without the weight's copy.
+TEST(LinearBackward, InputGivenInBf16IsBitwiseTheInputRoundedByTheGemm) {
+  ExecCtx ctx;
+  ctx.matmul_precision = MatmulPrecision::bf16;
+  const int64_t M = 37, N = 150, K = 45;
+  const auto dy = randn(M * N, 1, 0.3f), x = randn(M * K, 2), w = randn(N * K, 3, 0.2f);
+  const auto x16 = bf16_of(ctx, x), w16 = bf16_of(ctx, w);
+  for (const uint16_t* wc : {static_cast<const uint16_t*>(nullptr), w16.data()}) {
+    std::vector<float> dw = randn(N * K, 4, 0.1f), db = randn(N, 5, 0.1f), dx = randn(M * K, 6, 0.1f);
+    std::vector<float> rdw = dw, rdb = db, rdx = dx;
+    linear_backward(ctx, dx.data(), dw.data(), db.data(), dy.data(), nullptr, w.data(), wc, M, N, K, true, x16.data());
+    linear_backward(ctx, rdx.data(), rdw.data(), rdb.data(), dy.data(), x.data(), w.data(), wc, M, N, K, true);
+    EXPECT_TRUE(same_bits(dw, rdw)) << "dW, max |diff| " << test::max_abs_diff(dw, rdw);
+    EXPECT_TRUE(same_bits(db, rdb));
+    EXPECT_TRUE(same_bits(dx, rdx));
+  }
+}
+
+TEST(MatmulNtW16, InputGivenInBf16IsBitwiseTheInputRoundedByTheGemm) {
+  ExecCtx ctx;
+  ctx.matmul_precision = MatmulPrecision::bf16;
+  const int64_t M = 33, N = 70, K = 40;
+  const auto x = randn(M * K, 1), w = randn(N * K, 2), bias = randn(N, 3);
+  const auto x16 = bf16_of(ctx, x), w16 = bf16_of(ctx, w);
+  for (const uint16_t* wc : {static_cast<const uint16_t*>(nullptr), w16.data()}) {
+    std::vector<float> y(M * N), want(M * N);
+    matmul_nt_w16(ctx, y.data(), nullptr, w.data(), wc, bias.data(), M, N, K, x16.data());
+    matmul_nt(ctx, want.data(), x.data(), w.data(), bias.data(), M, N, K);
+    EXPECT_TRUE(same_bits(y, want)) << "max |diff| " << test::max_abs_diff(y, want);
+    // Through linear_forward, as the encoder calls it.
+    std::vector<float> y2(M * N);
+    LinearWeight lw = LinearWeight::f32(w.data(), N, K);
+    lw.w16 = wc;
+    linear_forward(ctx, y2.data(), ActType::f32, x16.data(), ActType::bf16, lw, bias.data(), M, Epilogue::none);
+    EXPECT_TRUE(same_bits(y2, want));
+  }
+  // The input is what the GEMM reads: other rows give other products (the test can fail).
+  const auto other16 = bf16_of(ctx, randn(M * K, 9));
+  std::vector<float> y(M * N), want(M * N);
+  matmul_nt_w16(ctx, y.data(), nullptr, w.data(), w16.data(), bias.data(), M, N, K, other16.data());
+  matmul_nt(ctx, want.data(), x.data(), w.data(), bias.data(), M, N, K);
+  EXPECT_FALSE(same_bits(y, want));
+}
+
+TEST(GeluBf16, IsGeluThenConvertBitwiseAndNearTheOracle) {
+  const ExecCtx ctx;
+  // One piece, a ragged piece, and past the parallel threshold with a ragged tail.
+  for (int64_t n : {int64_t(5), int64_t(4096 + 3), int64_t(70000 + 11)}) {
+    const auto x = randn(n, uint64_t(n), 2.0f);
+    std::vector<uint16_t> y(size_t(n), 0x7fc1), want(static_cast<size_t>(n));
+    gelu_erf_forward_bf16(ctx, y.data(), x.data(), n);
+    std::vector<float> g(static_cast<size_t>(n));
+    gelu_erf_forward(ctx, g.data(), x.data(), n);
+    convert_to_bf16(ctx, want.data(), g.data(), n);
+    EXPECT_EQ(y, want) << "n = " << n;
+    // The oracle twin (double GELU, then round): one bf16 step apart at most where the fp32
+    // GELU sits next to a rounding boundary, plus the fp32 kernel's own absolute error in the
+    // far tail (measured 4.8e-7, Activation.GeluForwardMatchesRef; bar 1e-6).
+    std::vector<uint16_t> oracle(static_cast<size_t>(n));
+    ref::gelu_erf_forward_bf16(oracle.data(), x.data(), n);
+    for (int64_t i = 0; i < n; ++i) {
+      const float a = bf16_to_f32(y[size_t(i)]), b = bf16_to_f32(oracle[size_t(i)]);
+      ASSERT_LE(std::fabs(a - b), std::fabs(b) * 0x1p-7f + 1e-6f) << "i = " << i << " x = " << x[size_t(i)];
+    }
+  }
 }
 
 TEST(AdamWBf16Copy, IsAdamWThenConvertBitwise) {

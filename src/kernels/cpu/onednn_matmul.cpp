@@ -263,6 +263,13 @@ bool matmul(float* y, Strided a, Strided b, const float* bias, int64_t M, int64_
     // call. The caller's bf16 loops run instead (docs/arm64.md).
     if (bf16 && !fpmath) return false;
 #endif
+    // An operand given only as bf16 (a16 / b16 with a null fp32 pointer, the training step's
+    // saved activations) is widened, exactly, for the kernels that read fp32.
+    thread_local std::vector<float> a_wide, b_wide;
+    if (!(bf16 && !fpmath)) {
+      if (!a.data && a16) a.data = as_bf16_values(a_wide, nullptr, a16, M * K);
+      if (!b.data && b16) b.data = as_bf16_values(b_wide, nullptr, b16, K * N);
+    }
     const Key key{M,
                   N,
                   K,

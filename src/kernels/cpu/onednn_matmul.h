@@ -18,7 +18,8 @@ struct Strided {
 // to its own loop; warned once, onednn_policy.h); throws Errc::device on any other failure.
 // bf16 (not fpmath): a16 / b16, when given, are a / b already rounded by convert_f32_to_bf16
 // (dense, same strides), so that operand is not converted again (the training step's weight
-// copy, model/bf16_weights.h, and linear_backward's dY converted once for two GEMMs).
+// copy, model/bf16_weights.h, and linear_backward's dY converted once for two GEMMs). An
+// operand's fp32 data may then be null (the training step's saved bf16 activations).
 bool matmul(float* y, Strided a, Strided b, const float* bias, int64_t M, int64_t N, int64_t K, bool accumulate,
             MatmulPrecision prec, const uint16_t* a16 = nullptr, const uint16_t* b16 = nullptr);
 

@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "kernels/activation.h"
+#include "tensor/bf16.h"
 
 namespace rc::kernels::ref {
 
@@ -15,6 +16,14 @@ void gelu_erf_forward(float* y, const float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const double v = x[i];
     y[i] = float(0.5 * v * (1.0 + std::erf(v * kInvSqrt2)));
+  }
+}
+
+void gelu_erf_forward_bf16(uint16_t* y, const float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    float g;
+    gelu_erf_forward(&g, x + i, 1);
+    y[i] = f32_to_bf16(g);
   }
 }
 
