@@ -94,10 +94,10 @@ TEST(TrainBf16Activations, MaskedLmGradientsAreBitwiseThoseOfFp32SavedInputs) {
   model::MlmWorkspace mlm16(m->config(), in.B * in.T), mlm32(m->config(), in.B * in.T);
   std::vector<float> g16(size_t(m->num_params()), 0.0f), g32 = g16;
   const model::DropoutConfig dropout{0.1f, 0.1f, 0.0f};
-  const auto a = model::mlm_forward_backward(ctx, *m, in.batch(), labels.data(), dropout, 3, 1.0f, g16.data(), ws16,
-                                             mlm16);
-  const auto b = model::mlm_forward_backward(ctx, *m, in.batch(), labels.data(), dropout, 3, 1.0f, g32.data(), ws32,
-                                             mlm32);
+  const auto a =
+      model::mlm_forward_backward(ctx, *m, in.batch(), labels.data(), dropout, 3, 1.0f, g16.data(), ws16, mlm16);
+  const auto b =
+      model::mlm_forward_backward(ctx, *m, in.batch(), labels.data(), dropout, 3, 1.0f, g32.data(), ws32, mlm32);
   EXPECT_GT(a.count, 0);
   EXPECT_EQ(a.mean(), b.mean());
   EXPECT_TRUE(same_bits(g16, g32));
