@@ -2,6 +2,7 @@
 #include "tokenizer/tokenizer_files.h"
 
 #include <algorithm>
+#include <charconv>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -375,7 +376,14 @@ TokenizerSpec read_vocab_merges(const fs::path& vocab_json, const fs::path& merg
       if (auto it = j.find("added_tokens_decoder"); it != j.end() && it->is_object()) {
         for (const auto& [id, t] : it->items()) {
           AddedToken a = parse_added_token(t, file);
-          a.id = std::stoi(id);
+          // The key is the id in decimal, as transformers writes it: all digits, in int32.
+          // (std::stoi took "12abc" as 12 and " 7" as 7.)
+          int32_t value = -1;
+          const auto [end, err] = std::from_chars(id.data(), id.data() + id.size(), value);
+          RC_CHECK(!id.empty() && err == std::errc() && end == id.data() + id.size() && id[0] != '-', Errc::format,
+                   "tokenizer file '", file.string(), "': added_tokens_decoder key '", id,
+                   "' is not a token id (decimal digits below 2^31)", kFileHint);
+          a.id = value;
           declared.push_back(std::move(a));
         }
       }
@@ -388,6 +396,8 @@ TokenizerSpec read_vocab_merges(const fs::path& vocab_json, const fs::path& merg
             declared.push_back(std::move(a));
           }
       spec.add_prefix_space = get_bool(j, "add_prefix_space", spec.add_prefix_space);
+    } catch (const rc::Error&) {
+      throw;  // already names the file and the problem
     } catch (const std::exception& e) {
       RC_THROW(Errc::format, "tokenizer file '", file.string(), "' has an unexpected layout: ", e.what(), kFileHint);
     }

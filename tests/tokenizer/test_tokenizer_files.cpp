@@ -157,6 +157,21 @@ TEST(TokenizerFiles, HugeIdsAreRefusedBeforeAnythingIsSized) {
   EXPECT_EQ(Tokenizer::from_dir(j.path)->token_to_id("<x>"), 5);
 }
 
+// added_tokens_decoder's keys are ids in decimal: anything else is named, not half-read.
+TEST(TokenizerFiles, AddedTokensDecoderKeysMustBeIds) {
+  TempDir d("addedkeys");
+  d.write("vocab.json", R"({"a": 0, "b": 1})");
+  d.write("merges.txt", "#version: 0.2\n");
+  for (const char* key : {"2abc", " 2", "-2", "", "2147483648", "0x2", "+2"}) {
+    d.write("tokenizer_config.json",
+            std::string(R"({"added_tokens_decoder": {")") + key + R"(": {"content": "<x>"}}})");
+    expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::format,
+                 {"tokenizer_config.json", "added_tokens_decoder key '" + std::string(key) + "'", "not a token id"});
+  }
+  d.write("tokenizer_config.json", R"({"added_tokens_decoder": {"2": {"content": "<x>"}}})");
+  EXPECT_EQ(Tokenizer::from_dir(d.path)->token_to_id("<x>"), 2);
+}
+
 TEST(TokenizerFiles, TokenizerJsonMergesReferencingUnknownTokens) {
   TempDir d("unkmergejson");
   auto j = nlohmann::json::parse(read_text(roberta_tokenizer_dir() / "tokenizer.json"));
