@@ -23,6 +23,14 @@ using kernels::ExecCtx;
 using kernels::profiled;
 using F = kernels::OpFamily;
 
+namespace {
+// The CPU's bf16 GEMMs: they round their operands to bf16 (so a bf16 copy of an input or a
+// weight gives the same products); CUDA's take fp32 operands.
+bool cpu_bf16_gemms(const ExecCtx& ctx) {
+  return ctx.device == Device::cpu && ctx.matmul_precision == kernels::MatmulPrecision::bf16;
+}
+}  // namespace
+
 DropoutConfig DropoutConfig::from(const RobertaConfig& c) {
   return {c.hidden_dropout_prob, c.attention_probs_dropout_prob, c.classifier_dropout_prob()};
 }
@@ -37,8 +45,7 @@ TrainWorkspace::TrainWorkspace(const ExecCtx& ctx, const RobertaConfig& c, int64
   const int64_t H = c.num_attention_heads, K = std::max<int64_t>(1, c.num_labels());
   auto f = [&](int64_t n) { return kernels::alloc_floats(ctx, n); };
   auto h = [&](int64_t n) { return kernels::alloc(ctx, size_t(n) * sizeof(uint16_t)); };
-  // bf16 GEMMs read their inputs rounded to bf16 only on the CPU (CUDA's keep fp32 operands).
-  saves_bf16_ = ctx.device == Device::cpu && ctx.matmul_precision == kernels::MatmulPrecision::bf16;
+  saves_bf16_ = cpu_bf16_gemms(ctx);
   const int64_t L32 = saves_bf16_ ? 1 : L;  // layers whose GEMM inputs are kept in fp32
   emb_sum_ = f(BT * C);
   emb_mean_ = f(BT);
@@ -117,6 +124,9 @@ float forward_backward_hidden(const ExecCtx& ctx, const RobertaModel& model, con
            "x", host_batch.T, " exceeds the workspace ", ws.max_B(), "x", ws.max_T());
   RC_CHECK(model.device() == ctx.device && ws.device_ == ctx.device, Errc::invalid_argument,
            "forward_backward: the model, the workspace and the context are on different devices");
+  const bool save16 = ws.saves_bf16_;
+  RC_CHECK(!save16 || cpu_bf16_gemms(ctx), Errc::invalid_argument,
+           "forward_backward: this workspace saves bf16 GEMM inputs; run it with bf16 GEMMs");
   kernels::Profiler* prof = ctx.profiler;
   if (prof) prof->set_phase(kernels::Phase::forward);
   const int32_t* labels = nullptr;
@@ -142,9 +152,6 @@ float forward_backward_hidden(const ExecCtx& ctx, const RobertaModel& model, con
     return LayerDropout{dropout.hidden,     dropout.attention,  seed_of(1 + 3 * l),
                         seed_of(2 + 3 * l), seed_of(3 + 3 * l), row0};
   };
-  const bool save16 = ws.saves_bf16_;
-  RC_CHECK(!save16 || (ctx.device == Device::cpu && ctx.matmul_precision == kernels::MatmulPrecision::bf16),
-           Errc::invalid_argument, "forward_backward: this workspace saves bf16 GEMM inputs; run it with bf16 GEMMs");
   auto acts = [&](int64_t l) {
     if (!save16)
       return layer_acts(ws.layer_in_.f32(), ws.qkv_.f32(), ws.probs_.f32(), ws.attn_ctx_.f32(), ws.proj_.f32(),
@@ -174,8 +181,7 @@ float forward_backward_hidden(const ExecCtx& ctx, const RobertaModel& model, con
   int32_t* positions = ws.batch_.positions.as<int32_t>();
   // bf16 on the CPU: the GEMM weights' bf16 copy, converted here only when the parameters
   // changed since it was made (the fused AdamW keeps it fresh: bf16_weights.h).
-  Bf16WeightCopy* w16 =
-      ctx.device == Device::cpu && ctx.matmul_precision == kernels::MatmulPrecision::bf16 ? ws.bf16_weights : nullptr;
+  Bf16WeightCopy* w16 = cpu_bf16_gemms(ctx) ? ws.bf16_weights : nullptr;
   if (w16) w16->refresh(ctx, model);
   auto weights = [&](int64_t l) {
     const LayerWeights w = model.layer_weights(size_t(l), true);
