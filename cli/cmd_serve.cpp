@@ -64,7 +64,7 @@ void add_serve_command(CLI::App& app) {
                       work_dir, precision, device = "cpu";
     int port = 8080, management_port = 8081, threads = 0, http_threads = 1, handler_threads = 2, inference_threads = 1;
     int max_batch_size = 32, max_batch_delay_ms = 5, max_length = 0, max_connections = 4096;
-    int max_client_batch_size = 32;
+    int max_client_batch_size = 32, max_models = 64;
     int64_t max_batch_tokens = 16384, queue_size = 1024;
     double request_timeout = 60, read_timeout = 30;
     bool no_truncate = false;
@@ -113,6 +113,10 @@ void add_serve_command(CLI::App& app) {
                   "Folder that models may be registered from by URL (POST /models). Paths outside it, other "
                   "schemes are refused, s3:// unless --allowed-urls matches. Without it, registration by path is off");
   cmd->add_option("--work-dir", o->work_dir, "Where packages are unpacked (default: the temp folder)");
+  cmd->add_option("--max-models", o->max_models,
+                  "Most model versions held at once, registered or loading; past it POST /models answers 507 "
+                  "(SageMaker multi-model: unload one and retry)")
+      ->check(CLI::Range(1, 4096));
   auto* mbs = cmd->add_option("--max-batch-size", o->max_batch_size,
                               "Most texts per forward pass. Larger batches raise throughput under load; a batch "
                               "never waits longer than --max-batch-delay-ms to fill")
@@ -163,7 +167,7 @@ void add_serve_command(CLI::App& app) {
              : !env("ROBERTA_HOST").empty() ? env("ROBERTA_HOST")
              : sagemaker                    ? "0.0.0.0"
                                             : "127.0.0.1";
-    c.sagemaker_multi_model = env("SAGEMAKER_MULTI_MODEL") == "true";
+    c.sagemaker_multi_model = serve::env_flag_is_true(env("SAGEMAKER_MULTI_MODEL"));
     c.port = o->port;
     if (port_opt->count() == 0 && !env("SAGEMAKER_BIND_TO_PORT").empty()) {
       try {
@@ -212,6 +216,7 @@ void add_serve_command(CLI::App& app) {
       RC_CHECK(fs::is_directory(c.registry.model_store), Errc::not_found, "--model-store '",
                c.registry.model_store.string(), "' is not a folder");
     c.registry.work_dir = o->work_dir;
+    c.registry.max_models = o->max_models;
     for (const auto& pattern : o->allowed_urls) {
       try {
         std::regex check(pattern);

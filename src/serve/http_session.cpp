@@ -153,6 +153,13 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
         });
       });
     };
+    ex->deliver_ready = [self, seq](Response res) {
+      auto shared = std::make_shared<Response>(std::move(res));
+      asio::post(self->stream_.get_executor(), [self, seq, shared] {
+        if (self->seq_ != seq || !self->current_) return;  // answered already (timeout)
+        self->send(std::move(*shared));
+      });
+    };
     timer_.expires_after(srv_.config.request_timeout);
     timer_.async_wait([self, seq](beast::error_code tec) {
       if (tec || self->seq_ != seq || !self->current_) return;
@@ -165,10 +172,17 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
           self->current_->style));
     });
     auto view = [](beast::string_view v) { return std::string_view(v.data(), v.size()); };
-    const std::string_view target = view(ex->request.target());
+    // Authorization decides on the path as the router will match it (decoded, empty
+    // segments dropped): "/%6dodels" and "//models" are "/models" to both.
+    std::string path;
+    try {
+      path = route_path(view(ex->request.target()));
+    } catch (...) {
+      return ex->reply(error_response(ex->request, std::current_exception()));
+    }
     // One check for every route (serve/auth.h): a route added later is protected by default.
     const auto auth = ex->request.find(http::field::authorization);
-    const AuthDecision decision = authorize(srv_.auth, management_, view(ex->request.method_string()), target,
+    const AuthDecision decision = authorize(srv_.auth, management_, view(ex->request.method_string()), path,
                                             auth == ex->request.end() ? std::string_view() : view(auth->value()));
     if (decision.status != 0) {
       const char* type = decision.status == 401 ? "Unauthorized" : "Forbidden";
@@ -179,7 +193,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     }
     // Health probes answer at once on this thread; everything else (JSON, tokenizing,
     // registering) runs on the handler pool, so /ping stays prompt under any request.
-    if (is_public_route(target)) return srv_.router.handle(ex);
+    if (is_public_route(path)) return srv_.router.handle(ex);
     asio::post(srv_.handlers, [&srv = srv_, ex] { srv.router.handle(ex); });
   }
 
@@ -197,6 +211,12 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     }
     const bool keep = res.keep_alive() && !srv_.draining.load();
     res.keep_alive(keep);
+    if (ex && ex->request.method() == http::verb::head) {
+      // HEAD: GET's headers, Content-Length included, and no body (RFC 9110 9.3.2); a body
+      // here would be read as the start of the next answer on a kept-alive connection.
+      res.content_length(res.body().size());
+      res.body().clear();
+    }
     res_ = std::make_shared<Response>(std::move(res));
     beast::get_lowest_layer(stream_).expires_after(srv_.config.read_timeout);
     http::async_write(stream_, *res_, [self = this->shared_from_this(), keep](beast::error_code ec, size_t) {

@@ -1,6 +1,7 @@
 // Model registry: loading, versions, defaults, unloading, model-store URL resolution.
 #include "serve/model_registry.h"
 
+#include <algorithm>
 #include <atomic>
 #include <future>
 #include <regex>
@@ -213,6 +214,13 @@ void ModelRegistry::load_async(ModelSpec spec, LoadDone done) {
                       "model '" + spec.name + "'" + (spec.version.empty() ? "" : " version " + spec.version) +
                           " is already registered or being loaded; unregister it first or use another version",
                       Errc::invalid_argument);
+    size_t held = size_t(loading_);
+    for (const auto& [name, entry] : models_) held += entry.by_version.size();
+    if (held >= size_t(std::max(1, defaults_.max_models)))
+      throw HttpError(507, "InsufficientStorage",
+                      std::to_string(held) + " model versions are registered or loading, the most this server holds " +
+                          "(--max-models " + std::to_string(defaults_.max_models) + "); unregister one first",
+                      Errc::resource_exhausted);
     if (loading_ >= kMaxParallelLoads)
       throw HttpError(503, "ServiceUnavailable",
                       std::to_string(loading_) + " models are being loaded already; retry when one has finished",

@@ -60,6 +60,11 @@ struct RegistryDefaults {
   BackendOptions backend;
   std::filesystem::path model_store;  // empty: registering by URL is refused
   std::filesystem::path work_dir;     // where packages are unpacked
+  // Model versions held at once (registered + loading): each one holds its weights in memory,
+  // so registrations are bounded like every other resource a request controls. Past it, 507
+  // (SageMaker multi-model: "unload one and retry"; session 9's red team registered one
+  // folder under 40 names, +340 MB).
+  int max_models = 64;
   // Remote models (s3://): registering one by URL needs a match in allowed_urls (regexes
   // over the whole URL, as TorchServe's allowed_urls; empty: none). is_remote says which
   // URLs are remote, check refuses a malformed one (throws rc::Error), fetch downloads it:

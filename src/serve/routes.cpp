@@ -1,6 +1,7 @@
 // Route table and handlers (see routes.h).
 #include "serve/routes.h"
 
+#include <cctype>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -62,6 +63,8 @@ std::string percent_decode(std::string_view s, bool plus_is_space) {
     if (s[i] == '%') {
       const int hi = i + 2 < s.size() ? hex_value(s[i + 1]) : -1, lo = i + 2 < s.size() ? hex_value(s[i + 2]) : -1;
       if (hi < 0 || lo < 0) throw HttpError(400, "BadRequest", "malformed percent-encoding in the URL");
+      // No name, URL or parameter here holds a NUL, and C APIs further on would cut at it.
+      if (hi == 0 && lo == 0) throw HttpError(400, "BadRequest", "the URL holds an encoded NUL (%00)");
       out += char(hi * 16 + lo);
       i += 2;
     } else if (plus_is_space && s[i] == '+') {
@@ -73,9 +76,25 @@ std::string percent_decode(std::string_view s, bool plus_is_space) {
   return out;
 }
 
+// "http://host:port/a?b" (absolute form, which HTTP/1.1 servers must accept) -> "/a?b".
+std::string_view origin_form(std::string_view target) {
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (target.size() < scheme.size()) continue;
+    bool same = true;
+    for (size_t i = 0; i < scheme.size() && same; ++i)
+      same = std::tolower(static_cast<unsigned char>(target[i])) == scheme[i];
+    if (!same) continue;
+    const size_t slash = target.find_first_of("/?", scheme.size());
+    if (slash == std::string_view::npos) return "/";
+    return target.substr(slash);
+  }
+  return target;
+}
+
 // "/a/b%20c?x=1" -> path segments (decoded) and query parameters.
 void parse_target(std::string_view target, std::vector<std::string>& segments,
                   std::map<std::string, std::string>& query) {
+  target = origin_form(target);
   const size_t q = target.find('?');
   std::string_view path = target.substr(0, q);
   size_t pos = 0;
@@ -261,6 +280,7 @@ const std::vector<Route>& route_table() {
 
 void Exchange::reply(Response res) {
   add_passthrough_headers(request, res);
+  if (deliver_ready) return deliver_ready(std::move(res));
   auto shared = std::make_shared<Response>(std::move(res));
   deliver([shared]() mutable { return std::move(*shared); });
 }
@@ -332,6 +352,26 @@ Response error_response(const Request& req, std::exception_ptr error, ErrorStyle
 Router::Router(RouterConfig config, ModelRegistry& registry, Scheduler& scheduler, Metrics& metrics)
     : config_(std::move(config)), registry_(registry), scheduler_(scheduler), metrics_(metrics) {}
 
+std::string route_path(std::string_view target) {
+  std::vector<std::string> segments;
+  std::map<std::string, std::string> unused;
+  parse_target(target.substr(0, target.find('?')), segments, unused);
+  if (segments.empty()) return "/";
+  std::string path;
+  for (const std::string& s : segments) {
+    path += '/';
+    for (char c : s) {
+      if (c == '/')
+        path += "%2F";
+      else if (c == '%')
+        path += "%25";
+      else
+        path += c;
+    }
+  }
+  return path;
+}
+
 void Router::handle(const std::shared_ptr<Exchange>& ex) {
   try {
     dispatch(ex);
@@ -383,18 +423,25 @@ void Router::dispatch(const std::shared_ptr<Exchange>& ex) {
   const std::vector<std::string> pat = pattern_segments(best->pattern);
   for (size_t i = 0; i < pat.size(); ++i)
     if (pat[i].front() == '{') match.params[pat[i].substr(1, pat[i].size() - 2)] = segments[i];
-  if (best->access == Access::admin && (ex->management || config_.require_auth_inference_admin)) check_auth(*ex);
+  if (best->access == Access::admin) check_admin(*ex);
   (this->*(best->handler))(ex, match);
 }
 
-void Router::check_auth(const Exchange& ex) const {
-  if (config_.auth_token.empty()) return;
+void Router::check_admin(const Exchange& ex) const {
+  if (config_.management_key.empty()) {
+    // The management port is loopback-only without a key (http_server.cpp).
+    if (ex.management || config_.inference_admin) return;
+    throw HttpError(403, "Forbidden",
+                    "model administration on the inference port is off: the server is reachable beyond loopback and "
+                    "has no management key; use the management port, or set --auth-token");
+  }
   const auto it = ex.request.find(http::field::authorization);
-  // Constant time, scheme in any case (serve/auth.h).
+  // Constant time, scheme in any case, expiry honoured (serve/auth.h).
   if (it != ex.request.end() &&
-      bearer_matches(std::string_view(it->value().data(), it->value().size()), AuthKey{config_.auth_token, {}}))
+      bearer_matches(std::string_view(it->value().data(), it->value().size()), config_.management_key))
     return;
-  throw HttpError(401, "Unauthorized", "this API needs 'Authorization: Bearer <token>' (the server's --auth-token)");
+  throw HttpError(401, "Unauthorized",
+                  "this API needs 'Authorization: Bearer <key>' with the server's management key (--auth-token)");
 }
 
 void Router::require_ready() const {

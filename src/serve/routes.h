@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "serve/auth.h"
 #include "serve/batcher.h"
 #include "serve/metrics.h"
 #include "serve/model_registry.h"
@@ -49,17 +50,23 @@ class Exchange {
   // Set by the connection: runs make() on the connection's thread and sends the result,
   // unless an answer was sent already.
   std::function<void(std::function<Response()> make)> deliver;
+  // Set by the connection: sends an answer that is already built, straight to the
+  // connection's thread (not through the handler pool, where it could wait behind request
+  // work: health probes and refusals must stay prompt).
+  std::function<void(Response res)> deliver_ready;
   void reply(Response res);
   void reply_later(std::function<Response()> make);
 };
 
 struct RouterConfig {
-  std::string auth_token;                     // bearer token; empty = none
-  bool require_auth_inference_admin = false;  // token on the inference port's POST/DELETE /models
-  bool truncate = true;                       // long texts: truncate (true) or 413
-  std::function<bool()> ready;                // /ping: startup models loaded
-  int max_client_batch_size = 32;             // TEI's --max-client-batch-size: inputs per /predict, /tokenize, /decode
-  int max_concurrent_requests = 512;          // reported by TEI's /info
+  // The management key (empty: none) and whether model admin may run on the inference port
+  // without one (serve/auth.h): the router enforces both again on the route it matched.
+  AuthKey management_key;
+  bool inference_admin = false;
+  bool truncate = true;               // long texts: truncate (true) or 413
+  std::function<bool()> ready;        // /ping: startup models loaded
+  int max_client_batch_size = 32;     // TEI's --max-client-batch-size: inputs per /predict, /tokenize, /decode
+  int max_concurrent_requests = 512;  // reported by TEI's /info
 };
 
 // One served route. The pattern's {name} segments match any one path segment.
@@ -143,7 +150,10 @@ class Router {
               std::vector<std::vector<int32_t>> rows, double tokenize_seconds,
               std::function<Response(const Exchange&, const Job&)> render);
   void register_model(const std::shared_ptr<Exchange>& ex, ModelSpec spec, bool torchserve);
-  void check_auth(const Exchange& ex) const;
+  // Admin routes: the management key when there is one; without one, refused (403) on the
+  // inference port unless model admin is allowed there. The same rule as serve/auth.h's
+  // authorize(), applied again to the route actually matched.
+  void check_admin(const Exchange& ex) const;
   void require_ready() const;
   std::shared_ptr<LoadedModel> primary_model(const Exchange& ex) const;
   std::shared_ptr<LoadedModel> v2_model(const RouteMatch& m) const;
@@ -153,6 +163,13 @@ class Router {
   Scheduler& scheduler_;
   Metrics& metrics_;
 };
+
+// The request target's path as the router matches it: percent-decoded segments, empty ones
+// dropped, joined by '/', a '/' or '%' inside a segment written %2F / %25 again (so that
+// "/models%2Fx" stays one segment); no query; an absolute-form target ("http://host/ping")
+// reduced to its path. Authorization decides on this form, so "/%6dodels" and "//models"
+// are "/models" to it as to the router. Throws HttpError(400) on malformed encoding or NUL.
+std::string route_path(std::string_view target);
 
 // Builds a response with the JSON body and the request's HTTP version / keep-alive.
 Response make_response(const Request& req, int status, std::string body, const char* content_type = "application/json");

@@ -8,6 +8,8 @@
 
 #include "roberta/log.h"
 #include "serve/auth.h"
+#include "serve/http_error.h"
+#include "serve/routes.h"
 #include "serve/serve_fixture.h"
 
 using namespace rc::serve;
@@ -54,6 +56,23 @@ TEST(AuthUnit, PublicAndAdminRoutes) {
   EXPECT_FALSE(is_model_admin_route("POST", "/models/m/invoke"));
   EXPECT_FALSE(is_model_admin_route("GET", "/models"));
   EXPECT_FALSE(is_model_admin_route("POST", "/predictions/m"));
+}
+
+// Authorisation sees the path the router matches (routes.h route_path), however it is spelled.
+TEST(AuthUnit, RoutePathIsWhatTheRouterMatches) {
+  EXPECT_EQ(route_path("/models"), "/models");
+  EXPECT_EQ(route_path("//models/"), "/models");
+  EXPECT_EQ(route_path("/%6dodels?x=1"), "/models");
+  EXPECT_EQ(route_path("http://host:8080/models/a?b"), "/models/a");
+  EXPECT_EQ(route_path("HTTPS://host"), "/");
+  EXPECT_EQ(route_path("/"), "/");
+  EXPECT_EQ(route_path("/models/a%2Finvoke"), "/models/a%2Finvoke");  // one segment, as the router sees it
+  EXPECT_EQ(route_path("/models/100%25"), "/models/100%25");
+  EXPECT_TRUE(is_model_admin_route("DELETE", route_path("/models/a%2Finvoke")));
+  EXPECT_TRUE(is_model_admin_route("POST", route_path("/%6Dodels/")));
+  EXPECT_TRUE(is_public_route(route_path("//ping")));
+  EXPECT_THROW(route_path("/models/%zz"), HttpError);
+  EXPECT_THROW(route_path("/models/a%00b"), HttpError);
 }
 
 TEST(AuthUnit, TorchServeKeyFile) {

@@ -167,6 +167,44 @@ TEST(Hardening, PingAnswersPromptlyWhileAHugeTokenizeRuns) {
   EXPECT_LT(worst, 1.0) << pings << " pings, the slowest took " << worst << " s";
 }
 
+// Session 9's red team: /ping's answer, made on the I/O thread, was handed to the handler pool
+// to be sent, so it waited behind the request work queued there (2.2-5.5 s behind 4-16 big
+// /tokenize requests). Here one handler thread and a queue of big requests.
+TEST(Hardening, PingIsNotQueuedBehindBusyHandlers) {
+  LiveServer s([](ServerConfig& c) {
+    c.registry.limits.queue_size = int64_t(1) << 22;
+    c.handler_threads = 1;
+  });
+  const std::string body = many_inputs(300000);  // ~1.2 MB each: the handler's JSON parse is the work
+  std::atomic<int> done{0};
+  constexpr int kRequests = 8;
+  std::vector<std::future<int>> big;
+  for (int i = 0; i < kRequests; ++i)
+    big.push_back(std::async(std::launch::async, [&] {
+      const int status = call("POST", s.url("/tokenize"), body).status;
+      done.fetch_add(1);
+      return status;
+    }));
+  std::this_thread::sleep_for(300ms);  // the requests are in, their work queued
+  double worst = 0;
+  int pings = 0;
+  const auto t0 = Clock::now();
+  while (done.load() < kRequests && seconds_since(t0) < 60) {
+    const auto p0 = Clock::now();
+    EXPECT_EQ(call("GET", s.url("/ping"), "", "").status, 200);
+    worst = std::max(worst, seconds_since(p0));
+    ++pings;
+    std::this_thread::sleep_for(20ms);
+  }
+  const double all = seconds_since(t0);
+  for (auto& f : big) {
+    const int status = f.get();
+    EXPECT_TRUE(status == 200 || status == 413) << status;  // 413: over TEI's client batch size, once parsed
+  }
+  EXPECT_GT(pings, 0);
+  EXPECT_LT(worst, 1.0) << pings << " pings over " << all << " s of queued work, the slowest took " << worst << " s";
+}
+
 // 2. Model admin on the inference port: off beyond loopback without a token.
 TEST(Hardening, ModelAdminOnInferencePortNeedsTokenOrLoopback) {
   LiveServer open_wide([](ServerConfig& c) { c.host = "0.0.0.0"; });
@@ -329,4 +367,82 @@ TEST(Hardening, RefusedRegistrationChangesNothing) {
   // And the names are free again.
   write_fake_model(s.store / "fixed");
   EXPECT_EQ(call("POST", s.mgmt("/models?url=fixed&model_name=broken"), "", "").status, 200);
+}
+
+// Session 9's red team. An admin path spelled another way ("/%6dodels", "//models", the
+// absolute form) was authorised as a non-admin route, while the router decoded it and
+// matched POST/DELETE /models: anyone could load or unload models on a server reachable
+// beyond loopback. Authorisation now decides on the path as the router matches it, and the
+// router checks the matched admin route again.
+namespace {
+int raw_status(int port, const std::string& method, const std::string& target, const std::string& body = "",
+               const std::string& extra_headers = "") {
+  RawConn c(port);
+  c.send(method + " " + target + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n" +
+         extra_headers + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
+  const std::string answer = c.read_for(10s, "\r\n\r\n");
+  if (answer.rfind("HTTP/1.1 ", 0) != 0 || answer.size() < 12) return -1;
+  return std::stoi(answer.substr(9, 3));
+}
+}  // namespace
+
+TEST(Hardening, AdminPathsSpelledOtherwiseAreStillAdmin) {
+  LiveServer open_wide([](ServerConfig& c) { c.host = "0.0.0.0"; });
+  const int port = open_wide.server->port();
+  const std::string load = R"({"model_name": "evil", "url": "sentiment"})";
+  for (const char* target : {"/%6dodels", "//models", "/models/", "/%6Dodels/", "http://x/models", "HTTP://x//models"})
+    EXPECT_EQ(raw_status(port, "POST", target, load), 403) << target;
+  for (const char* target : {"/%6dodels/sentiment", "//models/sentiment", "/models//sentiment", "/models/sentiment/",
+                             "/models/%73entiment", "http://x:1/models/sentiment"})
+    EXPECT_EQ(raw_status(port, "DELETE", target), 403) << target;
+  EXPECT_EQ(open_wide.server->registry().find("evil"), nullptr);
+  ASSERT_NE(open_wide.server->registry().find("sentiment"), nullptr);
+  // A '/' encoded inside a segment stays inside it: not the /invoke inference route.
+  EXPECT_EQ(raw_status(port, "DELETE", "/models/sentiment%2Finvoke"), 403);
+  // What is not admin still works in any spelling.
+  EXPECT_EQ(raw_status(port, "POST", "//models/sentiment/invoke", R"({"inputs": "good"})"), 200);
+  EXPECT_EQ(raw_status(port, "GET", "/%70ing"), 200);
+  EXPECT_EQ(raw_status(port, "GET", "http://x/ping"), 200);  // absolute form: HTTP/1.1 servers must take it
+  EXPECT_EQ(raw_status(port, "GET", "/models/%00x"), 400);   // a NUL is never part of a name
+
+  // An expired management key is refused however the path is spelled.
+  LiveServer expired([](ServerConfig& c) {
+    c.host = "0.0.0.0";
+    c.auth.management = AuthKey{"old-key", std::chrono::system_clock::now() - std::chrono::hours(1)};
+  });
+  const std::string bearer = "Authorization: Bearer old-key\r\n";
+  for (const char* target : {"/models", "//models", "/%6dodels"})
+    EXPECT_EQ(raw_status(expired.server->port(), "POST", target, load, bearer), 401) << target;
+  EXPECT_EQ(raw_status(expired.server->port(), "DELETE", "//models/sentiment", "", bearer), 401);
+  EXPECT_EQ(expired.server->registry().find("evil"), nullptr);
+  EXPECT_NE(expired.server->registry().find("sentiment"), nullptr);
+}
+
+// HEAD answers carry GET's headers and no body: a body would be read as the start of the
+// next answer on a kept-alive connection (curl: "Excess found").
+TEST(Hardening, HeadAnswersHaveNoBody) {
+  LiveServer s;
+  RawConn c(s.server->port());
+  c.send("HEAD /ping HTTP/1.1\r\nHost: x\r\n\r\nGET /ping HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  const std::string got = c.read_for(5s, "Healthy");
+  const size_t second = got.find("HTTP/1.1 200", 1);
+  ASSERT_NE(second, std::string::npos) << got;
+  const std::string head = got.substr(0, second);
+  EXPECT_EQ(head.size(), head.find("\r\n\r\n") + 4) << "bytes after the HEAD answer's headers: " << head;
+  EXPECT_NE(head.find("Content-Length: 20"), std::string::npos) << head;  // GET's length, {"status":"Healthy"}
+  EXPECT_NE(got.find("Healthy", second), std::string::npos) << got;
+}
+
+// Registrations are bounded: each holds a model in memory (session 9's red team registered one
+// folder under 40 names, +340 MB, with no limit). Past --max-models: 507, and nothing changes.
+TEST(Hardening, RegisteredModelsAreBounded) {
+  LiveServer s([](ServerConfig& c) { c.registry.max_models = 3; });  // "sentiment" is the first
+  for (const char* name : {"m2", "m3"})
+    EXPECT_EQ(call("POST", s.mgmt(std::string("/models?url=sentiment&model_name=") + name), "", "").status, 200);
+  const json err = expect_error(call("POST", s.mgmt("/models?url=sentiment&model_name=m4"), "", ""), 507);
+  EXPECT_NE(err.value("message", "").find("--max-models 3"), std::string::npos) << err;
+  EXPECT_EQ(s.server->registry().find("m4"), nullptr);
+  EXPECT_EQ(s.server->registry().list().size(), 3u);
+  EXPECT_EQ(call("DELETE", s.mgmt("/models/m3"), "", "").status, 200);  // room again
+  EXPECT_EQ(call("POST", s.mgmt("/models?url=sentiment&model_name=m4"), "", "").status, 200);
 }

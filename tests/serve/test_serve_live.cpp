@@ -218,6 +218,27 @@ TEST_F(ServeCli, SageMakerEnvironment) {
   EXPECT_EQ(server.wait_exit(30s), 0) << server.stderr_text();
 }
 
+// AWS's containers see SAGEMAKER_MULTI_MODEL=True: model admin on the inference port must be
+// on whatever the case (session 9's red team: "True" left POST /models answering 403).
+TEST_F(ServeCli, SageMakerMultiModelFlagInAnyCase) {
+  const fs::path store = tmp.path() / "store";
+  fs::create_directories(store);
+  fs::copy(kTiny, store / "tiny");
+  const int port = free_port();
+  const std::string base = "http://127.0.0.1:" + std::to_string(port);
+  // Bound beyond loopback, as in a container: only the multi-model mode allows admin there.
+  Child server({"serve", "--host", "0.0.0.0", "--port", std::to_string(port), "--management-port", "-1", "--threads",
+                "1", "--model-store", store.string()},
+               {"SAGEMAKER_MULTI_MODEL=True"}, tmp.path() / "serve.log");
+  ASSERT_TRUE(wait_ping(base)) << server.stderr_text();
+  auto r = call("POST", base + "/models", json{{"model_name", "m2"}, {"url", "tiny"}}.dump());
+  EXPECT_EQ(r.status, 200) << r.body;
+  r = call("DELETE", base + "/models/m2", "", "");
+  EXPECT_EQ(r.status, 200) << r.body;
+  ::kill(server.pid, SIGTERM);
+  EXPECT_EQ(server.wait_exit(30s), 0) << server.stderr_text();
+}
+
 TEST_F(ServeCli, BadModelExitsNonZero) {
   const fs::path broken = tmp.path() / "broken";
   fs::create_directories(broken);
