@@ -236,7 +236,7 @@ def main():
     print()
     print(f"roberta-base safetensors -> first answer (`roberta predict --model {args.model} --precision bf16 \"hi\"`, "
           f"whole process): median {statistics.median(first_answer):.2f} s over {len(first_answer)} runs "
-          f"(goal <= 1 s).")
+          f"(goal <= 0.5 s, issue 15; issue 5 asked <= 1 s).")
     print()
 
     def get(k):
@@ -267,7 +267,8 @@ def main():
         if b_bf and o_32:
             ratio("32x64 throughput: bf16 vs ONNX Runtime fp32", b_bf.seq_per_s(), o_32.seq_per_s(), ">=", 6, "")
         if b_i8 and b_bf:
-            ratio("32x64 throughput: int8 vs our bf16", b_i8.seq_per_s(), b_bf.seq_per_s(), ">=", 1.6, "")
+            ratio("32x64 throughput: int8 vs our bf16 (issue 15; issue 5 asked 1.6x)", b_i8.seq_per_s(), b_bf.seq_per_s(),
+                  ">=", 1.8, "")
         l_bf = get("infer 1x32 roberta.cpp bf16")
         l_i8 = get("infer 1x32 roberta.cpp int8")
         l_tw = get("infer 1x32 pytorch bf16-weights")
@@ -298,7 +299,7 @@ def main():
             ratio("train step 32x64: fp32 vs PyTorch fp32 (tokens/s)", tr_32.tok_per_s(), tr_t32.tok_per_s(), ">=",
                   None, "")
     if goals:
-        print("| goal (issue 5) | ratio in this run | target | |")
+        print("| goal (issues 5 and 15) | ratio in this run | target | |")
         print("|---|---|---|---|")
         print("\n".join(goals))
 
