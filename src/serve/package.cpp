@@ -116,6 +116,27 @@ std::vector<std::string> labels_from_config(const fs::path& dir) {
   return labels;
 }
 
+// A symlinked file is packed only when it points inside the model folder, or inside the blobs
+// of the Hugging Face cache repo the folder is a snapshot of (models--org--name/snapshots/<rev>/
+// file -> ../../blobs/<etag>, hub.md): a link to anything else (/etc/passwd, ~/.aws/
+// credentials) would be packed and, with --output s3://, uploaded.
+bool link_target_allowed(const fs::path& link, const fs::path& model_dir) {
+  std::error_code ec;
+  const fs::path target = fs::canonical(link, ec);
+  if (ec) return false;
+  auto inside = [&](const fs::path& root) {
+    std::error_code e;
+    const fs::path r = fs::canonical(root, e);
+    if (e) return false;
+    const auto rel = target.lexically_relative(r);
+    return !rel.empty() && *rel.begin() != "..";
+  };
+  if (inside(model_dir)) return true;
+  const fs::path dir = fs::absolute(model_dir).lexically_normal();
+  const fs::path snapshots = dir.has_filename() ? dir.parent_path() : dir.parent_path().parent_path();
+  return snapshots.filename() == "snapshots" && inside(snapshots.parent_path() / "blobs");
+}
+
 }  // namespace
 
 std::vector<std::string> write_package(const fs::path& model_dir, const fs::path& output,
@@ -134,6 +155,9 @@ std::vector<std::string> write_package(const fs::path& model_dir, const fs::path
         log::info("package", "skipping folder '", name, "' (only top-level files are packed)");
       continue;
     }
+    RC_CHECK(!entry.is_symlink() || link_target_allowed(entry.path(), model_dir), Errc::unsupported, "'",
+             entry.path().string(), "' links outside the model folder; refusing to pack it",
+             "\nHINT: copy the file into the folder, or remove the link");
     if (is_training_state(name)) {
       log::info("package", "skipping training state '", name, "'");
       continue;

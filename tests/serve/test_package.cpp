@@ -63,6 +63,45 @@ TEST(Package, RefusesAFolderWithoutConfigAndKeepsTheOldArchive) {
   EXPECT_EQ(rc::io::read_file(archive), before);
 }
 
+// Session 9's red team: special_tokens_map.json -> /etc/passwd was packed (and, with
+// --output s3://, would be uploaded). Links are followed only inside the folder, or into the
+// blobs of the Hugging Face cache repo the folder is a snapshot of.
+TEST(Package, LinksOutsideTheFolderAreRefused) {
+  TempDir tmp;
+  const fs::path model = tmp.path() / "model";
+  write_fake_model(model);
+  const fs::path archive = tmp.path() / "model.tar.gz";
+  write_package(model, archive, {});
+  const std::string before = rc::io::read_file(archive);
+  std::ofstream(tmp.path() / "secret.txt") << "not for the archive";
+  fs::create_symlink(tmp.path() / "secret.txt", model / "special_tokens_map.json");
+  try {
+    write_package(model, archive, {});
+    FAIL() << "packed a link to a file outside the folder";
+  } catch (const rc::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("links outside the model folder"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(rc::io::read_file(archive), before);
+  // A link within the folder is packed as the file it names.
+  fs::remove(model / "special_tokens_map.json");
+  std::ofstream(model / "real_map.json") << "{}";
+  fs::create_symlink("real_map.json", model / "special_tokens_map.json");
+  EXPECT_NO_THROW(write_package(model, archive, {}));
+  // The Hugging Face cache layout: snapshots/<rev>/<file> -> ../../blobs/<etag>.
+  const fs::path repo = tmp.path() / "hub" / "models--org--name";
+  const fs::path snapshot = repo / "snapshots" / "abc123";
+  write_fake_model(tmp.path() / "staged");
+  fs::create_directories(repo / "blobs");
+  fs::create_directories(snapshot);
+  for (const auto& e : fs::directory_iterator(tmp.path() / "staged")) {
+    const std::string etag = "etag-" + e.path().filename().string();
+    fs::copy_file(e.path(), repo / "blobs" / etag);
+    fs::create_symlink(fs::path("../../blobs") / etag, snapshot / e.path().filename());
+  }
+  EXPECT_NO_THROW(write_package(snapshot, tmp.path() / "hub.tar.gz", {}));
+  EXPECT_NO_THROW(write_package(snapshot.string() + "/", tmp.path() / "hub2.tar.gz", {}));
+}
+
 TEST(Package, SettingsRejectNewerFormat) {
   EXPECT_THROW(settings_from_json(R"({"format_version": 99})", "x"), rc::Error);
   EXPECT_THROW(settings_from_json(R"([1])", "x"), rc::Error);
