@@ -17,7 +17,7 @@
 #include <unordered_map>
 
 #include "core/check.h"
-#include "io/regular_file.h"
+#include "core/regular_file.h"
 #include "io/tensor_source.h"
 #include "io/torch_pickle.h"
 
