@@ -17,6 +17,7 @@
 #include "core/check.h"
 #include "io/atomic_file.h"
 #include "io/tensor_source.h"
+#include "tokenizer/tokenizer_files.h"
 #include "roberta/log.h"
 
 namespace rc::model {
@@ -262,7 +263,7 @@ void copy_tokenizer_files(const fs::path& from, const fs::path& to) {
   for (const char* name : {"vocab.json", "merges.txt", "tokenizer.json", "tokenizer_config.json",
                            "special_tokens_map.json", "added_tokens.json"}) {
     const fs::path src = from / name;
-    if (fs::exists(src)) io::write_file_atomic(to / name, io::read_file(src));
+    if (fs::exists(src)) io::write_file_atomic(to / name, io::read_file(src, tokenizer::kMaxTokenizerFileBytes));
   }
 }
 

@@ -298,5 +298,28 @@ TEST_F(TinyCopy, MultiLabelCheckpointsScoreWithSigmoidAsThePipeline) {
   EXPECT_GT(std::fabs(sum - 1.0f), 1e-3);  // not a softmax
 }
 
+// Hostile-input findings (files): config.json is bounded before it is read or parsed. A
+// 100 MB config.json of `"x": [0,0,...]` took 1.9 GB to parse, 1 GB aborted (bad_alloc while
+// nlohmann::json unwound). Padded with spaces it is valid JSON, so unbounded it loads.
+TEST_F(TinyCopy, OversizedConfigFileIsRefusedBeforeParsing) {
+  std::string text = config().dump(2);
+  text.append((size_t(16) << 20) + 1 - text.size(), ' ');  // one byte past 16 MiB
+  io::write_file_atomic(dir_ / "config.json", text);
+  try {
+    model::load_checkpoint(dir_, {});
+    ADD_FAILURE() << "a 16 MiB + 1 config.json was read";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(e.errc(), Errc::format) << what;  // bad input: exit 3
+    for (const std::string& part :
+         {(dir_ / "config.json").string(), std::to_string(text.size()), std::string("16777216")})
+      EXPECT_NE(what.find(part), std::string::npos) << "'" << part << "' not in: " << what;
+    EXPECT_FALSE(e.hint().empty());
+  }
+  text.resize(size_t(16) << 20);  // at the bound: still a config
+  io::write_file_atomic(dir_ / "config.json", text);
+  EXPECT_NO_THROW(model::load_checkpoint(dir_, {}));
+}
+
 }  // namespace
 }  // namespace rc
