@@ -258,6 +258,21 @@ void save_checkpoint(const fs::path& dir, const RobertaModel& model,
   io::write_file_atomic(dir / "config.json", config.to_json());
 }
 
+void check_tokenizer_fits(const Tokenizer& tokenizer, const RobertaConfig& config, const fs::path& dir) {
+  // vocab_size(): one past the largest vocabulary or added-token id; the role ids may come
+  // from elsewhere (tokenizer.json's "padding"), so they are looked at too.
+  const int32_t roles[] = {tokenizer.bos_id(), tokenizer.eos_id(), tokenizer.pad_id(), tokenizer.unk_id(),
+                           tokenizer.mask_id()};
+  int64_t max_id = tokenizer.vocab_size() - 1;
+  for (int32_t id : roles) max_id = std::max<int64_t>(max_id, id);
+  if (max_id < config.vocab_size) return;
+  const std::string token = max_id < INT32_MAX ? tokenizer.id_to_token(int32_t(max_id)) : std::string();
+  RC_THROW(Errc::format, dir.string(), ": the tokenizer has token id ", max_id,
+           token.empty() ? std::string() : " ('" + token.substr(0, 64) + "')", " but config.json's vocab_size is ",
+           config.vocab_size, " (ids 0..", config.vocab_size - 1, ")",
+           "\nHINT: the tokenizer does not belong to this checkpoint; use the tokenizer files saved with the model");
+}
+
 void copy_tokenizer_files(const fs::path& from, const fs::path& to) {
   if (fs::exists(from) && fs::exists(to) && fs::equivalent(from, to)) return;
   for (const char* name : {"vocab.json", "merges.txt", "tokenizer.json", "tokenizer_config.json",

@@ -13,6 +13,7 @@
 #include "model/checkpoint.h"
 #include "roberta/classifier.h"
 #include "roberta/error.h"
+#include "roberta/fill_mask.h"
 #include "support/golden.h"
 #include "tensor/bf16.h"
 
@@ -319,6 +320,40 @@ TEST_F(TinyCopy, OversizedConfigFileIsRefusedBeforeParsing) {
   text.resize(size_t(16) << 20);  // at the bound: still a config
   io::write_file_atomic(dir_ / "config.json", text);
   EXPECT_NO_THROW(model::load_checkpoint(dir_, {}));
+}
+
+// Findings (files): a tokenizer with an id past the model's vocab_size loaded, and the first
+// text using that token failed (exit 2; in the server, with every request batched with it).
+// It is refused when the folder is loaded, naming both numbers.
+TEST_F(TinyCopy, TokenizerIdsPastTheVocabularyAreRefusedAtLoad) {
+  auto vocab = nlohmann::json::parse(io::read_file(dir_ / "vocab.json"));
+  ASSERT_EQ(config()["vocab_size"], 50265);
+  vocab["\u0120world"] = 100000;  // Ġworld
+  io::write_file_atomic(dir_ / "vocab.json", vocab.dump());
+  try {
+    Classifier::load(dir_);
+    ADD_FAILURE() << "a tokenizer with id 100000 loaded beside vocab_size 50265";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(e.errc(), Errc::format) << what;
+    EXPECT_NE(what.find("100000"), std::string::npos) << what;
+    EXPECT_NE(what.find("50265"), std::string::npos) << what;
+    EXPECT_NE(e.hint().find("does not belong"), std::string::npos) << e.hint();
+  }
+  // The masked-LM path: mlm_tiny's checkpoint (vocab_size 1000) beside a 50,265-token tokenizer.
+  const fs::path mlm = dir_ / "mlm";
+  fs::create_directories(mlm);
+  for (const char* f : {"config.json", "model.safetensors"})
+    fs::copy_file(fs::path(RC_TEST_DATA_DIR) / "mlm_tiny" / f, mlm / f);
+  for (const char* f : {"vocab.json", "merges.txt"}) fs::copy_file(fs::path(test::tiny_dir()) / f, mlm / f);
+  try {
+    FillMasker::load(mlm);
+    ADD_FAILURE() << "a 50,265-token tokenizer loaded beside vocab_size 1000";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.errc(), Errc::format) << e.what();
+    EXPECT_NE(std::string(e.what()).find("50264"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("1000"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
