@@ -3,6 +3,7 @@
 // code from the error's kind.
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <new>
 #include <string>
 #include <thread>
@@ -80,6 +81,11 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "roberta: error: out of memory\nhint: use a smaller --batch-size or --max-length\n");
     return 1;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A file-system call that throws (a symlink loop, EACCES on a folder) is about the
+    // user's files, as Errc::io is: bad input, not a crash.
+    std::fprintf(stderr, "roberta: error: %s\n", e.what());
+    return exit_code_for(rc::Errc::io);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "roberta: error: %s\n", e.what());
     return 1;

@@ -192,7 +192,10 @@ RobertaConfig RobertaConfig::from_json(std::string_view text, std::string_view s
 }
 
 RobertaConfig RobertaConfig::from_file(const std::filesystem::path& path) {
-  RC_CHECK(std::filesystem::exists(path), Errc::not_found, path.string(),
+  // The error_code form: a symlink loop is "cannot open ...: Too many levels of symbolic
+  // links" from the reader below (bad input, exit 3), not a filesystem_error escaping.
+  std::error_code ec;
+  RC_CHECK(std::filesystem::exists(path, ec) || ec, Errc::not_found, path.string(),
            ": not found\nHINT: a Hugging Face checkpoint folder has config.json next to its weights");
   return from_json(read_regular_file(path, kMaxConfigFileBytes, "config",
                                      "is this a checkpoint's config.json? real ones are a few KB"),

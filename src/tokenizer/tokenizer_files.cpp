@@ -20,8 +20,9 @@ constexpr const char* kFileHint =
     "merges.txt), e.g. assets/tokenizer/roberta-base";
 
 std::string read_file(const fs::path& file, uint64_t max_bytes) {
-  std::error_code ec;
-  RC_CHECK(fs::exists(file, ec), Errc::not_found, "tokenizer file '", file.string(), "' does not exist", kFileHint);
+  std::error_code ec;  // a symlink loop: the open below says so (io)
+  RC_CHECK(fs::exists(file, ec) || ec, Errc::not_found, "tokenizer file '", file.string(), "' does not exist",
+           kFileHint);
   return read_regular_file(file, max_bytes, "tokenizer file",
                            "real tokenizer files are at most ~17 MB (multilingual tokenizer.json); is it corrupt "
                            "or padded?");

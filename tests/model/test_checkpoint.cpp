@@ -322,6 +322,34 @@ TEST_F(TinyCopy, OversizedConfigFileIsRefusedBeforeParsing) {
   EXPECT_NO_THROW(model::load_checkpoint(dir_, {}));
 }
 
+// Findings (files): a symlink loop named config.json / model.safetensors / pytorch_model.bin
+// made std::filesystem::exists throw ("Too many levels of symbolic links", exit 1). Now it is
+// an unreadable file, rc::Error(io), naming it.
+TEST_F(TinyCopy, SymlinkLoopsAreUnreadableFilesNotFilesystemErrors) {
+  auto expect_unreadable = [&](const std::string& name) {
+    try {
+      model::load_checkpoint(dir_, {});
+      ADD_FAILURE() << name << " as a symlink loop loaded";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.errc(), Errc::io) << e.what();
+      EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << name << ": not an rc::Error: " << e.what();
+    }
+  };
+  fs::rename(dir_ / "config.json", dir_ / "config.saved");
+  fs::create_symlink("config.json", dir_ / "config.json");
+  expect_unreadable("config.json");
+  fs::remove(dir_ / "config.json");
+  fs::rename(dir_ / "config.saved", dir_ / "config.json");
+  fs::remove(dir_ / "model.safetensors");
+  fs::create_symlink("model.safetensors", dir_ / "model.safetensors");
+  expect_unreadable("model.safetensors");
+  fs::remove(dir_ / "model.safetensors");
+  fs::create_symlink("pytorch_model.bin", dir_ / "pytorch_model.bin");
+  expect_unreadable("pytorch_model.bin");
+}
+
 // Findings (files): a tokenizer with an id past the model's vocab_size loaded, and the first
 // text using that token failed (exit 2; in the server, with every request batched with it).
 // It is refused when the folder is loaded, naming both numbers.

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -203,6 +204,21 @@ TEST_F(Cli, HugeConfigIsBadInput) {
   EXPECT_EQ(r.code, 3) << r.err;
   EXPECT_NE(r.err.find("parameters"), std::string::npos) << r.err;
   fs::remove_all(dir);
+}
+
+// Findings (files): a std::filesystem call that throws (a symlink loop) is bad input, exit 3
+// with its message on one line, not exit 1. Here --model-store, checked with the throwing
+// fs::is_directory.
+TEST_F(Cli, FilesystemErrorsAreBadInput) {
+  const fs::path loop = fs::temp_directory_path() / ("rc_cli_loop_" + std::to_string(::getpid()));
+  fs::remove(loop);
+  fs::create_symlink(loop.filename(), loop);
+  const CmdResult r = run("serve --model-store " + loop.string() + " --port 0 --management-port -1");
+  fs::remove(loop);
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_NE(r.err.find("roberta: error: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Too many levels of symbolic links"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
 }  // namespace
