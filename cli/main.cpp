@@ -1,12 +1,14 @@
 // roberta: the command-line entry point. The only place (with the server's handlers)
 // that catches rc::Error: one line on stderr (plus a hint when there is one) and an exit
 // code from the error's kind.
+#include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <new>
 #include <string>
+#include <string_view>
 #include <thread>
-#include <algorithm>
 
 #include "commands.h"
 #include "roberta/runtime.h"
@@ -39,6 +41,32 @@ void add_device_option(CLI::App& cmd, std::string& device) {
 }  // namespace rc::cli
 
 namespace {
+
+// An error as one line of plain text: messages quote bytes from users' files (a merges.txt
+// line, a config's model_type), and an ESC there would reach the terminal as a control
+// sequence (OSC: retitle the window, CSI: clear it), a newline would forge a second line.
+// Control bytes become \xNN; UTF-8 text passes as it is.
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b >= 0x20 && b != 0x7f) {
+      out += c;
+      continue;
+    }
+    static constexpr char kHex[] = "0123456789abcdef";
+    out += "\\x";
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
+}
+
+void print_error(std::string_view message, std::string_view hint = {}) {
+  std::fprintf(stderr, "roberta: error: %s\n", printable(message).c_str());
+  if (!hint.empty()) std::fprintf(stderr, "hint: %s\n", printable(hint).c_str());
+}
 
 int exit_code_for(rc::Errc errc) {
   switch (errc) {
@@ -74,14 +102,18 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);  // prints help or the usage error
     return code == 0 ? 0 : 2;
   } catch (const rc::Error& e) {
-    std::fprintf(stderr, "roberta: error: %s\n", e.what());
-    if (!e.hint().empty()) std::fprintf(stderr, "hint: %s\n", e.hint().c_str());
+    print_error(e.what(), e.hint());
     return exit_code_for(e.errc());
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "roberta: error: out of memory\nhint: use a smaller --batch-size or --max-length\n");
+    print_error("out of memory", "use a smaller --batch-size or --max-length");
     return 1;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A file-system call that throws (a symlink loop, EACCES on a folder) is about the
+    // user's files, as Errc::io is: bad input, not a crash.
+    print_error(e.what());
+    return exit_code_for(rc::Errc::io);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "roberta: error: %s\n", e.what());
+    print_error(e.what());
     return 1;
   }
   return 0;

@@ -18,7 +18,7 @@ std::vector<std::string> read_stdin_lines() { return io::read_text_lines_fd(0, "
 
 std::vector<std::string> read_texts_file(const std::string& path, std::vector<std::string>* text_pairs) {
   if (path == "-") return read_stdin_lines();
-  // A regular file only: a folder, FIFO or device is refused (io/regular_file.h), and
+  // A regular file only: a folder, FIFO or device is refused (core/regular_file.h), and
   // lines are split the one way every command splits them (io/text_lines.h).
   std::vector<std::string> lines = io::read_text_lines(path);
   if (!has_suffix(path, ".jsonl") && !has_suffix(path, ".json")) return lines;

@@ -45,6 +45,10 @@ void throw_error(Errc errc, const std::string& message, const char* file, int li
     hint = text.substr(pos + 7);
     text.resize(pos);
   }
+  // what() is a C string: a NUL quoted from a file would cut the message there (and the
+  // place it was thrown from with it), so it is spelled out, as the CLI spells other
+  // control bytes (cli/main.cpp).
+  for (size_t at = 0; (at = text.find('\0', at)) != std::string::npos; at += 4) text.replace(at, 1, "\\x00");
   throw Error(errc, text + " (" + base_name(file) + ":" + std::to_string(line) + ")", hint);
 }
 

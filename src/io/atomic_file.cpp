@@ -10,11 +10,10 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <limits>
 #include <string>
 
 #include "core/check.h"
-#include "io/regular_file.h"
+#include "core/regular_file.h"
 
 namespace rc::io {
 namespace {
@@ -120,10 +119,9 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view bytes
   file.commit();
 }
 
-std::string read_file(const std::filesystem::path& path) {
+std::string read_file(const std::filesystem::path& path, uint64_t max_bytes) {
   // Regular files only, opened without blocking (a FIFO or /dev/zero is refused).
-  const Fd fd = open_regular_file(path);
-  return read_fd_bounded(fd.get(), "'" + path.string() + "'", std::numeric_limits<uint64_t>::max());
+  return read_regular_file(path, max_bytes);
 }
 
 }  // namespace rc::io

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -11,7 +12,9 @@
 namespace rc::io {
 
 void write_file_atomic(const std::filesystem::path& path, std::string_view bytes);
-std::string read_file(const std::filesystem::path& path);  // throws not_found / io
+// The whole file (core/regular_file.h: regular files only); throws not_found / io, and format
+// past max_bytes. A reader of a file with a known kind passes the bound of that kind.
+std::string read_file(const std::filesystem::path& path, uint64_t max_bytes = UINT64_MAX);
 
 // For writers that stream: open(), write() any number of times, commit() renames;
 // the destructor removes the temp file if commit() was never reached.

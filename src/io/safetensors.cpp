@@ -18,7 +18,7 @@
 #include <unordered_map>
 
 #include "core/check.h"
-#include "io/regular_file.h"
+#include "core/regular_file.h"
 #include "io/atomic_file.h"
 #include "io/tensor_source.h"
 #include "tensor/bf16.h"

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "core/check.h"
-#include "io/regular_file.h"
+#include "core/regular_file.h"
 
 namespace rc::io {
 namespace {

@@ -32,7 +32,7 @@ std::string_view clean_text_bytes(std::string_view bytes, std::string_view sourc
 // Splits cleaned bytes into lines (see above). `source` names the input in errors.
 std::vector<std::string> split_text_lines(std::string_view bytes, std::string_view source);
 
-// A regular file (never a FIFO, device or folder: io/regular_file.h) of at most
+// A regular file (never a FIFO, device or folder: core/regular_file.h) of at most
 // max_bytes, read and split.
 std::vector<std::string> read_text_lines(const std::filesystem::path& path, uint64_t max_bytes = kMaxTextFileBytes);
 // The whole file as bytes, cleaned (BOM dropped, NUL refused), for CSV and the like.

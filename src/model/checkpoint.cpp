@@ -17,6 +17,7 @@
 #include "core/check.h"
 #include "io/atomic_file.h"
 #include "io/tensor_source.h"
+#include "tokenizer/tokenizer_files.h"
 #include "roberta/log.h"
 
 namespace rc::model {
@@ -49,11 +50,19 @@ std::string canonical_name(std::string name) {
   return name;
 }
 
+// Whether something is at `p`: also true when it cannot be looked at (a symlink loop,
+// EACCES), so that the opener reports it as unreadable (exit 3) where fs::exists threw a
+// filesystem_error ("Too many levels of symbolic links", exit 1).
+bool present(const fs::path& p) {
+  std::error_code ec;
+  return fs::exists(p, ec) || ec;
+}
+
 std::unique_ptr<io::TensorSource> open_weights(const fs::path& dir) {
   const fs::path st = dir / "model.safetensors", bin = dir / "pytorch_model.bin";
-  if (fs::exists(st)) return io::open_safetensors(st);  // preferred, as transformers does
-  if (fs::exists(bin)) return io::open_pytorch_bin(bin);
-  RC_CHECK(!fs::exists(dir / "model.safetensors.index.json") && !fs::exists(dir / "pytorch_model.bin.index.json"),
+  if (present(st)) return io::open_safetensors(st);  // preferred, as transformers does
+  if (present(bin)) return io::open_pytorch_bin(bin);
+  RC_CHECK(!present(dir / "model.safetensors.index.json") && !present(dir / "pytorch_model.bin.index.json"),
            Errc::unsupported, dir.string(), ": sharded checkpoints are not supported yet",
            "\nHINT: re-save with save_pretrained(max_shard_size=\"10GB\") to get one weights file");
   RC_THROW(Errc::not_found, dir.string(), ": no model.safetensors or pytorch_model.bin",
@@ -83,7 +92,8 @@ WeightFormat packed_weight_format(Precision precision) noexcept {
 
 std::unique_ptr<RobertaModel> load_checkpoint(const fs::path& dir, const CheckpointLoadOptions& options,
                                               LoadReport* report) {
-  RC_CHECK(fs::is_directory(dir), Errc::not_found, dir.string(), ": not a folder",
+  std::error_code ec;
+  RC_CHECK(fs::is_directory(dir, ec), Errc::not_found, dir.string(), ": not a folder",
            "\nHINT: pass the checkpoint folder (with config.json), not a file");
   RobertaConfig config = RobertaConfig::from_file(dir / "config.json");
   std::shared_ptr<io::TensorSource> source = open_weights(dir);
@@ -257,12 +267,28 @@ void save_checkpoint(const fs::path& dir, const RobertaModel& model,
   io::write_file_atomic(dir / "config.json", config.to_json());
 }
 
+void check_tokenizer_fits(const Tokenizer& tokenizer, const RobertaConfig& config, const fs::path& dir) {
+  // vocab_size(): one past the largest vocabulary or added-token id; the role ids may come
+  // from elsewhere (tokenizer.json's "padding"), so they are looked at too.
+  const int32_t roles[] = {tokenizer.bos_id(), tokenizer.eos_id(), tokenizer.pad_id(), tokenizer.unk_id(),
+                           tokenizer.mask_id()};
+  int64_t max_id = tokenizer.vocab_size() - 1;
+  for (int32_t id : roles) max_id = std::max<int64_t>(max_id, id);
+  if (max_id < config.vocab_size) return;
+  const std::string token = max_id < INT32_MAX ? tokenizer.id_to_token(int32_t(max_id)) : std::string();
+  RC_THROW(Errc::format, dir.string(), ": the tokenizer has token id ", max_id,
+           token.empty() ? std::string() : " ('" + token.substr(0, 64) + "')", " but config.json's vocab_size is ",
+           config.vocab_size, " (ids 0..", config.vocab_size - 1, ")",
+           "\nHINT: the tokenizer does not belong to this checkpoint; use the tokenizer files saved with the model");
+}
+
 void copy_tokenizer_files(const fs::path& from, const fs::path& to) {
-  if (fs::exists(from) && fs::exists(to) && fs::equivalent(from, to)) return;
+  std::error_code ec;
+  if (fs::equivalent(from, to, ec)) return;  // false (not a throw) when either is missing
   for (const char* name : {"vocab.json", "merges.txt", "tokenizer.json", "tokenizer_config.json",
                            "special_tokens_map.json", "added_tokens.json"}) {
     const fs::path src = from / name;
-    if (fs::exists(src)) io::write_file_atomic(to / name, io::read_file(src));
+    if (present(src)) io::write_file_atomic(to / name, io::read_file(src, tokenizer::kMaxTokenizerFileBytes));
   }
 }
 

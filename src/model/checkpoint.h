@@ -12,6 +12,7 @@
 
 #include "model/roberta_model.h"
 #include "roberta/classifier.h"
+#include "roberta/tokenizer.h"
 
 namespace rc::model {
 
@@ -48,6 +49,13 @@ std::unique_ptr<RobertaModel> load_checkpoint(const std::filesystem::path& dir, 
 // caller's business (copy_tokenizer_files).
 void save_checkpoint(const std::filesystem::path& dir, const RobertaModel& model,
                      const std::map<std::string, std::string>& metadata = {});
+
+// Refuses (format) a tokenizer with an id the model has no embedding row for: its largest id
+// (vocabulary, added tokens, special tokens) must be below config.vocab_size. Checked when a
+// folder's tokenizer and checkpoint meet, so such a folder fails at load (exit 3) instead of
+// on the first text that uses the token (an invalid_argument that, in the server, also failed
+// the requests batched with it). `dir` names the folder.
+void check_tokenizer_fits(const Tokenizer& tokenizer, const RobertaConfig& config, const std::filesystem::path& dir);
 
 // Copies vocab.json, merges.txt, tokenizer.json, tokenizer_config.json,
 // special_tokens_map.json (those present) from one folder to another, atomically each.

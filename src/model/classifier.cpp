@@ -89,6 +89,7 @@ class RobertaClassifier final : public Classifier {
                " in ", ms_since(t0, Clock::now()), " ms");
     tokenizer_ = tokenizer.get();
     const model::RobertaConfig& c = model_->config();
+    model::check_tokenizer_fits(*tokenizer_, c, dir);
 
     max_length_ = int(c.max_tokens());
     if (options.max_length > 0) {

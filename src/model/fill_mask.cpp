@@ -24,6 +24,7 @@ class FillMaskerImpl final : public FillMasker {
     lo.head = model::HeadKind::masked_lm;
     model_ = model::load_checkpoint(dir, lo);
     tok_ = Tokenizer::from_dir(dir);
+    model::check_tokenizer_fits(*tok_, model_->config(), dir);
   }
 
   std::vector<std::vector<FillMaskCandidate>> fill(const std::string& text, int top_k) const override {

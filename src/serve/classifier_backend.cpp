@@ -1,11 +1,9 @@
 // InferenceBackend on rc::Classifier (the public engine API). Kept in its own file: a
 // binary that never loads a real model (the server's fake-model tests) does not pull the
 // engine in.
-#include <nlohmann/json.hpp>
-
-#include <fstream>
 #include <sstream>
 
+#include "model/roberta_config.h"
 #include "roberta/classifier.h"
 #include "serve/backend.h"
 
@@ -72,13 +70,12 @@ class ClassifierBackend final : public InferenceBackend {
 
 std::shared_ptr<InferenceBackend> make_classifier_backend(const std::filesystem::path& dir,
                                                           const BackendOptions& options) {
-  {
-    std::ifstream f(dir / "config.json");
-    const auto cfg = nlohmann::json::parse(f, nullptr, false);
-    if (cfg.is_object() && cfg.contains("architectures") && cfg["architectures"].is_array())
-      for (const auto& a : cfg["architectures"])
-        if (a == "RobertaForMaskedLM") return make_fill_mask_backend(dir);
-  }
+  // Through RobertaConfig, the one reader of config.json: bounded, regular files only (a
+  // FIFO here once hung the loader forever, a folder said "basic_filebuf::underflow"), and
+  // its errors name the file. Either engine below reads it again; it is a few KB.
+  const model::RobertaConfig config = model::RobertaConfig::from_file(dir / "config.json");
+  for (const std::string& a : config.architectures)
+    if (a == "RobertaForMaskedLM") return make_fill_mask_backend(dir);
   LoadOptions load;
   if (!options.precision.empty())
     load.precision = parse_precision(options.precision);

@@ -294,9 +294,15 @@ std::unique_ptr<Tokenizer> Tokenizer::from_dir(const std::filesystem::path& dir)
   RC_CHECK(fs::is_directory(dir, ec), Errc::not_found, "tokenizer folder '", dir.string(), "' does not exist",
            "\nHINT: pass the folder of a Hugging Face tokenizer (tokenizer.json, or vocab.json + "
            "merges.txt), e.g. assets/tokenizer/roberta-base");
-  if (fs::exists(dir / "tokenizer.json", ec))
+  // Present also when it cannot be looked at (a symlink loop): the reader then says why,
+  // rather than the other layout being read in its place.
+  auto present = [](const fs::path& p) {
+    std::error_code e;
+    return fs::exists(p, e) || e;
+  };
+  if (present(dir / "tokenizer.json"))
     return std::make_unique<BpeTokenizer>(tk::read_tokenizer_json(dir / "tokenizer.json"));
-  const bool has_vocab = fs::exists(dir / "vocab.json", ec), has_merges = fs::exists(dir / "merges.txt", ec);
+  const bool has_vocab = present(dir / "vocab.json"), has_merges = present(dir / "merges.txt");
   RC_CHECK(has_vocab && has_merges, Errc::not_found, "tokenizer folder '", dir.string(),
            "' has no tokenizer.json and no vocab.json + merges.txt",
            (has_vocab    ? " (merges.txt is missing)"

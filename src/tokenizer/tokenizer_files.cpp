@@ -3,11 +3,10 @@
 
 #include <algorithm>
 #include <charconv>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "core/check.h"
+#include "core/regular_file.h"
 #include "tokenizer/byte_level.h"
 
 namespace rc::tokenizer {
@@ -20,21 +19,17 @@ constexpr const char* kFileHint =
     "\nHINT: point at a Hugging Face tokenizer folder (tokenizer.json, or vocab.json + "
     "merges.txt), e.g. assets/tokenizer/roberta-base";
 
-std::string read_file(const fs::path& file) {
-  std::error_code ec;
-  RC_CHECK(fs::is_regular_file(file, ec), Errc::not_found, "tokenizer file '", file.string(),
-           "' does not exist or is not a regular file", kFileHint);
-  std::ifstream in(file, std::ios::binary);
-  RC_CHECK(in.good(), Errc::io, "cannot open tokenizer file '", file.string(), "'",
-           "\nHINT: check the file's permissions");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  RC_CHECK(!in.bad(), Errc::io, "reading tokenizer file '", file.string(), "' failed");
-  return std::move(buf).str();
+std::string read_file(const fs::path& file, uint64_t max_bytes) {
+  std::error_code ec;  // a symlink loop: the open below says so (io)
+  RC_CHECK(fs::exists(file, ec) || ec, Errc::not_found, "tokenizer file '", file.string(), "' does not exist",
+           kFileHint);
+  return read_regular_file(file, max_bytes, "tokenizer file",
+                           "real tokenizer files are at most ~17 MB (multilingual tokenizer.json); is it corrupt "
+                           "or padded?");
 }
 
-json parse_json(const fs::path& file, const json::parser_callback_t& callback = nullptr) {
-  const std::string text = read_file(file);
+json parse_json(const fs::path& file, uint64_t max_bytes, const json::parser_callback_t& callback = nullptr) {
+  const std::string text = read_file(file, max_bytes);
   try {
     return json::parse(text, callback);
   } catch (const json::exception& e) {
@@ -61,7 +56,7 @@ json parse_json_reading_vocab(const fs::path& file, std::vector<std::string> pat
       if (keys[i] != path[i]) return false;
     return true;
   };
-  return parse_json(file, [&](int depth, json::parse_event_t event, json& parsed) {
+  return parse_json(file, kMaxTokenizerFileBytes, [&](int depth, json::parse_event_t event, json& parsed) {
     using Event = json::parse_event_t;
     const size_t d = size_t(depth);
     if (event == Event::key) {
@@ -336,7 +331,7 @@ TokenizerSpec read_vocab_merges(const fs::path& vocab_json, const fs::path& merg
   spec.vocab = take_vocab(parse_json_reading_vocab(vocab_json, {}, vocab, "the vocabulary"), vocab, vocab_json,
                           "the vocabulary");
 
-  const std::string text = read_file(merges_txt);
+  const std::string text = read_file(merges_txt, kMaxTokenizerFileBytes);
   spec.merges_source = merges_txt.string();
   size_t pos = 0;
   int line_no = 0;
@@ -367,7 +362,7 @@ TokenizerSpec read_vocab_merges(const fs::path& vocab_json, const fs::path& merg
     const fs::path file = config_dir / name;
     std::error_code ec;
     if (!fs::is_regular_file(file, ec)) continue;
-    const json j = parse_json(file);
+    const json j = parse_json(file, kMaxTokenizerConfigBytes);
     if (!j.is_object()) continue;
     try {
       for (auto& [role, token] : roles)

@@ -159,6 +159,7 @@ TrainSummary fit(const TrainOptions& o) {
   RC_CHECK(K >= 2, Errc::invalid_argument, "the model has ", K, " label(s); classification needs at least 2");
 
   const auto tokenizer = Tokenizer::from_dir(o.model_dir);
+  model::check_tokenizer_fits(*tokenizer, cfg, o.model_dir);
   const int max_len = int(std::min<int64_t>(o.max_length, cfg.max_tokens()));
   const PreparedSplit train_data = prepare_split(*train_split, data_names, cfg.id2label, *tokenizer, max_len);
   std::optional<PreparedSplit> val_data, test_data;
@@ -486,6 +487,7 @@ EvalResult evaluate(const EvalOptions& o) {
   RC_CHECK(o.batch_size > 0, Errc::invalid_argument, "--batch-size must be > 0");
   auto model = model::load_checkpoint(o.model_dir, {});
   const auto tokenizer = Tokenizer::from_dir(o.model_dir);
+  model::check_tokenizer_fits(*tokenizer, model->config(), o.model_dir);
   const Dataset ds = load_dataset(o.data, DataColumns{o.text_column, o.label_column});
   const TextSplit* split = ds.find(o.split);
   if (!split && ds.splits.size() == 1) split = &ds.splits.begin()->second;  // a single file

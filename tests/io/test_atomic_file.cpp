@@ -148,7 +148,7 @@ TEST(ReadFile, MissingIsNotFound) {
   expect_error(Errc::not_found, {"nope.txt"}, [&] { read_file(dir.path() / "nope.txt"); });
 }
 
-// A folder is refused as bad input, like a FIFO or a device (io/regular_file.h).
+// A folder is refused as bad input, like a FIFO or a device (core/regular_file.h).
 TEST(ReadFile, FolderIsRefused) {
   TempDir dir;
   expect_error(Errc::format, {"is a folder"}, [&] { read_file(dir.path()); });

@@ -2,6 +2,8 @@
 // Parameters, shared strided views, odd folder name) and compares every tensor with the
 // values torch itself wrote next to them (*.expected.safetensors, tools/make_io_fixtures.py);
 // refuses each hostile archive and pickle with a clear error, executing nothing.
+#include <zip.h>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -176,6 +178,44 @@ TEST(PytorchBinHostile, LegacyFormatUnsupportedWithHint) {
 TEST(PytorchBinHostile, NotAZipAndMissing) {
   expect_error(Errc::format, {"no zip signature"}, [] { open_pytorch_bin(io_data("README.md")); });
   expect_error(Errc::not_found, {"nope.bin"}, [] { open_pytorch_bin(io_data("nope.bin")); });
+}
+
+// Hostile-input findings (files): the budget (4 x file size + 64 MB) counted tensor bytes only,
+// while every storage a tensor names is inflated whole and kept: 1,100 deflated 1 MB storages,
+// each seen through a 1-element tensor, held 1.13 GB from a 1.26 MB file. Each distinct
+// storage now counts in full before anything is inflated. Here 300 deflated 256 KiB storages
+// (75 MiB) from a ~0.4 MB file, each within the file's size (a stored member pads it).
+TEST(PytorchBinHostile, DeflatedStoragesCountAgainstTheBudget) {
+  rc::test::TempDir dir;
+  const fs::path path = dir.path() / "pytorch_model.bin";
+  constexpr int kStorages = 300;
+  constexpr size_t kStorageBytes = size_t(256) << 10;
+  std::string pkl = kProto + "}(";
+  for (int i = 0; i < kStorages; ++i)
+    pkl +=
+        p_str("t" + std::to_string(i)) + p_tensor(std::to_string(i), int(kStorageBytes / 4), 0, {p_int(1)}, {p_int(1)});
+  pkl += "u.";
+  const std::string zeros(kStorageBytes + (100 << 10), '\0');
+  {
+    int err = 0;
+    zip_t* z = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
+    ASSERT_NE(z, nullptr) << err;
+    auto add = [&](const std::string& name, const void* data, size_t n, bool deflate) {
+      zip_source_t* src = zip_source_buffer(z, data, n, 0);
+      const zip_int64_t idx = zip_file_add(z, name.c_str(), src, ZIP_FL_ENC_UTF_8);
+      ASSERT_GE(idx, 0) << zip_strerror(z);
+      ASSERT_EQ(zip_set_file_compression(z, zip_uint64_t(idx), deflate ? ZIP_CM_DEFLATE : ZIP_CM_STORE, 0), 0);
+    };
+    add("archive/data.pkl", pkl.data(), pkl.size(), false);
+    for (int i = 0; i < kStorages; ++i) add("archive/data/" + std::to_string(i), zeros.data(), kStorageBytes, true);
+    add("archive/padding", zeros.data(), zeros.size(), false);
+    ASSERT_EQ(zip_close(z), 0);
+  }
+  const uint64_t file_size = fs::file_size(path);
+  ASSERT_GE(file_size, kStorageBytes);  // each storage alone is within the file's size
+  ASSERT_GT(uint64_t(kStorages) * kStorageBytes, 4 * file_size + (64ull << 20));  // all of them are not
+  expect_error(Errc::format, {"storage '", "would need more than", std::to_string(file_size) + "-byte file"},
+               [&] { open_pytorch_bin(path); });
 }
 
 // ---- hostile pickles, fed straight to the unpickler ----------------------------------

@@ -1,5 +1,5 @@
 // The one text line reader (io/text_lines.h) and non-blocking regular-file opens
-// (io/regular_file.h): line endings, BOMs, NULs, invalid UTF-8, FIFOs, devices, folders,
+// (core/regular_file.h): line endings, BOMs, NULs, invalid UTF-8, FIFOs, devices, folders,
 // size bounds. Issue #10 findings 4, 9, 10 and 11.
 #include <gtest/gtest.h>
 #include <fcntl.h>
@@ -11,7 +11,7 @@
 #include <optional>
 
 #include "io/atomic_file.h"
-#include "io/regular_file.h"
+#include "core/regular_file.h"
 #include "io/tensor_source.h"
 #include "io/text_lines.h"
 #include "io/io_test_util.h"
@@ -160,7 +160,7 @@ TEST(RegularFile, FoldersAndDevicesAreRefused) {
   expect_error(Errc::format, {"is a folder"}, [&] { read_text_lines(dir.path()); });
   expect_error(Errc::format, {"/dev/zero", "character device"}, [] { read_text_lines("/dev/zero"); });
   // A stream is bounded instead: /dev/zero as stdin ends at the limit, not at 3.5 GB.
-  rc::io::Fd zero(::open("/dev/zero", O_RDONLY));
+  rc::Fd zero(::open("/dev/zero", O_RDONLY));
   ASSERT_GE(zero.get(), 0);
   expect_error(Errc::format, {"stdin", "more than 65536"},
                [&] { rc::io::read_text_lines_fd(zero.get(), "stdin", 65536); });
@@ -173,7 +173,7 @@ void expect_prompt_error(const fs::path& fifo, Errc errc, std::initializer_list<
   auto done = std::async(std::launch::async, [&] { expect_error(errc, parts, fn); });
   if (done.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
     ADD_FAILURE() << "blocked on a FIFO (finding 4)";
-    rc::io::Fd writer(::open(fifo.c_str(), O_RDWR | O_NONBLOCK));
+    rc::Fd writer(::open(fifo.c_str(), O_RDWR | O_NONBLOCK));
     done.wait();
     return;
   }

@@ -13,6 +13,7 @@
 #include "model/checkpoint.h"
 #include "roberta/classifier.h"
 #include "roberta/error.h"
+#include "roberta/fill_mask.h"
 #include "support/golden.h"
 #include "tensor/bf16.h"
 
@@ -296,6 +297,91 @@ TEST_F(TinyCopy, MultiLabelCheckpointsScoreWithSigmoidAsThePipeline) {
     sum += preds[0].scores[k];
   }
   EXPECT_GT(std::fabs(sum - 1.0f), 1e-3);  // not a softmax
+}
+
+// Hostile-input findings (files): config.json is bounded before it is read or parsed. A
+// 100 MB config.json of `"x": [0,0,...]` took 1.9 GB to parse, 1 GB aborted (bad_alloc while
+// nlohmann::json unwound). Padded with spaces it is valid JSON, so unbounded it loads.
+TEST_F(TinyCopy, OversizedConfigFileIsRefusedBeforeParsing) {
+  std::string text = config().dump(2);
+  text.append((size_t(16) << 20) + 1 - text.size(), ' ');  // one byte past 16 MiB
+  io::write_file_atomic(dir_ / "config.json", text);
+  try {
+    model::load_checkpoint(dir_, {});
+    ADD_FAILURE() << "a 16 MiB + 1 config.json was read";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(e.errc(), Errc::format) << what;  // bad input: exit 3
+    for (const std::string& part :
+         {(dir_ / "config.json").string(), std::to_string(text.size()), std::string("16777216")})
+      EXPECT_NE(what.find(part), std::string::npos) << "'" << part << "' not in: " << what;
+    EXPECT_FALSE(e.hint().empty());
+  }
+  text.resize(size_t(16) << 20);  // at the bound: still a config
+  io::write_file_atomic(dir_ / "config.json", text);
+  EXPECT_NO_THROW(model::load_checkpoint(dir_, {}));
+}
+
+// Findings (files): a symlink loop named config.json / model.safetensors / pytorch_model.bin
+// made std::filesystem::exists throw ("Too many levels of symbolic links", exit 1). Now it is
+// an unreadable file, rc::Error(io), naming it.
+TEST_F(TinyCopy, SymlinkLoopsAreUnreadableFilesNotFilesystemErrors) {
+  auto expect_unreadable = [&](const std::string& name) {
+    try {
+      model::load_checkpoint(dir_, {});
+      ADD_FAILURE() << name << " as a symlink loop loaded";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.errc(), Errc::io) << e.what();
+      EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << name << ": not an rc::Error: " << e.what();
+    }
+  };
+  fs::rename(dir_ / "config.json", dir_ / "config.saved");
+  fs::create_symlink("config.json", dir_ / "config.json");
+  expect_unreadable("config.json");
+  fs::remove(dir_ / "config.json");
+  fs::rename(dir_ / "config.saved", dir_ / "config.json");
+  fs::remove(dir_ / "model.safetensors");
+  fs::create_symlink("model.safetensors", dir_ / "model.safetensors");
+  expect_unreadable("model.safetensors");
+  fs::remove(dir_ / "model.safetensors");
+  fs::create_symlink("pytorch_model.bin", dir_ / "pytorch_model.bin");
+  expect_unreadable("pytorch_model.bin");
+}
+
+// Findings (files): a tokenizer with an id past the model's vocab_size loaded, and the first
+// text using that token failed (exit 2; in the server, with every request batched with it).
+// It is refused when the folder is loaded, naming both numbers.
+TEST_F(TinyCopy, TokenizerIdsPastTheVocabularyAreRefusedAtLoad) {
+  auto vocab = nlohmann::json::parse(io::read_file(dir_ / "vocab.json"));
+  ASSERT_EQ(config()["vocab_size"], 50265);
+  vocab["\u0120world"] = 100000;  // Ġworld
+  io::write_file_atomic(dir_ / "vocab.json", vocab.dump());
+  try {
+    Classifier::load(dir_);
+    ADD_FAILURE() << "a tokenizer with id 100000 loaded beside vocab_size 50265";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(e.errc(), Errc::format) << what;
+    EXPECT_NE(what.find("100000"), std::string::npos) << what;
+    EXPECT_NE(what.find("50265"), std::string::npos) << what;
+    EXPECT_NE(e.hint().find("does not belong"), std::string::npos) << e.hint();
+  }
+  // The masked-LM path: mlm_tiny's checkpoint (vocab_size 1000) beside a 50,265-token tokenizer.
+  const fs::path mlm = dir_ / "mlm";
+  fs::create_directories(mlm);
+  for (const char* f : {"config.json", "model.safetensors"})
+    fs::copy_file(fs::path(RC_TEST_DATA_DIR) / "mlm_tiny" / f, mlm / f);
+  for (const char* f : {"vocab.json", "merges.txt"}) fs::copy_file(fs::path(test::tiny_dir()) / f, mlm / f);
+  try {
+    FillMasker::load(mlm);
+    ADD_FAILURE() << "a 50,265-token tokenizer loaded beside vocab_size 1000";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.errc(), Errc::format) << e.what();
+    EXPECT_NE(std::string(e.what()).find("50264"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("1000"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
 // The server on the real engine (the tiny fixture checkpoint, tests/data/tiny): answers
 // match rc::Classifier run directly, and `roberta serve` / `roberta invoke` / `roberta
 // package` as a user runs them — SageMaker's environment, SIGTERM drain, exit codes.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -250,6 +252,44 @@ TEST_F(ServeCli, BadModelExitsNonZero) {
   EXPECT_NE(code, 0);
   EXPECT_NE(code, -1) << "did not exit";
   EXPECT_NE(server.stderr_text().find("cannot load model 'x'"), std::string::npos) << server.stderr_text();
+}
+
+// Hostile-input findings (files): the backend factory read config.json with std::ifstream to
+// choose classifier or fill-mask. A FIFO named config.json hung `serve --model m=<dir>` on the
+// open forever; a folder failed with "basic_filebuf::underflow ... Is a directory", no file
+// name. Now config.json goes through the one bounded, regular-files-only reader.
+TEST(ServeLive, ConfigFifoOrFolderIsRefusedWithoutBlocking) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "m", config = dir / "config.json";
+  fs::create_directories(dir);
+  for (const char* f : {"model.safetensors", "vocab.json", "merges.txt"}) fs::copy_file(kTiny / f, dir / f);
+  auto load_error = [&] {
+    try {
+      make_classifier_backend(dir, BackendOptions{});
+      return std::string("(loaded)");
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+  };
+  ASSERT_EQ(::mkfifo(config.c_str(), 0600), 0);
+  auto fifo = std::async(std::launch::async, load_error);
+  if (fifo.wait_for(5s) != std::future_status::ready) {
+    ADD_FAILURE() << "the loader blocked on a FIFO named config.json";
+    // Let it go: a writer that opens and closes gives the blocked open() its EOF.
+    for (int i = 0; i < 500 && fifo.wait_for(10ms) != std::future_status::ready; ++i) {
+      const int w = ::open(config.c_str(), O_WRONLY | O_NONBLOCK);
+      if (w >= 0) ::close(w);
+    }
+  }
+  const std::string fifo_error = fifo.get();
+  EXPECT_NE(fifo_error.find(config.string()), std::string::npos) << fifo_error;
+  EXPECT_NE(fifo_error.find("FIFO"), std::string::npos) << fifo_error;
+
+  fs::remove(config);
+  fs::create_directory(config);
+  const std::string folder_error = load_error();
+  EXPECT_NE(folder_error.find(config.string()), std::string::npos) << folder_error;
+  EXPECT_NE(folder_error.find("is a folder"), std::string::npos) << folder_error;
 }
 
 // Issue #10: loopback unless inside SageMaker (finding 2); the API key from TEI's

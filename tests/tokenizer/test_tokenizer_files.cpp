@@ -157,6 +157,34 @@ TEST(TokenizerFiles, HugeIdsAreRefusedBeforeAnythingIsSized) {
   EXPECT_EQ(Tokenizer::from_dir(j.path)->token_to_id("<x>"), 5);
 }
 
+// Hostile-input findings (files): each file is bounded before it is read or parsed (a 100 MB
+// tokenizer.json of small numbers took 2.1 GB). The files are grown sparsely (NULs past the
+// real text): unbounded, they were read whole and failed as JSON; now their size is refused.
+TEST(TokenizerFiles, OversizedFilesAreRefusedBeforeParsing) {
+  const uintmax_t file_cap = uintmax_t(64) << 20, config_cap = uintmax_t(16) << 20;
+  auto expect_refused = [](const fs::path& dir, const fs::path& file, uintmax_t cap) {
+    fs::resize_file(file, cap + 1);
+    expect_error([&] { Tokenizer::from_dir(dir); }, Errc::format,
+                 {file.string(), std::to_string(cap + 1) + " bytes", std::to_string(cap)});
+  };
+  TempDir j("oversized_json");
+  j.copy("tokenizer.json");
+  expect_refused(j.path, j.path / "tokenizer.json", file_cap);
+
+  TempDir v("oversized_vocab");
+  v.copy("vocab.json");
+  v.copy("merges.txt");
+  expect_refused(v.path, v.path / "vocab.json", file_cap);
+  v.copy("vocab.json");
+  expect_refused(v.path, v.path / "merges.txt", file_cap);
+  v.copy("merges.txt");
+  v.write("tokenizer_config.json", "{}");
+  expect_refused(v.path, v.path / "tokenizer_config.json", config_cap);
+  v.write("tokenizer_config.json", "{}");
+  v.write("special_tokens_map.json", "{}");
+  expect_refused(v.path, v.path / "special_tokens_map.json", config_cap);
+}
+
 // added_tokens_decoder's keys are ids in decimal: anything else is named, not half-read.
 TEST(TokenizerFiles, AddedTokensDecoderKeysMustBeIds) {
   TempDir d("addedkeys");

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -203,6 +204,42 @@ TEST_F(Cli, HugeConfigIsBadInput) {
   EXPECT_EQ(r.code, 3) << r.err;
   EXPECT_NE(r.err.find("parameters"), std::string::npos) << r.err;
   fs::remove_all(dir);
+}
+
+// Hostile-input findings (files): error messages quote bytes from users' files (here a
+// merges.txt line). ESC / BEL reached the terminal raw (an OSC retitling the window, a CSI
+// clearing it) and a NUL cut the message short. Control bytes are printed as \xNN: the error
+// is one line of plain text, and all of it.
+TEST_F(Cli, ErrorsQuotingFileBytesStayOnePlainLine) {
+  const fs::path dir = fs::temp_directory_path() / ("rc_cli_ctl_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::copy_file(fs::path(test::tiny_dir()) / "vocab.json", dir / "vocab.json", fs::copy_options::overwrite_existing);
+  const char merges[] = "#version: 0.2\n\x1b]0;owned\x07\x1b[2J\0tail\n";
+  std::ofstream(dir / "merges.txt", std::ios::binary) << std::string(merges, sizeof merges - 1);
+  const CmdResult r = run("tokenize --tokenizer " + dir.string() + " x");
+  fs::remove_all(dir);
+  EXPECT_EQ(r.code, 3) << r.err;
+  for (const char c : r.err)
+    EXPECT_TRUE(c == '\n' || (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f))
+        << "control byte " << int(c) << " in: " << r.err;
+  EXPECT_NE(r.err.find("\\x1b]0;owned\\x07\\x1b[2J\\x00tail'"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.rfind("roberta: error: ", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 2) << "an error line and a hint line: " << r.err;
+}
+
+// Findings (files): a std::filesystem call that throws (a symlink loop) is bad input, exit 3
+// with its message on one line, not exit 1. Here --model-store, checked with the throwing
+// fs::is_directory.
+TEST_F(Cli, FilesystemErrorsAreBadInput) {
+  const fs::path loop = fs::temp_directory_path() / ("rc_cli_loop_" + std::to_string(::getpid()));
+  fs::remove(loop);
+  fs::create_symlink(loop.filename(), loop);
+  const CmdResult r = run("serve --model-store " + loop.string() + " --port 0 --management-port -1");
+  fs::remove(loop);
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_NE(r.err.find("roberta: error: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Too many levels of symbolic links"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
 }  // namespace

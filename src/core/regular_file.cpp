@@ -1,5 +1,5 @@
 // Non-blocking, regular-file-only opens (see regular_file.h).
-#include "io/regular_file.h"
+#include "core/regular_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,7 +10,7 @@
 
 #include "core/check.h"
 
-namespace rc::io {
+namespace rc {
 
 Fd::~Fd() {
   if (fd_ >= 0) ::close(fd_);
@@ -85,4 +85,15 @@ std::string read_fd_bounded(int fd, std::string_view source, uint64_t max_bytes)
   return out;
 }
 
-}  // namespace rc::io
+std::string read_regular_file(const std::filesystem::path& path, uint64_t max_bytes, std::string_view what,
+                              std::string_view hint) {
+  const std::string name = (what.empty() ? std::string() : std::string(what) + " ") + "'" + path.string() + "'";
+  const Fd fd = open_regular_file(path, what);
+  struct stat st {};
+  RC_CHECK(::fstat(fd.get(), &st) == 0, Errc::io, "cannot stat ", name, ": ", std::strerror(errno));
+  RC_CHECK(uint64_t(st.st_size) <= max_bytes, Errc::format, name, " is ", uint64_t(st.st_size),
+           " bytes, more than the ", max_bytes, "-byte limit", hint.empty() ? "" : "\nHINT: ", hint);
+  return read_fd_bounded(fd.get(), name, max_bytes);  // the bound again, for a file that grows meanwhile
+}
+
+}  // namespace rc

@@ -3,7 +3,8 @@
 // reader of user-named files goes through open_regular_file(): it opens with O_NONBLOCK
 // (a FIFO then opens at once), refuses anything that is not a regular file by what
 // fstat(2) says about the descriptor itself (no check-then-open race), and clears
-// O_NONBLOCK again for the reads.
+// O_NONBLOCK again for the reads. In core, not io: the tokenizer (which sees only core)
+// reads users' files too, and every reader goes through this one.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-namespace rc::io {
+namespace rc {
 
 // An owned file descriptor.
 class Fd {
@@ -52,4 +53,11 @@ void check_stream_bound(uint64_t bytes_read, uint64_t max_bytes, std::string_vie
 // a pipe) has no size to check up front. `source` names it in errors.
 std::string read_fd_bounded(int fd, std::string_view source, uint64_t max_bytes);
 
-}  // namespace rc::io
+// The whole of a user-named regular file (open_regular_file), refused (format: "WHAT 'path'
+// is N bytes, more than the M-byte limit") from fstat's size before a byte is read or
+// parsed: a parser holds several times its input (nlohmann::json: ~20x for an array of
+// small numbers), so a file must be bounded before it is read. `hint` goes with that error.
+std::string read_regular_file(const std::filesystem::path& path, uint64_t max_bytes, std::string_view what = "",
+                              std::string_view hint = "");
+
+}  // namespace rc
