@@ -73,11 +73,15 @@ ServingSettings settings_from_json(std::string_view text, const std::string& wha
   return s;
 }
 
+// settings.json and config.json are a few KB; read whole and parsed into a DOM many times
+// their size, so they are bounded first (the bound of RobertaConfig::from_file).
+constexpr uint64_t kMaxSmallJsonBytes = uint64_t(16) << 20;
+
 ServingSettings read_settings(const fs::path& model_dir) {
   const fs::path p = model_dir / settings_path;
   std::error_code ec;
   if (!fs::is_regular_file(p, ec)) return {};
-  return settings_from_json(io::read_file(p), p.string());
+  return settings_from_json(io::read_file(p, kMaxSmallJsonBytes), p.string());
 }
 
 namespace {
@@ -96,7 +100,7 @@ std::vector<std::string> labels_from_config(const fs::path& dir) {
   const fs::path p = dir / "config.json";
   std::error_code ec;
   if (!fs::is_regular_file(p, ec)) return {};
-  json j = json::parse(io::read_file(p), nullptr, false);
+  json j = json::parse(io::read_file(p, kMaxSmallJsonBytes), nullptr, false);
   RC_CHECK(!j.is_discarded(), Errc::format, p.string(), ": not valid JSON");
   std::vector<std::string> labels;
   if (auto it = j.find("id2label"); it != j.end() && it->is_object()) {
