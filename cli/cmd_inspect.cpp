@@ -1,12 +1,45 @@
 // roberta inspect: what a checkpoint folder holds, as JSON.
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "io/tensor_source.h"
 #include "model_source.h"
 #include "roberta/classifier.h"
+#include "roberta/log.h"
 
 namespace rc::cli {
+namespace {
+
+// NaN and Inf values of a floating-point tensor: all exponent bits set, whatever the mantissa.
+int64_t count_nonfinite(const io::TensorInfo& t, std::span<const std::byte> bytes) {
+  auto count = [&](auto word, auto exponent_mask) {
+    using W = decltype(word);
+    int64_t n = 0;
+    for (size_t i = 0; i + sizeof(W) <= bytes.size(); i += sizeof(W)) {
+      W w;
+      std::memcpy(&w, bytes.data() + i, sizeof(W));
+      n += (w & exponent_mask) == exponent_mask;
+    }
+    return n;
+  };
+  switch (t.dtype) {
+    case DType::f32:
+      return count(uint32_t{}, uint32_t{0x7f800000});
+    case DType::bf16:
+      return count(uint16_t{}, uint16_t{0x7f80});
+    case DType::f16:
+      return count(uint16_t{}, uint16_t{0x7c00});
+    case DType::f64:
+      return count(uint64_t{}, uint64_t{0x7ff0000000000000});
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
 
 void add_inspect_command(CLI::App& app) {
   struct Opts {
@@ -41,6 +74,18 @@ void add_inspect_command(CLI::App& app) {
     j["missing_keys"] = m.missing_keys;
     j["unexpected_keys"] = m.unexpected_keys;
     j["ignored_keys"] = m.ignored_keys;
+    // NaN / Inf weights load (as in transformers) and make every answer NaN, which predict and
+    // serve refuse: name the tensors that hold them.
+    const std::filesystem::path weights(m.weights_file);
+    auto source = weights.extension() == ".bin" ? io::open_pytorch_bin(weights) : io::open_safetensors(weights);
+    nlohmann::ordered_json nonfinite = nlohmann::ordered_json::object();
+    for (const io::TensorInfo& t : source->tensors())
+      if (const int64_t n = count_nonfinite(t, source->data(t.name)); n > 0) nonfinite[t.name] = n;
+    if (!nonfinite.empty())
+      log::warn("inspect", nonfinite.size(),
+                " tensor(s) hold NaN or Inf values: predictions that reach them are refused (fp32, bf16) or "
+                "meaningless (int8)");
+    j["nonfinite_values"] = nonfinite;
     std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   });
 }

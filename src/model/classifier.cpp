@@ -183,6 +183,12 @@ class RobertaClassifier final : public Classifier {
       log::debug("model", "forward ", B, "x", T, " in ", ms_since(t0, std::chrono::steady_clock::now()), " ms");
       release_workspace(pool_, std::move(ws));
     }
+    // Token ids cannot make a finite model's logits NaN or Inf: weights can (a diverged run,
+    // a corrupt file). Refuse rather than answer a label with scores JSON cannot carry.
+    for (float v : logits)
+      RC_CHECK(std::isfinite(v), Errc::format, "the model's logits are not finite (NaN or Inf)",
+               "\nHINT: the checkpoint's weights hold NaN or Inf values (a diverged training run?); `roberta inspect` "
+               "counts them per tensor");
     std::vector<Prediction> out(static_cast<size_t>(B));
     for (int64_t b = 0; b < B; ++b) {
       Prediction& p = out[b];

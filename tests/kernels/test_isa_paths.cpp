@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <initializer_list>
 #include <iterator>
+#include <limits>
 #include <random>
 #include <string>
 #include <tuple>
@@ -123,6 +124,30 @@ TEST_P(IsaPath, Attention) {
     std::vector<float> out2(out.size());
     P().attention_forward(out2.data(), nullptr, qkv.data(), c.lens.data(), c.B, c.T, c.H, c.D, c.p, 5, 1000);
     EXPECT_EQ(out2, out);
+  }
+}
+
+// NaN in, NaN out, as PyTorch: a checkpoint holding NaN weights must not give a finite,
+// plausible answer (session 9's red team: NaN in the Q/K weights did, on the vector paths,
+// whose exp clamped NaN to a finite value; rc::Classifier refuses non-finite logits).
+TEST_P(IsaPath, NanPropagatesThroughGeluAndAttention) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t n : {1, 17, 40}) {
+    std::vector<float> x(static_cast<size_t>(n), 0.5f), y(x.size());
+    x[size_t(n / 2)] = nan;
+    P().gelu_erf_forward(y.data(), x.data(), n);
+    for (int64_t i = 0; i < n; ++i) EXPECT_EQ(std::isnan(y[size_t(i)]), i == n / 2) << "n " << n << " i " << i;
+  }
+  const int64_t B = 1, T = 9, H = 2, D = 16, C = H * D;
+  for (int64_t bad_key : {0, 4, 8}) {
+    auto qkv = randn(B * T * 3 * C, 11);
+    qkv[size_t(bad_key * 3 * C + C + 3)] = nan;  // one element of key row bad_key, head 0
+    const std::vector<int32_t> lens = {int32_t(T)};
+    std::vector<float> out(size_t(B * T * C));
+    P().attention_forward(out.data(), nullptr, qkv.data(), lens.data(), B, T, H, D, 0.0f, 5, 0);
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t d = 0; d < C; ++d)  // every query of head 0 sees the bad key; head 1 does not
+        EXPECT_EQ(std::isnan(out[size_t(t * C + d)]), d < D) << "key " << bad_key << " t " << t << " d " << d;
   }
 }
 

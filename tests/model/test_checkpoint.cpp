@@ -384,5 +384,23 @@ TEST_F(TinyCopy, TokenizerIdsPastTheVocabularyAreRefusedAtLoad) {
   }
 }
 
+// NaN weights load, as in transformers, but must not give a finite, plausible answer (session
+// 9's red team: NaN in a query weight did, on the vector paths, whose exp clamped NaN to a
+// finite value). The answer is refused with a hint instead of scores JSON cannot carry.
+TEST_F(TinyCopy, NanWeightsMakePredictionsRefusedNotPlausible) {
+  LoadOptions load;
+  load.precision = Precision::fp32;
+  const std::vector<std::string> texts = {"hello world", "hi"};
+  EXPECT_NO_THROW(Classifier::load(dir_.string(), load)->predict(texts));
+  rewrite_weights([](io::TensorToWrite& w, std::vector<float>& data) {
+    if (w.name == "roberta.encoder.layer.0.attention.self.query.weight") data[5] = std::nanf("");
+    return true;
+  });
+  auto classifier = Classifier::load(dir_.string(), load);  // loads: the file itself is well formed
+  const std::string err = error_of([&] { classifier->predict(texts); });
+  EXPECT_NE(err.find("logits are not finite"), std::string::npos) << err;
+  EXPECT_NE(err.find("roberta inspect"), std::string::npos) << err;
+}
+
 }  // namespace
 }  // namespace rc

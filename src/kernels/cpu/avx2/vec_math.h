@@ -18,7 +18,9 @@ namespace rc::kernels::cpu::avx2 {
 // field; AVX2 has no VSCALEFPS). Below -87.3 the result flushes to 0, above 88.7 to +inf.
 static inline __m256 exp_ps(__m256 x) {
   const __m256 under = _mm256_cmp_ps(x, _mm256_set1_ps(-87.33654f), _CMP_LT_OQ);
-  x = _mm256_max_ps(_mm256_min_ps(x, _mm256_set1_ps(88.72283f)), _mm256_set1_ps(-104.0f));
+  // The constant first: MINPS / MAXPS return their second operand when either is NaN, so a NaN
+  // x stays NaN (as std::exp) instead of being clamped to a finite value.
+  x = _mm256_max_ps(_mm256_set1_ps(-104.0f), _mm256_min_ps(_mm256_set1_ps(88.72283f), x));
   const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);

@@ -13,7 +13,9 @@ namespace rc::kernels::cpu::avx512 {
 // then scaled by 2^n.  Below -87.3 the result flushes to 0, above 88.7 to +inf.
 static inline __m512 exp_ps(__m512 x) {
   const __m512 lo = _mm512_set1_ps(-87.33654f), hi = _mm512_set1_ps(88.72283f);
-  x = _mm512_max_ps(_mm512_min_ps(x, hi), _mm512_set1_ps(-104.0f));
+  // The constant first: VMINPS / VMAXPS return their second operand when either is NaN, so a
+  // NaN x stays NaN (as std::exp) instead of being clamped to a finite value.
+  x = _mm512_max_ps(_mm512_set1_ps(-104.0f), _mm512_min_ps(hi, x));
   const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
