@@ -21,6 +21,17 @@ void Server::Impl::begin_drain() {
   poll_drain();
 }
 
+void Server::Impl::close_idle_connections() {
+  std::vector<std::shared_ptr<SessionBase>> live;
+  {
+    std::lock_guard lock(sessions_mu);
+    live.reserve(sessions.size());
+    for (auto& [id, weak] : sessions)
+      if (auto s = weak.lock()) live.push_back(std::move(s));
+  }
+  for (auto& s : live) s->close_if_idle();
+}
+
 void Server::Impl::poll_drain() {
   if (in_flight.load() == 0 || Clock::now() >= drain_deadline) {
     if (in_flight.load() != 0)

@@ -94,6 +94,12 @@ struct Server::Impl {
 
   void begin_drain();
   void poll_drain();
+  // At the connection cap: asks every connection waiting for a request that has not begun
+  // to close (as nginx drops keep-alive connections when it runs out), so idle ones cannot
+  // keep new clients and health probes out until the read timeout.
+  void close_idle_connections();
+  // Connections taken past the cap while idle ones close (they close asynchronously).
+  static constexpr int kOverCapSlack = 64;
 };
 
 class Listener : public std::enable_shared_from_this<Listener> {

@@ -298,9 +298,11 @@ void Listener::on_accept(beast::error_code ec, tcp::socket socket) {
     });
     return;
   }
-  if (srv_.draining.load() || srv_.connections.load() >= srv_.config.max_connections) {
+  const int open = srv_.connections.load();
+  if (open >= srv_.config.max_connections && !srv_.draining.load()) srv_.close_idle_connections();
+  if (srv_.draining.load() || open >= srv_.config.max_connections + Server::Impl::kOverCapSlack) {
     boost::system::error_code ignored;
-    socket.close(ignored);  // over the cap: refuse rather than starve the others
+    socket.close(ignored);  // over the cap and no idle one to drop: refuse rather than starve the others
   } else if (srv_.tls) {
     std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(srv_, management_, std::move(socket), *srv_.tls)
         ->start();

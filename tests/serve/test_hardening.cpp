@@ -446,3 +446,30 @@ TEST(Hardening, RegisteredModelsAreBounded) {
   EXPECT_EQ(call("DELETE", s.mgmt("/models/m3"), "", "").status, 200);  // room again
   EXPECT_EQ(call("POST", s.mgmt("/models?url=sentiment&model_name=m4"), "", "").status, 200);
 }
+
+// Session 9's red team: 64 connections that send nothing filled --max-connections 64, and
+// /ping was refused (connection reset) until they timed out. At the cap, idle connections
+// (no request begun) are closed to make room, as nginx drops idle keep-alive ones.
+TEST(Hardening, IdleConnectionsDoNotLockOutNewClients) {
+  LiveServer s([](ServerConfig& c) { c.max_connections = 8; });
+  std::vector<std::unique_ptr<RawConn>> idle;
+  for (int i = 0; i < 8; ++i) idle.push_back(std::make_unique<RawConn>(s.server->port()));
+  std::this_thread::sleep_for(200ms);  // all accepted
+  const auto t0 = Clock::now();
+  EXPECT_EQ(call("GET", s.url("/ping"), "", "").status, 200);
+  EXPECT_LT(seconds_since(t0), 2.0);
+  // The idle ones were closed (EOF), not left to the 30 s read timeout.
+  int closed = 0;
+  for (auto& c : idle) {
+    c->sock.non_blocking(true);
+    char byte;
+    boost::system::error_code ec;
+    for (int i = 0; i < 100; ++i) {
+      c->sock.read_some(asio::buffer(&byte, 1), ec);
+      if (ec != asio::error::would_block) break;
+      std::this_thread::sleep_for(10ms);
+    }
+    closed += ec == asio::error::eof || ec == asio::error::connection_reset;
+  }
+  EXPECT_EQ(closed, 8);
+}
