@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "io/tensor_source.h"
+#include "model/checkpoint.h"
 #include "model_source.h"
 #include "roberta/classifier.h"
 #include "roberta/log.h"
@@ -76,8 +77,7 @@ void add_inspect_command(CLI::App& app) {
     j["ignored_keys"] = m.ignored_keys;
     // NaN / Inf weights load (as in transformers) and make every answer NaN, which predict and
     // serve refuse: name the tensors that hold them.
-    const std::filesystem::path weights(m.weights_file);
-    auto source = weights.extension() == ".bin" ? io::open_pytorch_bin(weights) : io::open_safetensors(weights);
+    auto source = model::open_weights(std::filesystem::path(m.weights_file).parent_path());
     nlohmann::ordered_json nonfinite = nlohmann::ordered_json::object();
     for (const io::TensorInfo& t : source->tensors())
       if (const int64_t n = count_nonfinite(t, source->data(t.name)); n > 0) nonfinite[t.name] = n;

@@ -37,6 +37,11 @@ const char* kind_of(mode_t mode) {
 
 }  // namespace
 
+bool path_present(const std::filesystem::path& path) noexcept {
+  std::error_code ec;
+  return std::filesystem::exists(path, ec) || ec;
+}
+
 Fd open_regular_file(const std::filesystem::path& path, std::string_view what) {
   const std::string name = (what.empty() ? std::string() : std::string(what) + " ") + "'" + path.string() + "'";
   // O_NONBLOCK: a FIFO opens at once instead of waiting for a writer; it has no effect on

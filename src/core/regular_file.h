@@ -60,4 +60,14 @@ std::string read_fd_bounded(int fd, std::string_view source, uint64_t max_bytes)
 std::string read_regular_file(const std::filesystem::path& path, uint64_t max_bytes, std::string_view what = "",
                               std::string_view hint = "");
 
+// The bound of a small JSON metadata file read whole (config.json, tokenizer_config.json,
+// special_tokens_map.json, a package's settings.json): real ones are a few KB, 65,536 labels in
+// id2label + label2id stay under 4 MB, and nlohmann's DOM holds ~20x its input.
+inline constexpr uint64_t kMaxSmallJsonFileBytes = uint64_t(16) << 20;
+
+// Whether something is at `path`, also true when it cannot be looked at (a symlink loop,
+// EACCES): the reader that opens it then reports why (exit 3), where fs::exists would throw
+// a filesystem_error or another file would be read in its place.
+bool path_present(const std::filesystem::path& path) noexcept;
+
 }  // namespace rc

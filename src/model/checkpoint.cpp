@@ -15,6 +15,7 @@
 #include <set>
 
 #include "core/check.h"
+#include "core/regular_file.h"
 #include "io/atomic_file.h"
 #include "io/tensor_source.h"
 #include "tokenizer/tokenizer_files.h"
@@ -50,25 +51,6 @@ std::string canonical_name(std::string name) {
   return name;
 }
 
-// Whether something is at `p`: also true when it cannot be looked at (a symlink loop,
-// EACCES), so that the opener reports it as unreadable (exit 3) where fs::exists threw a
-// filesystem_error ("Too many levels of symbolic links", exit 1).
-bool present(const fs::path& p) {
-  std::error_code ec;
-  return fs::exists(p, ec) || ec;
-}
-
-std::unique_ptr<io::TensorSource> open_weights(const fs::path& dir) {
-  const fs::path st = dir / "model.safetensors", bin = dir / "pytorch_model.bin";
-  if (present(st)) return io::open_safetensors(st);  // preferred, as transformers does
-  if (present(bin)) return io::open_pytorch_bin(bin);
-  RC_CHECK(!present(dir / "model.safetensors.index.json") && !present(dir / "pytorch_model.bin.index.json"),
-           Errc::unsupported, dir.string(), ": sharded checkpoints are not supported yet",
-           "\nHINT: re-save with save_pretrained(max_shard_size=\"10GB\") to get one weights file");
-  RC_THROW(Errc::not_found, dir.string(), ": no model.safetensors or pytorch_model.bin",
-           "\nHINT: pass a Hugging Face checkpoint folder (config.json + weights + tokenizer files)");
-}
-
 std::string join_some(const std::vector<std::string>& names, size_t max = 8) {
   std::string s;
   for (size_t i = 0; i < names.size() && i < max; ++i) s += (i ? ", " : "") + names[i];
@@ -77,6 +59,17 @@ std::string join_some(const std::vector<std::string>& names, size_t max = 8) {
 }
 
 }  // namespace
+
+std::unique_ptr<io::TensorSource> open_weights(const fs::path& dir) {
+  const fs::path st = dir / "model.safetensors", bin = dir / "pytorch_model.bin";
+  if (path_present(st)) return io::open_safetensors(st);  // preferred, as transformers does
+  if (path_present(bin)) return io::open_pytorch_bin(bin);
+  RC_CHECK(!path_present(dir / "model.safetensors.index.json") && !path_present(dir / "pytorch_model.bin.index.json"),
+           Errc::unsupported, dir.string(), ": sharded checkpoints are not supported yet",
+           "\nHINT: re-save with save_pretrained(max_shard_size=\"10GB\") to get one weights file");
+  RC_THROW(Errc::not_found, dir.string(), ": no model.safetensors or pytorch_model.bin",
+           "\nHINT: pass a Hugging Face checkpoint folder (config.json + weights + tokenizer files)");
+}
 
 WeightFormat packed_weight_format(Precision precision) noexcept {
   switch (precision) {
@@ -288,7 +281,7 @@ void copy_tokenizer_files(const fs::path& from, const fs::path& to) {
   for (const char* name : {"vocab.json", "merges.txt", "tokenizer.json", "tokenizer_config.json",
                            "special_tokens_map.json", "added_tokens.json"}) {
     const fs::path src = from / name;
-    if (present(src)) io::write_file_atomic(to / name, io::read_file(src, tokenizer::kMaxTokenizerFileBytes));
+    if (path_present(src)) io::write_file_atomic(to / name, io::read_file(src, tokenizer::kMaxTokenizerFileBytes));
   }
 }
 

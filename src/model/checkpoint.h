@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "io/tensor_source.h"
 #include "model/roberta_model.h"
 #include "roberta/classifier.h"
 #include "roberta/tokenizer.h"
@@ -49,6 +50,11 @@ std::unique_ptr<RobertaModel> load_checkpoint(const std::filesystem::path& dir, 
 // caller's business (copy_tokenizer_files).
 void save_checkpoint(const std::filesystem::path& dir, const RobertaModel& model,
                      const std::map<std::string, std::string>& metadata = {});
+
+// The weights file of a checkpoint folder, as load_checkpoint picks it: model.safetensors,
+// else pytorch_model.bin (as transformers does). Throws unsupported for a sharded checkpoint,
+// not_found when there is none.
+std::unique_ptr<io::TensorSource> open_weights(const std::filesystem::path& dir);
 
 // Refuses (format) a tokenizer with an id the model has no embedding row for: its largest id
 // (vocabulary, added tokens, special tokens) must be below config.vocab_size. Checked when a

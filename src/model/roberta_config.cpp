@@ -77,10 +77,6 @@ constexpr int64_t kMaxVocab = int64_t(1) << 22, kMaxHidden = 16384, kMaxLayers =
                   kMaxLabels = int64_t(1) << 16;
 // The same bound RobertaModel applies (16 GiB of fp32), computed here before the layout is.
 constexpr int64_t kMaxParams = int64_t(4) << 30;
-// config.json is read whole and parsed into a DOM of ~20x its size (an array of small
-// numbers), so its size is bounded before either: real ones are 1-2 KB, and 65,536 labels
-// (kMaxLabels) in id2label + label2id stay under 4 MB.
-constexpr uint64_t kMaxConfigFileBytes = uint64_t(16) << 20;
 
 void check_at_most(int64_t v, int64_t bound, const char* key, std::string_view source) {
   RC_CHECK(v <= bound, Errc::format, source, ": '", key, "' is ", v, ", more than the ", bound,
@@ -192,12 +188,11 @@ RobertaConfig RobertaConfig::from_json(std::string_view text, std::string_view s
 }
 
 RobertaConfig RobertaConfig::from_file(const std::filesystem::path& path) {
-  // The error_code form: a symlink loop is "cannot open ...: Too many levels of symbolic
-  // links" from the reader below (bad input, exit 3), not a filesystem_error escaping.
-  std::error_code ec;
-  RC_CHECK(std::filesystem::exists(path, ec) || ec, Errc::not_found, path.string(),
+  // A symlink loop is "cannot open ...: Too many levels of symbolic links" from the reader
+  // below (bad input, exit 3), not a filesystem_error escaping.
+  RC_CHECK(path_present(path), Errc::not_found, path.string(),
            ": not found\nHINT: a Hugging Face checkpoint folder has config.json next to its weights");
-  return from_json(read_regular_file(path, kMaxConfigFileBytes, "config",
+  return from_json(read_regular_file(path, kMaxSmallJsonFileBytes, "config",
                                      "is this a checkpoint's config.json? real ones are a few KB"),
                    path.string());
 }

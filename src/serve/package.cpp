@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/check.h"
+#include "core/regular_file.h"
 #include "io/atomic_file.h"
 #include "roberta/log.h"
 
@@ -73,15 +74,11 @@ ServingSettings settings_from_json(std::string_view text, const std::string& wha
   return s;
 }
 
-// settings.json and config.json are a few KB; read whole and parsed into a DOM many times
-// their size, so they are bounded first (the bound of RobertaConfig::from_file).
-constexpr uint64_t kMaxSmallJsonBytes = uint64_t(16) << 20;
-
 ServingSettings read_settings(const fs::path& model_dir) {
   const fs::path p = model_dir / settings_path;
   std::error_code ec;
   if (!fs::is_regular_file(p, ec)) return {};
-  return settings_from_json(io::read_file(p, kMaxSmallJsonBytes), p.string());
+  return settings_from_json(io::read_file(p, kMaxSmallJsonFileBytes), p.string());
 }
 
 namespace {
@@ -100,7 +97,7 @@ std::vector<std::string> labels_from_config(const fs::path& dir) {
   const fs::path p = dir / "config.json";
   std::error_code ec;
   if (!fs::is_regular_file(p, ec)) return {};
-  json j = json::parse(io::read_file(p, kMaxSmallJsonBytes), nullptr, false);
+  json j = json::parse(io::read_file(p, kMaxSmallJsonFileBytes), nullptr, false);
   RC_CHECK(!j.is_discarded(), Errc::format, p.string(), ": not valid JSON");
   std::vector<std::string> labels;
   if (auto it = j.find("id2label"); it != j.end() && it->is_object()) {

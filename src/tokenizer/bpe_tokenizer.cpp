@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include "core/check.h"
+#include "core/regular_file.h"
 #include "roberta/tokenizer.h"
 #include "tokenizer/added_tokens.h"
 #include "tokenizer/bpe.h"
@@ -296,13 +297,9 @@ std::unique_ptr<Tokenizer> Tokenizer::from_dir(const std::filesystem::path& dir)
            "merges.txt), e.g. assets/tokenizer/roberta-base");
   // Present also when it cannot be looked at (a symlink loop): the reader then says why,
   // rather than the other layout being read in its place.
-  auto present = [](const fs::path& p) {
-    std::error_code e;
-    return fs::exists(p, e) || e;
-  };
-  if (present(dir / "tokenizer.json"))
+  if (path_present(dir / "tokenizer.json"))
     return std::make_unique<BpeTokenizer>(tk::read_tokenizer_json(dir / "tokenizer.json"));
-  const bool has_vocab = present(dir / "vocab.json"), has_merges = present(dir / "merges.txt");
+  const bool has_vocab = path_present(dir / "vocab.json"), has_merges = path_present(dir / "merges.txt");
   RC_CHECK(has_vocab && has_merges, Errc::not_found, "tokenizer folder '", dir.string(),
            "' has no tokenizer.json and no vocab.json + merges.txt",
            (has_vocab    ? " (merges.txt is missing)"

@@ -20,9 +20,8 @@ constexpr const char* kFileHint =
     "merges.txt), e.g. assets/tokenizer/roberta-base";
 
 std::string read_file(const fs::path& file, uint64_t max_bytes) {
-  std::error_code ec;  // a symlink loop: the open below says so (io)
-  RC_CHECK(fs::exists(file, ec) || ec, Errc::not_found, "tokenizer file '", file.string(), "' does not exist",
-           kFileHint);
+  // A symlink loop counts as present: the open below says so (io).
+  RC_CHECK(path_present(file), Errc::not_found, "tokenizer file '", file.string(), "' does not exist", kFileHint);
   return read_regular_file(file, max_bytes, "tokenizer file",
                            "real tokenizer files are at most ~17 MB (multilingual tokenizer.json); is it corrupt "
                            "or padded?");
@@ -362,7 +361,7 @@ TokenizerSpec read_vocab_merges(const fs::path& vocab_json, const fs::path& merg
     const fs::path file = config_dir / name;
     std::error_code ec;
     if (!fs::is_regular_file(file, ec)) continue;
-    const json j = parse_json(file, kMaxTokenizerConfigBytes);
+    const json j = parse_json(file, kMaxSmallJsonFileBytes);
     if (!j.is_object()) continue;
     try {
       for (auto& [role, token] : roles)

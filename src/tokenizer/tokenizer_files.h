@@ -44,11 +44,10 @@ struct TokenizerSpec {
 // several times its input (a 100 MB tokenizer.json of small numbers took 2.1 GB). The largest
 // real tokenizer.json files, multilingual ones (vocabularies of ~250k tokens), are ~17 MB,
 // RoBERTa's 1.4 MB; vocab.json and merges.txt are smaller still. tokenizer_config.json and
-// special_tokens_map.json are a few KB (an added_tokens_decoder of thousands of tokens: < 1 MB).
+// special_tokens_map.json are a few KB (an added_tokens_decoder of thousands of tokens: < 1 MB)
+// and take core/regular_file.h's kMaxSmallJsonFileBytes.
 // tokenizer.json, vocab.json, merges.txt:
 inline constexpr uint64_t kMaxTokenizerFileBytes = uint64_t(64) << 20;
-// tokenizer_config.json, special_tokens_map.json:
-inline constexpr uint64_t kMaxTokenizerConfigBytes = uint64_t(16) << 20;
 
 TokenizerSpec read_tokenizer_json(const std::filesystem::path& file);
 TokenizerSpec read_vocab_merges(const std::filesystem::path& vocab_json, const std::filesystem::path& merges_txt,
