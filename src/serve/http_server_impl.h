@@ -52,7 +52,7 @@ struct Server::Impl {
                             is_loopback_host(config.host) || config.sagemaker_multi_model)),
         scheduler(config.inference_threads, config.compute_threads, &metrics),
         registry(scheduler, metrics, std::move(loader), config.registry),
-        router(RouterConfig{auth.management, auth.inference_admin, config.truncate,
+        router(RouterConfig{auth, config.truncate,
                             [this] { return startup_pending.load() == 0 && !startup_failed.load(); },
                             config.max_client_batch_size, config.max_connections},
                registry, scheduler, metrics),

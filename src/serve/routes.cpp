@@ -423,25 +423,17 @@ void Router::dispatch(const std::shared_ptr<Exchange>& ex) {
   const std::vector<std::string> pat = pattern_segments(best->pattern);
   for (size_t i = 0; i < pat.size(); ++i)
     if (pat[i].front() == '{') match.params[pat[i].substr(1, pat[i].size() - 2)] = segments[i];
-  if (best->access == Access::admin) check_admin(*ex);
+  if (best->access == Access::admin) check_admin(*ex, *best);
   (this->*(best->handler))(ex, match);
 }
 
-void Router::check_admin(const Exchange& ex) const {
-  if (config_.management_key.empty()) {
-    // The management port is loopback-only without a key (http_server.cpp).
-    if (ex.management || config_.inference_admin) return;
-    throw HttpError(403, "Forbidden",
-                    "model administration on the inference port is off: the server is reachable beyond loopback and "
-                    "has no management key; use the management port, or set --auth-token");
-  }
+void Router::check_admin(const Exchange& ex, const Route& route) const {
   const auto it = ex.request.find(http::field::authorization);
-  // Constant time, scheme in any case, expiry honoured (serve/auth.h).
-  if (it != ex.request.end() &&
-      bearer_matches(std::string_view(it->value().data(), it->value().size()), config_.management_key))
-    return;
-  throw HttpError(401, "Unauthorized",
-                  "this API needs 'Authorization: Bearer <key>' with the server's management key (--auth-token)");
+  const AuthDecision decision =
+      authorize(config_.auth, ex.management, route.method, route.pattern,
+                it == ex.request.end() ? std::string_view() : std::string_view(it->value().data(), it->value().size()));
+  if (decision.status != 0)
+    throw HttpError(decision.status, decision.status == 401 ? "Unauthorized" : "Forbidden", decision.message);
 }
 
 void Router::require_ready() const {

@@ -59,10 +59,9 @@ class Exchange {
 };
 
 struct RouterConfig {
-  // The management key (empty: none) and whether model admin may run on the inference port
-  // without one (serve/auth.h): the router enforces both again on the route it matched.
-  AuthKey management_key;
-  bool inference_admin = false;
+  // The keys in effect (serve/auth.h): the router applies authorize() again to the admin
+  // route it matched.
+  AuthConfig auth;
   bool truncate = true;               // long texts: truncate (true) or 413
   std::function<bool()> ready;        // /ping: startup models loaded
   int max_client_batch_size = 32;     // TEI's --max-client-batch-size: inputs per /predict, /tokenize, /decode
@@ -150,10 +149,9 @@ class Router {
               std::vector<std::vector<int32_t>> rows, double tokenize_seconds,
               std::function<Response(const Exchange&, const Job&)> render);
   void register_model(const std::shared_ptr<Exchange>& ex, ModelSpec spec, bool torchserve);
-  // Admin routes: the management key when there is one; without one, refused (403) on the
-  // inference port unless model admin is allowed there. The same rule as serve/auth.h's
-  // authorize(), applied again to the route actually matched.
-  void check_admin(const Exchange& ex) const;
+  // Admin routes: serve/auth.h's authorize() again, on the pattern of the route actually
+  // matched, so no spelling of a path can reach one past the connection's check.
+  void check_admin(const Exchange& ex, const Route& route) const;
   void require_ready() const;
   std::shared_ptr<LoadedModel> primary_model(const Exchange& ex) const;
   std::shared_ptr<LoadedModel> v2_model(const RouteMatch& m) const;
