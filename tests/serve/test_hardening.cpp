@@ -473,3 +473,27 @@ TEST(Hardening, IdleConnectionsDoNotLockOutNewClients) {
   }
   EXPECT_EQ(closed, 8);
 }
+
+// The other side of the same bound: connections that are not idle (a request begun, then
+// stalled) are not closed to make room, and past --max-connections + 64 (kOverCapSlack) new
+// ones are closed at accept, so the total stays bounded.
+TEST(Hardening, ConnectionsStayBoundedPastTheCap) {
+  LiveServer s([](ServerConfig& c) { c.max_connections = 4; });
+  constexpr int kTried = 4 + 64 + 20;
+  std::vector<std::unique_ptr<RawConn>> conns;
+  for (int i = 0; i < kTried; ++i) {
+    conns.push_back(std::make_unique<RawConn>(s.server->port()));
+    conns.back()->send("POST /invocations HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{");  // stalled body
+  }
+  std::this_thread::sleep_for(500ms);
+  int open = 0;
+  for (auto& c : conns) {
+    c->sock.non_blocking(true);
+    char byte;
+    boost::system::error_code ec;
+    c->sock.read_some(asio::buffer(&byte, 1), ec);
+    open += ec == asio::error::would_block;  // still held by the server, waiting for the body
+  }
+  EXPECT_LE(open, 4 + 64);
+  EXPECT_GE(open, 4);  // the stalled requests themselves are kept: they are not idle
+}

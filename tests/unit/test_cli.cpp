@@ -158,6 +158,16 @@ TEST_F(Cli, ThreadsAreBounded) {
   EXPECT_EQ(run("predict --model " + test::tiny_dir() + " --threads 2 x").code, 0);
 }
 
+// --max-models is a bound itself: 1..4096, a usage error (exit 2) outside, before any port.
+TEST_F(Cli, MaxModelsIsBounded) {
+  for (const char* bad : {"0", "4097", "-1"}) {
+    const CmdResult serve =
+        run("serve --model " + test::tiny_dir() + " --port 0 --management-port -1 --max-models " + bad);
+    EXPECT_EQ(serve.code, 2) << bad << ": " << serve.err;
+    EXPECT_NE(serve.err.find("--max-models"), std::string::npos) << serve.err;
+  }
+}
+
 // Finding 11: --input must be a regular file; stdin is read up to a bound.
 TEST_F(Cli, PredictInputMustBeARegularFile) {
   const CmdResult dir = run("predict --model " + test::tiny_dir() + " --input " + fs::temp_directory_path().string());
