@@ -12,7 +12,7 @@
 
 namespace rc::test {
 
-inline std::string tiny_dir() { return std::string(RC_TEST_DATA_DIR) + "/tiny"; }
+inline std::string tiny_dir() { return RC_TEST_DATA_DIR "/tiny"; }
 
 class Golden {
  public:
