@@ -188,20 +188,6 @@ ParsedInputs parse_invocation(std::string_view body, std::string_view content_ty
   return out;
 }
 
-ParsedInputs parse_tei(std::string_view body, std::string_view content_type) {
-  // TEI's routes only speak JSON; the Content-Type is not checked so `curl -d` (which
-  // sends application/x-www-form-urlencoded) works. Malformed JSON is still a 400.
-  (void)content_type;
-  const json j = parse_json(body);
-  if (!j.is_object()) throw bad_request("expected a JSON object {\"inputs\": ...}");
-  auto it = j.find("inputs");
-  if (it == j.end()) throw bad_request("the JSON object has no \"inputs\" field");
-  ParsedInputs out;
-  out.texts = texts_of(*it, out.single);
-  read_params(j, out);
-  return out;
-}
-
 namespace {
 
 // TEI answers a body its JSON extractor cannot map onto the request type with 422.
@@ -227,6 +213,25 @@ std::vector<std::string> strings_of(const json& list, const char* what) {
 }
 
 }  // namespace
+
+ParsedInputs parse_tei_tokenize(std::string_view body) {
+  // TEI's routes only speak JSON; the Content-Type is not checked so `curl -d` (which sends
+  // application/x-www-form-urlencoded) works.
+  const json j = parse_tei_json(body);
+  auto it = j.find("inputs");
+  if (it == j.end()) throw tei_shape("missing field `inputs`");
+  // TEI's TokenizeInput is a string or a list of strings; an empty list passes its extractor
+  // and is refused by the route as ErrorType::Empty (400).
+  if (it->is_array() && it->empty()) throw HttpError(400, "empty", "`inputs` cannot be empty", Errc::format);
+  ParsedInputs out;
+  try {
+    out.texts = texts_of(*it, out.single);
+    read_params(j, out);
+  } catch (const HttpError& e) {
+    throw tei_shape(e.what());  // a value of the wrong type: TEI's JSON extractor answers 422
+  }
+  return out;
+}
 
 ParsedInputs parse_tei_predict(std::string_view body) {
   const json j = parse_tei_json(body);

@@ -29,8 +29,9 @@ struct ParsedInputs {
 
 // POST /invocations, /predictions/..., /models/{name}/invoke.
 ParsedInputs parse_invocation(std::string_view body, std::string_view content_type);
-// TEI's POST /tokenize (JSON only): "inputs" a string or a list of strings.
-ParsedInputs parse_tei(std::string_view body, std::string_view content_type);
+// TEI's POST /tokenize (JSON only): "inputs" a string or a list of strings; TEI's statuses
+// (400 for JSON that does not parse or an empty list, 422 for a value of the wrong type).
+ParsedInputs parse_tei_tokenize(std::string_view body);
 // TEI's POST /predict: "inputs" is "a" (one text), ["a", "b"] (one PAIR), or a batch of
 // singles and pairs [["a"], ["b", "c"]]; options truncate, truncation_direction
 // ("Left"/"Right"), raw_scores. Errors carry TEI's statuses (422 for a malformed input, as

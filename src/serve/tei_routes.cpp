@@ -29,7 +29,7 @@ void Router::tei_predict(const Ex& ex, const RouteMatch&) { invoke(ex, primary_m
 void Router::tei_tokenize(const Ex& ex, const RouteMatch&) {
   const auto model = primary_model(*ex);
   const Request& req = ex->request;
-  const ParsedInputs in = parse_tei(req.body(), std::string(req[http::field::content_type]));
+  const ParsedInputs in = parse_tei_tokenize(req.body());
   if (in.texts.size() > size_t(config_.max_client_batch_size))
     throw batch_too_large(in.texts.size(), config_.max_client_batch_size);
   const bool truncate = in.truncate.value_or(config_.truncate);

@@ -106,6 +106,13 @@ TEST(TeiProtocol, ErrorsInTeisShape) {
   expect_tei_error(call("POST", s.url("/predict"), R"({"inputs": ["a", "b", "c"]})"), 422, "validation");
   expect_tei_error(call("POST", s.url("/predict"), R"({"inputs": []})"), 422, "validation");
   expect_tei_error(call("POST", s.url("/predict"), R"({"inputs": )"), 400, "validation");
+  // /tokenize as TEI answers it: a value of the wrong type is 422 (its JSON extractor), an
+  // empty batch 400 "empty" (the route's own check), JSON that does not parse 400.
+  for (const char* body : {R"({"inputs": 5})", R"({"inputs": ["a", 1]})", R"({"text": "a"})", R"(["a"])",
+                           R"({"inputs": "a", "add_special_tokens": "yes"})", R"({"inputs": [["a", "b"]]})"})
+    expect_tei_error(call("POST", s.url("/tokenize"), body), 422, "validation");
+  expect_tei_error(call("POST", s.url("/tokenize"), R"({"inputs": []})"), 400, "empty");
+  expect_tei_error(call("POST", s.url("/tokenize"), R"({"inputs": )"), 400, "validation");
   std::string long_text;
   for (int i = 0; i < 40; ++i) long_text += "w ";
   expect_tei_error(call("POST", s.url("/predict"), json{{"inputs", long_text}}.dump()), 413, "validation");
@@ -152,6 +159,26 @@ TEST(KServeV2, HealthMetadataAndInfer) {
     double sum = o["outputs"][1]["data"][0].get<double>() + o["outputs"][1]["data"][1].get<double>();
     EXPECT_NEAR(sum, 1.0, 1e-6);
   }
+  // tritonclient's default: BYTES as binary after a JSON header whose length a header gives.
+  std::string binary;
+  for (const std::string& t : {std::string("bad"), std::string("good")}) {
+    binary += std::string{char(t.size()), 0, 0, 0};
+    binary += t;
+  }
+  const std::string header = json{{"inputs",
+                                   {{{"name", "text"},
+                                     {"shape", {2}},
+                                     {"datatype", "BYTES"},
+                                     {"parameters", {{"binary_data_size", binary.size()}}}}}},
+                                  {"parameters", {{"binary_data_output", true}}}}
+                                 .dump();
+  auto bin = call("POST", s.url("/v2/models/sentiment/infer"), header + binary, "application/octet-stream",
+                  {{"Inference-Header-Content-Length", std::to_string(header.size())}});
+  ASSERT_EQ(bin.status, 200) << bin.body;
+  EXPECT_EQ(json::parse(bin.body)["outputs"][2]["data"], json({"negative", "positive"}));
+  expect_kserve_error(call("POST", s.url("/v2/models/sentiment/infer"), header + binary, "application/json",
+                           {{"Inference-Header-Content-Length", "12x"}}),
+                      400);
   expect_kserve_error(call("POST", s.url("/v2/models/sentiment/infer"), R"({"inputs": []})"), 400);
   expect_kserve_error(call("POST", s.url("/v2/models/nosuch/infer"), req.dump()), 404);
   expect_kserve_error(call("GET", s.url("/v2/models/nosuch")), 404);
