@@ -158,19 +158,21 @@ void RobertaModel::pack_weights(WeightFormat format, const WeightSource& source,
     kernels::PackedLinear* out;
     int64_t offset, N, K;
     kernels::PackedType type;
+    std::string what;  // for errors: which weight (the kernels know only its shape)
   };
   std::vector<Job> jobs;
   for (size_t l = 0; l < o.layers.size(); ++l) {
     const LayerOffsets& L = o.layers[l];
-    jobs.push_back({&layers[l].qkv, L.qkv_w, 3 * C, C, t});
-    jobs.push_back({&layers[l].attn_out, L.attn_out_w, C, C, t});
-    jobs.push_back({&layers[l].ffn_in, L.ffn_in_w, I, C, t});
-    jobs.push_back({&layers[l].ffn_out, L.ffn_out_w, C, I, t});
+    const std::string layer = "layer " + std::to_string(l) + " ";
+    jobs.push_back({&layers[l].qkv, L.qkv_w, 3 * C, C, t, layer + "attention query/key/value"});
+    jobs.push_back({&layers[l].attn_out, L.attn_out_w, C, C, t, layer + "attention output"});
+    jobs.push_back({&layers[l].ffn_in, L.ffn_in_w, I, C, t, layer + "intermediate (FFN in)"});
+    jobs.push_back({&layers[l].ffn_out, L.ffn_out_w, C, I, t, layer + "output (FFN out)"});
   }
   // The head's dense layer is bf16 for bf16 and int8 (B rows: int8 would save nothing), fp32
   // for fp32_packed. A masked-LM layout has none (its lm_head runs fp32).
   const kernels::PackedType head_t = t == kernels::PackedType::f32 ? t : kernels::PackedType::bf16;
-  if (o.head_dense_w >= 0) jobs.push_back({&head, o.head_dense_w, C, C, head_t});
+  if (o.head_dense_w >= 0) jobs.push_back({&head, o.head_dense_w, C, C, head_t, "classifier dense"});
   // One parallel region over the matrices (each packed by one thread; the conversions and
   // oneDNN reorders inside see omp_in_parallel() and run serially) rather than many short
   // parallel regions: on a loaded 2-core machine every region's barrier costs a time slice.
@@ -184,6 +186,16 @@ void RobertaModel::pack_weights(WeightFormat format, const WeightSource& source,
       const auto parts = source(job.offset, job.N, job.K);
       *job.out = kernels::PackedLinear::pack(parts, job.K, job.type, borrow);
       if (packed) packed(job.offset, job.N, job.K, job.out->borrows());
+    } catch (const Error& e) {
+      std::lock_guard lock(error_mutex);
+      const Job& job = jobs[size_t(j)];
+      std::string hint = e.hint();
+      if (hint.empty() && e.errc() == Errc::format)
+        hint = "`roberta inspect` counts each tensor's NaN / Inf values (nonfinite_values)";
+      if (!error)
+        error = std::make_exception_ptr(
+            Error(e.errc(), "packing the " + job.what + " weight as " + weight_format_name(format) + ": " + e.what(),
+                  std::move(hint)));
     } catch (...) {
       std::lock_guard lock(error_mutex);
       if (!error) error = std::current_exception();

@@ -2,6 +2,8 @@
 // the exact-erf GELU epilogue), many M per object, and concurrent calls from several threads.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -92,6 +94,27 @@ TEST(Linear, ConcurrentCallsShareOnePackedWeight) {
 TEST(Linear, EmptyWeightIsRejected) {
   float w = 1.0f;
   EXPECT_THROW(PackedLinear::pack(&w, 0, 1, PackedType::f32), rc::Error);
+}
+
+// int8 cannot represent NaN or Inf, and the quantiser's per-row absolute maximum would drop a
+// NaN silently (a finite, meaningless answer): such weights are refused when packed, on every
+// path (oneDNN's and the portable one share the quantiser). fp32 and bf16 carry them, and the
+// model refuses their non-finite logits instead.
+TEST(LinearInt8, NonFiniteWeightsAreRefusedAtPack) {
+  const int64_t N = 8, K = 40;
+  for (const float bad : {std::nanf(""), INFINITY, -INFINITY}) {
+    std::vector<float> w = randn(N * K, 7);
+    w[size_t(5 * K + 33)] = bad;  // row 5
+    try {
+      PackedLinear::pack(w.data(), N, K, PackedType::s8);
+      ADD_FAILURE() << "packed a weight holding " << bad << " as int8";
+    } catch (const rc::Error& e) {
+      EXPECT_EQ(e.errc(), Errc::format);
+      EXPECT_NE(std::string(e.what()).find("row 5 of the (8, 40) weight"), std::string::npos) << e.what();
+    }
+    EXPECT_NO_THROW(PackedLinear::pack(w.data(), N, K, PackedType::f32));
+    EXPECT_NO_THROW(PackedLinear::pack(w.data(), N, K, PackedType::bf16));
+  }
 }
 
 }  // namespace

@@ -400,6 +400,20 @@ TEST_F(TinyCopy, NanWeightsMakePredictionsRefusedNotPlausible) {
   const std::string err = error_of([&] { classifier->predict(texts); });
   EXPECT_NE(err.find("logits are not finite"), std::string::npos) << err;
   EXPECT_NE(err.find("roberta inspect"), std::string::npos) << err;
+
+  // bf16 carries the NaN: refused at predict, as fp32.
+  LoadOptions bf16 = load;
+  bf16.precision = Precision::bf16;
+  auto bf16_classifier = Classifier::load(dir_.string(), bf16);
+  EXPECT_NE(error_of([&] { bf16_classifier->predict(texts); }).find("logits are not finite"), std::string::npos);
+  // int8 cannot (its quantiser's absolute max drops NaN, and the answer came out finite and
+  // meaningless): refused when the weights are packed, naming the weight.
+  LoadOptions int8 = load;
+  int8.precision = Precision::int8;
+  const std::string int8_err = error_of([&] { Classifier::load(dir_.string(), int8); });
+  EXPECT_NE(int8_err.find("layer 0 attention query/key/value weight as int8"), std::string::npos) << int8_err;
+  EXPECT_NE(int8_err.find("NaN or Inf"), std::string::npos) << int8_err;
+  EXPECT_NE(int8_err.find("roberta inspect"), std::string::npos) << int8_err;
 }
 
 }  // namespace

@@ -1,8 +1,11 @@
 // The portable PackedLinear path (packed_linear_impl.h): plain row-major fp32 / bf16-rounded /
 // int8 weights and loops of our own, used without oneDNN or where it refuses a type; on aarch64
 // with BF16 + I8MM, BFMMLA / SMMLA panels for cpu/neon/bf16.cpp (onednn_linear.cpp's comment).
+#include <cmath>
+#include <limits>
 #include <vector>
 
+#include "core/check.h"
 #include "kernels/cpu/bf16_convert.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/neon/neon_kernels.h"
@@ -13,6 +16,17 @@
 namespace rc::kernels::cpu::portable {
 
 void quantize_weights(std::vector<int8_t>& q, std::vector<float>& scales, const float* w, int64_t N, int64_t K) {
+  // NaN is lost in a row's absolute maximum (max ignores it) and then rounds to some int8
+  // value, so a NaN weight would give a finite, meaningless answer where fp32 and bf16 give
+  // NaN (which the model refuses). int8 cannot represent NaN or Inf: refused here, once, at
+  // pack time. `|x| <= FLT_MAX` is false for both, and vectorises.
+  for (int64_t n = 0; n < N; ++n) {
+    const float* row = w + n * K;
+    bool finite = true;
+    for (int64_t k = 0; k < K; ++k) finite &= std::fabs(row[k]) <= std::numeric_limits<float>::max();
+    RC_CHECK(finite, Errc::format, "int8 weights: row ", n, " of the (", N, ", ", K,
+             ") weight has a NaN or Inf value, which int8 cannot represent");
+  }
   q.resize(size_t(N * K));
   scales.resize(size_t(N));
   quantize_rows_s8(q.data(), scales.data(), w, N, K);
