@@ -2,7 +2,10 @@
 // metadata, live/ready, model metadata/ready and infer, with or without /versions/{v}.
 // Health answers follow the protocol: 200 for true; not ready is 503 (a 4xx/5xx is false).
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <optional>
+#include <string_view>
 #include <nlohmann/json.hpp>
 
 #include "roberta/version.h"
@@ -37,11 +40,41 @@ struct Tensor {
   std::vector<std::string> data;
 };
 
-Tensor read_input(const json& in) {
+// BYTES elements in Triton's binary form: each a 4-byte little-endian length, then its bytes.
+void read_binary_bytes(std::string_view raw, std::vector<std::string>& out, const std::string& name) {
+  while (!raw.empty()) {
+    if (raw.size() < 4) throw bad("input '" + name + "': binary BYTES data ends inside an element's 4-byte length");
+    const auto* b = reinterpret_cast<const unsigned char*>(raw.data());
+    const size_t n = size_t(b[0]) | size_t(b[1]) << 8 | size_t(b[2]) << 16 | size_t(b[3]) << 24;
+    raw.remove_prefix(4);
+    if (n > raw.size())
+      throw bad("input '" + name + "': a binary BYTES element of " + std::to_string(n) + " bytes runs past its data (" +
+                std::to_string(raw.size()) + " bytes left)");
+    // Texts, as every other route takes them: JSON strings and text/plain bodies are UTF-8.
+    if (!is_valid_utf8(raw.substr(0, n)))
+      throw bad("input '" + name + "': binary BYTES element " + std::to_string(out.size()) + " is not valid UTF-8");
+    out.emplace_back(raw.substr(0, n));
+    raw.remove_prefix(n);
+  }
+}
+
+// `binary`: what is left of the body after the JSON header (binary tensor data extension);
+// an input with parameters.binary_data_size takes that many bytes from its front.
+Tensor read_input(const json& in, std::string_view& binary) {
   if (!in.is_object()) throw bad("every input must be an object {\"name\", \"shape\", \"datatype\", \"data\"}");
   Tensor t;
-  for (const char* key : {"name", "shape", "datatype", "data"})
+  std::optional<size_t> binary_size;
+  if (auto params = in.find("parameters"); params != in.end() && params->is_object()) {
+    if (auto size = params->find("binary_data_size"); size != params->end()) {
+      if (!size->is_number_unsigned()) throw bad("an input's \"binary_data_size\" must be a non-negative integer");
+      binary_size = size->get<size_t>();
+    }
+  }
+  for (const char* key : {"name", "shape", "datatype"})
     if (!in.contains(key)) throw bad(std::string("an input has no \"") + key + "\"");
+  if (!binary_size && !in.contains("data"))
+    throw bad("an input has no \"data\" (nor \"parameters\": {\"binary_data_size\": ...})");
+  if (binary_size && in.contains("data")) throw bad("an input has both \"data\" and \"binary_data_size\"");
   if (!in["name"].is_string()) throw bad("an input's \"name\" must be a string");
   t.name = in["name"].get<std::string>();
   if (!in["datatype"].is_string() || in["datatype"].get<std::string>() != "BYTES")
@@ -53,7 +86,15 @@ Tensor read_input(const json& in) {
       throw bad("input '" + t.name + "': shape must hold non-negative integers");
     t.shape.push_back(d.get<int64_t>());
   }
-  flatten(in["data"], t.data, 0);
+  if (binary_size) {
+    if (*binary_size > binary.size())
+      throw bad("input '" + t.name + "': binary_data_size " + std::to_string(*binary_size) + " but only " +
+                std::to_string(binary.size()) + " bytes of binary data are left after the JSON header");
+    read_binary_bytes(binary.substr(0, *binary_size), t.data, t.name);
+    binary.remove_prefix(*binary_size);
+  } else {
+    flatten(in["data"], t.data, 0);
+  }
   int64_t elements = 1;
   for (int64_t d : t.shape) elements *= d;
   if (elements != int64_t(t.data.size()))
@@ -64,7 +105,15 @@ Tensor read_input(const json& in) {
 
 }  // namespace
 
-KServeRequest parse_kserve_infer(std::string_view body) {
+KServeRequest parse_kserve_infer(std::string_view body, std::optional<size_t> json_length) {
+  std::string_view binary;
+  if (json_length) {
+    if (*json_length > body.size())
+      throw bad("Inference-Header-Content-Length " + std::to_string(*json_length) + " is past the body's " +
+                std::to_string(body.size()) + " bytes");
+    binary = body.substr(*json_length);
+    body = body.substr(0, *json_length);
+  }
   const json j = json::parse(body, nullptr, false);
   if (j.is_discarded())
     throw bad(is_valid_utf8(body) ? "request body is not valid JSON" : "request body is not valid UTF-8");
@@ -77,7 +126,7 @@ KServeRequest parse_kserve_infer(std::string_view body) {
   auto inputs = j.find("inputs");
   if (inputs == j.end() || !inputs->is_array() || inputs->empty()) throw bad("\"inputs\" must be a non-empty list");
   if (inputs->size() > 2) throw bad("at most two inputs: the texts and \"text_pair\"");
-  Tensor texts = read_input((*inputs)[0]);
+  Tensor texts = read_input((*inputs)[0], binary);
   ParsedInputs& p = out.inputs;
   if (texts.shape.size() == 2 && texts.shape[1] == 2) {  // [N, 2]: pairs
     for (size_t i = 0; i + 1 < texts.data.size(); i += 2) {
@@ -90,13 +139,15 @@ KServeRequest parse_kserve_infer(std::string_view body) {
     p.texts = std::move(texts.data);
   }
   if (inputs->size() == 2) {
-    Tensor pair = read_input((*inputs)[1]);
+    Tensor pair = read_input((*inputs)[1], binary);
     if (!p.pairs.empty()) throw bad("pairs given twice: a [N, 2] input and a second input");
     if (pair.data.size() != p.texts.size())
       throw bad("input '" + pair.name + "' has " + std::to_string(pair.data.size()) + " texts for " +
                 std::to_string(p.texts.size()) + " in '" + texts.name + "'");
     for (auto& s : pair.data) p.pairs.emplace_back(std::move(s));
   }
+  if (!binary.empty())
+    throw bad(std::to_string(binary.size()) + " bytes of binary data after the JSON header belong to no input");
   if (p.texts.empty()) throw bad("the inputs hold no texts");
   if (auto outputs = j.find("outputs"); outputs != j.end() && !outputs->is_null()) {
     if (!outputs->is_array()) throw bad("\"outputs\" must be a list of {\"name\": ...}");
@@ -195,7 +246,18 @@ void Router::v2_model_ready(const Ex& ex, const RouteMatch& m) {
 void Router::v2_infer(const Ex& ex, const RouteMatch& m) {
   require_ready();
   const auto model = v2_model(m);
-  auto request = std::make_shared<KServeRequest>(parse_kserve_infer(ex->request.body()));
+  // Triton's binary tensor data extension (tritonclient sends BYTES this way by default): the
+  // header says where the JSON ends and the inputs' binary data begins.
+  std::optional<size_t> json_length;
+  if (auto h = ex->request.find("Inference-Header-Content-Length"); h != ex->request.end()) {
+    const std::string v(h->value());
+    size_t n = 0;
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (ec != std::errc() || end != v.data() + v.size())
+      throw bad("Inference-Header-Content-Length '" + std::string(v) + "' is not a byte count");
+    json_length = n;
+  }
+  auto request = std::make_shared<KServeRequest>(parse_kserve_infer(ex->request.body(), json_length));
   check_rows_fit_queue(request->inputs.texts.size(), model->limits.queue_size, model->name);  // 413 before tokenizing
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::vector<int32_t>> rows = tokenize_inputs(request->inputs, *model);

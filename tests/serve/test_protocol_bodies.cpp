@@ -115,6 +115,69 @@ TEST(KServeBody, TextsPairsAndOutputs) {
     EXPECT_EQ(status_of([&] { parse_kserve_infer(bad); }), 400) << bad;
 }
 
+// BYTES the way tritonclient.http sends them by default (binary_data=True): the JSON header,
+// then each binary input's elements as a little-endian u32 length and the bytes, in input order.
+std::string triton_bytes(const std::vector<std::string>& elements) {
+  std::string out;
+  for (const std::string& e : elements) {
+    const uint32_t n = uint32_t(e.size());
+    for (int i = 0; i < 4; ++i) out += char((n >> (8 * i)) & 0xff);
+    out += e;
+  }
+  return out;
+}
+
+TEST(KServeBody, BinaryTensorDataAsTritonClientSendsIt) {
+  const std::string texts = triton_bytes({"good", "", std::string(300, 'x')});
+  const std::string pairs = triton_bytes({"a", "b", "c"});
+  const std::string header =
+      R"({"inputs": [{"name": "text", "shape": [3, 1], "datatype": "BYTES", "parameters": {"binary_data_size": )" +
+      std::to_string(texts.size()) +
+      R"(}}, {"name": "text_pair", "shape": [3], "datatype": "BYTES", "parameters": {"binary_data_size": )" +
+      std::to_string(pairs.size()) + R"(}}], "parameters": {"binary_data_output": true}})";
+  const KServeRequest r = parse_kserve_infer(header + texts + pairs, header.size());
+  EXPECT_EQ(r.inputs.texts, (std::vector<std::string>{"good", "", std::string(300, 'x')}));
+  ASSERT_EQ(r.inputs.pairs.size(), 3u);
+  EXPECT_EQ(r.inputs.pairs[2], std::optional<std::string>("c"));
+
+  // A JSON input beside a binary one, and the header alone (no binary data at all).
+  const std::string one = triton_bytes({"b"});
+  const std::string mixed =
+      R"({"inputs": [{"name": "text", "shape": [1], "datatype": "BYTES", "data": ["a"]}, {"name": "text_pair", "shape": [1], "datatype": "BYTES", "parameters": {"binary_data_size": 5}}]})";
+  EXPECT_EQ(parse_kserve_infer(mixed + one, mixed.size()).inputs.pairs.at(0), std::optional<std::string>("b"));
+  const std::string plain = R"({"inputs": [{"name": "t", "shape": [1], "datatype": "BYTES", "data": ["a"]}]})";
+  EXPECT_EQ(parse_kserve_infer(plain, plain.size()).inputs.texts.at(0), "a");
+
+  const auto body_with = [](const std::string& size, const std::string& bin) {
+    return R"({"inputs": [{"name": "t", "shape": [1], "datatype": "BYTES", "parameters": {"binary_data_size": )" +
+           size + "}}]}" + bin;
+  };
+  const std::string hello = triton_bytes({"hello"});  // 9 bytes
+  EXPECT_EQ(parse_kserve_infer(body_with("9", hello), body_with("9", "").size()).inputs.texts.at(0), "hello");
+  struct Bad {
+    std::string size, binary;
+    long json_delta = 0;  // the header's length against the JSON's own
+    const char* what;
+  };
+  for (const Bad& b :
+       std::vector<Bad>{{"9", hello.substr(0, 8), 0, "binary_data_size past the binary data"},
+                        {"9", hello + "z", 0, "bytes that belong to no input"},
+                        {"3", hello.substr(0, 3), 0, "an element's 4-byte length cut short"},
+                        {"9", std::string("\xff\xff\xff\x7f", 4) + "hello", 0, "an element's length past the data"},
+                        {"9", hello, 100, "the header's length past the body"},
+                        {"9", hello, -1, "the JSON cut short"},
+                        {"-1", "", 0, "a negative binary_data_size"},
+                        {"10", triton_bytes({"a", "b"}), 0, "2 elements for shape [1]"},
+                        {"6", triton_bytes({"\xff\xfe"}), 0, "an element that is not UTF-8"}}) {
+    const std::string body = body_with(b.size, b.binary);
+    const size_t json_length = size_t(long(body_with(b.size, "").size()) + b.json_delta);
+    EXPECT_EQ(status_of([&] { parse_kserve_infer(body, json_length); }), 400) << b.what;
+  }
+  const std::string both =
+      R"({"inputs": [{"name": "t", "shape": [1], "datatype": "BYTES", "data": ["a"], "parameters": {"binary_data_size": 0}}]})";
+  EXPECT_EQ(status_of([&] { parse_kserve_infer(both, both.size()); }), 400);
+}
+
 TEST(KServeBody, RenderedAsTheProtocolsTensors) {
   Prediction p;
   p.label_id = 1;
