@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "core/check.h"
+#include "core/json_depth.h"
 #include "serve/http_client.h"
 #include "text_input.h"
 
@@ -63,7 +64,8 @@ void add_invoke_command(CLI::App& app) {
     const serve::HttpResult r = serve::http_call(call);
     if (r.status >= 400) {
       std::string message = r.body;
-      nlohmann::json j = nlohmann::json::parse(r.body, nullptr, false);
+      nlohmann::json j =
+          json_nesting_depth(r.body) > kMaxJsonDepth ? nlohmann::json() : nlohmann::json::parse(r.body, nullptr, false);
       if (j.is_object() && j.contains("message") && j["message"].is_string()) message = j["message"].get<std::string>();
       RC_THROW(Errc::io, "HTTP ", r.status, " from ", url, ": ", message);
     }

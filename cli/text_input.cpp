@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/check.h"
+#include "core/json_depth.h"
 #include "io/text_lines.h"
 
 namespace rc::cli {
@@ -25,6 +26,7 @@ std::vector<std::string> read_texts_file(const std::string& path, std::vector<st
   std::vector<std::string> texts;
   for (size_t i = 0; i < lines.size(); ++i) {
     if (lines[i].find_first_not_of(" \t") == std::string::npos) continue;
+    check_json_depth(lines[i], path + ":" + std::to_string(i + 1));
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(lines[i]);

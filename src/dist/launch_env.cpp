@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/check.h"
+#include "core/json_depth.h"
 
 namespace rc::dist {
 namespace {
@@ -83,6 +84,7 @@ LaunchInfo detect_launch(const EnvLookup& env, const std::filesystem::path& reso
       std::ifstream f(resourceconfig);
       std::stringstream text;
       text << f.rdbuf();
+      check_json_depth(text.str(), resourceconfig.string());
       nlohmann::json j;
       try {
         j = nlohmann::json::parse(text.str());

@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "core/check.h"
+#include "core/json_depth.h"
 #include "core/regular_file.h"
 #include "io/atomic_file.h"
 #include "io/tensor_source.h"
@@ -52,29 +53,9 @@ bool known_but_unhandled(std::string_view s) {
   return false;
 }
 
-// Deepest bracket nesting in a JSON text (strings skipped). A real header nests three
-// deep; checking before parsing keeps "[[[[..." from building millions of nested arrays.
-size_t json_depth(const char* p, size_t n) {
-  size_t depth = 0, max_depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < n; ++i) {
-    const char c = p[i];
-    if (in_string) {
-      if (c == '\\')
-        ++i;
-      else if (c == '"')
-        in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      max_depth = std::max(max_depth, ++depth);
-    } else if ((c == '}' || c == ']') && depth > 0) {
-      --depth;
-    }
-  }
-  return max_depth;
-}
-constexpr size_t kMaxJsonDepth = 16;
+// A real header nests three deep; checking before parsing keeps "[[[[..." from building
+// millions of nested arrays (core/json_depth.h).
+constexpr size_t kMaxHeaderDepth = 16;
 
 // a * b, false on overflow (both non-negative).
 bool mul_ok(uint64_t a, uint64_t b, uint64_t& out) { return !__builtin_mul_overflow(a, b, &out); }
@@ -161,9 +142,9 @@ void SafetensorsSource::parse() {
   data_section_ = file_.data() + 8 + header_len;
   const uint64_t data_size = size - 8 - header_len;
 
-  const size_t depth = json_depth(hdr, header_len);
-  RC_CHECK(depth <= kMaxJsonDepth, Errc::format, "'", file, "': header nests ", depth, " levels deep, at most ",
-           kMaxJsonDepth, " expected");
+  const size_t depth = json_nesting_depth(std::string_view(hdr, header_len), kMaxHeaderDepth);
+  RC_CHECK(depth <= kMaxHeaderDepth, Errc::format, "'", file, "': header nests ", depth, " levels deep, at most ",
+           kMaxHeaderDepth, " expected");
 
   // Duplicate top-level keys would be silently merged by the JSON library; catch them
   // while parsing so "names unique" is checked on the bytes, not on the parsed map.

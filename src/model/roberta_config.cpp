@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "core/check.h"
+#include "core/json_depth.h"
 #include "core/regular_file.h"
 
 namespace rc::model {
@@ -114,6 +115,7 @@ json float_as_written(float v, const json& original, const char* key) {
 }  // namespace
 
 RobertaConfig RobertaConfig::from_json(std::string_view text, std::string_view source) {
+  check_json_depth(text, source);
   json j;
   try {
     j = json::parse(text);

@@ -9,6 +9,7 @@
 
 #include "core/check.h"
 #include "core/env.h"
+#include "core/json_depth.h"
 #include "net/http.h"
 
 namespace fs = std::filesystem;
@@ -65,6 +66,7 @@ std::map<std::string, std::string> config_profile() {
 }
 
 bool from_json(const std::string& body, AwsCredentials& c) {
+  if (json_nesting_depth(body) > kMaxJsonDepth) return false;  // not credentials, whatever it is
   const auto j = nlohmann::json::parse(body, nullptr, false);
   if (!j.is_object() || !j.contains("AccessKeyId") || !j.contains("SecretAccessKey") || !j["AccessKeyId"].is_string() ||
       !j["SecretAccessKey"].is_string())

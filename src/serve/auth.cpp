@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/check.h"
+#include "core/json_depth.h"
 #include "io/atomic_file.h"
 
 namespace rc::serve {
@@ -55,6 +56,7 @@ AuthKey key_from(const nlohmann::json& j, const char* name, std::string_view sou
 }  // namespace
 
 KeyFile parse_key_file(std::string_view json_text, std::string_view source) {
+  check_json_depth(json_text, source);
   const nlohmann::json j = nlohmann::json::parse(json_text, nullptr, false);
   RC_CHECK(j.is_object(), Errc::format, source,
            ": not a JSON object (TorchServe's key_file.json is "

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <nlohmann/json.hpp>
 
+#include "core/json_depth.h"
 #include "roberta/version.h"
 #include "serve/http_error.h"
 #include "serve/kserve.h"
@@ -114,6 +115,7 @@ KServeRequest parse_kserve_infer(std::string_view body, std::optional<size_t> js
     binary = body.substr(*json_length);
     body = body.substr(0, *json_length);
   }
+  check_json_depth(body, "request body");
   const json j = json::parse(body, nullptr, false);
   if (j.is_discarded())
     throw bad(is_valid_utf8(body) ? "request body is not valid JSON" : "request body is not valid UTF-8");

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/check.h"
+#include "core/json_depth.h"
 #include "core/regular_file.h"
 #include "io/atomic_file.h"
 #include "roberta/log.h"
@@ -34,6 +35,7 @@ std::string settings_to_json(const ServingSettings& s) {
 }
 
 ServingSettings settings_from_json(std::string_view text, const std::string& what) {
+  check_json_depth(text, what);
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   RC_CHECK(j.is_object(), Errc::format, what, ": expected a JSON object with the serving settings");
   ServingSettings s;
@@ -97,7 +99,9 @@ std::vector<std::string> labels_from_config(const fs::path& dir) {
   const fs::path p = dir / "config.json";
   std::error_code ec;
   if (!fs::is_regular_file(p, ec)) return {};
-  json j = json::parse(io::read_file(p, kMaxSmallJsonFileBytes), nullptr, false);
+  const std::string text = io::read_file(p, kMaxSmallJsonFileBytes);
+  check_json_depth(text, p.string());
+  json j = json::parse(text, nullptr, false);
   RC_CHECK(!j.is_discarded(), Errc::format, p.string(), ": not valid JSON");
   std::vector<std::string> labels;
   if (auto it = j.find("id2label"); it != j.end() && it->is_object()) {

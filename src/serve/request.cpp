@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/json_depth.h"
 #include "io/csv.h"
 #include "serve/http_error.h"
 #include "serve/multipart.h"
@@ -33,6 +34,7 @@ std::string media_type(std::string_view content_type) {
 }
 
 json parse_json(std::string_view body) {
+  check_json_depth(body, "request body");
   json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
   // nlohmann rejects ill-formed UTF-8 inside strings as a parse error, so invalid UTF-8
   // lands here too.
@@ -194,6 +196,7 @@ namespace {
 HttpError tei_shape(const std::string& message) { return HttpError(422, "validation", message, Errc::format); }
 
 json parse_tei_json(std::string_view body) {
+  check_json_depth(body, "request body");
   json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded())
     throw HttpError(400, "validation",

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/check.h"
+#include "core/json_depth.h"
 #include "roberta/log.h"
 #include "serve/http_error.h"
 #include "serve/request.h"
@@ -478,6 +479,7 @@ void Router::predictions(const Ex& ex, const RouteMatch& m) {
 }
 
 void Router::sm_load_model(const Ex& ex, const RouteMatch&) {
+  check_json_depth(ex->request.body(), "request body");
   json body = json::parse(ex->request.body(), nullptr, false);
   if (!body.is_object() || !body.contains("model_name") || !body.contains("url") || !body["model_name"].is_string() ||
       !body["url"].is_string())

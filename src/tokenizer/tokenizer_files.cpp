@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/check.h"
+#include "core/json_depth.h"
 #include "core/regular_file.h"
 #include "tokenizer/byte_level.h"
 
@@ -29,6 +30,7 @@ std::string read_file(const fs::path& file, uint64_t max_bytes) {
 
 json parse_json(const fs::path& file, uint64_t max_bytes, const json::parser_callback_t& callback = nullptr) {
   const std::string text = read_file(file, max_bytes);
+  check_json_depth(text, "tokenizer file '" + file.string() + "'");
   try {
     return json::parse(text, callback);
   } catch (const json::exception& e) {

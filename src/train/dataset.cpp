@@ -7,6 +7,7 @@
 #include <cctype>
 
 #include "core/check.h"
+#include "core/json_depth.h"
 #include "io/atomic_file.h"
 #include "io/csv.h"
 #include "io/text_lines.h"
@@ -155,6 +156,7 @@ TextSplit parse_jsonl(const std::string& bytes, const DataColumns& columns, cons
   for (const std::string& raw : split_lines(bytes, source)) {
     ++line_no;
     if (trim(raw).empty()) continue;
+    check_json_depth(raw, source.string() + ":" + std::to_string(line_no));
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(raw);

@@ -20,6 +20,7 @@
 #include <memory>
 
 #include "core/check.h"
+#include "core/json_depth.h"
 #include "device/cpu_isa.h"
 #include "io/atomic_file.h"
 #include "io/tensor_source.h"
@@ -79,6 +80,7 @@ std::vector<std::string> read_texts(const fs::path& path, const std::string& col
       pos = nl + 1;
       ++line_no;
       if (blank(line)) continue;
+      check_json_depth(line, path.string() + ":" + std::to_string(line_no));
       json j;
       try {
         j = json::parse(line);
@@ -232,7 +234,9 @@ PretrainSummary pretrain(const PretrainOptions& o) {
   double loss_sum_total = 0, train_time_before = 0;
   json log_history = json::array();
   if (o.resume) {
-    const json st = json::parse(io::read_file(resume_dir / "trainer_state.json"));
+    const std::string state_text = io::read_file(resume_dir / "trainer_state.json");
+    check_json_depth(state_text, (resume_dir / "trainer_state.json").string());
+    const json st = json::parse(state_text);
     RC_CHECK(st.contains("rc_resume"), Errc::format, resume_dir.string(), ": no rc_resume state");
     const json& r = st["rc_resume"];
     RC_CHECK(r.value("args", json()) == args, Errc::invalid_argument, "--resume: the options or data differ from ",

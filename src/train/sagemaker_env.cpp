@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/check.h"
+#include "core/json_depth.h"
 #include "io/atomic_file.h"
 
 namespace rc::train {
@@ -18,6 +19,7 @@ namespace {
 
 json read_json_file(const fs::path& p) {
   const std::string bytes = io::read_file(p);
+  check_json_depth(bytes, p.string());
   json j = json::parse(bytes, nullptr, /*allow_exceptions=*/false);
   RC_CHECK(!j.is_discarded(), Errc::format, p.string(),
            ": not valid JSON\nHINT: SageMaker writes this file; check the job's settings");

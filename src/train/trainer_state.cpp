@@ -2,6 +2,7 @@
 #include "train/trainer_state.h"
 
 #include "core/check.h"
+#include "core/json_depth.h"
 
 namespace rc::train {
 using json = nlohmann::json;
@@ -54,6 +55,7 @@ json state_to_json(const TrainState& s, const RunIdentity& id, const StateLayout
 }
 
 TrainState state_from_json(const std::string& text, const std::string& where, const RunIdentity& now) {
+  check_json_depth(text, where);
   json st;
   try {
     st = json::parse(text);

@@ -497,3 +497,24 @@ TEST(Hardening, ConnectionsStayBoundedPastTheCap) {
   EXPECT_LE(open, 4 + 64);
   EXPECT_GE(open, 4);  // the stalled requests themselves are kept: they are not idle
 }
+
+// A deeply nested JSON value in a request crashed the server: parsing is iterative, but an
+// error message dumped the value (KServe's "datatype"), and dumping recurses once per level
+// (a 200 KB body of '[' was enough). Every request body is now refused past 100 levels,
+// before it is parsed, and the server keeps answering.
+TEST(Hardening, DeeplyNestedJsonIsRefusedNotRecursedInto) {
+  LiveServer s;
+  const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  const std::string kserve = R"({"inputs": [{"name": "t", "shape": [1], "datatype": )" + deep + R"(, "data": ["a"]}]})";
+  for (const auto& [path, body] :
+       std::vector<std::pair<std::string, std::string>>{{"/v2/models/sentiment/infer", kserve},
+                                                        {"/invocations", R"({"inputs": )" + deep + "}"},
+                                                        {"/predict", R"({"inputs": )" + deep + "}"},
+                                                        {"/tokenize", R"({"inputs": )" + deep + "}"}}) {
+    const HttpResult r = call("POST", s.url(path), body);
+    EXPECT_EQ(r.status, 400) << path << ": " << r.body.substr(0, 200);
+    EXPECT_NE(r.body.find("nested deeper than 100 levels"), std::string::npos) << path << ": " << r.body.substr(0, 200);
+  }
+  EXPECT_EQ(call("GET", s.url("/ping")).status, 200);
+  EXPECT_EQ(call("POST", s.url("/invocations"), R"({"inputs": "fine"})").status, 200);
+}

@@ -185,6 +185,23 @@ TEST(TokenizerFiles, OversizedFilesAreRefusedBeforeParsing) {
   expect_refused(v.path, v.path / "special_tokens_map.json", config_cap);
 }
 
+// A deeply nested value where a merge belongs used to reach the error message's dump(),
+// which recursed once per level and crashed (docs/security.md, L3); it is refused before
+// parsing, as is any tokenizer file nesting past 100 levels.
+TEST(TokenizerFiles, DeeplyNestedJsonIsRefusedBeforeParsing) {
+  const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  TempDir t("deep_merges");
+  t.write("tokenizer.json",
+          R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": [)" + deep + "]}}");
+  expect_error([&] { Tokenizer::from_dir(t.path); }, Errc::format,
+               {(t.path / "tokenizer.json").string(), "nested deeper than 100 levels"});
+  TempDir c("deep_config");
+  c.write("vocab.json", R"({"a": 0, "b": 1})");
+  c.write("merges.txt", "#version: 0.2\n");
+  c.write("tokenizer_config.json", R"({"model_max_length": )" + deep + "}");
+  expect_error([&] { Tokenizer::from_dir(c.path); }, Errc::format, {"tokenizer_config.json", "nested deeper"});
+}
+
 // added_tokens_decoder's keys are ids in decimal: anything else is named, not half-read.
 TEST(TokenizerFiles, AddedTokensDecoderKeysMustBeIds) {
   TempDir d("addedkeys");
