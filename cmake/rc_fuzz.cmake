@@ -14,6 +14,9 @@ if(RC_SANITIZE)
 endif()
 # fuzzer-no-link: coverage for the libraries; the fuzz executables link -fsanitize=fuzzer.
 # -fno-sanitize-recover: a UBSan report aborts, so libFuzzer keeps the input as a crash.
+# -gline-tables-only (after the build type's -g, so it wins): sanitizer reports still name
+# file:line in every frame, and the build is ~20% faster than with full debug info
+# (tokenizer_files.cpp: 34.5 -> 27.5 s).
 add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
-                    -fno-omit-frame-pointer -g)
+                    -fno-omit-frame-pointer -gline-tables-only)
 add_link_options(-fsanitize=address,undefined)

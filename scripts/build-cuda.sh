@@ -13,7 +13,10 @@
 #        them, not the roberta CLI and test_cli_device: serve, hub, net and cli have no
 #        CUDA-dependent line, and building them was half of this stage's time. The CLI's device
 #        handling is covered by test_cli_device in the CPU build and test_cuda_host here; the
-#        release build, which gpu-check.sh runs, still builds and runs both).
+#        release build, which gpu-check.sh runs, still builds and runs both; objects: only
+#        compiles, at -O0, the CUDA code and every host file whose code depends on the CUDA /
+#        NCCL switches, GPU tests included, linking nothing: what scripts/test.sh runs in CI,
+#        in ~2 of compile-check's ~4 minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,8 +39,8 @@ fi
 
 case "${CUDA_BUILD_OPT:-release}" in
   release) build_type=(-DCMAKE_BUILD_TYPE=Release) ;;
-  compile-check) build_type=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O0 -DCMAKE_CUDA_FLAGS_DEBUG=) ;;
-  *) echo "build-cuda: CUDA_BUILD_OPT must be release or compile-check, got '$CUDA_BUILD_OPT'" >&2; exit 2 ;;
+  compile-check | objects) build_type=(-DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O0 -DCMAKE_CUDA_FLAGS_DEBUG=) ;;
+  *) echo "build-cuda: CUDA_BUILD_OPT must be release, compile-check or objects, got '$CUDA_BUILD_OPT'" >&2; exit 2 ;;
 esac
 
 cmake -S . -B "$BUILD_DIR" -G Ninja "${build_type[@]}" -DRC_WITH_CUDA=ON -DRC_WITH_NCCL="$NCCL" \
@@ -50,6 +53,34 @@ end=$(date +%s)
 cmake --build "$BUILD_DIR" -j"$JOBS" --target rc_dist  # gloo, and NCCL when on
 echo "build-cuda: rc_dist built with RC_WITH_NCCL=$NCCL"
 echo "build-cuda: CUDA targets (rc_kernels_cuda, rc_device_cuda) compiled in $((end - start)) s with -j$JOBS"
+
+if [ "${CUDA_BUILD_OPT:-release}" = objects ]; then
+  # Compile only, nothing linked or run (what scripts/test.sh does in CI): every translation
+  # unit whose code changes with the switches. Those are the files that test RC_WITH_CUDA /
+  # RC_WITH_NCCL themselves or include, directly or through other headers, a header that
+  # does; found here by grep so that a new one is never missed. Linking and the host-side
+  # tests are the compile-check and release modes.
+  marker='RC_WITH_(CUDA|NCCL)'
+  headers=$(grep -rlE "$marker" src tests --include=*.h | sed -E 's#^(src|tests)/##' | sort -u)
+  while :; do
+    pattern=$(echo "$headers" | sed 's/[.]/[.]/g' | paste -sd'|')
+    grown=$( { echo "$headers"; grep -rlE "#include \"($pattern)\"" src tests --include=*.h |
+      sed -E 's#^(src|tests)/##'; } | sort -u)
+    [ "$grown" = "$headers" ] && break
+    headers=$grown
+  done
+  objects=()
+  for f in $( { grep -rlE "$marker" src tests --include=*.cpp; grep -rlE "#include \"($pattern)\"" src tests --include=*.cpp; } |
+             grep -v '^src/[a-z]*/cuda/' | sort -u); do
+    case "$f" in
+      src/*) layer=${f#src/}; layer=${layer%%/*}; objects+=("src/CMakeFiles/rc_$layer.dir/${f#src/}.o") ;;
+      tests/*) name=$(basename "$f" .cpp); objects+=("tests/CMakeFiles/$name.dir/${f#tests/}.o") ;;
+    esac
+  done
+  cmake --build "$BUILD_DIR" -j"$JOBS" --target "${objects[@]}"
+  echo "build-cuda: OK (compiled ${#objects[@]} host files that depend on the CUDA / NCCL switches; nothing linked)"
+  exit 0
+fi
 
 if [ "${CUDA_BUILD_OPT:-release}" = compile-check ]; then
   cli_targets=()
