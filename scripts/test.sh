@@ -34,7 +34,7 @@ fi
 
 # Fuzz smoke: every libFuzzer target for 5 s (ASan + UBSan, clang-16, its own build folder);
 # any crash, sanitizer report or input slower than 1 s fails the run. 5 s rather than 10 keeps
-# CI under its 20 minutes (each target still runs 3,000-36,000 inputs from its corpus); the
+# CI under its 20 minutes (each target still runs 2,200-30,600 inputs from its corpus); the
 # long runs are scripts/fuzz.sh's own command. Measured cost on 2 cores in docs/security.md.
 # RC_SKIP_FUZZ=1 skips it; FUZZ_SECONDS changes the time.
 if [ "${RC_SKIP_FUZZ:-0}" != 1 ] && command -v clang++-16 >/dev/null; then
