@@ -42,8 +42,13 @@ struct Tensor {
 };
 
 // BYTES elements in Triton's binary form: each a 4-byte little-endian length, then its bytes.
-void read_binary_bytes(std::string_view raw, std::vector<std::string>& out, const std::string& name) {
+// More than `expected` (the shape's) is refused as soon as it is seen, so a body of empty
+// elements cannot allocate a string per 4 bytes first.
+void read_binary_bytes(std::string_view raw, std::vector<std::string>& out, const std::string& name, int64_t expected) {
   while (!raw.empty()) {
+    if (int64_t(out.size()) >= expected)
+      throw bad("input '" + name + "': binary data holds more than the shape's " + std::to_string(expected) +
+                " elements");
     if (raw.size() < 4) throw bad("input '" + name + "': binary BYTES data ends inside an element's 4-byte length");
     const auto* b = reinterpret_cast<const unsigned char*>(raw.data());
     const size_t n = size_t(b[0]) | size_t(b[1]) << 8 | size_t(b[2]) << 16 | size_t(b[3]) << 24;
@@ -87,17 +92,17 @@ Tensor read_input(const json& in, std::string_view& binary) {
       throw bad("input '" + t.name + "': shape must hold non-negative integers");
     t.shape.push_back(d.get<int64_t>());
   }
+  int64_t elements = 1;
+  for (int64_t d : t.shape) elements *= d;
   if (binary_size) {
     if (*binary_size > binary.size())
       throw bad("input '" + t.name + "': binary_data_size " + std::to_string(*binary_size) + " but only " +
                 std::to_string(binary.size()) + " bytes of binary data are left after the JSON header");
-    read_binary_bytes(binary.substr(0, *binary_size), t.data, t.name);
+    read_binary_bytes(binary.substr(0, *binary_size), t.data, t.name, elements);
     binary.remove_prefix(*binary_size);
   } else {
     flatten(in["data"], t.data, 0);
   }
-  int64_t elements = 1;
-  for (int64_t d : t.shape) elements *= d;
   if (elements != int64_t(t.data.size()))
     throw bad("input '" + t.name + "': shape " + in["shape"].dump() + " holds " + std::to_string(elements) +
               " elements but data has " + std::to_string(t.data.size()));
