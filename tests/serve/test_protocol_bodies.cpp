@@ -176,6 +176,18 @@ TEST(KServeBody, BinaryTensorDataAsTritonClientSendsIt) {
   const std::string both =
       R"({"inputs": [{"name": "t", "shape": [1], "datatype": "BYTES", "data": ["a"], "parameters": {"binary_data_size": 0}}]})";
   EXPECT_EQ(status_of([&] { parse_kserve_infer(both, both.size()); }), 400);
+
+  // The element count is bounded by the shape while reading: 100,000 empty elements for
+  // shape [1] stop at the second, not after a string per 4 bytes.
+  const std::string empties(400000, '\0');
+  const std::string many = body_with(std::to_string(empties.size()), empties);
+  try {
+    parse_kserve_infer(many, body_with(std::to_string(empties.size()), "").size());
+    ADD_FAILURE() << "accepted 100,000 elements for shape [1]";
+  } catch (const HttpError& e) {
+    EXPECT_EQ(e.status(), 400);
+    EXPECT_NE(std::string(e.what()).find("more than the shape's 1 elements"), std::string::npos) << e.what();
+  }
 }
 
 TEST(KServeBody, RenderedAsTheProtocolsTensors) {
