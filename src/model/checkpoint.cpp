@@ -18,6 +18,7 @@
 #include "core/regular_file.h"
 #include "io/atomic_file.h"
 #include "io/tensor_source.h"
+#include "tensor/bf16.h"
 #include "tokenizer/tokenizer_files.h"
 #include "roberta/log.h"
 
@@ -229,9 +230,11 @@ std::unique_ptr<RobertaModel> load_checkpoint(const fs::path& dir, const Checkpo
   return model;
 }
 
-void save_checkpoint(const fs::path& dir, const RobertaModel& model,
-                     const std::map<std::string, std::string>& metadata) {
+void save_checkpoint(const fs::path& dir, const RobertaModel& model, const std::map<std::string, std::string>& metadata,
+                     DType dtype) {
   model.require_fp32_weights("save_checkpoint");
+  RC_CHECK(dtype == DType::f32 || dtype == DType::bf16, Errc::invalid_argument,
+           "save_checkpoint: weights are saved as F32 or BF16, not ", dtype_name(dtype));
   std::error_code ec;
   fs::create_directories(dir, ec);
   RC_CHECK(!ec, Errc::io, dir.string(), ": cannot create folder (", ec.message(), ")");
@@ -243,8 +246,15 @@ void save_checkpoint(const fs::path& dir, const RobertaModel& model,
     model.copy_params_to_host(host.data());
     P = host.data();
   }
+  std::vector<uint16_t> halves;  // the bf16 copy, when asked for
+  if (dtype == DType::bf16) {
+    halves.resize(size_t(model.num_params()));
+    for (size_t i = 0; i < halves.size(); ++i) halves[i] = f32_to_bf16(P[i]);
+  }
   std::vector<io::TensorToWrite> tensors;
-  for (const ParamEntry& e : model.layout().entries()) tensors.push_back({e.name, DType::f32, e.shape, P + e.offset});
+  for (const ParamEntry& e : model.layout().entries())
+    tensors.push_back({e.name, dtype, e.shape,
+                       dtype == DType::bf16 ? static_cast<const void*>(halves.data() + e.offset) : P + e.offset});
   std::map<std::string, std::string> meta = metadata;
   meta["format"] = "pt";  // what transformers' save_pretrained writes
   io::write_safetensors(dir / "model.safetensors", tensors, meta);
@@ -257,6 +267,8 @@ void save_checkpoint(const fs::path& dir, const RobertaModel& model,
       config.architectures = {"RobertaForSequenceClassification"};
     if (config.problem_type.empty()) config.problem_type = "single_label_classification";
   }
+  // torch_dtype names what the file holds, whatever the source checkpoint's config said.
+  config.torch_dtype = dtype == DType::bf16 ? "bfloat16" : "float32";
   io::write_file_atomic(dir / "config.json", config.to_json());
 }
 

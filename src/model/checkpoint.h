@@ -44,12 +44,15 @@ WeightFormat packed_weight_format(Precision precision) noexcept;
 std::unique_ptr<RobertaModel> load_checkpoint(const std::filesystem::path& dir, const CheckpointLoadOptions& options,
                                               LoadReport* report = nullptr);
 
-// Writes config.json and model.safetensors (F32, HF names, __metadata__ {"format":"pt"}),
-// each atomically. A masked-LM model is saved as transformers saves RobertaForMaskedLM:
-// architectures ["RobertaForMaskedLM"], the tied lm_head.decoder.{weight,bias} left out. Tokenizer files are the
-// caller's business (copy_tokenizer_files).
+// Writes config.json and model.safetensors (HF names, __metadata__ {"format":"pt"}), each
+// atomically. `dtype` is the weights' dtype on disk: f32 (the master, exactly) or bf16 (round
+// to nearest even, as torch's .to(torch.bfloat16); half the size, for shipping and serving:
+// transformers loads it unchanged); config.json's torch_dtype names it. A masked-LM model is
+// saved as transformers saves RobertaForMaskedLM: architectures ["RobertaForMaskedLM"], the
+// tied lm_head.decoder.{weight,bias} left out. Tokenizer files are the caller's business
+// (copy_tokenizer_files).
 void save_checkpoint(const std::filesystem::path& dir, const RobertaModel& model,
-                     const std::map<std::string, std::string>& metadata = {});
+                     const std::map<std::string, std::string>& metadata = {}, DType dtype = DType::f32);
 
 // The weights file of a checkpoint folder, as load_checkpoint picks it: model.safetensors,
 // else pytorch_model.bin (as transformers does). Throws unsupported for a sharded checkpoint,

@@ -230,7 +230,10 @@ std::string RobertaConfig::to_json() const {
   j["label2id"] = label2id_json;
   j.erase("num_labels");  // derived from id2label, as transformers writes it
   if (!problem_type.empty()) j["problem_type"] = problem_type;
-  if (!j.contains("torch_dtype")) j["torch_dtype"] = "float32";
+  if (!torch_dtype.empty())
+    j["torch_dtype"] = torch_dtype;
+  else if (!j.contains("torch_dtype"))
+    j["torch_dtype"] = "float32";
   if (!j.contains("position_embedding_type")) j["position_embedding_type"] = "absolute";
   if (!j.contains("use_cache")) j["use_cache"] = true;
   // The release whose config.json layout this is (the keys above, nothing newer); it also

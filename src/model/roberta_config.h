@@ -35,6 +35,7 @@ struct RobertaConfig {
   std::vector<std::string> architectures;
   std::vector<std::string> id2label;  // index = label id; defaults LABEL_0, LABEL_1
   std::string problem_type;           // "single_label_classification" once trained
+  std::string torch_dtype;            // written as torch_dtype when set (the saved weights' dtype)
   std::string original_json;          // the file as read: unknown keys survive a save
 
   // Parses config.json text; `source` names the file in errors. Throws rc::Error(format).

@@ -282,6 +282,31 @@ TEST_F(TinyCopy, SaveThenLoadRoundTripsBitExactly) {
   EXPECT_TRUE(fs::exists(out / "vocab.json"));
 }
 
+TEST_F(TinyCopy, SavesBf16WeightsRoundedAsTorchAndNamesTheDtype) {
+  // model.to(torch.bfloat16).save_pretrained(): every weight rounded to nearest even, the
+  // config saying bfloat16; loading it back widens each value exactly.
+  auto m = model::load_checkpoint(dir_, {});
+  const fs::path out = dir_ / "bf16";
+  model::save_checkpoint(out, *m, {}, DType::bf16);
+  auto file = io::open_safetensors(out / "model.safetensors");
+  for (const io::TensorInfo& t : file->tensors()) EXPECT_EQ(t.dtype, DType::bf16) << t.name;
+  auto j = nlohmann::json::parse(io::read_file(out / "config.json"));
+  EXPECT_EQ(j["torch_dtype"], "bfloat16");
+  model::copy_tokenizer_files(dir_, out);
+  auto back = model::load_checkpoint(out, {});
+  ASSERT_EQ(back->num_params(), m->num_params());
+  int64_t changed = 0;
+  for (int64_t i = 0; i < m->num_params(); ++i) {
+    ASSERT_EQ(back->params()[i], bf16_to_f32(f32_to_bf16(m->params()[i]))) << i;
+    changed += back->params()[i] != m->params()[i];
+  }
+  EXPECT_GT(changed, m->num_params() / 2);  // really rounded, not an fp32 copy
+  // Saved again as fp32, the config says float32 again, whatever the source said.
+  model::save_checkpoint(dir_ / "fp32", *back);
+  EXPECT_EQ(nlohmann::json::parse(io::read_file(dir_ / "fp32" / "config.json"))["torch_dtype"], "float32");
+  EXPECT_THROW(model::save_checkpoint(dir_ / "f16", *m, {}, DType::f16), Error);
+}
+
 TEST_F(TinyCopy, MultiLabelCheckpointsScoreWithSigmoidAsThePipeline) {
   auto j = config();
   j["problem_type"] = "multi_label_classification";
