@@ -50,7 +50,7 @@ struct Prediction {
   int label_id = -1;
   std::string label;
   float score = 0;            // scores[label_id]
-  std::vector<float> scores;  // softmax over labels, in id order
+  std::vector<float> scores;  // in id order: softmax, sigmoid or the logits, as HF's pipeline
   std::vector<float> logits;  // raw logits, in id order
 };
 

@@ -106,9 +106,14 @@ class RobertaClassifier final : public Classifier {
     }
 
     labels_ = c.id2label;
-    // As transformers' text-classification pipeline: sigmoid for multi-label and
-    // single-logit models, softmax otherwise.
-    sigmoid_scores_ = c.problem_type == "multi_label_classification" || c.num_labels() == 1;
+    // As transformers' text-classification pipeline (postprocess): no function for
+    // regression, sigmoid for multi-label and single-logit models, softmax otherwise.
+    if (c.problem_type == "regression")
+      score_function_ = ScoreFunction::none;
+    else if (c.problem_type == "multi_label_classification" || c.num_labels() == 1)
+      score_function_ = ScoreFunction::sigmoid;
+    else
+      score_function_ = ScoreFunction::softmax;
     info_.model_type = c.model_type;
     info_.architecture = c.architectures.empty() ? "RobertaForSequenceClassification" : c.architectures[0];
     info_.weights_file = report.weights_file.string();
@@ -194,7 +199,9 @@ class RobertaClassifier final : public Classifier {
       Prediction& p = out[b];
       p.logits.assign(logits.begin() + b * K, logits.begin() + (b + 1) * K);
       p.scores.resize(size_t(K));
-      if (sigmoid_scores_) {
+      if (score_function_ == ScoreFunction::none) {
+        p.scores = p.logits;
+      } else if (score_function_ == ScoreFunction::sigmoid) {
         for (int64_t k = 0; k < K; ++k) p.scores[k] = float(1.0 / (1.0 + std::exp(-double(p.logits[k]))));
       } else {
         const float mx = *std::max_element(p.logits.begin(), p.logits.end());
@@ -245,7 +252,8 @@ class RobertaClassifier final : public Classifier {
   std::vector<std::string> labels_;
   ModelInfo info_;
   int max_length_ = 0;
-  bool sigmoid_scores_ = false;
+  enum class ScoreFunction { softmax, sigmoid, none };
+  ScoreFunction score_function_ = ScoreFunction::softmax;
   Precision precision_ = Precision::fp32;
   kernels::ExecCtx ctx_;
   mutable std::mutex pool_mutex_;

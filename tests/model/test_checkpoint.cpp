@@ -327,6 +327,22 @@ TEST_F(TinyCopy, MultiLabelCheckpointsScoreWithSigmoidAsThePipeline) {
 // Hostile-input findings (files): config.json is bounded before it is read or parsed. A
 // 100 MB config.json of `"x": [0,0,...]` took 1.9 GB to parse, 1 GB aborted (bad_alloc while
 // nlohmann::json unwound). Padded with spaces it is valid JSON, so unbounded it loads.
+TEST_F(TinyCopy, RegressionCheckpointsScoreWithNoFunctionAsThePipeline) {
+  // TextClassificationPipeline.postprocess: problem_type "regression" applies no function,
+  // before its sigmoid rule for one-logit models; the scores are the logits.
+  auto j = config();
+  j["problem_type"] = "regression";
+  write_config(j);
+  LoadOptions opts;
+  opts.precision = Precision::fp32;
+  auto clf = Classifier::load(dir_, opts);
+  auto preds = clf->predict(std::vector<std::string>{"Covid cases are increasing fast!"}, 1);
+  ASSERT_EQ(preds.size(), 1u);
+  ASSERT_EQ(preds[0].scores.size(), preds[0].logits.size());
+  for (size_t k = 0; k < preds[0].logits.size(); ++k) EXPECT_EQ(preds[0].scores[k], preds[0].logits[k]) << k;
+  EXPECT_EQ(preds[0].score, preds[0].logits[size_t(preds[0].label_id)]);
+}
+
 TEST_F(TinyCopy, OversizedConfigFileIsRefusedBeforeParsing) {
   std::string text = config().dump(2);
   text.append((size_t(16) << 20) + 1 - text.size(), ' ');  // one byte past 16 MiB
