@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <new>
@@ -26,8 +27,23 @@ namespace {
 // Set while a job runs: a std::exit() from train (130 after SIGTERM/SIGINT saved a checkpoint)
 // still leaves SageMaker a reason.
 bool g_job_running = false;
+// The job's dataset staging folder (symlinks into the channels), removed on every way out:
+// returning, throwing, and train's std::exit() (which runs no destructors).
+fs::path g_staging;
 
-void write_interrupted_reason() {
+void remove_staging() noexcept {
+  if (g_staging.empty()) return;
+  std::error_code ec;
+  fs::remove_all(g_staging, ec);
+  g_staging.clear();
+}
+
+struct StagingRemover {
+  ~StagingRemover() { remove_staging(); }
+};
+
+void at_exit_during_job() {
+  remove_staging();
   if (!g_job_running) return;
   train::write_sagemaker_failure(train::kSageMakerRoot,
                                  "training stopped by a signal (spot interruption or StopTrainingJob) after saving a "
@@ -52,6 +68,26 @@ bool has_checkpoint(const fs::path& dir) {
       return true;
   }
   return false;
+}
+
+// A number too large (or too small) for its flag's type: CLI11 would hand train inf or 0, and
+// train would say "--lr must be > 0, got inf" of a job that said "1e999". Names the value as
+// the job gave it instead. Other malformed numbers are left to CLI11 ("Could not convert").
+void check_number_in_range(const CLI::Option& opt, const std::string& raw_key, const std::string& value) {
+  const std::string type = opt.get_type_name();
+  const bool is_float = type.find("FLOAT") != std::string::npos, is_int = type.find("INT") != std::string::npos;
+  if ((!is_float && !is_int) || value.empty()) return;
+  char* end = nullptr;
+  errno = 0;
+  if (is_float)
+    (void)std::strtod(value.c_str(), &end);
+  else if (value.find('-') != std::string::npos || type.find("UINT") == std::string::npos)
+    (void)std::strtoll(value.c_str(), &end, 10);
+  else
+    (void)std::strtoull(value.c_str(), &end, 10);
+  RC_CHECK(!(errno == ERANGE && end && *end == '\0'), Errc::invalid_argument, "hyperparameter '", raw_key,
+           "' is out of range: \"", value, "\"\nHINT: give ", raw_key,
+           " a value its flag can hold (`roberta train --help`)");
 }
 
 // train's flags built from the hyperparameters: "batch_size": "32" -> --batch-size 32,
@@ -88,6 +124,7 @@ std::vector<std::string> flags_from_hyperparameters(const train::SageMakerEnv& e
                "' is a switch: expected \"true\" or \"false\", got \"", value, "\"");
       if (v == "true" || v == "1") args.push_back("--" + key);
     } else {
+      check_number_in_range(*opt, raw_key, value);
       args.push_back("--" + key);
       args.push_back(value);
     }
@@ -115,6 +152,8 @@ void run_job(const fs::path& root) {
     model = it->second.dir.string();
   }
   const fs::path staging = fs::temp_directory_path() / ("roberta-sagemaker-data-" + std::to_string(getpid()));
+  g_staging = staging;
+  const StagingRemover remove_staging_at_end;
   train::stage_sagemaker_dataset(env, staging);
 
   const bool resume = has_checkpoint(env.checkpoint_dir());
@@ -134,8 +173,7 @@ void run_job(const fs::path& root) {
     RC_THROW(Errc::invalid_argument, "bad hyperparameter: ", e.what(),
              "\nHINT: values are train's flag values as strings (`roberta train --help`)");
   }
-  std::error_code ec;
-  fs::remove_all(staging, ec);
+  remove_staging();  // trained: the links are not needed to publish
   if (!main_host) return;
   train::publish_model_files(env.checkpoint_dir(), env.model_dir());
   log::info("sagemaker", "model written to ", env.model_dir().string());
@@ -160,7 +198,7 @@ bool run_sagemaker_training(CLI::App& train_cmd) {
   }
   const fs::path root = train::kSageMakerRoot;
   g_job_running = true;
-  std::atexit(write_interrupted_reason);
+  std::atexit(at_exit_during_job);
   try {
     run_job(root);
   } catch (const Error& e) {

@@ -38,7 +38,8 @@ class NcclCollective final : public Collective {
  public:
   NcclCollective(const LaunchInfo& li, std::chrono::milliseconds timeout, void* stream)
       : rank_(li.rank), world_(li.world_size), timeout_(timeout), stream_(static_cast<cudaStream_t>(stream)) {
-    if (li.rank == 0) server_ = std::make_unique<TcpStoreServer>(li.store_port);
+    if (li.rank == 0)
+      server_ = std::make_unique<TcpStoreServer>(li.master_addr, li.store_port, rendezvous_store_limits(timeout));
     TcpStore store(li.master_addr, li.store_port, timeout);
     ncclUniqueId id{};
     if (li.rank == 0) {
@@ -46,7 +47,11 @@ class NcclCollective final : public Collective {
       store.set("rc/nccl_id", std::vector<char>(id.internal, id.internal + sizeof id.internal));
     } else {
       const std::vector<char> v = store.get("rc/nccl_id");
-      RC_CHECK(v.size() == sizeof id.internal, Errc::device, "rank ", rank_, ": malformed NCCL id from rank 0");
+      RC_CHECK(
+          v.size() == sizeof id.internal, Errc::format, "rank ", rank_, " of ", world_, ": the rendezvous store at ",
+          store.where(), " holds a malformed NCCL id for rank 0 (", v.size(), " bytes; expected ", sizeof id.internal,
+          "): rank 0 did not write it",
+          "\nHINT: is another job or a stray client using this MASTER_ADDR:MASTER_PORT? give each job its own port");
       std::memcpy(id.internal, v.data(), v.size());
     }
     ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;

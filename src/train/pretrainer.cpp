@@ -24,6 +24,7 @@
 #include "device/cpu_isa.h"
 #include "io/atomic_file.h"
 #include "io/tensor_source.h"
+#include "io/text_lines.h"
 #include "model/checkpoint.h"
 #include "model/mlm_head.h"
 #include "roberta/log.h"
@@ -63,21 +64,18 @@ bool blank(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c); });
 }
 
-// One text per line: .txt (the line without its '\n'), .jsonl ({"text": ...}), .csv / .tsv
+// One text per line: .txt (the line without its ending), .jsonl ({"text": ...}), .csv / .tsv
 // (a header row, the text column). Blank texts are dropped, as run_mlm.py's line_by_line does.
+// Read by io/text_lines.h, as `train` reads its data: a UTF-8 BOM dropped, CRLF ends a line,
+// NUL bytes (UTF-16, binary files) refused with the file and line named.
 std::vector<std::string> read_texts(const fs::path& path, const std::string& column) {
   RC_CHECK(fs::is_regular_file(path), Errc::not_found, path.string(), ": no such file",
            "\nHINT: --data takes a .txt, .jsonl, .csv or .tsv file with one text per line");
-  const std::string bytes = io::read_file(path);
   const std::string ext = path.extension().string();
   std::vector<std::string> texts;
   if (ext == ".jsonl" || ext == ".json") {
-    size_t pos = 0, line_no = 0;
-    while (pos < bytes.size()) {
-      size_t nl = bytes.find('\n', pos);
-      if (nl == std::string::npos) nl = bytes.size();
-      const std::string line = bytes.substr(pos, nl - pos);
-      pos = nl + 1;
+    int64_t line_no = 0;
+    for (const std::string& line : io::read_text_lines(path)) {
       ++line_no;
       if (blank(line)) continue;
       check_json_depth(line, path.string() + ":" + std::to_string(line_no));
@@ -93,18 +91,11 @@ std::vector<std::string> read_texts(const fs::path& path, const std::string& col
     }
   } else if (ext == ".csv" || ext == ".tsv") {
     // The text column doubles as the (unused) label column.
-    train::TextSplit s = train::parse_delimited(bytes, ext == ".tsv" ? '\t' : ',', {column, column}, path);
+    train::TextSplit s =
+        train::parse_delimited(io::read_text_file(path), ext == ".tsv" ? '\t' : ',', {column, column}, path);
     texts = std::move(s.texts);
   } else {
-    size_t pos = 0;
-    while (pos < bytes.size()) {
-      size_t nl = bytes.find('\n', pos);
-      if (nl == std::string::npos) nl = bytes.size();
-      std::string line = bytes.substr(pos, nl - pos);
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      texts.push_back(std::move(line));
-      pos = nl + 1;
-    }
+    texts = io::read_text_lines(path);
   }
   texts.erase(std::remove_if(texts.begin(), texts.end(), blank), texts.end());
   RC_CHECK(!texts.empty(), Errc::invalid_argument, path.string(), ": no texts");

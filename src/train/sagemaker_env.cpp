@@ -9,6 +9,7 @@
 
 #include "core/check.h"
 #include "core/json_depth.h"
+#include "core/utf8.h"
 #include "io/atomic_file.h"
 
 namespace rc::train {
@@ -240,8 +241,16 @@ void write_sagemaker_failure(const fs::path& root, const std::string& reason) no
   try {
     std::error_code ec;
     fs::create_directories(root / "output", ec);
+    // A whole error with every byte of a quoted input (1 MB was seen) would be kept in full
+    // on disk and cut anywhere by SageMaker: cut it here, between characters.
+    std::string text = repair_utf8(reason);
+    if (text.size() > kSageMakerFailureBytes - 1) {
+      size_t cut = kSageMakerFailureBytes - 1;
+      while (cut > 0 && (uint8_t(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+      text.resize(cut);
+    }
     if (std::FILE* f = std::fopen((root / "output" / "failure").c_str(), "w")) {
-      std::fwrite(reason.data(), 1, reason.size(), f);
+      std::fwrite(text.data(), 1, text.size(), f);
       std::fputc('\n', f);
       std::fclose(f);
     }

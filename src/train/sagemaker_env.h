@@ -5,7 +5,8 @@
 //   /opt/ml/input/data/<channel>/               the channel's S3 objects (File / FastFile mode)
 //   /opt/ml/model/        what SageMaker tars into model.tar.gz after the job
 //   /opt/ml/checkpoints/  synced to S3 when the job has a CheckpointConfig; restored on restart
-//   /opt/ml/output/failure  the reason of a failed job (DescribeTrainingJob shows 1,024 chars)
+//   /opt/ml/output/failure  the reason of a failed job (DescribeTrainingJob shows its first
+//                           1,024 characters as FailureReason)
 // The CLI (cli/sagemaker_train.cpp) turns this into `roberta train` flags. Every function takes
 // the root ("/opt/ml" in a job) so tests can point it at a temporary folder.
 #pragma once
@@ -43,7 +44,6 @@ struct SageMakerEnv {
   std::filesystem::path data_dir() const { return root / "input" / "data"; }
   std::filesystem::path model_dir() const { return root / "model"; }
   std::filesystem::path checkpoint_dir() const { return root / "checkpoints"; }
-  std::filesystem::path failure_file() const { return root / "output" / "failure"; }
 };
 
 // True when <root>/input/config/hyperparameters.json exists: the container runs a training job.
@@ -65,8 +65,13 @@ std::filesystem::path stage_sagemaker_dataset(const SageMakerEnv& env, const std
 // Copies the final HF folder (the regular files at the top of `from`, not checkpoint-N/) to `to`.
 void publish_model_files(const std::filesystem::path& from, const std::filesystem::path& to);
 
-// Writes `reason` to <root>/output/failure (creating output/), most important text first.
-// Never throws: it runs on the way out of a failing job.
+// What SageMaker keeps of the failure file; the file holds no more than this.
+inline constexpr size_t kSageMakerFailureBytes = 1024;
+
+// Writes `reason` to <root>/output/failure (creating output/), most important text first:
+// valid UTF-8 (a bad byte becomes U+FFFD), cut on a character boundary so that it and its
+// final newline fit in kSageMakerFailureBytes. Never throws: it runs on the way out of a
+// failing job.
 void write_sagemaker_failure(const std::filesystem::path& root, const std::string& reason) noexcept;
 
 }  // namespace rc::train

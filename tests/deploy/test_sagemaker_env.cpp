@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/utf8.h"
 #include "roberta/error.h"
 #include "train/dataset.h"
 #include "train/sagemaker_env.h"
@@ -170,6 +171,24 @@ TEST_F(SageMakerEnv, FailureFile) {
   rc::train::write_sagemaker_failure(root, "bad hyperparameter: --lr: Value fast could not be converted");
   EXPECT_EQ(slurp(root / "output/failure"), "bad hyperparameter: --lr: Value fast could not be converted\n");
   rc::train::write_sagemaker_failure(root / "no/such/dir/../..", "x");  // never throws
+}
+
+TEST_F(SageMakerEnv, FailureFileIsBoundedAndCutBetweenCharacters) {
+  // SageMaker keeps the first 1,024 characters; an error quoting a whole input wrote 1 MB.
+  // 1,019 ASCII bytes, then 3-byte characters: the 1,023 bytes that fit with the final newline
+  // end inside the second of them.
+  std::string reason = "bad hyperparameter " + std::string(1000, 'x');
+  for (int i = 0; i < 400'000; ++i) reason += "\u20ac";  // the euro sign, E2 82 AC
+  rc::train::write_sagemaker_failure(root, reason);
+  const std::string got = slurp(root / "output/failure");
+  ASSERT_LE(got.size(), rc::train::kSageMakerFailureBytes);
+  EXPECT_EQ(got.size(), 1019u + 3 + 1);  // the ASCII, one whole euro sign (not 1 2/3 of them), '\n'
+  EXPECT_EQ(got.back(), '\n');
+  EXPECT_EQ(got.substr(0, got.size() - 1), reason.substr(0, got.size() - 1));
+  EXPECT_TRUE(rc::is_valid_utf8(got));
+  // A reason quoting bytes that are not UTF-8 is still valid UTF-8 on the way out.
+  rc::train::write_sagemaker_failure(root, "bad file: \xff\xfe");
+  EXPECT_EQ(slurp(root / "output/failure"), "bad file: \xEF\xBF\xBD\xEF\xBF\xBD\n");
 }
 
 }  // namespace

@@ -8,7 +8,9 @@
 #   - SIGTERM mid-run (a spot interruption): a checkpoint, exit within 120 s, a failure reason;
 #     the restarted job resumes from the checkpoint and finishes;
 #   - a bad hyperparameter value, an unknown one, a bad switch value, a missing train channel,
-#     two hosts whose master does not resolve: non-zero exit with the reason in /opt/ml/output/failure.
+#     two hosts whose master does not resolve, a number out of range: non-zero exit with the
+#     reason in /opt/ml/output/failure, that file at most 1,024 bytes (SageMaker keeps no more;
+#     a 1 MB reason was written), and no staging folder left in the temporary folder.
 # Usage: test_sagemaker_training.sh path/to/roberta
 set -euo pipefail
 BIN=$(readlink -f "$1")
@@ -52,13 +54,17 @@ expect_failure() {  # expect_failure CODE TEXT HYPERPARAMETERS [setup]
   local code=$1 text=$2 hp=$3 rc=0
   new_job "$hp"
   [ -n "${4:-}" ] && eval "$4"
-  "${job_cmd[@]}" > "$WORK/out.txt" 2>&1 || rc=$?
-  [ "$rc" = "$code" ] || { cat "$WORK/out.txt"; fail "expected exit $code, got $rc for $hp"; }
-  [ -s "$ML/output/failure" ] || fail "no /opt/ml/output/failure for $hp"
-  grep -qF -- "$text" "$ML/output/failure" || fail "failure file lacks '$text': $(cat "$ML/output/failure")"
+  rm -rf "$WORK/tmp" && mkdir "$WORK/tmp"  # the job's temporary folder: where it stages the channels
+  TMPDIR=$WORK/tmp "${job_cmd[@]}" > "$WORK/out.txt" 2>&1 || rc=$?
+  [ "$rc" = "$code" ] || { cat "$WORK/out.txt"; fail "expected exit $code, got $rc for ${hp:0:200}"; }
+  [ -s "$ML/output/failure" ] || fail "no /opt/ml/output/failure for ${hp:0:200}"
+  grep -qF -- "$text" "$ML/output/failure" || fail "failure file lacks '$text': $(head -c 300 "$ML/output/failure")"
   [ "$(head -c 1024 "$ML/output/failure" | grep -cF -- "$text")" -gt 0 ] || fail "'$text' not within the first 1,024 characters"
+  local size; size=$(stat -c %s "$ML/output/failure")
+  [ "$size" -le 1024 ] || fail "failure file of $size bytes (SageMaker keeps 1,024)"
+  [ -z "$(ls -A "$WORK/tmp")" ] || fail "the failed job left $(ls "$WORK/tmp") in its temporary folder"
   [ ! -e "$ML/model/config.json" ] || fail "a failed job wrote a model"
-  echo "ok: exit $code, failure: $(head -n1 "$ML/output/failure")"
+  echo "ok: exit $code, failure: $(head -n1 "$ML/output/failure" | head -c 200)"
 }
 
 HP='{"epochs": "2", "batch_size": "16", "lr": "0.0005", "max_length": "48", "logging_steps": "1",
@@ -92,7 +98,8 @@ HP2='{"epochs": "2", "batch_size": "8", "lr": "0.0005", "max_length": "48", "eva
 new_job "$HP2"
 head -n 2000 "$SRC/data/tweeteval/sentiment/train_text.txt" > "$ML/input/data/train/train_text.txt"   # 500 steps
 head -n 2000 "$SRC/data/tweeteval/sentiment/train_labels.txt" > "$ML/input/data/train/train_labels.txt"
-"${job_cmd[@]}" > "$WORK/term.log" 2>&1 &
+mkdir -p "$WORK/tmp-term"
+TMPDIR=$WORK/tmp-term "${job_cmd[@]}" > "$WORK/term.log" 2>&1 &
 pid=$!
 for _ in $(seq 600); do grep -q '^train: step' "$WORK/term.log" 2>/dev/null && break; sleep 0.05; done
 grep -q '^train: step' "$WORK/term.log" || { kill -KILL $pid; fail "no training step within 30 s"; }
@@ -104,6 +111,7 @@ echo "stopped with exit $rc, $ms ms after SIGTERM"
 grep -q '^train: step 500/500' "$WORK/term.log" && fail "the job finished before SIGTERM arrived: give it more steps"
 [ "$rc" != 0 ] || fail "SIGTERM-stopped job exited 0"
 [ "$ms" -lt 120000 ] || fail "took $ms ms to stop (SageMaker allows 120 s)"
+[ -z "$(ls -A "$WORK/tmp-term")" ] || fail "the interrupted job left $(ls "$WORK/tmp-term") in its temporary folder"
 ckpt=$(ls -d "$ML/checkpoints"/checkpoint-* | head -n1)
 [ -n "$ckpt" ] || fail "no checkpoint after SIGTERM"
 grep -q "checkpoint" "$ML/output/failure" || fail "no interruption reason"
@@ -130,4 +138,9 @@ expect_failure 3 "channel 'train' is missing" "$HP" 'rm -rf "$ML/input/data/trai
 # Two hosts: data parallel, rank 0 = algo-1; here no such host resolves, so the rendezvous fails.
 expect_failure 2 "cannot resolve MASTER_ADDR 'algo-1'" "$HP" 'echo "{\"current_host\": \"algo-1\", \"hosts\": [\"algo-1\", \"algo-2\"]}" > "$ML/input/config/resourceconfig.json"'
 expect_failure 3 "hyperparameters.json: not valid JSON" '{"epochs": '
+# After staging: the channels were linked into the temporary folder before the value was read.
+expect_failure 2 "hyperparameter 'lr' is out of range: \"1e999\"" '{"lr": "1e999"}'
+expect_failure 2 "Could not convert: --epochs = many" '{"epochs": "many"}'
+# A reason of 1 MB (a hyperparameter name of a million bytes) is cut to what SageMaker keeps.
+expect_failure 2 "unknown hyperparameter 'xxxxxxxx" "{\"$(head -c 1000000 /dev/zero | tr '\0' x)\": \"1\"}"
 echo "PASS"

@@ -87,7 +87,7 @@ TEST(GlooCollective, MissingRankTimesOutTheRendezvous) {
 
 TEST(TcpStore, SetGetAndBoundedWait) {
   const int port = free_port();
-  rc::dist::TcpStoreServer server(port);
+  rc::dist::TcpStoreServer server("127.0.0.1", port);
   rc::dist::TcpStore a("127.0.0.1", port, 2s), b("127.0.0.1", port, 2s);
   a.set("k", {'h', 'i'});
   EXPECT_EQ(b.get("k"), (std::vector<char>{'h', 'i'}));
