@@ -124,4 +124,20 @@ TEST(Http, UrlHelpers) {
   EXPECT_EQ(rc::net::url_encode("a b/c.json", true), "a%20b/c.json");
 }
 
+// Issue 27, finding 13: relative means no scheme and no authority, whatever the slashes.
+TEST(Http, RelativeRedirectsHaveNoSchemeAndNoAuthority) {
+  using rc::net::is_relative_reference;
+  EXPECT_TRUE(is_relative_reference("/org/b/resolve/main/x"));
+  EXPECT_TRUE(is_relative_reference("x?a=b:c"));
+  EXPECT_TRUE(is_relative_reference("./a:b"));
+  EXPECT_FALSE(is_relative_reference("http:/127.0.0.1:9/x"));  // libcurl reads 127.0.0.1:9 as the host
+  EXPECT_FALSE(is_relative_reference("HTTP:127.0.0.1/x"));
+  EXPECT_FALSE(is_relative_reference("file:///etc/passwd"));
+  EXPECT_FALSE(is_relative_reference("//cdn.example/x"));
+  EXPECT_FALSE(is_relative_reference("/\\cdn.example/x"));
+  EXPECT_TRUE(rc::net::is_http_url("HTTPS://hf.co/x"));
+  EXPECT_FALSE(rc::net::is_http_url("file:///etc/passwd"));
+  EXPECT_FALSE(rc::net::is_http_url("http:/hf.co"));
+}
+
 }  // namespace
