@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "core/check.h"
+#include "core/regular_file.h"
 
 namespace rc::net {
 namespace {
@@ -292,6 +293,14 @@ std::string url_encode(const std::string& s, bool keep_slash) {
 
 Response perform(const Request& req, const Sink& sink, size_t max_body) {
   std::call_once(g_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  // OpenSSL fopen()s the CA bundle at the first TLS handshake: a FIFO there would hang it
+  // for good, a device feed it forever. Checked here (the same precedence as below), with an
+  // error naming the variable.
+  for (const char* name : {"SSL_CERT_FILE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE"})
+    if (const char* v = env_nonempty(name)) {
+      open_regular_file(v, name);
+      break;
+    }
   const std::string first_origin = origin_of(req.url);
   std::string url = req.url;
   Response resp;
