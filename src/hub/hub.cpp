@@ -156,8 +156,10 @@ uint64_t download_blob(const HubSettings& s, const std::string& url, bool send_t
              "HF_HUB_CACHE at a larger disk");
   }
   const auto started = Clock::now();
-  const auto allowed = std::chrono::seconds(s.deadline_base_seconds) +
-                       std::chrono::seconds((limit - have) / std::max<uint64_t>(1, s.deadline_rate_bps));
+  // At most 30 days: a huge size over a tiny rate must not overflow the clock's nanoseconds.
+  const uint64_t allowed_s = std::min<uint64_t>(
+      uint64_t(s.deadline_base_seconds) + (limit - have) / std::max<uint64_t>(1, s.deadline_rate_bps), 30 * 86400);
+  const auto allowed = std::chrono::seconds(allowed_s);
   const auto deadline = started + allowed;
   auto past_deadline = [&] {
     const long secs = long(std::chrono::duration_cast<std::chrono::seconds>(allowed).count());
@@ -335,7 +337,7 @@ Resolved resolve_file(const HubSettings& s, const std::string& repo, const std::
     // As huggingface_hub: when the Hub cannot be asked, a cached copy of that revision is used.
     Resolved got = from_cache(&head);
     t_fell_back = true;
-    log::warn("hub", "cannot reach ", s.endpoint, " (", cause, "); using the cached ", repo, "/", file);
+    log::warn("hub", "cannot reach ", s.endpoint, " (", cause, "); using the cached snapshot of ", repo, "@", rev);
     return got;
   }
   const bool redirect = r.status >= 300 && r.status < 400;
