@@ -4,6 +4,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -94,8 +95,10 @@ HubSettings HubSettings::from_env() {
     if (auto text = read_small_file(token_file, kMaxTokenFileBytes, "HF token file")) s.token = trim(*text);
   }
   s.offline = truthy(env("HF_HUB_OFFLINE")) || truthy(env("TRANSFORMERS_OFFLINE"));
-  if (!env("HF_HUB_ETAG_TIMEOUT").empty())
-    s.etag_timeout_ms = long(std::atof(env("HF_HUB_ETAG_TIMEOUT").c_str()) * 1000);
+  // As huggingface_hub (`_as_int(...) or DEFAULT_ETAG_TIMEOUT`): 0 or garbage is the default,
+  // never "no limit" (libcurl's 0), and an hour at most.
+  if (const double secs = std::atof(env("HF_HUB_ETAG_TIMEOUT").c_str()); secs > 0)
+    s.etag_timeout_ms = long(std::min(secs, 3600.0) * 1000);
   s.min_rate_bps = positive_env("RC_HUB_MIN_RATE", s.min_rate_bps);
   s.min_rate_seconds = positive_env("RC_HUB_MIN_RATE_SECONDS", s.min_rate_seconds);
   s.deadline_base_seconds = positive_env("RC_HUB_DEADLINE_SECONDS", s.deadline_base_seconds);

@@ -665,6 +665,23 @@ TEST(HubSettingsEnv, TokenFileThatIsAFifoOrDeviceIsRefused) {
   fs::remove_all(home);
 }
 
+// Issue 27, finding 7's goal (every question bounded in time): HF_HUB_ETAG_TIMEOUT=0 or
+// garbage is the default 10 s, as in huggingface_hub, not libcurl's "no timeout".
+TEST(HubSettingsEnv, EtagTimeoutOfZeroOrGarbageIsTheDefault) {
+  std::string saved;
+  if (const char* x = std::getenv("HF_HUB_ETAG_TIMEOUT")) saved = x;
+  for (const char* v : {"0", "-5", "soon"}) {
+    ::setenv("HF_HUB_ETAG_TIMEOUT", v, 1);
+    EXPECT_EQ(rc::hub::HubSettings::from_env().etag_timeout_ms, 10000) << v;
+  }
+  ::setenv("HF_HUB_ETAG_TIMEOUT", "2.5", 1);
+  EXPECT_EQ(rc::hub::HubSettings::from_env().etag_timeout_ms, 2500);
+  if (saved.empty())
+    ::unsetenv("HF_HUB_ETAG_TIMEOUT");
+  else
+    ::setenv("HF_HUB_ETAG_TIMEOUT", saved.c_str(), 1);
+}
+
 TEST(HubNames, RepoIdsAsHuggingfaceHubValidatesThem) {
   using rc::hub::is_valid_repo_id;
   EXPECT_TRUE(is_valid_repo_id("cardiffnlp/twitter-roberta-base-sep2022"));
