@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <openssl/evp.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -33,12 +34,27 @@ struct BlobWriter::Sha {
 
 BlobWriter::BlobWriter(std::filesystem::path path, bool hash)
     : path_(std::move(path)), hash_(hash), sha_(std::make_unique<Sha>()), buf_(new char[kBuffer]) {
-  fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // O_NOFOLLOW: a symlink planted as blobs/<etag>.incomplete would otherwise have the
+  // download truncate and overwrite whatever it points at. O_NONBLOCK: a FIFO opens at once
+  // (to be refused below) instead of waiting for a writer.
+  fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
+  RC_CHECK(fd_ >= 0 || errno != ELOOP, Errc::io, "refusing '", path_.string(),
+           "': it is a symbolic link, where a partial download belongs\nHINT: someone else may write to this cache; "
+           "remove the link, and keep HF_HUB_CACHE writable by you alone");
   RC_CHECK(fd_ >= 0, Errc::io, "cannot write '", path_.string(), "': ", std::strerror(errno),
            "\nHINT: check HF_HUB_CACHE is writable");
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd_);
+    fd_ = -1;
+    RC_THROW(Errc::io, "refusing '", path_.string(), "': it is not a regular file, where a partial download belongs",
+             "\nHINT: someone else may write to this cache; remove it, and keep HF_HUB_CACHE writable by you alone");
+  }
+  ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
 }
 
 BlobWriter::~BlobWriter() {
+  if (fd_ < 0) return;
   flush();
   ::close(fd_);
 }
@@ -86,7 +102,10 @@ bool BlobWriter::write_all(const char* p, size_t n) {
   while (n > 0) {
     const ssize_t w = ::write(fd_, p, n);
     if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
+    if (w <= 0) {
+      write_errno_ = w < 0 ? errno : ENOSPC;  // write(2) returning 0 for n > 0: no room
+      return false;
+    }
     p += w;
     n -= size_t(w);
   }

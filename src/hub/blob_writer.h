@@ -18,7 +18,9 @@ class BlobWriter {
  public:
   static constexpr size_t kBuffer = size_t(256) << 10;
 
-  // Opens (creating) `path`; `hash`: keep a SHA-256 of the whole file's contents.
+  // Opens (creating) `path`; `hash`: keep a SHA-256 of the whole file's contents. A link,
+  // FIFO or device at `path` is refused (io, naming it), never followed or written through:
+  // in a shared cache another user may have planted one.
   BlobWriter(std::filesystem::path path, bool hash);
   // Writes what is buffered (an error on its way out keeps every byte received, for the
   // next run to resume from), then closes.
@@ -39,6 +41,8 @@ class BlobWriter {
   bool sync();
   // Lower-case hex SHA-256 of the contents taken (and resumed); once, at the end.
   std::string sha256_hex();
+  // errno of the last failed write (ENOSPC: the disk is full), 0 when none failed.
+  int write_errno() const { return write_errno_; }
 
  private:
   bool write_all(const char* p, size_t n);
@@ -50,6 +54,7 @@ class BlobWriter {
   std::unique_ptr<Sha> sha_;
   std::unique_ptr<char[]> buf_;
   size_t used_ = 0;
+  int write_errno_ = 0;
 };
 
 }  // namespace rc::hub

@@ -5,9 +5,15 @@
 // (.incomplete resumed with Range under a per-blob lock).
 #include "hub/hub.h"
 
+#include <sys/statvfs.h>
+
+#include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <optional>
 
 #include "core/check.h"
 #include "hub/blob_writer.h"
@@ -95,29 +101,87 @@ bool fsync_blobs() {
   return v && (std::strcmp(v, "1") == 0 || std::strcmp(v, "true") == 0 || std::strcmp(v, "TRUE") == 0);
 }
 
+bool is_weights(const std::string& file) { return file == "model.safetensors" || file == "pytorch_model.bin"; }
+
+// Free bytes for an unprivileged writer on the file system holding `dir`; nullopt when
+// statvfs cannot tell (the download then goes ahead, bounded by its announced size).
+std::optional<uint64_t> free_bytes(const fs::path& dir) {
+  struct statvfs v {};
+  if (::statvfs(dir.c_str(), &v) != 0) return std::nullopt;
+  return uint64_t(v.f_bavail) * uint64_t(v.f_frsize);
+}
+
 // _download_to_tmp_and_move + http_get: GET (resumed with Range) into blob.incomplete,
-// checked, then renamed to the blob. Caller holds the blob's lock.
-uint64_t download_blob(const HubSettings& s, const std::string& url, bool send_token, uint64_t expected_size,
+// checked, then renamed to the blob. Caller holds the blob's lock. Bounded three ways: by
+// size (the announced one, else max_unsized_bytes; room for it checked first), by rate
+// (min_rate_bps sustained over min_rate_seconds) and by time (a deadline that grows with
+// the size, across every retry).
+uint64_t download_blob(const HubSettings& s, const std::string& url, bool send_token, std::optional<uint64_t> announced,
                        const std::string& etag, const fs::path& blob, const std::string& label) {
+  using Clock = std::chrono::steady_clock;
   const fs::path incomplete = blob.string() + ".incomplete";
   std::error_code ec;
   fs::create_directories(blob.parent_path(), ec);
   const bool check_sha = is_sha256(etag);
+  const uint64_t limit = announced ? *announced : s.max_unsized_bytes;
+  const uint64_t expected_size = announced.value_or(0);  // 0 here: not announced (an empty file is announced as 0)
   auto f = std::make_unique<BlobWriter>(incomplete, check_sha);
+  // A partial file with nothing in it is worth nothing to the next run: every failure removes it.
+  uint64_t have = 0;
+  bool keep_partial = false;
+  struct DropEmpty {
+    const fs::path& path;
+    const uint64_t& have;
+    const bool& keep;
+    std::unique_ptr<BlobWriter>& writer;
+    ~DropEmpty() {
+      if (keep || have > 0) return;
+      writer.reset();
+      std::error_code e;
+      fs::remove(path, e);
+    }
+  } drop_empty{incomplete, have, keep_partial, f};
   // What an earlier, interrupted run left: hashed again so the final check covers it.
-  uint64_t have = f->resume_existing();
-  if (expected_size && have > expected_size) {  // not ours to resume: start over
+  have = f->resume_existing();
+  if (have > limit) {  // not ours to resume: start over
     RC_CHECK(f->truncate(), Errc::io, "cannot truncate '", incomplete.string(), "'");
     have = 0;
   }
+  if (announced) {
+    const auto room = free_bytes(blob.parent_path());
+    RC_CHECK(!room || *announced - have <= *room, Errc::io, "not enough free space for ", label, ": it needs ",
+             net::human_bytes(*announced - have), " and ", s.cache.string(), " has ",
+             net::human_bytes(room.value_or(0)),
+             " free; nothing was downloaded\nHINT: free space there, or point "
+             "HF_HUB_CACHE at a larger disk");
+  }
+  const auto started = Clock::now();
+  // At most 30 days: a huge size over a tiny rate must not overflow the clock's nanoseconds.
+  const uint64_t allowed_s = std::min<uint64_t>(
+      uint64_t(s.deadline_base_seconds) + (limit - have) / std::max<uint64_t>(1, s.deadline_rate_bps), 30 * 86400);
+  const auto allowed = std::chrono::seconds(allowed_s);
+  const auto deadline = started + allowed;
+  auto past_deadline = [&] {
+    const long secs = long(std::chrono::duration_cast<std::chrono::seconds>(allowed).count());
+    RC_THROW(Errc::io, "download of ", label, " took longer than the ", secs, " s allowed for ",
+             net::human_bytes(limit), " (", s.deadline_base_seconds, " s + the size at ",
+             net::human_bytes(s.deadline_rate_bps), "/s)",
+             have ? "; run again: it resumes from " + incomplete.string() : std::string(),
+             "\nHINT: on a slow link raise RC_HUB_DEADLINE_SECONDS or lower RC_HUB_DEADLINE_RATE");
+  };
   net::Progress progress(label, expected_size, have);
   const uint64_t resumed_from = have;
   bool write_failed = false, too_long = false;
   const net::RetryPolicy policy = net::RetryPolicy::from_env();
   for (int attempt = 0;; ++attempt) {
-    if (expected_size && have == expected_size) break;  // nothing left (a complete .incomplete)
+    if (announced && have == expected_size) break;  // nothing left (a complete .incomplete)
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) past_deadline();
     net::Request req;
     req.url = url;
+    req.low_speed_limit_bps = s.min_rate_bps;
+    req.low_speed_timeout_s = s.min_rate_seconds;
+    req.total_timeout_ms = long(left);
     if (send_token && !s.token.empty()) req.headers.push_back({"Authorization", "Bearer " + s.token});
     if (have > 0) req.headers.push_back({"Range", "bytes=" + std::to_string(have) + "-"});
     const uint64_t asked_from = have;
@@ -129,7 +193,7 @@ uint64_t download_blob(const HubSettings& s, const std::string& url, bool send_t
       return true;
     };
     const net::Response r = net::perform(req, [&](const char* p, size_t n) {
-      if (expected_size && have + n > expected_size) {  // more than announced: stop, do not fill the disk
+      if (have + n > limit) {  // more than announced (or allowed): stop, do not fill the disk
         too_long = true;
         return false;
       }
@@ -142,23 +206,37 @@ uint64_t download_blob(const HubSettings& s, const std::string& url, bool send_t
       return true;
     });
     write_failed = !f->flush() || write_failed;  // on disk before a resume or an error
-    RC_CHECK(!write_failed, Errc::io, "cannot write '", incomplete.string(), "' (disk full?)\nHINT: free space under ",
-             s.cache.string(), " or point HF_HUB_CACHE elsewhere");
+    if (write_failed) {
+      const int err = f->write_errno();
+      if (err == ENOSPC || err == EDQUOT || err == EFBIG) {
+        // A full disk: what was written only takes the room the user needs to recover.
+        f.reset();
+        fs::remove(incomplete, ec);
+        RC_THROW(Errc::io, "cannot write '", incomplete.string(), "': ", std::strerror(err), " after ",
+                 net::human_bytes(have), " of ", label, "; the partial download was removed\nHINT: free space under ",
+                 s.cache.string(), " or point HF_HUB_CACHE elsewhere");
+      }
+      RC_THROW(Errc::io, "cannot write '", incomplete.string(), "': ", err ? std::strerror(err) : "write failed",
+               "\nHINT: check that ", s.cache.string(), " is writable and has room");
+    }
     if (too_long) {
       f.reset();
       fs::remove(incomplete, ec);
-      RC_THROW(Errc::format, label, ": the server sent more than the ", expected_size,
-               " bytes it announced; nothing was cached\nHINT: check HF_ENDPOINT and any proxy in between");
+      if (announced)
+        RC_THROW(Errc::format, label, ": the server sent more than the ", expected_size,
+                 " bytes it announced; nothing was cached\nHINT: check HF_ENDPOINT and any proxy in between");
+      RC_THROW(Errc::format, label, ": the server announced no size and sent more than ", net::human_bytes(limit),
+               ", the most read without one; nothing was cached\nHINT: check HF_ENDPOINT and any proxy in between");
     }
     if (r.status >= 200 && r.status < 300 && r.error.empty()) break;
-    if (r.status == 416 && expected_size && have == expected_size) break;
+    if (r.status == 416 && announced && have == expected_size) break;
+    if (Clock::now() + std::chrono::milliseconds(100) >= deadline) past_deadline();  // curl's timer ran out
     const bool retry = r.status == 0 ? r.transport_retryable : net::is_retryable_status(r.status);
     if (!retry || attempt + 1 >= policy.attempts) {
-      if (r.status == 0)
-        RC_THROW(Errc::io, "download of ", label, " failed: ", r.error, "\nHINT: run again: it resumes from ",
-                 incomplete.string());
-      RC_THROW(Errc::io, "download of ", label, " failed: HTTP ", r.status, " from ", r.url,
-               "\nHINT: run again: it resumes from ", incomplete.string());
+      const std::string resume = have ? "\nHINT: run again: it resumes from " + incomplete.string()
+                                      : "\nHINT: check HF_ENDPOINT and the network";
+      if (r.status == 0) RC_THROW(Errc::io, "download of ", label, " failed: ", r.error, resume);
+      RC_THROW(Errc::io, "download of ", label, " failed: HTTP ", r.status, " from ", r.url, resume);
     }
     log::warn("hub", label, ": ", r.status ? "HTTP " + std::to_string(r.status) : r.error, " at ",
               net::human_bytes(have), "; resuming (", attempt + 1, "/", policy.attempts - 1, ")");
@@ -168,7 +246,8 @@ uint64_t download_blob(const HubSettings& s, const std::string& url, bool send_t
   const std::string got_sha = check_sha ? f->sha256_hex() : "";
   f.reset();
   progress.finish();
-  if (expected_size && have != expected_size) {
+  keep_partial = true;  // from here on, the partial is either renamed or removed explicitly
+  if (announced && have != expected_size) {
     fs::remove(incomplete, ec);
     RC_THROW(Errc::format, label, ": got ", have, " bytes, the Hub announced ", expected_size,
              "; nothing was cached\nHINT: run again; a proxy may be truncating downloads");
@@ -203,23 +282,31 @@ uint64_t download_blob(const HubSettings& s, const std::string& url, bool send_t
            "' is not cached\nHINT: the Hub may be down; run again later");
 }
 
-}  // namespace
+// What one file of a snapshot resolved to: already in the cache, absent at that commit, or
+// downloaded to blobs/<etag> and still to be linked into snapshots/ (fetch links a whole
+// snapshot at once, when every file of it is had: a run that fails half-way writes none).
+struct Resolved {
+  fs::path pointer;  // snapshots/<commit>/<file>; empty: the file does not exist there
+  std::string etag;  // non-empty: link pointer -> blobs/<etag> once the rest is had
+};
 
-fs::path download_file(const HubSettings& s, const std::string& repo, const std::string& rev, const std::string& file,
-                       bool optional, std::string* commit_out, uint64_t* bytes) {
+// hf_hub_download for one file. may_fall_back: when the Hub cannot be asked (transport
+// failure, 5xx after retries), answer from the cache as huggingface_hub does; fetch allows
+// it for its first question only. Every later file is asked at a commit, and is not cached
+// (else no question): a failure there is the run's, never "absent".
+Resolved resolve_file(const HubSettings& s, const std::string& repo, const std::string& rev, const std::string& file,
+                      bool optional, bool may_fall_back, std::string* commit_out, uint64_t* bytes) {
   const RepoCache cache(s.cache, repo);
   // A commit hash names immutable content: a cached file needs no question to the Hub.
   if (is_commit_hash(rev)) {
     if (commit_out) *commit_out = rev;
-    const fs::path ptr = cache.pointer(rev, file);
-    if (fs::exists(ptr)) return ptr;
+    if (cache.has_file(rev, file)) return {cache.pointer(rev, file), ""};
     if (optional && fs::exists(cache.no_exist(rev, file))) return {};
   }
-  auto from_cache = [&](const Head* head) -> fs::path {
+  auto from_cache = [&](const Head* head) -> Resolved {
     if (auto commit = cache.commit_for(rev)) {
       if (commit_out) *commit_out = *commit;
-      const fs::path ptr = cache.pointer(*commit, file);
-      if (fs::exists(ptr)) return ptr;
+      if (cache.has_file(*commit, file)) return {cache.pointer(*commit, file), ""};
       // Python may have written the snapshot without .no_exist markers: an optional file
       // that is not there is simply absent.
       if (optional && fs::is_directory(cache.snapshot(*commit))) return {};
@@ -242,44 +329,76 @@ fs::path download_file(const HubSettings& s, const std::string& repo, const std:
     throw_http(s, r, repo, rev, file);
   }
   if (head.unreachable) {
+    const std::string cause = r.status ? "HTTP " + std::to_string(r.status) + " from " + r.url : r.error;
+    if (!may_fall_back)
+      RC_THROW(Errc::io, "cannot get '", file, "' of model '", repo, "': ", cause,
+               "; nothing was cached\nHINT: the Hub may be down or slow; run again later (HF_HUB_ETAG_TIMEOUT sets "
+               "how long each question may take)");
     // As huggingface_hub: when the Hub cannot be asked, a cached copy of that revision is used.
-    const fs::path p = from_cache(&head);
+    Resolved got = from_cache(&head);
     t_fell_back = true;
-    log::warn("hub", "cannot reach ", s.endpoint, " (", r.status ? "HTTP " + std::to_string(r.status) : r.error,
-              "); using the cached ", repo, "/", file);
-    return p;
+    log::warn("hub", "cannot reach ", s.endpoint, " (", cause, "); using the cached snapshot of ", repo, "@", rev);
+    return got;
   }
   const bool redirect = r.status >= 300 && r.status < 400;
   if (!(r.status >= 200 && r.status < 300) && !redirect) throw_http(s, r, repo, rev, file);
 
   const std::string commit = r.header("x-repo-commit");
-  const std::string etag =
-      normalize_etag(!r.header("x-linked-etag").empty() ? r.header("x-linked-etag") : r.header("etag"));
-  RC_CHECK(is_commit_hash(commit) && !etag.empty() && etag.find('/') == std::string::npos &&
-               etag.find("..") == std::string::npos,
-           Errc::format, r.url, " did not answer as the Hub does (no X-Repo-Commit or ETag)",
+  const std::string raw_etag = !r.header("x-linked-etag").empty() ? r.header("x-linked-etag") : r.header("etag");
+  const std::string etag = normalize_etag(raw_etag);
+  RC_CHECK(is_commit_hash(commit) && !raw_etag.empty(), Errc::format, r.url,
+           " did not answer as the Hub does (no X-Repo-Commit or ETag)",
            "\nHINT: check HF_ENDPOINT and any proxy or firewall in between");
-  const std::string size_str =
-      !r.header("x-linked-size").empty() ? r.header("x-linked-size") : r.header("content-length");
-  const uint64_t size = size_str.empty() ? 0 : std::strtoull(size_str.c_str(), nullptr, 10);
+  // The etag names the blob: only what the Hub sends (a git blob id or an LFS sha256), so
+  // that "." cannot name the blobs folder itself nor 5 KB the file system's limit.
+  RC_CHECK(is_valid_etag(etag), Errc::format, r.url, " answered with the ETag '", raw_etag.substr(0, 80),
+           raw_etag.size() > 80 ? "...' (" + std::to_string(raw_etag.size()) + " characters)" : std::string("'"),
+           ", which is neither a git blob id nor a sha256; nothing was cached",
+           "\nHINT: check HF_ENDPOINT and any proxy or firewall in between");
+  // The size: X-Linked-Size, else (not for a redirect, whose body is not the file)
+  // Content-Length. Without one a download is bounded by max_unsized_bytes; weights (LFS
+  // blobs, named by their sha256) must announce theirs.
+  std::string size_str = r.header("x-linked-size");
+  if (size_str.empty() && !redirect) size_str = r.header("content-length");
+  std::optional<uint64_t> size;
+  if (!size_str.empty() && size_str.size() <= 19 && size_str.find_first_not_of("0123456789") == std::string::npos)
+    size = std::strtoull(size_str.c_str(), nullptr, 10);
+  RC_CHECK(size || !(is_weights(file) || is_sha256(etag)), Errc::format, r.url, " gave no size for ", repo, "/", file,
+           " (X-Linked-Size", size_str.empty() ? "" : " '" + size_str.substr(0, 40) + "'",
+           "); weights are downloaded only when their size is known\nHINT: check HF_ENDPOINT and any proxy in between");
   // A redirect to another host is the CDN holding LFS blobs: its signed URL gets no token.
   std::string download_url = url;
-  if (redirect && !r.header("location").empty()) download_url = net::resolve_location(r.url, r.header("location"));
+  if (redirect && !r.header("location").empty()) {
+    download_url = net::resolve_location(r.url, r.header("location"));
+    RC_CHECK(net::is_http_url(download_url), Errc::format, r.url, " redirected ", repo, "/", file, " to '",
+             r.header("location").substr(0, 200), "', not an http(s) URL; nothing was downloaded",
+             "\nHINT: check HF_ENDPOINT and any proxy or firewall in between");
+  }
   const bool send_token = net::origin_of(download_url) == net::origin_of(url);
 
   if (commit_out) *commit_out = commit;
   cache.set_ref(rev, commit);
-  const fs::path ptr = cache.pointer(commit, file), blob = cache.blob(etag);
-  if (fs::exists(ptr)) return ptr;
-  if (!fs::exists(blob)) {
+  const fs::path ptr = cache.pointer(commit, file);
+  if (cache.has_file(commit, file)) return {ptr, ""};
+  if (!cache.has_blob(etag)) {
     FileLock lock(cache.lock_file(etag));
-    if (!fs::exists(blob)) {  // another process may have finished it while we waited
-      const uint64_t got = download_blob(s, download_url, send_token, size, etag, blob, repo + "/" + file);
+    if (!cache.has_blob(etag)) {  // another process may have finished it while we waited
+      const uint64_t got = download_blob(s, download_url, send_token, size, etag, cache.blob(etag), repo + "/" + file);
       if (bytes) *bytes += got;
     }
   }
-  cache.link(commit, file, etag);
-  return ptr;
+  return {ptr, etag};
+}
+
+}  // namespace
+
+fs::path download_file(const HubSettings& s, const std::string& repo, const std::string& rev, const std::string& file,
+                       bool optional, std::string* commit_out, uint64_t* bytes) {
+  std::string commit;
+  const Resolved got = resolve_file(s, repo, rev, file, optional, true, &commit, bytes);
+  if (commit_out) *commit_out = commit;
+  if (!got.etag.empty()) RepoCache(s.cache, repo).link(commit, file, got.etag);
+  return got.pointer;
 }
 
 FetchResult fetch(const HubSettings& settings, const std::string& repo, const std::string& revision, Want want) {
@@ -295,21 +414,26 @@ FetchResult fetch(const HubSettings& settings, const std::string& repo, const st
   std::string commit;
   t_fell_back = false;
   const bool config_optional = want == Want::tokenizer;
-  fs::path config = download_file(s, repo, rev, "config.json", config_optional, &commit, &out.bytes_downloaded);
+  std::map<std::string, std::string> to_link;  // file -> etag, linked once the whole set is had
+  const Resolved config =
+      resolve_file(s, repo, rev, "config.json", config_optional, true, &commit, &out.bytes_downloaded);
   RC_CHECK(is_commit_hash(commit), Errc::not_found, "model '", repo, "' at '", rev,
            "' could not be resolved to a commit");
+  if (!config.etag.empty()) to_link["config.json"] = config.etag;
   // The rest at that commit, so that a branch moving mid-download cannot mix two versions.
   // If the first question already failed over to the cache, ask no more.
   if (t_fell_back) s.offline = s.cache_fallback = true;
   auto get = [&](const std::string& file, bool optional) {
-    return download_file(s, repo, commit, file, optional, nullptr, &out.bytes_downloaded);
+    const Resolved got = resolve_file(s, repo, commit, file, optional, false, nullptr, &out.bytes_downloaded);
+    if (!got.etag.empty()) to_link[file] = got.etag;
+    return !got.pointer.empty();
   };
   // A snapshot already holding a usable set (e.g. one huggingface_hub wrote, without
   // .no_exist markers) is not asked about the files it lacks: no network call.
   const RepoCache cache(s.cache, repo);
-  auto have = [&](const char* f) { return fs::exists(cache.pointer(commit, f)); };
+  auto have = [&](const char* f) { return to_link.count(f) || cache.has_file(commit, f); };
   if (want == Want::model && !have("model.safetensors") && !have("pytorch_model.bin")) {
-    if (get("model.safetensors", true).empty() && get("pytorch_model.bin", true).empty())
+    if (!get("model.safetensors", true) && !get("pytorch_model.bin", true))
       RC_THROW(Errc::not_found, "model '", repo, "' at '", rev, "' has neither model.safetensors nor pytorch_model.bin",
                "\nHINT: sharded checkpoints (*.index.json) are not supported; save it as one file");
   }
@@ -319,8 +443,9 @@ FetchResult fetch(const HubSettings& settings, const std::string& repo, const st
     if (!(tokenizer_cached && !have(f))) get(f, true);
   RC_CHECK(have("tokenizer.json") || (have("vocab.json") && have("merges.txt")), Errc::not_found, "model '", repo,
            "' at '", rev, "' has no tokenizer (tokenizer.json, or vocab.json + merges.txt)");
+  for (const auto& [file, etag] : to_link) cache.link(commit, file, etag);
   out.commit = commit;
-  out.snapshot = RepoCache(s.cache, repo).snapshot(commit);
+  out.snapshot = cache.snapshot(commit);
   out.from_cache_only = net::request_count() == calls_before;
   return out;
 }

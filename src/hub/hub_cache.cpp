@@ -4,15 +4,17 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <limits>
+#include <optional>
 
 #include "core/check.h"
 #include "core/env.h"
+#include "core/regular_file.h"
 #include "io/atomic_file.h"
 
 namespace fs = std::filesystem;
@@ -33,6 +35,38 @@ std::string trim(std::string s) {
   size_t i = 0;
   while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
   return s.substr(i);
+}
+
+const char* kTamperedHint =
+    "\nHINT: someone else may write to this cache; remove it, and keep HF_HUB_CACHE writable by you alone";
+
+// A token is ~40 characters and a ref 40: these bounds only keep /dev/zero out of memory.
+constexpr uint64_t kMaxTokenFileBytes = 64 << 10;
+constexpr uint64_t kMaxRefFileBytes = 4 << 10;
+
+// A positive integer setting from the environment, else `fallback`; garbage is a usage error.
+template <typename T>
+T positive_env(const char* name, T fallback) {
+  const std::string v = env(name);
+  if (v.empty()) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+  RC_CHECK(errno == 0 && end && *end == 0 && n > 0 && v[0] != '-' && n <= uint64_t(std::numeric_limits<T>::max()),
+           Errc::invalid_argument, name, "='", v, "' is not a positive whole number\nHINT: see docs/hub.md");
+  return T(n);
+}
+
+// The contents of a file named by the environment or found in the cache, or nullopt when
+// it does not exist: never a FIFO (open would wait for a writer), a device (/dev/zero never
+// ends) or a folder, and never more than max_bytes.
+std::optional<std::string> read_small_file(const fs::path& path, uint64_t max_bytes, const char* what) {
+  try {
+    return read_regular_file(path, max_bytes, what, "a token or a ref is one short line");
+  } catch (const Error& e) {
+    if (e.errc() == Errc::not_found) return std::nullopt;
+    throw;
+  }
 }
 
 }  // namespace
@@ -58,16 +92,18 @@ HubSettings HubSettings::from_env() {
   if (s.token.empty()) s.token = trim(env("HUGGING_FACE_HUB_TOKEN"));  // legacy name
   if (s.token.empty()) {
     const fs::path token_file = env("HF_TOKEN_PATH").empty() ? home / "token" : fs::path(env("HF_TOKEN_PATH"));
-    std::ifstream in(token_file);
-    if (in) {
-      std::stringstream ss;
-      ss << in.rdbuf();
-      s.token = trim(ss.str());
-    }
+    if (auto text = read_small_file(token_file, kMaxTokenFileBytes, "HF token file")) s.token = trim(*text);
   }
   s.offline = truthy(env("HF_HUB_OFFLINE")) || truthy(env("TRANSFORMERS_OFFLINE"));
-  if (!env("HF_HUB_ETAG_TIMEOUT").empty())
-    s.etag_timeout_ms = long(std::atof(env("HF_HUB_ETAG_TIMEOUT").c_str()) * 1000);
+  // As huggingface_hub (`_as_int(...) or DEFAULT_ETAG_TIMEOUT`): 0 or garbage is the default,
+  // never "no limit" (libcurl's 0), and an hour at most.
+  if (const double secs = std::atof(env("HF_HUB_ETAG_TIMEOUT").c_str()); secs > 0)
+    s.etag_timeout_ms = long(std::min(secs, 3600.0) * 1000);
+  s.min_rate_bps = positive_env("RC_HUB_MIN_RATE", s.min_rate_bps);
+  s.min_rate_seconds = positive_env("RC_HUB_MIN_RATE_SECONDS", s.min_rate_seconds);
+  s.deadline_base_seconds = positive_env("RC_HUB_DEADLINE_SECONDS", s.deadline_base_seconds);
+  s.deadline_rate_bps = positive_env("RC_HUB_DEADLINE_RATE", s.deadline_rate_bps);
+  s.max_unsized_bytes = positive_env("RC_HUB_MAX_UNSIZED_BYTES", s.max_unsized_bytes);
   return s;
 }
 
@@ -105,6 +141,7 @@ static bool all_hex(const std::string& s, size_t n, bool lower_only) {
 }
 bool is_commit_hash(const std::string& r) { return all_hex(r, 40, true); }
 bool is_sha256(const std::string& e) { return all_hex(e, 64, false); }
+bool is_valid_etag(const std::string& e) { return all_hex(e, 40, true) || all_hex(e, 64, true); }
 
 std::string normalize_etag(std::string etag) {
   if (etag.rfind("W/", 0) == 0) etag = etag.substr(2);
@@ -142,13 +179,42 @@ fs::path RepoCache::lock_file(const std::string& etag) const { return cache_ / "
 std::optional<std::string> RepoCache::commit_for(const std::string& revision) const {
   if (is_commit_hash(revision)) return revision;
   if (revision.find("..") != std::string::npos) return std::nullopt;
-  std::ifstream in(root_ / "refs" / revision);
-  if (!in) return std::nullopt;
-  std::string commit;
-  std::getline(in, commit);
-  commit = trim(commit);
+  const auto text = read_small_file(root_ / "refs" / revision, kMaxRefFileBytes, "cache ref");
+  if (!text) return std::nullopt;
+  const std::string commit = trim(text->substr(0, text->find('\n')));
   if (!is_commit_hash(commit)) return std::nullopt;
   return commit;
+}
+
+bool RepoCache::has_blob(const std::string& etag) const {
+  const fs::path p = blob(etag);
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(p, ec);
+  if (st.type() == fs::file_type::not_found) return false;
+  RC_CHECK(!ec, Errc::io, "cannot look at '", p.string(), "': ", ec.message());
+  RC_CHECK(st.type() == fs::file_type::regular, Errc::io, "refusing '", p.string(),
+           "': ", st.type() == fs::file_type::symlink ? "it is a symbolic link" : "it is not a regular file",
+           ", where a downloaded blob belongs", kTamperedHint);
+  return true;
+}
+
+bool RepoCache::has_file(const std::string& commit, const std::string& file) const {
+  const fs::path p = pointer(commit, file);
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(p, ec);
+  if (st.type() == fs::file_type::not_found) return false;
+  RC_CHECK(!ec, Errc::io, "cannot look at '", p.string(), "': ", ec.message());
+  if (st.type() == fs::file_type::regular) return true;
+  RC_CHECK(st.type() == fs::file_type::symlink, Errc::io, "refusing '", p.string(),
+           "': it is neither a file nor a link into the cache's blobs", kTamperedHint);
+  // huggingface_hub links relatively (or absolutely where it must): either way the target,
+  // resolved, is a regular file directly in this repo's blobs folder.
+  const fs::path target = fs::canonical(p, ec);
+  if (ec) return false;  // dangling: the blob is gone, download it again
+  const fs::path blobs = fs::canonical(root_ / "blobs", ec);
+  RC_CHECK(!ec && target.parent_path() == blobs && fs::is_regular_file(target, ec), Errc::io, "refusing '", p.string(),
+           "': it links to '", target.string(), "', outside the model's blobs folder", kTamperedHint);
+  return true;
 }
 
 void RepoCache::set_ref(const std::string& revision, const std::string& commit) const {
@@ -156,7 +222,10 @@ void RepoCache::set_ref(const std::string& revision, const std::string& commit) 
   check_inside(revision, "revision");
   const fs::path ref = root_ / "refs" / revision;
   std::error_code ec;
-  if (auto cur = commit_for(revision); cur && *cur == commit) return;
+  try {
+    if (auto cur = commit_for(revision); cur && *cur == commit) return;
+  } catch (const Error&) {  // a FIFO or device planted as the ref: replaced below
+  }
   fs::create_directories(ref.parent_path(), ec);
   io::write_file_atomic(ref, commit);  // huggingface_hub writes the bare hash, no newline
 }
@@ -185,14 +254,18 @@ void RepoCache::mark_missing(const std::string& commit, const std::string& file)
   const fs::path p = no_exist(commit, file);
   std::error_code ec;
   fs::create_directories(p.parent_path(), ec);
-  std::ofstream touch(p, std::ios::app);
+  // An empty marker; a link or FIFO planted there is left alone (the marker only saves a
+  // question), never followed or waited on.
+  const int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
+  if (fd >= 0) ::close(fd);
 }
 
 FileLock::FileLock(const fs::path& path) {
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  RC_CHECK(fd_ >= 0, Errc::io, "cannot open lock file '", path.string(), "': ", std::strerror(errno));
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
+  RC_CHECK(fd_ >= 0, Errc::io, "cannot open lock file '", path.string(),
+           "': ", errno == ELOOP ? "it is a symbolic link" : std::strerror(errno), kTamperedHint);
   while (::flock(fd_, LOCK_EX) != 0) {
     if (errno == EINTR) continue;
     const int err = errno;

@@ -2,7 +2,6 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -10,6 +9,7 @@
 #include "core/check.h"
 #include "core/env.h"
 #include "core/json_depth.h"
+#include "core/regular_file.h"
 #include "net/http.h"
 
 namespace fs = std::filesystem;
@@ -34,10 +34,23 @@ std::string profile_name() {
   return "default";
 }
 
-// The keys of one [section] of an INI file ({} when the file or section is absent).
+// Real AWS config and credentials files are a few KB; a token file one line. The bounds
+// keep /dev/zero (or any endless file) out of memory.
+constexpr uint64_t kMaxAwsFileBytes = 1 << 20;
+constexpr uint64_t kMaxTokenFileBytes = 64 << 10;
+
+// The keys of one [section] of an INI file ({} when the file or section is absent). Read
+// with read_regular_file: a FIFO there would block for good, a device never end.
 std::map<std::string, std::string> ini_section(const fs::path& file, const std::string& section) {
   std::map<std::string, std::string> out;
-  std::ifstream in(file);
+  std::string text;
+  try {
+    text = read_regular_file(file, kMaxAwsFileBytes, "AWS config file", "AWS config files are a few KB");
+  } catch (const Error& e) {
+    if (e.errc() == Errc::not_found) return out;
+    throw;
+  }
+  std::istringstream in(text);
   std::string line;
   bool inside = false;
   while (std::getline(in, line)) {
@@ -97,12 +110,9 @@ bool from_container(AwsCredentials& c) {
     return false;
   Request r = metadata_request("GET", url);
   std::string token = env("AWS_CONTAINER_AUTHORIZATION_TOKEN");
-  if (!env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE").empty()) {
-    std::ifstream in(env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    token = trim(ss.str());
-  }
+  if (!env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE").empty())
+    token = trim(read_regular_file(env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"), kMaxTokenFileBytes,
+                                   "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", "a token file holds one line"));
   if (!token.empty()) r.headers.push_back({"Authorization", token});
   const Response resp = perform(r);
   RC_CHECK(resp.status == 200 && from_json(resp.body, c), Errc::not_found, "container credentials from ", url,

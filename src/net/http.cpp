@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "core/check.h"
+#include "core/regular_file.h"
 
 namespace rc::net {
 namespace {
@@ -143,7 +144,7 @@ void perform_once(const Request& req, const std::string& url, bool send_auth, co
   curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, req.connect_timeout_ms);
   if (req.total_timeout_ms > 0) curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, req.total_timeout_ms);
-  curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, std::max(1L, req.low_speed_limit_bps));
   curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, req.low_speed_timeout_s);
   curl_easy_setopt(h, CURLOPT_BUFFERSIZE, 512L * 1024);
   curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
@@ -247,6 +248,21 @@ std::string origin_of(const std::string& url) {
   return out;
 }
 
+bool is_http_url(const std::string& url) {
+  const std::string l = lower(url.substr(0, 8));
+  return l.rfind("http://", 0) == 0 || l.rfind("https://", 0) == 0;
+}
+
+bool is_relative_reference(const std::string& loc) {
+  // Backslashes count as slashes for WHATWG parsers ("/\\host", "\\\\host"): never relative.
+  if (loc.rfind("//", 0) == 0 || loc.find('\\') != std::string::npos) return false;
+  for (char c : loc) {  // a scheme is the letters, digits, + - . before the first ':'
+    if (c == ':') return false;
+    if (c == '/' || c == '?' || c == '#') return true;
+  }
+  return true;
+}
+
 std::string resolve_location(const std::string& base, const std::string& location) {
   CURLU* u = curl_url();
   std::string out;
@@ -277,6 +293,14 @@ std::string url_encode(const std::string& s, bool keep_slash) {
 
 Response perform(const Request& req, const Sink& sink, size_t max_body) {
   std::call_once(g_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  // OpenSSL fopen()s the CA bundle at the first TLS handshake: a FIFO there would hang it
+  // for good, a device feed it forever. Checked here (the same precedence as below), with an
+  // error naming the variable.
+  for (const char* name : {"SSL_CERT_FILE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE"})
+    if (const char* v = env_nonempty(name)) {
+      open_regular_file(v, name);
+      break;
+    }
   const std::string first_origin = origin_of(req.url);
   std::string url = req.url;
   Response resp;
@@ -290,17 +314,18 @@ Response perform(const Request& req, const Sink& sink, size_t max_body) {
     if (!redirect || !may_follow) return resp;
     const std::string loc = resp.header("location");
     if (loc.empty()) return resp;
-    const bool relative = loc.find("://") == std::string::npos && loc.rfind("//", 0) != 0;
-    if (req.follow_relative_only && !relative) return resp;
     const std::string next = resolve_location(url, loc);
-    if (next.empty()) {
-      resp.error = "bad redirect Location '" + loc + "'";
+    // Relative only: by its spelling, and where it leads (the same origin) as well.
+    if (req.follow_relative_only && (!is_relative_reference(loc) || origin_of(next) != origin_of(url))) return resp;
+    if (next.empty() || !is_http_url(next)) {
+      resp.status = 0;  // no answer to use: a redirect that is not followed is a failure, not a retry
+      resp.error = "redirect to '" + loc.substr(0, 200) + "' refused: only http:// and https:// URLs are followed";
       return resp;
     }
     url = next;
   }
   resp.status = 0;
-  resp.error = "more than 10 redirects";
+  resp.error = "more than 10 redirects (a redirect loop?)";
   return resp;
 }
 

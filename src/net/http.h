@@ -32,8 +32,9 @@ struct Request {
   bool follow_redirects = true;
   bool follow_relative_only = false;  // huggingface_hub's HEAD: absolute redirects are read, not followed
   long connect_timeout_ms = 10000;
-  long low_speed_timeout_s = 60;  // abort when under 1 byte/s for this long (a stalled peer)
-  long total_timeout_ms = 0;      // 0: none (large downloads)
+  long low_speed_limit_bps = 1;   // abort when under this many bytes/s ...
+  long low_speed_timeout_s = 60;  // ... for this long (a stalled or trickling peer)
+  long total_timeout_ms = 0;      // 0: none (the caller bounds large downloads itself)
   // Called once with the status and headers of a 2xx answer before its first body byte
   // reaches the sink (e.g. 200 instead of 206: the server ignored Range). false aborts.
   std::function<bool(long status, const std::map<std::string, std::string>& headers)> on_answer;
@@ -60,6 +61,11 @@ Response perform(const Request& req, const Sink& sink = {}, size_t max_body = si
 
 // scheme://host[:port] of an absolute URL ("" when it is not one).
 std::string origin_of(const std::string& url);
+// Whether url is an absolute http:// or https:// URL (any case), the only ones requested.
+bool is_http_url(const std::string& url);
+// Whether a Location is a relative reference (RFC 3986 4.2: no scheme, no "//" authority).
+// "http:/host/x" is not: it has a scheme, and URL parsers read the host from it.
+bool is_relative_reference(const std::string& location);
 // Location resolved against the URL it came from (RFC 3986).
 std::string resolve_location(const std::string& base, const std::string& location);
 // Percent-encodes everything but unreserved characters; '/' kept when keep_slash.

@@ -12,6 +12,15 @@ Faults are switched on through POST /_control on the Hub port (JSON):
   {"drop_after": B}   the next storage GET sends B bytes then closes the connection
   {"corrupt": true}   storage serves LFS blobs with one byte flipped (sha256 no longer matches)
   {"size_delta": D}   the Hub announces LFS sizes off by D bytes (X-Linked-Size)
+  {"slow": {"rate": R, "seconds": T}}  the next storage GET sends R bytes/s for T seconds,
+                      then the rest at full speed
+  {"file_fault": {"file": F, ...}}  every Hub request (HEAD and GET) for file F, until reset:
+      "status": N     answers N (no X-Error-Code: a 5xx, say)
+      "hang": S       waits S seconds before answering
+      "location": L   answers 302 to L ({storage}: the storage port, {self}: the request's own
+                      path), with the Hub's headers (X-Repo-Commit, ETag, X-Linked-*)
+      "etag": E       sends E as ETag and X-Linked-Etag
+      "size": Z       sends Z as X-Linked-Size; null: none
   {"reset": true}     all faults off, request log cleared
 GET /_log returns the request log: [{port, method, path, range, auth, status, bytes}].
 
@@ -33,7 +42,8 @@ TOKEN = "secret-token"
 LFS = {"model.safetensors", "pytorch_model.bin"}
 SMALL = ["config.json", "vocab.json", "merges.txt"]
 
-state = {"fail_500": 0, "drop_after": None, "corrupt": False, "size_delta": 0, "log": []}
+FAULTS = {"fail_500": 0, "drop_after": None, "corrupt": False, "size_delta": 0, "slow": None}
+state = dict(FAULTS, log=[], file_faults={})
 lock = threading.Lock()
 repos = {}
 blobs = {}  # sha256 -> path
@@ -117,10 +127,13 @@ class Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(n) or b"{}")
         with lock:
             if body.get("reset"):
-                state.update({"fail_500": 0, "drop_after": None, "corrupt": False, "size_delta": 0, "log": []})
-            for k in ("fail_500", "drop_after", "corrupt", "size_delta"):
+                state.update(dict(FAULTS, log=[], file_faults={}))
+            for k in FAULTS:
                 if k in body:
                     state[k] = body[k]
+            if "file_fault" in body:
+                fault = dict(body["file_fault"])
+                state["file_faults"][fault.pop("file")] = fault
         self.send_response(200)
         self.send_header("Content-Length", "0")
         self.end_headers()
@@ -160,6 +173,13 @@ class Handler(BaseHTTPRequestHandler):
         commit = repo["revisions"].get(revision)
         if commit is None:
             return self.error(404, "RevisionNotFound", send_body)
+        with lock:
+            fault = dict(state["file_faults"].get(fname, {}))
+        if "hang" in fault:
+            import time
+            time.sleep(fault["hang"])
+        if "status" in fault:
+            return self.reply(fault["status"], {}, b"fault", send_body)
         entry = repo["files"].get(fname)
         if entry is None:
             self.send_response(404)
@@ -170,14 +190,31 @@ class Handler(BaseHTTPRequestHandler):
             self.end_headers()
             return
         common = {"X-Repo-Commit": commit}
-        if "lfs" in entry:
-            location = "http://127.0.0.1:%d/blobs/%s" % (ports["storage"], entry["lfs"])
-            common.update({"Location": location, "X-Linked-Etag": '"%s"' % entry["lfs"],
-                           "X-Linked-Size": str(entry["size"] + state["size_delta"]), "ETag": '"%s"' % entry["oid"]})
+        if "lfs" in entry or "location" in fault:
+            location = "http://127.0.0.1:%d/blobs/%s" % (ports["storage"], entry.get("lfs", entry["oid"]))
+            if "location" in fault:
+                location = fault["location"].replace("{storage}", str(ports["storage"])).replace("{self}", self.path)
+            common.update({"Location": location, "ETag": '"%s"' % entry["oid"]})
+            if "lfs" in entry:
+                common.update({"X-Linked-Etag": '"%s"' % entry["lfs"],
+                               "X-Linked-Size": str(entry["size"] + state["size_delta"])})
+            self.apply_fault(common, fault)
             return self.reply(302, common, b"", send_body)
         data = open(entry["path"], "rb").read()
         common.update({"ETag": '"%s"' % entry["oid"]})
+        self.apply_fault(common, fault)
         return self.reply(200, common, data, send_body)
+
+    @staticmethod
+    def apply_fault(headers, fault):
+        if "etag" in fault:
+            headers["ETag"] = fault["etag"]
+            if "X-Linked-Etag" in headers:
+                headers["X-Linked-Etag"] = fault["etag"]
+        if "size" in fault:
+            headers.pop("X-Linked-Size", None)
+            if fault["size"] is not None:
+                headers["X-Linked-Size"] = fault["size"]
 
     def serve_blob(self, send_body):
         sha = self.path.split("/")[-1].split("?")[0]
@@ -205,8 +242,26 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         with lock:
             drop, state["drop_after"] = state["drop_after"], None
+            slow, state["slow"] = state["slow"], None
             corrupt = state["corrupt"]
         sent = 0
+        if slow:  # a trickle, in pieces a tenth of a second apart, then the rest at once
+            import time
+            piece = max(1, int(slow["rate"] / 10))
+            until = time.monotonic() + slow["seconds"]
+            with open(path, "rb") as f:
+                f.seek(start)
+                try:
+                    while sent < length and time.monotonic() < until:
+                        chunk = f.read(min(piece, length - sent))
+                        self.wfile.write(chunk)
+                        self.wfile.flush()
+                        sent += len(chunk)
+                        time.sleep(0.1)
+                except OSError:  # the client gave up
+                    self.record(status, sent)
+                    return
+            start, length, sent = start + sent, length - sent, 0
         with open(path, "rb") as f:
             f.seek(start)
             while sent < length:

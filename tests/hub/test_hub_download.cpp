@@ -2,12 +2,17 @@
 // layout, warm-cache behaviour, redirects without the token, resume, retries, the sha256
 // check, errors with hints, offline mode, and a cache laid out by hand as Python does.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <thread>
 
+#include "hub/fifo_feeder.h"
 #include "hub/hub.h"
 #include "hub_fixture.h"
 #include "net/http.h"
@@ -45,6 +50,27 @@ class HubDownload : public ::testing::Test {
     settings_.offline = false;
   }
   rc::hub::RepoCache repo(const std::string& id = "org/tiny") const { return rc::hub::RepoCache(cache_, id); }
+  // The settings from_env() makes (with the RC_HUB_* bounds a test set), on this test's Hub and cache.
+  rc::hub::HubSettings settings_from_env() const {
+    rc::hub::HubSettings s = rc::hub::HubSettings::from_env();
+    s.endpoint = settings_.endpoint;
+    s.cache = settings_.cache;
+    s.token.clear();
+    s.offline = false;
+    return s;
+  }
+  // The error `f` throws ("no error" when it returns), with its hint.
+  static std::string error_of(const std::function<void()>& f, rc::Errc* errc = nullptr) {
+    try {
+      f();
+    } catch (const rc::Error& e) {
+      if (errc) *errc = e.errc();
+      return std::string(e.what()) + "\nhint: " + e.hint();
+    }
+    return "no error";
+  }
+  fs::path blobs() const { return cache_ / "models--org--tiny" / "blobs"; }
+  fs::path incomplete() const { return blobs() / (hub_->sha256() + ".incomplete"); }
 
   static fs::path dir_;
   static MockHub* hub_;
@@ -352,6 +378,227 @@ TEST_F(HubDownload, UnreachableHubFallsBackToTheCache) {
   EXPECT_EQ(slurp(r.snapshot / "model.safetensors"), slurp(kTiny / "model.safetensors"));
 }
 
+// Issue 27, finding 5: a link planted in a shared cache is refused, never followed: as the
+// partial download (it would truncate and overwrite its target), as a blob, or as a
+// snapshot entry that leads out of the blobs folder.
+TEST_F(HubDownload, LinksPlantedInTheCacheAreRefusedNotFollowed) {
+  const fs::path victim = dir_ / "victim.txt";
+  { std::ofstream(victim) << "precious"; }
+  fs::create_directories(blobs());
+  fs::create_symlink(victim, incomplete());
+  rc::Errc errc{};
+  std::string msg = error_of([&] { rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model); }, &errc);
+  EXPECT_NE(msg.find(incomplete().string()), std::string::npos) << msg;
+  EXPECT_NE(msg.find("symbolic link"), std::string::npos) << msg;
+  EXPECT_EQ(slurp(victim), "precious") << "the download wrote through the planted link";
+  EXPECT_EQ(MockHub::count(hub_->log(), "storage", "GET"), 0);
+  fs::remove(incomplete());
+
+  fs::create_symlink(victim, blobs() / hub_->sha256());  // a blob that is a link
+  msg = error_of([&] { rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model); });
+  EXPECT_NE(msg.find((blobs() / hub_->sha256()).string()), std::string::npos) << msg;
+  EXPECT_NE(msg.find("symbolic link"), std::string::npos) << msg;
+  EXPECT_FALSE(fs::exists(cache_ / "models--org--tiny" / "snapshots" / hub_->commit() / "model.safetensors"));
+  fs::remove(blobs() / hub_->sha256());
+
+  // A snapshot entry linking outside blobs/: refused even for a commit sha (no question asked).
+  const fs::path snap = cache_ / "models--org--tiny" / "snapshots" / hub_->commit();
+  fs::create_directories(snap);
+  fs::create_symlink(victim, snap / "config.json");
+  msg = error_of([&] { rc::hub::fetch(settings_, "org/tiny", hub_->commit(), rc::hub::Want::model); });
+  EXPECT_NE(msg.find("outside the model's blobs folder"), std::string::npos) << msg;
+}
+
+// Finding 6: an announced size the disk cannot hold is refused before a byte is fetched.
+TEST_F(HubDownload, AnnouncedSizeLargerThanTheFreeSpaceIsRefusedFirst) {
+  hub_->control({{"file_fault", {{"file", "model.safetensors"}, {"size", "1125899906842624"}}}});  // 1 PiB
+  const std::string msg = error_of([&] { rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model); });
+  EXPECT_NE(msg.find("not enough free space"), std::string::npos) << msg;
+  EXPECT_EQ(MockHub::count(hub_->log(), "storage", "GET"), 0) << hub_->log().dump();
+  EXPECT_FALSE(fs::exists(incomplete()));
+}
+
+// Finding 6: weights whose size the Hub does not give are not downloaded (unbounded).
+TEST_F(HubDownload, WeightsWithoutAnAnnouncedSizeAreRefused) {
+  hub_->control({{"file_fault", {{"file", "model.safetensors"}, {"size", nullptr}}}});
+  rc::Errc errc{};
+  const std::string msg = error_of([&] { rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model); }, &errc);
+  EXPECT_EQ(errc, rc::Errc::format) << msg;
+  EXPECT_NE(msg.find("gave no size for org/tiny/model.safetensors"), std::string::npos) << msg;
+  EXPECT_EQ(MockHub::count(hub_->log(), "storage", "GET"), 0) << hub_->log().dump();
+}
+
+// Finding 6: a small file without a size is read only up to RC_HUB_MAX_UNSIZED_BYTES.
+TEST_F(HubDownload, FileWithoutASizeIsBounded) {
+  ::setenv("RC_HUB_MAX_UNSIZED_BYTES", "100000", 1);
+  const rc::hub::HubSettings s = settings_from_env();
+  ::unsetenv("RC_HUB_MAX_UNSIZED_BYTES");
+  // vocab.json redirected to the 6.5 MB weights blob, with no X-Linked-Size.
+  hub_->control(
+      {{"file_fault", {{"file", "vocab.json"}, {"location", "http://127.0.0.1:{storage}/blobs/" + hub_->sha256()}}}});
+  rc::Errc errc{};
+  const std::string msg =
+      error_of([&] { rc::hub::download_file(s, "org/tiny", "main", "vocab.json", false, nullptr); }, &errc);
+  EXPECT_EQ(errc, rc::Errc::format) << msg;
+  EXPECT_NE(msg.find("announced no size and sent more than"), std::string::npos) << msg;
+  for (const auto& e : fs::directory_iterator(blobs())) ADD_FAILURE() << "left in the cache: " << e.path();
+}
+
+// Finding 6: a full disk (here: a file-size limit, EFBIG) removes the partial file.
+TEST_F(HubDownload, FullDiskRemovesThePartialFile) {
+  struct rlimit old {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+  struct rlimit small = old;
+  small.rlim_cur = 1 << 20;  // the weights are 6.5 MB; config, vocab and merges fit
+  const auto old_handler = ::signal(SIGXFSZ, SIG_IGN);
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  const std::string msg = error_of([&] { rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model); });
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  ::signal(SIGXFSZ, old_handler);
+  EXPECT_NE(msg.find("the partial download was removed"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("HF_HUB_CACHE"), std::string::npos) << msg;
+  EXPECT_FALSE(fs::exists(incomplete()));
+}
+
+// Finding 7: a server trickling below RC_HUB_MIN_RATE for RC_HUB_MIN_RATE_SECONDS is cut off.
+TEST_F(HubDownload, TrickleBelowTheMinimumRateIsCutOff) {
+  ::setenv("RC_HUB_MIN_RATE", "1024", 1);
+  ::setenv("RC_HUB_MIN_RATE_SECONDS", "1", 1);
+  ::setenv("RC_NET_RETRIES", "1", 1);
+  const rc::hub::HubSettings s = settings_from_env();
+  hub_->control({{"slow", {{"rate", 100}, {"seconds", 20}}}});  // 100 bytes/s for 20 s, then the rest
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string msg = error_of([&] { rc::hub::fetch(s, "org/tiny", "main", rc::hub::Want::model); });
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ::setenv("RC_NET_RETRIES", "4", 1);
+  ::unsetenv("RC_HUB_MIN_RATE");
+  ::unsetenv("RC_HUB_MIN_RATE_SECONDS");
+  EXPECT_NE(msg.find("too slow"), std::string::npos) << msg;
+  EXPECT_LT(secs, 12.0) << msg;
+}
+
+// Finding 7: a download above the minimum rate still ends, at a deadline that grows with the
+// size: RC_HUB_DEADLINE_SECONDS + size / RC_HUB_DEADLINE_RATE.
+TEST_F(HubDownload, SlowDownloadEndsAtADeadlineThatGrowsWithTheSize) {
+  ::setenv("RC_HUB_DEADLINE_SECONDS", "1", 1);
+  ::setenv("RC_HUB_DEADLINE_RATE", "4194304", 1);  // 6.5 MB: 1 + 1 s
+  const rc::hub::HubSettings s = settings_from_env();
+  ::unsetenv("RC_HUB_DEADLINE_SECONDS");
+  ::unsetenv("RC_HUB_DEADLINE_RATE");
+  hub_->control({{"slow", {{"rate", 20000}, {"seconds", 20}}}});  // above 1 KiB/s, but 20 s
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string msg = error_of([&] { rc::hub::fetch(s, "org/tiny", "main", rc::hub::Want::model); });
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_NE(msg.find("took longer than the 2 s allowed"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("RC_HUB_DEADLINE_SECONDS"), std::string::npos) << msg;
+  EXPECT_LT(secs, 10.0) << msg;
+}
+
+// Finding 8: a 5xx or a timeout on an optional tokenizer file fails the run and writes no
+// snapshot; only the Hub's EntryNotFound means absent. The next run asks again.
+TEST_F(HubDownload, ServerErrorOnAnOptionalFileFailsTheRun) {
+  const fs::path snap = cache_ / "models--org--tiny" / "snapshots" / hub_->commit();
+  hub_->control({{"file_fault", {{"file", "tokenizer.json"}, {"status", 500}}}});
+  rc::Errc errc{};
+  std::string msg = error_of([&] { rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model); }, &errc);
+  EXPECT_EQ(errc, rc::Errc::io) << msg;
+  EXPECT_NE(msg.find("'tokenizer.json'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("HTTP 500"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("using the cached"), std::string::npos) << msg;
+  EXPECT_FALSE(fs::exists(snap)) << "a snapshot was written by a failed run";
+  EXPECT_FALSE(fs::exists(cache_ / "models--org--tiny" / ".no_exist" / hub_->commit() / "tokenizer.json"))
+      << "a 500 was recorded as absent";
+
+  settings_.etag_timeout_ms = 1500;  // a Hub that does not answer in time, likewise
+  ::setenv("RC_NET_RETRIES", "1", 1);
+  hub_->control({{"reset", true}, {"file_fault", {{"file", "merges.txt"}, {"hang", 4}}}});
+  msg = error_of([&] { rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model); });
+  ::setenv("RC_NET_RETRIES", "4", 1);
+  settings_.etag_timeout_ms = 10000;
+  EXPECT_NE(msg.find("'merges.txt'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("timed out"), std::string::npos) << msg;
+  EXPECT_FALSE(fs::exists(snap));
+
+  hub_->control({{"reset", true}});  // the next run asks again, and succeeds
+  const auto r = rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model);
+  EXPECT_EQ(slurp(r.snapshot / "merges.txt"), slurp(kTiny / "merges.txt"));
+}
+
+// Finding 9: a failure on the weights names its cause, not "has neither model.safetensors ...".
+TEST_F(HubDownload, FailureOnTheWeightsNamesItsCause) {
+  ::setenv("RC_NET_RETRIES", "1", 1);
+  settings_.etag_timeout_ms = 1500;
+  const std::vector<std::pair<nlohmann::json, std::string>> cases = {
+      {{{"file", "model.safetensors"}, {"status", 503}}, "HTTP 503"},
+      {{{"file", "model.safetensors"}, {"location", "{self}"}}, "redirect"},
+      {{{"file", "model.safetensors"}, {"hang", 4}}, "timed out"},
+  };
+  for (const auto& [fault, cause] : cases) {
+    hub_->control({{"reset", true}, {"file_fault", fault}});
+    const std::string msg = error_of([&] { rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model); });
+    EXPECT_NE(msg.find(cause), std::string::npos) << fault.dump() << ": " << msg;
+    EXPECT_NE(msg.find("model.safetensors"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("has neither"), std::string::npos) << fault.dump() << ": " << msg;
+  }
+  ::setenv("RC_NET_RETRIES", "4", 1);
+}
+
+// Findings 10 and 11: an ETag must be a git blob id or a sha256 (it names the blob).
+TEST_F(HubDownload, EtagThatIsNotAHashIsRefused) {
+  for (const std::string& etag : {std::string("\".\""), std::string("\"..\""), "\"" + std::string(5000, 'a') + "\""}) {
+    hub_->control({{"reset", true}, {"file_fault", {{"file", "config.json"}, {"etag", etag}}}});
+    rc::Errc errc{};
+    const std::string msg =
+        error_of([&] { rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model); }, &errc);
+    EXPECT_EQ(errc, rc::Errc::format) << msg;
+    EXPECT_NE(msg.find("ETag"), std::string::npos) << msg;
+    EXPECT_LT(msg.size(), 600u) << "the ETag is quoted whole";
+    EXPECT_FALSE(fs::exists(cache_ / "models--org--tiny" / "snapshots" / hub_->commit() / "config.json"));
+  }
+}
+
+// Finding 12: a redirect to file:// is refused with a clear error, and leaves no partial file.
+TEST_F(HubDownload, RedirectToAFileUrlIsRefusedAndLeavesNothing) {
+  hub_->control({{"file_fault", {{"file", "model.safetensors"}, {"location", "file:///etc/passwd"}}}});
+  const std::string msg = error_of([&] { rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model); });
+  EXPECT_NE(msg.find("file:///etc/passwd"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("not an http(s) URL"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("resumes"), std::string::npos) << msg;
+  EXPECT_FALSE(fs::exists(incomplete()));
+}
+
+// Finding 13: "http:/host:port/..." (one slash) is absolute: HEAD does not follow it.
+TEST_F(HubDownload, OneSlashAbsoluteRedirectIsNotFollowedOnHead) {
+  hub_->control({{"file_fault", {{"file", "config.json"}, {"location", "http:/127.0.0.1:{storage}/blobs/x"}}}});
+  error_of([&] { rc::hub::download_file(settings_, "org/tiny", "main", "config.json", false, nullptr); });
+  EXPECT_EQ(MockHub::count(hub_->log(), "storage", "HEAD"), 0) << hub_->log().dump();
+}
+
+// Finding 14: a FIFO (or /dev/zero) as refs/<revision> is refused, not waited on or read.
+TEST_F(HubDownload, RefThatIsAFifoIsRefused) {
+  const fs::path refs = cache_ / "models--org--tiny" / "refs";
+  fs::create_directories(refs);
+  settings_.offline = true;
+  {
+    rc::test::FifoFeeder fifo(refs / "main", hub_->commit());
+    ASSERT_TRUE(fifo.ok());
+    rc::Errc errc{};
+    const std::string msg =
+        error_of([&] { rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model); }, &errc);
+    ASSERT_EQ(errc, rc::Errc::format) << msg;  // before /dev/zero, which old code read until out of memory
+    EXPECT_NE(msg.find("FIFO"), std::string::npos) << msg;
+    EXPECT_NE(msg.find((refs / "main").string()), std::string::npos) << msg;
+  }
+  fs::create_symlink("/dev/zero", refs / "main");
+  const std::string msg = error_of([&] { rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model); });
+  EXPECT_NE(msg.find("character device"), std::string::npos) << msg;
+  // Online, a bad ref is replaced by the commit the Hub names.
+  settings_.offline = false;
+  const auto r = rc::hub::fetch(settings_, "org/tiny", "main", rc::hub::Want::model);
+  EXPECT_EQ(slurp(refs / "main"), hub_->commit());
+  EXPECT_EQ(r.commit, hub_->commit());
+}
+
 // Where the cache and the token come from, in huggingface_hub's order of precedence.
 TEST(HubSettingsEnv, CacheAndTokenAsHuggingfaceHubFindsThem) {
   const fs::path home = rc::test::fresh_dir("rc-test-hf-home");
@@ -386,6 +633,55 @@ TEST(HubSettingsEnv, CacheAndTokenAsHuggingfaceHubFindsThem) {
   fs::remove_all(home);
 }
 
+// Finding 14: a FIFO or a device as the token file is refused with its name, not waited on.
+TEST(HubSettingsEnv, TokenFileThatIsAFifoOrDeviceIsRefused) {
+  const fs::path home = rc::test::fresh_dir("rc-test-hf-token");
+  std::map<std::string, std::string> saved;
+  for (const char* v : {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_TOKEN_PATH", "HF_HOME"}) {
+    if (const char* x = std::getenv(v)) saved[v] = x;
+    ::unsetenv(v);
+  }
+  auto message = [] {
+    try {
+      rc::hub::HubSettings::from_env();
+    } catch (const rc::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  {
+    rc::test::FifoFeeder fifo(home / "token", "hf_from_a_fifo\n");
+    ASSERT_TRUE(fifo.ok());
+    ::setenv("HF_HOME", home.c_str(), 1);  // $HF_HOME/token
+    const std::string msg = message();
+    ASSERT_NE(msg.find("FIFO"), std::string::npos) << msg;  // before /dev/zero, which old code read until out of memory
+    EXPECT_NE(msg.find((home / "token").string()), std::string::npos) << msg;
+  }
+  ::unsetenv("HF_HOME");
+  ::setenv("HF_TOKEN_PATH", "/dev/zero", 1);
+  EXPECT_NE(message().find("character device"), std::string::npos) << message();
+  ::unsetenv("HF_TOKEN_PATH");
+  for (const auto& [k, v] : saved) ::setenv(k.c_str(), v.c_str(), 1);
+  fs::remove_all(home);
+}
+
+// Issue 27, finding 7's goal (every question bounded in time): HF_HUB_ETAG_TIMEOUT=0 or
+// garbage is the default 10 s, as in huggingface_hub, not libcurl's "no timeout".
+TEST(HubSettingsEnv, EtagTimeoutOfZeroOrGarbageIsTheDefault) {
+  std::string saved;
+  if (const char* x = std::getenv("HF_HUB_ETAG_TIMEOUT")) saved = x;
+  for (const char* v : {"0", "-5", "soon"}) {
+    ::setenv("HF_HUB_ETAG_TIMEOUT", v, 1);
+    EXPECT_EQ(rc::hub::HubSettings::from_env().etag_timeout_ms, 10000) << v;
+  }
+  ::setenv("HF_HUB_ETAG_TIMEOUT", "2.5", 1);
+  EXPECT_EQ(rc::hub::HubSettings::from_env().etag_timeout_ms, 2500);
+  if (saved.empty())
+    ::unsetenv("HF_HUB_ETAG_TIMEOUT");
+  else
+    ::setenv("HF_HUB_ETAG_TIMEOUT", saved.c_str(), 1);
+}
+
 TEST(HubNames, RepoIdsAsHuggingfaceHubValidatesThem) {
   using rc::hub::is_valid_repo_id;
   EXPECT_TRUE(is_valid_repo_id("cardiffnlp/twitter-roberta-base-sep2022"));
@@ -399,6 +695,11 @@ TEST(HubNames, RepoIdsAsHuggingfaceHubValidatesThem) {
   EXPECT_EQ(rc::hub::normalize_etag("W/\"abc\""), "abc");
   EXPECT_TRUE(rc::hub::is_sha256(std::string(64, 'f')));
   EXPECT_FALSE(rc::hub::is_commit_hash("main"));
+  EXPECT_TRUE(rc::hub::is_valid_etag(std::string(40, 'a')));
+  EXPECT_TRUE(rc::hub::is_valid_etag(std::string(64, '0')));
+  EXPECT_FALSE(rc::hub::is_valid_etag("."));
+  EXPECT_FALSE(rc::hub::is_valid_etag(std::string(64, 'A')));
+  EXPECT_FALSE(rc::hub::is_valid_etag(std::string(50, 'a')));
 }
 
 }  // namespace

@@ -7,7 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "../hub/hub_fixture.h"
+#include "hub/fifo_feeder.h"
 #include "net/http.h"
+#include "roberta/error.h"
 #include "support/subprocess.h"
 
 namespace fs = std::filesystem;
@@ -40,6 +42,42 @@ TEST(Http, TlsIsVerifiedAndTheCaBundleComesFromTheEnvironment) {
     EXPECT_EQ(ok.body, "ok");
     ::unsetenv(var);
   }
+  server.stop();
+  fs::remove_all(dir);
+}
+
+// Issue 27, finding 14 (its goal: no file named by the environment can be a FIFO): a CA
+// bundle that is a FIFO is refused, naming the variable, before libcurl would wait on it.
+TEST(Http, CaBundleThatIsAFifoIsRefused) {
+  const fs::path dir = rc::test::fresh_dir("rc-test-tls-fifo");
+  const std::string cert = (dir / "cert.pem").string(), key = (dir / "key.pem").string();
+  const std::string make =
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 "
+      "-addext subjectAltName=IP:127.0.0.1 -keyout " +
+      key + " -out " + cert + " >/dev/null 2>&1";
+  if (std::system(make.c_str()) != 0) GTEST_SKIP() << "openssl cannot make a test certificate";
+  rc::test::Subprocess server({"python3", std::string(RC_SOURCE_DIR) + "/tests/net/tls_server.py", "--cert", cert,
+                               "--key", key, "--port-file", (dir / "port.json").string()},
+                              (dir / "server.log").string());
+  const std::string text = rc::test::wait_for_file(dir / "port.json");
+  ASSERT_FALSE(text.empty()) << rc::test::slurp(dir / "server.log");
+  rc::net::Request req;
+  req.url = "https://127.0.0.1:" + std::to_string(nlohmann::json::parse(text)["port"].get<int>()) + "/";
+  for (const char* v : {"SSL_CERT_FILE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "SSL_CERT_DIR"}) ::unsetenv(v);
+  std::string msg = "no error";
+  {
+    rc::test::FifoFeeder fifo(dir / "ca.pem", rc::test::slurp(cert));
+    ASSERT_TRUE(fifo.ok());
+    ::setenv("SSL_CERT_FILE", (dir / "ca.pem").c_str(), 1);
+    try {
+      rc::net::perform(req);
+    } catch (const rc::Error& e) {
+      msg = e.what();
+    }
+    ::unsetenv("SSL_CERT_FILE");
+  }
+  EXPECT_NE(msg.find("SSL_CERT_FILE"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("FIFO"), std::string::npos) << msg;
   server.stop();
   fs::remove_all(dir);
 }
@@ -122,6 +160,22 @@ TEST(Http, UrlHelpers) {
             "https://cdn.example/blob?sig=1");
   EXPECT_EQ(rc::net::url_encode("refs/pr/1", false), "refs%2Fpr%2F1");
   EXPECT_EQ(rc::net::url_encode("a b/c.json", true), "a%20b/c.json");
+}
+
+// Issue 27, finding 13: relative means no scheme and no authority, whatever the slashes.
+TEST(Http, RelativeRedirectsHaveNoSchemeAndNoAuthority) {
+  using rc::net::is_relative_reference;
+  EXPECT_TRUE(is_relative_reference("/org/b/resolve/main/x"));
+  EXPECT_TRUE(is_relative_reference("x?a=b:c"));
+  EXPECT_TRUE(is_relative_reference("./a:b"));
+  EXPECT_FALSE(is_relative_reference("http:/127.0.0.1:9/x"));  // libcurl reads 127.0.0.1:9 as the host
+  EXPECT_FALSE(is_relative_reference("HTTP:127.0.0.1/x"));
+  EXPECT_FALSE(is_relative_reference("file:///etc/passwd"));
+  EXPECT_FALSE(is_relative_reference("//cdn.example/x"));
+  EXPECT_FALSE(is_relative_reference("/\\cdn.example/x"));
+  EXPECT_TRUE(rc::net::is_http_url("HTTPS://hf.co/x"));
+  EXPECT_FALSE(rc::net::is_http_url("file:///etc/passwd"));
+  EXPECT_FALSE(rc::net::is_http_url("http:/hf.co"));
 }
 
 }  // namespace
