@@ -52,7 +52,9 @@ void Router::tei_decode(const Ex& ex, const RouteMatch&) {
 }
 
 // TEI's Info for a classifier; model_sha, sha and docker_label are null as TEI reports them
-// for a local model without a Hub revision.
+// for a local model without a Hub revision. model_id is the Hub id, or the folder's or
+// archive's name: TEI shows the --model-id it was given; the server's own path or an
+// s3:// URL is nothing a client of the inference port needs (issue 27 finding 20).
 void Router::tei_info(const Ex& ex, const RouteMatch&) {
   const auto model = primary_model(*ex);
   json id2label = json::object(), label2id = json::object();
@@ -62,7 +64,7 @@ void Router::tei_info(const Ex& ex, const RouteMatch&) {
     label2id[labels[i]] = i;
   }
   const json info = {
-      {"model_id", model->url.empty() ? model->name : model->url},
+      {"model_id", model->model_id.empty() ? model->name : model->model_id},
       {"model_sha", nullptr},
       {"model_dtype", model->backend->dtype()},
       {"model_type", {{"classifier", {{"id2label", id2label}, {"label2id", label2id}}}}},
