@@ -89,7 +89,8 @@ std::string remote_url_problem(const std::string& url) {
     size_t end = p.find('/', begin);
     if (end == std::string_view::npos) end = p.size();
     const std::string_view segment = p.substr(begin, end - begin);
-    if (segment.empty() || segment == "." || segment == "..")
+    // A trailing "/" is left to the check hook: it names no object, and is not rewritten.
+    if ((segment.empty() && end != p.size()) || segment == "." || segment == "..")
       return "model url " + quoted(url) +
              " has an empty, '.' or '..' path segment, which would be rewritten before fetching; name the object "
              "by its plain key";
