@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <regex>
 
 #include "commands.h"
 #include "core/env.h"
@@ -50,7 +49,8 @@ serve::ModelSpec parse_model_arg(const std::string& arg, const std::string& revi
   if (net::is_s3_url(source))
     net::parse_s3_url(source);  // fetched by the registry's loader (path left empty)
   else
-    spec.path = local ? source : resolve_model_source(source, revision);  // else a Hub id
+    spec.path = local ? source : resolve_model_source(source, revision);                    // else a Hub id
+  if (!local && !net::is_s3_url(source)) spec.hub_id = source.substr(0, source.find('@'));  // TEI's /info model_id
   return spec;
 }
 
@@ -66,6 +66,7 @@ void add_serve_command(CLI::App& app) {
     int max_batch_size = 32, max_batch_delay_ms = 5, max_length = 0, max_connections = 4096;
     int max_client_batch_size = 32, max_models = 64;
     int64_t max_batch_tokens = 16384, queue_size = 1024;
+    uint64_t max_download_bytes = serve::RegistryDefaults{}.max_download_bytes;
     double request_timeout = 60, read_timeout = 30;
     bool no_truncate = false;
   };
@@ -80,8 +81,12 @@ void add_serve_command(CLI::App& app) {
                                     "/opt/ml/model, as SageMaker mounts it. /invocations serves the first");
   add_revision_option(*cmd, o->revision);
   cmd->add_option("--allowed-urls", o->allowed_urls,
-                  "Regexes (whole-URL match, as TorchServe's allowed_urls) of s3:// URLs that POST /models and "
-                  "SageMaker multi-model loads may fetch. Default: none (only the model store)");
+                  "Regexes (RE2 syntax, whole-URL match, as TorchServe's allowed_urls) of s3:// URLs that POST "
+                  "/models and SageMaker multi-model loads may fetch. Default: none (only the model store)");
+  cmd->add_option("--max-download-bytes", o->max_download_bytes,
+                  "Most bytes one s3:// model may download into --work-dir (default 8 GiB, the most a package "
+                  "may unpack to)")
+      ->check(CLI::Range(uint64_t(1), uint64_t(1) << 50));
   auto* port_opt = cmd->add_option("--port", o->port, "Inference port (default 8080, or $SAGEMAKER_BIND_TO_PORT)");
   cmd->add_option("--host", o->host,
                   "Inference address to bind. Default: 127.0.0.1 (this machine only), or 0.0.0.0 inside a "
@@ -217,17 +222,14 @@ void add_serve_command(CLI::App& app) {
                c.registry.model_store.string(), "' is not a folder");
     c.registry.work_dir = o->work_dir;
     c.registry.max_models = o->max_models;
-    for (const auto& pattern : o->allowed_urls) {
-      try {
-        std::regex check(pattern);
-      } catch (const std::regex_error& e) {
-        RC_THROW(Errc::invalid_argument, "--allowed-urls '", pattern, "' is not a valid regex: ", e.what());
-      }
-    }
+    for (const auto& pattern : o->allowed_urls) serve::check_url_pattern(pattern);
     c.registry.allowed_urls = o->allowed_urls;
+    c.registry.max_download_bytes = o->max_download_bytes;
     c.registry.is_remote = net::is_s3_url;
     c.registry.check = [](const std::string& url) { net::parse_s3_url(url); };
-    c.registry.fetch = [](const std::string& url, const fs::path& dest) { net::s3_download(url, dest); };
+    c.registry.fetch = [](const std::string& url, const fs::path& dest, uint64_t max_bytes) {
+      net::s3_download(url, dest, max_bytes);
+    };
 
     bool startup_failed = false;
     std::vector<serve::ModelSpec> specs;

@@ -6,6 +6,9 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)
 pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)
 find_package(LibArchive REQUIRED)
+# libre2-dev: the server's --allowed-urls, matched in linear time without recursion
+# (std::regex recursed per character: a 30 KB URL overflowed the stack, issue 27).
+pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
 find_package(OpenSSL REQUIRED)
 find_package(CURL 7.75 REQUIRED)  # CURLOPT_AWS_SIGV4 (Debian 12: 7.88)
 find_package(Boost 1.74 REQUIRED)

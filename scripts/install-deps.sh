@@ -38,7 +38,7 @@ apt-get install -y -q --no-install-recommends \
   nlohmann-json3-dev libcli11-dev \
   libgtest-dev libgmock-dev libbenchmark-dev \
   libutf8proc-dev libzip-dev libarchive-dev \
-  libboost1.74-dev libssl-dev libcurl4-openssl-dev \
+  libboost1.74-dev libssl-dev libcurl4-openssl-dev libre2-dev \
   wrk curl bc protobuf-compiler \
   python3 python3-torch python3-numpy \
   libopenblas0-pthread \

@@ -23,12 +23,14 @@ class FillMasker {
   static std::unique_ptr<FillMasker> load(const std::filesystem::path& dir);
   virtual ~FillMasker() = default;
   // One list per <mask> of the text, in order (the pipeline returns a flat list for one
-  // mask, a list of lists for several). Throws invalid_argument when the text has no <mask>
-  // or more than max_masks. Thread-safe.
+  // mask, a list of lists for several). A text longer than max_length() is truncated after
+  // its masks were found. Throws invalid_argument when the text has no <mask>, more than
+  // max_masks, or a <mask> past max_length(). Thread-safe.
   virtual std::vector<std::vector<FillMaskCandidate>> fill(const std::string& text, int top_k = 5) const = 0;
   // The pipeline's JSON for texts: per text a list of candidates (one <mask>) or a list of
-  // such lists (several); a single text unwrapped when `single`.
-  std::string fill_json(const std::vector<std::string>& texts, int top_k, bool single) const;
+  // such lists (several); a single text unwrapped when `single`. Throws
+  // rc::Error(resource_exhausted) once the answer passes max_bytes (0: no bound).
+  std::string fill_json(const std::vector<std::string>& texts, int top_k, bool single, size_t max_bytes = 0) const;
   virtual int max_length() const = 0;  // tokens incl. <s> </s>
   static constexpr int max_masks = 64;
 };

@@ -30,12 +30,22 @@ class FillMaskerImpl final : public FillMasker {
   std::vector<std::vector<FillMaskCandidate>> fill(const std::string& text, int top_k) const override {
     RC_CHECK(top_k >= 1, Errc::invalid_argument, "top_k must be >= 1, got ", top_k);
     const model::RobertaConfig& c = model_->config();
-    std::vector<int32_t> ids = tok_->encode(text, true, int(c.max_tokens()));
+    // The masks are looked for before truncating, so that one past the model's length is
+    // named as such rather than reported missing (issue 27 finding 19).
+    std::vector<int32_t> ids = tok_->encode(text, true, 0);
     std::vector<int64_t> positions;
     for (size_t i = 0; i < ids.size(); ++i)
       if (ids[i] == tok_->mask_id()) positions.push_back(int64_t(i));
     RC_CHECK(!positions.empty(), Errc::invalid_argument, "no <mask> token in the text",
              "\nHINT: write <mask> where a word should be predicted, e.g. \"Paris is the <mask> of France.\"");
+    const int64_t max_tokens = int64_t(c.max_tokens());
+    if (int64_t(ids.size()) > max_tokens) {  // truncated as encode() does: the first tokens, then </s>
+      RC_CHECK(positions.back() < max_tokens - 1, Errc::invalid_argument, "a <mask> lies at token ", positions.back(),
+               ", past the model's max length of ", max_tokens, " tokens (the text has ", ids.size(),
+               ")\nHINT: shorten the text before the <mask>");
+      ids.resize(size_t(max_tokens - 1));
+      ids.push_back(tok_->eos_id());
+    }
     RC_CHECK(int64_t(positions.size()) <= max_masks, Errc::invalid_argument, "more than ", max_masks,
              " <mask> tokens in one text");
     const int64_t T = int64_t(ids.size()), V = c.vocab_size, K = std::min<int64_t>(top_k, V);
@@ -85,22 +95,40 @@ class FillMaskerImpl final : public FillMasker {
 
 }  // namespace
 
-std::string FillMasker::fill_json(const std::vector<std::string>& texts, int top_k, bool single) const {
+std::string FillMasker::fill_json(const std::vector<std::string>& texts, int top_k, bool single,
+                                  size_t max_bytes) const {
   using nlohmann::json;
-  json all = json::array();
-  for (const std::string& text : texts) {
-    const auto res = fill(text, top_k);
-    json per_mask = json::array();
-    for (const auto& cands : res) {
-      json list = json::array();
-      for (const auto& c : cands)
-        list.push_back({{"score", c.score}, {"token", c.token}, {"token_str", c.token_str}, {"sequence", c.sequence}});
-      per_mask.push_back(std::move(list));
+  // Written straight into one string (a tree of JSON objects took ~7x the answer's size),
+  // checked against max_bytes as it grows.
+  std::string out;
+  auto check_size = [&](size_t text) {
+    RC_CHECK(max_bytes == 0 || out.size() <= max_bytes, Errc::resource_exhausted, "the fill-mask answer would exceed ",
+             max_bytes, " bytes (at text ", text, " of ", texts.size(), ")",
+             "\nHINT: ask for a smaller top_k, fewer <mask> tokens or fewer texts");
+  };
+  const bool unwrap = single && texts.size() == 1;
+  if (!unwrap) out += '[';
+  for (size_t t = 0; t < texts.size(); ++t) {
+    const auto res = fill(texts[t], top_k);
+    if (t) out += ',';
+    if (res.size() != 1) out += '[';  // one list per <mask>; a single mask's list unwrapped
+    for (size_t m = 0; m < res.size(); ++m) {
+      if (m) out += ',';
+      out += '[';
+      for (size_t k = 0; k < res[m].size(); ++k) {
+        const FillMaskCandidate& c = res[m][k];
+        if (k) out += ',';
+        out += json{{"score", c.score}, {"token", c.token}, {"token_str", c.token_str}, {"sequence", c.sequence}}.dump(
+            -1, ' ', false, json::error_handler_t::replace);
+        check_size(t);
+      }
+      out += ']';
     }
-    all.push_back(res.size() == 1 ? per_mask[0] : per_mask);
+    if (res.size() != 1) out += ']';
   }
-  const json& out = single && all.size() == 1 ? all[0] : all;
-  return out.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (!unwrap) out += ']';
+  check_size(texts.size());
+  return out;
 }
 
 std::unique_ptr<FillMasker> FillMasker::load(const std::filesystem::path& dir) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "core/check.h"
@@ -96,8 +97,20 @@ Response with_retries(const std::function<Response()>& call, const std::string& 
 
 bool is_s3_url(const std::string& url) { return url.rfind("s3://", 0) == 0; }
 
+namespace {
+// A URL as errors quote it: whole when short, else its start and its length (a 30 KB URL
+// echoed back is no help to anyone).
+std::string quoted_url(const std::string& url) {
+  constexpr size_t kShown = 100;
+  if (url.size() <= kShown) return "'" + url + "'";
+  return "'" + url.substr(0, kShown) + "...' (" + std::to_string(url.size()) + " bytes)";
+}
+}  // namespace
+
 S3Location parse_s3_url(const std::string& url) {
-  RC_CHECK(is_s3_url(url), Errc::invalid_argument, "'", url, "' is not an s3://bucket/key URL");
+  RC_CHECK(is_s3_url(url), Errc::invalid_argument, quoted_url(url), " is not an s3://bucket/key URL");
+  RC_CHECK(url.size() <= kMaxS3UrlBytes, Errc::invalid_argument, "the s3:// URL is ", url.size(),
+           " bytes, longer than any S3 object's (keys are at most ", kMaxS3KeyBytes, " bytes)");
   const std::string rest = url.substr(5);
   const size_t slash = rest.find('/');
   S3Location loc;
@@ -107,9 +120,24 @@ S3Location parse_s3_url(const std::string& url) {
   for (char c : loc.bucket)
     ok = ok && (std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
                 c == '-' || c == '.');
-  RC_CHECK(ok, Errc::invalid_argument, "'", url, "': bucket name must be 3-63 of [a-z0-9.-]");
-  RC_CHECK(!loc.key.empty() && loc.key.back() != '/', Errc::invalid_argument, "'", url,
-           "' names no object\nHINT: give the full key, e.g. s3://bucket/models/model.tar.gz");
+  RC_CHECK(ok, Errc::invalid_argument, quoted_url(url), ": bucket name must be 3-63 of [a-z0-9.-]");
+  RC_CHECK(!loc.key.empty() && loc.key.back() != '/', Errc::invalid_argument, quoted_url(url),
+           " names no object\nHINT: give the full key, e.g. s3://bucket/models/model.tar.gz");
+  RC_CHECK(loc.key.size() <= kMaxS3KeyBytes, Errc::invalid_argument, "the S3 key is ", loc.key.size(),
+           " bytes, more than the ", kMaxS3KeyBytes, " S3 allows");
+  for (char c : loc.key)
+    RC_CHECK(static_cast<unsigned char>(c) >= 0x20 && c != 0x7f, Errc::invalid_argument, quoted_url(url),
+             ": the key holds a control character");
+  for (size_t begin = 0; begin <= loc.key.size();) {
+    size_t end = loc.key.find('/', begin);
+    if (end == std::string::npos) end = loc.key.size();
+    const std::string_view segment(loc.key.data() + begin, end - begin);
+    RC_CHECK(!segment.empty() && segment != "." && segment != "..", Errc::invalid_argument, quoted_url(url),
+             ": the key has an empty, '.' or '..' segment, which HTTP clients rewrite before sending "
+             "(so another key would be fetched)\nHINT: name the object by its plain key, e.g. "
+             "s3://bucket/models/model.tar.gz");
+    begin = end + 1;
+  }
   return loc;
 }
 
@@ -164,7 +192,7 @@ uint64_t s3_download(const std::string& url, const fs::path& dest, uint64_t max_
       },
       "GET " + url);
   if (too_big || write_failed || r.status != 200 || !r.error.empty()) fs::remove(part, ec);
-  RC_CHECK(!too_big, Errc::resource_exhausted, url, " is larger than the ", max_bytes, "-byte limit");
+  RC_CHECK(!too_big, Errc::resource_exhausted, quoted_url(url), " is larger than the ", max_bytes, "-byte limit");
   RC_CHECK(!write_failed, Errc::io, "cannot write '", part.string(), "' (disk full?)");
   if (r.status != 200 || !r.error.empty()) throw_s3(r, url, t, "GET");
   fs::rename(part, dest, ec);

@@ -15,8 +15,14 @@
 #include <vector>
 
 #include "roberta/classifier.h"
+#include "roberta/error.h"
 
 namespace rc::serve {
+
+// Fill-mask candidates one request may ask for, top_k x <mask> tokens over all its texts: 8
+// masks with top_k 100,000 made a 634 MB answer from a 1.5 KB request (issue 27 finding
+// 3). 10,000 full-length (512-token) sequences are ~25 MB of JSON.
+inline constexpr int64_t kMaxFillMaskCandidates = 10000;
 
 class InferenceBackend {
  public:
@@ -44,11 +50,18 @@ class InferenceBackend {
   virtual std::string describe() const = 0;  // one line for logs and GET /models/{name}
   virtual std::string dtype() const = 0;     // "float32", "bfloat16", "int8" (TEI's model_dtype)
   // Masked-LM models (RobertaForMaskedLM folders) answer invocations with HF's fill-mask
-  // pipeline JSON instead of classifying; classifiers return nullopt. HTTP threads.
-  virtual std::optional<std::string> fill_mask(const std::vector<std::string>& texts, int top_k, bool single) const {
-    return std::nullopt;
-  }
+  // pipeline JSON instead of classifying: mask_id() is then their <mask> id (-1 for a
+  // classifier), and fill_mask() one text's answer: a list of candidates for one <mask>, a
+  // list of such lists for several. The batcher runs it on an inference thread as the row's
+  // work (issue 27 finding 3: it ran on the HTTP thread, beside the queue). Throws HttpError
+  // 413 past max_answer_bytes.
+  virtual int32_t mask_id() const { return -1; }
+  virtual std::string fill_mask(const std::string& text, int top_k, size_t max_answer_bytes) const;
 };
+
+inline std::string InferenceBackend::fill_mask(const std::string&, int, size_t) const {
+  throw Error(Errc::unsupported, "this model is not a masked-LM model: it has no fill-mask answer");
+}
 
 // Everything a loader may take from the serving settings of a package (code/serving.json)
 // or from the command line.

@@ -243,6 +243,11 @@ void Scheduler::run_batch(ModelQueue& queue, std::vector<RowRef>& picked) {
     std::lock_guard lock(r.job->mu_);
     r.job->queue_seconds = std::max(r.job->queue_seconds, waited);
   }
+  // Rows with work of their own (fill-mask) run one at a time, outside the forward pass.
+  const auto own = std::stable_partition(picked.begin(), picked.end(), [](const RowRef& r) { return !r.job->run_row; });
+  for (auto it = own; it != picked.end(); ++it) run_own_row(queue, *it);
+  picked.erase(own, picked.end());
+  if (picked.empty()) return;
   std::stable_sort(picked.begin(), picked.end(), [](const RowRef& a, const RowRef& b) { return a.length < b.length; });
   std::vector<int64_t> lengths(picked.size());
   for (size_t i = 0; i < picked.size(); ++i) lengths[i] = picked[i].length;
@@ -283,6 +288,24 @@ void Scheduler::run_batch(ModelQueue& queue, std::vector<RowRef>& picked) {
     for (size_t i = begin; i < end; ++i) finish_row(picked[i].job);
     begin = end;
   }
+}
+
+void Scheduler::run_own_row(ModelQueue& queue, const RowRef& row) {
+  const auto t0 = Job::Clock::now();
+  std::exception_ptr error;
+  try {
+    row.job->run_row(row.index);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  const double seconds = std::chrono::duration<double>(Job::Clock::now() - t0).count();
+  if (metrics_) metrics_->observe_inference(queue.label, seconds, 1, row.length);
+  {
+    std::lock_guard lock(row.job->mu_);
+    row.job->inference_seconds += seconds;
+    if (error && !row.job->error) row.job->error = error;
+  }
+  finish_row(row.job);
 }
 
 }  // namespace rc::serve

@@ -51,6 +51,10 @@ class Job {
   Clock::time_point deadline = Clock::time_point::max();
   double queue_seconds = 0;      // longest wait of any row
   double inference_seconds = 0;  // sum over the batches it was part of
+  // Set for work other than the backend's batched run() (fill-mask): each row is queued,
+  // bounded and timed like any other, then run alone as run_row(index) on an inference
+  // thread; results stay empty. A throw becomes the job's error.
+  std::function<void(size_t row)> run_row;
 
  private:
   friend class Scheduler;
@@ -89,6 +93,7 @@ class Scheduler {
  private:
   void worker_main();
   void run_batch(ModelQueue& queue, std::vector<RowRef>& rows);
+  void run_own_row(ModelQueue& queue, const RowRef& row);
   void finish_row(const std::shared_ptr<Job>& job);
 
   mutable std::mutex mu_;

@@ -1,10 +1,12 @@
 // InferenceBackend for RobertaForMaskedLM folders: invocations answer HF's fill-mask
-// pipeline (rc::FillMasker), run on the HTTP thread, not batched (a masked-LM endpoint is a
-// debugging aid here, not a throughput path).
+// pipeline (rc::FillMasker), one text at a time on an inference thread: the batcher queues
+// them like any rows, but does not batch them (a masked-LM endpoint is a debugging aid
+// here, not a throughput path).
 #include "roberta/error.h"
 #include "roberta/fill_mask.h"
 #include "roberta/tokenizer.h"
 #include "serve/backend.h"
+#include "serve/http_error.h"
 
 namespace rc::serve {
 namespace {
@@ -39,8 +41,14 @@ class FillMaskBackend final : public InferenceBackend {
   const std::vector<std::string>& labels() const override { return labels_; }
   int max_length() const override { return fm_->max_length(); }
   std::string describe() const override { return "RobertaForMaskedLM (fill-mask)"; }
-  std::optional<std::string> fill_mask(const std::vector<std::string>& texts, int top_k, bool single) const override {
-    return fm_->fill_json(texts, top_k, single);
+  int32_t mask_id() const override { return tok_->mask_id(); }
+  std::string fill_mask(const std::string& text, int top_k, size_t max_answer_bytes) const override {
+    try {
+      return fm_->fill_json({text}, top_k, true, max_answer_bytes);
+    } catch (const Error& e) {
+      if (e.errc() != Errc::resource_exhausted) throw;
+      throw HttpError(413, "PayloadTooLarge", e.what(), Errc::invalid_argument);
+    }
   }
 
  private:

@@ -36,9 +36,14 @@ struct ServerConfig {
   int http_threads = 1;     // I/O only: parse, route, send
   int handler_threads = 2;  // request work off the I/O threads: JSON, tokenizing, answers
   int inference_threads = 1;
-  int compute_threads = 0;                         // OpenMP pool per inference thread; 0 = physical cores
-  bool truncate = true;                            // long texts: truncate, or 413 when false
-  int max_client_batch_size = 32;                  // TEI's: inputs per /predict, /tokenize, /decode request
+  int compute_threads = 0;         // OpenMP pool per inference thread; 0 = physical cores
+  bool truncate = true;            // long texts: truncate, or 413 when false
+  int max_client_batch_size = 32;  // TEI's: inputs per /predict, /tokenize, /decode request
+  // One answer (/tokenize, /decode, fill-mask): past it 413. And the answer bytes all
+  // connections hold at once while their clients read them: past it an answer is replaced
+  // by a 503 (40 clients that never read held 2 GB of /decode answers, issue 27 finding 4).
+  size_t max_answer_bytes = size_t(64) << 20;
+  size_t max_held_answer_bytes = size_t(512) << 20;
   std::chrono::milliseconds drain_timeout{25000};  // SIGTERM: in-flight requests get this long
   RegistryDefaults registry;
 };

@@ -54,7 +54,7 @@ struct Server::Impl {
         registry(scheduler, metrics, std::move(loader), config.registry),
         router(RouterConfig{auth, config.truncate,
                             [this] { return startup_pending.load() == 0 && !startup_failed.load(); },
-                            config.max_client_batch_size, config.max_connections},
+                            config.max_client_batch_size, config.max_connections, config.max_answer_bytes},
                registry, scheduler, metrics),
         handlers(size_t(std::max(1, config.handler_threads))),
         work(asio::make_work_guard(ioc)) {}
@@ -66,6 +66,7 @@ struct Server::Impl {
   // destructor updates these.
   std::atomic<int> connections{0};
   std::atomic<int64_t> in_flight{0};
+  std::atomic<int64_t> held_answer_bytes{0};  // answers being written (config.max_held_answer_bytes)
   std::atomic<bool> draining{false};
   std::atomic<int> startup_pending{0};
   std::atomic<bool> startup_failed{false};

@@ -22,6 +22,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     srv_.metrics.add_connections(1);
   }
   ~Session() override {
+    release_answer();
     if (counted_) srv_.in_flight.fetch_sub(1);
     srv_.connections.fetch_sub(1);
     srv_.metrics.add_connections(-1);
@@ -203,6 +204,29 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     std::shared_ptr<Exchange> ex = std::move(current_);
     current_.reset();
     timer_.cancel();
+    if (ex && ex->request.method() == http::verb::head) {
+      // HEAD: GET's headers, Content-Length included, and no body (RFC 9110 9.3.2); a body
+      // here would be read as the start of the next answer on a kept-alive connection.
+      res.content_length(res.body().size());
+      res.body().clear();
+    }
+    if (!hold_answer(res.body().size())) {
+      const size_t size = res.body().size();
+      Request head;
+      head.version(res.version());
+      head.keep_alive(res.keep_alive());
+      res = error_response(ex ? ex->request : head,
+                           std::make_exception_ptr(HttpError(
+                               503, "ServiceUnavailable",
+                               "the server holds " + std::to_string(srv_.held_answer_bytes.load()) +
+                                   " bytes of answers that clients have not read yet; this " + std::to_string(size) +
+                                   "-byte answer would pass the " + std::to_string(srv_.config.max_held_answer_bytes) +
+                                   "-byte limit. Retry later",
+                               Errc::resource_exhausted)),
+                           ex ? ex->style : ErrorStyle::torchserve);
+      res.set(http::field::retry_after, "1");
+      hold_answer(res.body().size());
+    }
     if (ex) {
       const double seconds = std::chrono::duration<double>(Clock::now() - ex->start).count();
       srv_.metrics.observe_request(ex->route, int(res.result_int()), seconds);
@@ -211,12 +235,6 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     }
     const bool keep = res.keep_alive() && !srv_.draining.load();
     res.keep_alive(keep);
-    if (ex && ex->request.method() == http::verb::head) {
-      // HEAD: GET's headers, Content-Length included, and no body (RFC 9110 9.3.2); a body
-      // here would be read as the start of the next answer on a kept-alive connection.
-      res.content_length(res.body().size());
-      res.body().clear();
-    }
     res_ = std::make_shared<Response>(std::move(res));
     beast::get_lowest_layer(stream_).expires_after(srv_.config.read_timeout);
     http::async_write(stream_, *res_, [self = this->shared_from_this(), keep](beast::error_code ec, size_t) {
@@ -225,12 +243,33 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
         self->srv_.in_flight.fetch_sub(1);
       }
       self->res_.reset();
+      self->release_answer();
       if (ec) return;
       if (keep)
         self->do_read();
       else
         self->do_close();
     });
+  }
+
+  // Counts an answer's bytes against the process-wide budget until it is written
+  // (release_answer). Answers up to kAlwaysSent bytes always go (errors, probes, most
+  // predictions), so a full budget never hides why a request failed; a larger one is
+  // refused (false) when it would pass max_held_answer_bytes.
+  static constexpr size_t kAlwaysSent = 64 * 1024;
+  bool hold_answer(size_t bytes) {
+    const int64_t n = int64_t(bytes);
+    const int64_t before = srv_.held_answer_bytes.fetch_add(n);
+    if (bytes > kAlwaysSent && before + n > int64_t(srv_.config.max_held_answer_bytes)) {
+      srv_.held_answer_bytes.fetch_sub(n);
+      return false;
+    }
+    held_answer_bytes_ += n;
+    return true;
+  }
+  void release_answer() {
+    srv_.held_answer_bytes.fetch_sub(held_answer_bytes_);
+    held_answer_bytes_ = 0;
   }
 
   // An answer to a request we stop reading (too large, malformed): send it, then read and
@@ -284,7 +323,8 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   bool reading_ = false;
   bool counted_ = false;
   uint64_t id_ = 0;
-  uint64_t seq_ = 0;  // requests read on this connection
+  uint64_t seq_ = 0;               // requests read on this connection
+  int64_t held_answer_bytes_ = 0;  // of the answer being written (hold_answer)
 };
 
 void Listener::on_accept(beast::error_code ec, tcp::socket socket) {

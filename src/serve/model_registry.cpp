@@ -4,12 +4,15 @@
 #include <algorithm>
 #include <atomic>
 #include <future>
-#include <regex>
 #include <signal.h>
 #include <unistd.h>
 
 #include <cctype>
 #include <cerrno>
+#include <cstring>
+#include <string_view>
+
+#include <re2/re2.h>
 
 #include "core/check.h"
 #include "roberta/log.h"
@@ -27,8 +30,85 @@ LoadedModel::~LoadedModel() {
   }
 }
 
+class UrlAllowlist {
+ public:
+  explicit UrlAllowlist(const std::vector<std::string>& patterns) {
+    for (const auto& p : patterns) {
+      check_url_pattern(p);
+      res_.push_back(std::make_unique<re2::RE2>(p, options()));
+    }
+  }
+  bool empty() const { return res_.empty(); }
+  bool allows(const std::string& url) const {
+    for (const auto& re : res_)
+      if (re2::RE2::FullMatch(url, *re)) return true;
+    return false;
+  }
+  static re2::RE2::Options options() {
+    re2::RE2::Options o;
+    o.set_log_errors(false);  // check_url_pattern reports them, once
+    return o;
+  }
+
+ private:
+  std::vector<std::unique_ptr<re2::RE2>> res_;
+};
+
+void check_url_pattern(const std::string& pattern) {
+  const re2::RE2 re(pattern, UrlAllowlist::options());
+  RC_CHECK(re.ok(), Errc::invalid_argument, "--allowed-urls '", pattern, "' is not a valid regex: ", re.error(),
+           "\nHINT: the patterns are RE2 syntax (no backreferences or lookaround), e.g. 's3://bucket/models/.*'");
+}
+
 namespace {
 bool is_remote_url(const RegistryDefaults& d, const std::string& url) { return d.is_remote && d.is_remote(url); }
+
+// A URL as an error quotes it: the start of a long one and its length, never 30 KB of it.
+std::string quoted(const std::string& url) {
+  constexpr size_t kShown = 100;
+  if (url.size() <= kShown) return "'" + url + "'";
+  return "'" + url.substr(0, kShown) + "...' (" + std::to_string(url.size()) + " bytes)";
+}
+
+// Why a remote URL is refused before the allowlist sees it, or "" when it is not: too long,
+// control characters, or a path segment that is empty, "." or "..". HTTP clients (libcurl
+// included) remove dot segments before sending, so "s3://bkt/prod/../../other/x" matched
+// "s3://bkt/prod/.*" and fetched "/other/x" (issue 27 finding 2).
+std::string remote_url_problem(const std::string& url) {
+  if (url.size() > kMaxRemoteUrlBytes)
+    return "the model url is " + std::to_string(url.size()) + " bytes, more than a remote model's URL may be (" +
+           std::to_string(kMaxRemoteUrlBytes) + "; S3 keys are at most 1024 bytes)";
+  for (char c : url)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return "the model url holds a control character";
+  const size_t scheme = url.find("://");
+  const size_t path = scheme == std::string::npos ? std::string::npos : url.find('/', scheme + 3);
+  if (path == std::string::npos) return "";  // no path: the check hook says what is missing
+  // All of it: an s3:// key has no query ("?" and "#" are part of the key).
+  const std::string_view p(url.data() + path + 1, url.size() - path - 1);
+  for (size_t begin = 0; begin <= p.size();) {
+    size_t end = p.find('/', begin);
+    if (end == std::string_view::npos) end = p.size();
+    const std::string_view segment = p.substr(begin, end - begin);
+    // A trailing "/" is left to the check hook: it names no object, and is not rewritten.
+    if ((segment.empty() && end != p.size()) || segment == "." || segment == "..")
+      return "model url " + quoted(url) +
+             " has an empty, '.' or '..' path segment, which would be rewritten before fetching; name the object "
+             "by its plain key";
+    begin = end + 1;
+  }
+  return "";
+}
+
+// A folder's or archive's own name: "/srv/models/sst2/" and "s3://b/p/sst2.tar.gz" are
+// "sst2". `fallback` when nothing is left.
+std::string source_name(const std::string& url, const std::string& fallback) {
+  std::string s = url;
+  while (!s.empty() && s.back() == '/') s.pop_back();
+  if (const size_t slash = s.find_last_of('/'); slash != std::string::npos) s = s.substr(slash + 1);
+  for (const char* ext : {".tar.gz", ".tgz"})
+    if (s.size() > std::strlen(ext) && s.ends_with(ext)) s.resize(s.size() - std::strlen(ext));
+  return s.empty() || s == "." || s == ".." ? fallback : s;
+}
 
 // A fresh folder per fetch keeps the object's own file name (TorchServe names a model
 // after its archive) and cannot collide with another load.
@@ -68,7 +148,11 @@ int remove_unpacked_packages(const fs::path& work_dir, bool include_own) {
 }
 
 ModelRegistry::ModelRegistry(Scheduler& scheduler, Metrics& metrics, BackendLoader loader, RegistryDefaults defaults)
-    : scheduler_(scheduler), metrics_(metrics), loader_(std::move(loader)), defaults_(std::move(defaults)) {
+    : scheduler_(scheduler),
+      metrics_(metrics),
+      loader_(std::move(loader)),
+      defaults_(std::move(defaults)),
+      allowlist_(std::make_shared<const UrlAllowlist>(defaults_.allowed_urls)) {
   if (defaults_.work_dir.empty()) defaults_.work_dir = fs::temp_directory_path();
   // Unpacked packages a killed server left behind (finding 5).
   if (const int n = remove_unpacked_packages(defaults_.work_dir, false); n > 0)
@@ -94,15 +178,23 @@ bool ModelRegistry::stop(std::chrono::milliseconds grace) {
 
 fs::path ModelRegistry::resolve_url(const std::string& url) const {
   if (url.empty()) throw HttpError(400, "BadRequest", "model url is empty");
+  if (url.size() > kMaxModelUrlBytes)
+    throw HttpError(400, "BadRequest",
+                    "the model url is " + std::to_string(url.size()) + " bytes, more than the " +
+                        std::to_string(kMaxModelUrlBytes) + " a model url may be",
+                    Errc::invalid_argument);
   std::string path = url;
   if (auto scheme = url.find("://"); scheme != std::string::npos) {
     const std::string s = url.substr(0, scheme);
     if (s == "s3") {
-      if (defaults_.allowed_urls.empty() || !defaults_.fetch)
+      if (allowlist_->empty() || !defaults_.fetch)
         throw HttpError(400, "BadRequest",
                         "s3:// model URLs are not enabled in this server; start it with --allowed-urls "
                         "'s3://BUCKET/PREFIX/.*', or copy the model into the model store",
                         Errc::unsupported);
+      // Bounded and without dot segments before anything matches it (see model_registry.h).
+      if (const std::string problem = remote_url_problem(url); !problem.empty())
+        throw HttpError(400, "BadRequest", problem, Errc::invalid_argument);
       if (defaults_.check) {
         try {
           defaults_.check(url);
@@ -110,14 +202,13 @@ fs::path ModelRegistry::resolve_url(const std::string& url) const {
           throw HttpError(400, "BadRequest", e.what(), Errc::invalid_argument);
         }
       }
-      for (const auto& pattern : defaults_.allowed_urls)
-        if (std::regex_match(url, std::regex(pattern))) return fetch_path(defaults_.work_dir, url);
-      throw HttpError(403, "Forbidden", "model url '" + url + "' matches none of --allowed-urls",
+      if (allowlist_->allows(url)) return fetch_path(defaults_.work_dir, url);
+      throw HttpError(403, "Forbidden", "model url " + quoted(url) + " matches none of --allowed-urls",
                       Errc::invalid_argument);
     }
     if (s != "file")
       throw HttpError(400, "BadRequest",
-                      "model url scheme '" + s + "' is refused: only paths inside the model store are accepted",
+                      "model url scheme " + quoted(s) + " is refused: only paths inside the model store are accepted",
                       Errc::unsupported);
     path = url.substr(scheme + 3);
   }
@@ -134,10 +225,12 @@ fs::path ModelRegistry::resolve_url(const std::string& url) const {
   // the path really leads.
   const fs::path real = fs::canonical(p, ec);
   if (ec)
-    throw HttpError(404, "ModelNotFound", "model url '" + url + "' does not exist in the model store", Errc::not_found);
+    throw HttpError(404, "ModelNotFound", "model url " + quoted(url) + " does not exist in the model store",
+                    Errc::not_found);
   auto [s_end, r_it] = std::mismatch(store.begin(), store.end(), real.begin(), real.end());
   if (s_end != store.end() || real == store)
-    throw HttpError(403, "Forbidden", "model url '" + url + "' is outside the model store", Errc::invalid_argument);
+    throw HttpError(403, "Forbidden", "model url " + quoted(url) + " is outside the model store",
+                    Errc::invalid_argument);
   return real;
 }
 
@@ -150,6 +243,7 @@ std::shared_ptr<LoadedModel> load_model(const ModelSpec& spec, const BackendLoad
   auto model = std::make_shared<LoadedModel>();
   model->name = spec.name;
   model->url = spec.url.empty() ? spec.path.string() : spec.url;
+  model->model_id = !spec.hub_id.empty() ? spec.hub_id : source_name(model->url, spec.name);
   fs::path dir = spec.path;
   std::error_code ec;
   struct RemoveOnExit {  // the downloaded archive goes once it is unpacked (or failed to)
@@ -163,7 +257,7 @@ std::shared_ptr<LoadedModel> load_model(const ModelSpec& spec, const BackendLoad
     RC_CHECK(defaults_.fetch != nullptr, Errc::unsupported, "'", spec.url, "': remote models are not enabled");
     if (dir.empty()) dir = fetch_path(defaults_.work_dir, spec.url);
     fetched.folder = dir.parent_path();
-    defaults_.fetch(spec.url, dir);
+    defaults_.fetch(spec.url, dir, defaults_.max_download_bytes);
   }
   if (fs::is_regular_file(dir, ec)) {
     RC_CHECK(is_tar_gz(dir), Errc::format, "'", dir.string(),

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <filesystem>
 #include <functional>
@@ -30,6 +31,10 @@ namespace rc::serve {
 
 struct LoadedModel {
   std::string name, version, url;
+  // What TEI's /info calls model_id: the Hub id for a model from the Hub, else the folder's
+  // or archive's own name. Never the server's local path or an s3:// URL (issue 27
+  // finding 20): TEI shows the id it was started with, and /info is on the inference port.
+  std::string model_id;
   std::shared_ptr<const InferenceBackend> backend;
   std::shared_ptr<ModelQueue> queue;
   BatchLimits limits;
@@ -49,6 +54,7 @@ struct ModelSpec {
   std::string name, version;   // version "" -> the package's, else "1.0"
   std::filesystem::path path;  // checkpoint folder or model.tar.gz
   std::string url;             // as the user gave it (for listings)
+  std::string hub_id;          // set when the model came from the Hugging Face Hub (/info's model_id)
   int max_batch_size = 0;      // 0/-1: the package's settings, else the server defaults
   int max_batch_delay_ms = -1;
   int initial_workers = -1;    // TorchServe's initial_workers; -1: 1
@@ -66,16 +72,35 @@ struct RegistryDefaults {
   // folder under 40 names, +340 MB).
   int max_models = 64;
   // Remote models (s3://): registering one by URL needs a match in allowed_urls (regexes
-  // over the whole URL, as TorchServe's allowed_urls; empty: none). is_remote says which
-  // URLs are remote, check refuses a malformed one (throws rc::Error), fetch downloads it:
-  // all set by the CLI from src/net (net::is_s3_url, net::parse_s3_url, net::s3_download),
-  // the one copy of s3:// URL handling, so serve does not link the network layer. Unset:
-  // no URL is remote.
+  // over the whole URL, as TorchServe's allowed_urls; empty: none). They are RE2 regexes,
+  // matched in linear time without recursion: std::regex recursed once per character and a
+  // 30,000-byte URL overflowed the stack (issue 27 finding 1). Before any matching a URL is
+  // bounded (kMaxRemoteUrlBytes) and refused with an empty, "." or ".." path segment, which
+  // an HTTP client would rewrite: the allowlist decides on the URL that is fetched.
+  // is_remote says which URLs are remote, check refuses a malformed one (throws rc::Error),
+  // fetch downloads it, writing at most max_bytes: all set by the CLI from src/net
+  // (net::is_s3_url, net::parse_s3_url, net::s3_download), the one copy of s3:// URL
+  // handling, so serve does not link the network layer. Unset: no URL is remote.
   std::vector<std::string> allowed_urls;
   std::function<bool(const std::string& url)> is_remote;
   std::function<void(const std::string& url)> check;
-  std::function<void(const std::string& url, const std::filesystem::path& dest)> fetch;
+  std::function<void(const std::string& url, const std::filesystem::path& dest, uint64_t max_bytes)> fetch;
+  // What one remote model may download (--max-download-bytes): the unpacker's own bound on
+  // a package's total size (io::ExtractLimits), as a larger archive could not be served
+  // anyway. A 10 GB object filled --work-dir before (issue 27 finding 15).
+  uint64_t max_download_bytes = 8ull << 30;
 };
+
+// The longest model URL a registration may give (a path within PATH_MAX), and the longest
+// remote one (an s3:// URL is at most 1,093 bytes: S3 keys are at most 1,024). Checked
+// before anything else reads the URL.
+inline constexpr size_t kMaxModelUrlBytes = 4096;
+inline constexpr size_t kMaxRemoteUrlBytes = 2048;
+
+// Throws rc::Error(invalid_argument) naming the problem when `pattern` is not a valid
+// --allowed-urls regex (RE2 syntax).
+void check_url_pattern(const std::string& pattern);
+class UrlAllowlist;
 
 class ModelRegistry {
  public:
@@ -122,6 +147,7 @@ class ModelRegistry {
   Metrics& metrics_;
   BackendLoader loader_;
   RegistryDefaults defaults_;
+  std::shared_ptr<const UrlAllowlist> allowlist_;  // defaults_.allowed_urls, compiled once
 
   mutable std::mutex mu_;
   struct Versions {

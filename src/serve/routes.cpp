@@ -1,6 +1,7 @@
 // Route table and handlers (see routes.h).
 #include "serve/routes.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <map>
@@ -546,7 +547,8 @@ std::vector<std::vector<int32_t>> Router::tokenize_inputs(const ParsedInputs& in
 
 void Router::submit(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<LoadedModel>& model,
                     std::vector<std::vector<int32_t>> rows, double tokenize_seconds,
-                    std::function<Response(const Exchange&, const Job&)> render) {
+                    std::function<Response(const Exchange&, const Job&)> render,
+                    std::function<void(size_t row)> run_row) {
   metrics_.observe_tokenize(model->name + ":" + model->version, tokenize_seconds);
   // The job holds the exchange weakly (the exchange holds the job): once the connection
   // answered (a 504) or went away, the late result is simply dropped. The closure keeps the
@@ -571,6 +573,7 @@ void Router::submit(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<L
     throw HttpError(503, "ServiceUnavailable",
                     "model '" + model->name + "' has 0 workers; scale it up with PUT /models/" + model->name +
                         "?min_worker=1 on the management port");
+  job->run_row = std::move(run_row);
   if (model->response_timeout_s > 0)
     job->deadline = Job::Clock::now() + std::chrono::seconds(model->response_timeout_s);
   ex->job = job;
@@ -587,12 +590,8 @@ void Router::invoke(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<L
                     "batch size " + std::to_string(in->texts.size()) + " > maximum allowed batch size " +
                         std::to_string(config_.max_client_batch_size));
   check_rows_fit_queue(in->texts.size(), model->limits.queue_size, model->name);  // 413 before tokenizing
-  if (format != Format::tei) {  // a masked-LM model answers HF's fill-mask pipeline instead
-    if (auto body = model->backend->fill_mask(in->texts, in->top_k > 0 ? in->top_k : 5, in->single)) {
-      ex->reply(make_response(req, 200, *body));
-      return;
-    }
-  }
+  // A masked-LM model answers HF's fill-mask pipeline instead.
+  if (format != Format::tei && model->backend->mask_id() >= 0) return invoke_fill_mask(ex, model, in);
   const ResponseFormat accept =
       format == Format::tei ? ResponseFormat::json : response_format(std::string(req[http::field::accept]));
   const auto t0 = Clock::now();
@@ -605,6 +604,54 @@ void Router::invoke(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<L
       return make_response(e.request, 200, render_invocation_csv(j.results, *in, labels), "text/csv");
     return make_response(e.request, 200, render_invocation_json(j.results, *in, labels));
   });
+}
+
+void Router::invoke_fill_mask(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<LoadedModel>& model,
+                              const std::shared_ptr<const ParsedInputs>& in) {
+  const int top_k = in->top_k > 0 ? in->top_k : 5;
+  const auto t0 = Clock::now();
+  std::vector<std::vector<int32_t>> rows;
+  int64_t masks = 0;
+  for (const std::string& text : in->texts) {
+    std::vector<int32_t> ids = model->backend->tokenize(text, 0);  // masks past max_length count too
+    masks += std::count(ids.begin(), ids.end(), model->backend->mask_id());
+    // The row's length is what the queue's token accounting sees; the work reads the text.
+    if (model->max_length > 0 && int64_t(ids.size()) > model->max_length) ids.resize(size_t(model->max_length));
+    rows.push_back(std::move(ids));
+  }
+  const int64_t candidates = masks * int64_t(top_k);
+  if (candidates > kMaxFillMaskCandidates)
+    throw HttpError(413, "PayloadTooLarge",
+                    "top_k " + std::to_string(top_k) + " x " + std::to_string(masks) + " <mask> token(s) asks for " +
+                        std::to_string(candidates) + " fill-mask candidates, more than the " +
+                        std::to_string(kMaxFillMaskCandidates) +
+                        " one request may get; lower top_k or send fewer masks",
+                    Errc::invalid_argument);
+  const double tokenize_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  auto answers = std::make_shared<std::vector<std::string>>(in->texts.size());
+  const size_t max_bytes = config_.max_answer_bytes;
+  std::shared_ptr<const InferenceBackend> backend = model->backend;
+  auto run_row = [in, answers, backend, top_k, max_bytes](size_t i) {
+    (*answers)[i] = backend->fill_mask(in->texts[i], top_k, max_bytes);
+  };
+  submit(
+      ex, model, std::move(rows), tokenize_seconds,
+      [in, answers, max_bytes](const Exchange& e, const Job&) {
+        if (in->single && answers->size() == 1) return make_response(e.request, 200, std::move((*answers)[0]));
+        std::string body = "[";
+        for (size_t i = 0; i < answers->size(); ++i) {
+          if (i) body += ',';
+          body += (*answers)[i];
+          if (body.size() > max_bytes)
+            throw HttpError(413, "PayloadTooLarge",
+                            "the fill-mask answer would exceed " + std::to_string(max_bytes) +
+                                " bytes; ask for a smaller top_k or send fewer texts",
+                            Errc::invalid_argument);
+        }
+        body += ']';
+        return make_response(e.request, 200, std::move(body));
+      },
+      std::move(run_row));
 }
 
 }  // namespace rc::serve

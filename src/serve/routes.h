@@ -23,6 +23,7 @@
 #include "serve/batcher.h"
 #include "serve/metrics.h"
 #include "serve/model_registry.h"
+#include "serve/tokenize_answer.h"
 
 namespace rc::serve {
 
@@ -66,6 +67,7 @@ struct RouterConfig {
   std::function<bool()> ready;        // /ping: startup models loaded
   int max_client_batch_size = 32;     // TEI's --max-client-batch-size: inputs per /predict, /tokenize, /decode
   int max_concurrent_requests = 512;  // reported by TEI's /info
+  size_t max_answer_bytes = kMaxTokenizeAnswerBytes;  // one answer: /tokenize, /decode, fill-mask (413 past it)
 };
 
 // One served route. The pattern's {name} segments match any one path segment.
@@ -142,12 +144,17 @@ class Router {
   void dispatch(const std::shared_ptr<Exchange>& ex);
   enum class Format { invocation, tei };
   void invoke(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<LoadedModel>& model, Format format);
+  // A masked-LM model's invocations: HF's fill-mask pipeline, one row per text through the
+  // model's queue, top_k x <mask> tokens bounded first (kMaxFillMaskCandidates).
+  void invoke_fill_mask(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<LoadedModel>& model,
+                        const std::shared_ptr<const struct ParsedInputs>& in);
   // Tokenizes every input (pairs too); 413 over the limit unless truncating.
   std::vector<std::vector<int32_t>> tokenize_inputs(const struct ParsedInputs& in, const LoadedModel& model) const;
   // Queues rows; on_done runs on the connection's thread with the finished job.
   void submit(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<LoadedModel>& model,
               std::vector<std::vector<int32_t>> rows, double tokenize_seconds,
-              std::function<Response(const Exchange&, const Job&)> render);
+              std::function<Response(const Exchange&, const Job&)> render,
+              std::function<void(size_t row)> run_row = {});
   void register_model(const std::shared_ptr<Exchange>& ex, ModelSpec spec, bool torchserve);
   // Admin routes: serve/auth.h's authorize() again, on the pattern of the route actually
   // matched, so no spelling of a path can reach one past the connection's check.

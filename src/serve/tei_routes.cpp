@@ -36,8 +36,9 @@ void Router::tei_tokenize(const Ex& ex, const RouteMatch&) {
   // Bounded like predictions (serve/tokenize_answer.h).
   check_rows_fit_queue(in.texts.size(), model->limits.queue_size, model->name);
   const TokenizeBudget budget(in.texts.size(), model->limits.queue_size);
-  ex->reply(make_response(
-      req, 200, render_tokenize(*model->backend, in.texts, in.add_special_tokens, truncate ? model->max_length : 0)));
+  ex->reply(make_response(req, 200,
+                          render_tokenize(*model->backend, in.texts, in.add_special_tokens,
+                                          truncate ? model->max_length : 0, config_.max_answer_bytes)));
 }
 
 void Router::tei_decode(const Ex& ex, const RouteMatch&) {
@@ -46,13 +47,14 @@ void Router::tei_decode(const Ex& ex, const RouteMatch&) {
   if (!in.single && in.ids.empty()) throw HttpError(400, "empty", "`ids` cannot be empty");
   if (in.ids.size() > size_t(config_.max_client_batch_size))
     throw batch_too_large(in.ids.size(), config_.max_client_batch_size);
-  json out = json::array();
-  for (const auto& ids : in.ids) out.push_back(model->backend->decode(ids, in.skip_special_tokens));
-  ex->reply(make_response(ex->request, 200, out.dump(-1, ' ', false, json::error_handler_t::replace)));
+  ex->reply(make_response(ex->request, 200,
+                          render_decode(*model->backend, in.ids, in.skip_special_tokens, config_.max_answer_bytes)));
 }
 
 // TEI's Info for a classifier; model_sha, sha and docker_label are null as TEI reports them
-// for a local model without a Hub revision.
+// for a local model without a Hub revision. model_id is the Hub id, or the folder's or
+// archive's name: TEI shows the --model-id it was given; the server's own path or an
+// s3:// URL is nothing a client of the inference port needs (issue 27 finding 20).
 void Router::tei_info(const Ex& ex, const RouteMatch&) {
   const auto model = primary_model(*ex);
   json id2label = json::object(), label2id = json::object();
@@ -62,7 +64,7 @@ void Router::tei_info(const Ex& ex, const RouteMatch&) {
     label2id[labels[i]] = i;
   }
   const json info = {
-      {"model_id", model->url.empty() ? model->name : model->url},
+      {"model_id", model->model_id.empty() ? model->name : model->model_id},
       {"model_sha", nullptr},
       {"model_dtype", model->backend->dtype()},
       {"model_type", {{"classifier", {{"id2label", id2label}, {"label2id", label2id}}}}},

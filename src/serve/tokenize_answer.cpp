@@ -68,4 +68,21 @@ std::string render_tokenize(const InferenceBackend& backend, const std::vector<s
   return out;
 }
 
+std::string render_decode(const InferenceBackend& backend, const std::vector<std::vector<int32_t>>& ids,
+                          bool skip_special_tokens, size_t max_answer_bytes) {
+  std::string out = "[";
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i) out += ',';
+    out += nlohmann::json(backend.decode(ids[i], skip_special_tokens))
+               .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (out.size() > max_answer_bytes)
+      throw HttpError(413, "PayloadTooLarge",
+                      "the answer would exceed " + std::to_string(max_answer_bytes) + " bytes (at input " +
+                          std::to_string(i) + " of " + std::to_string(ids.size()) + "); send fewer ids",
+                      Errc::invalid_argument);
+  }
+  out += ']';
+  return out;
+}
+
 }  // namespace rc::serve

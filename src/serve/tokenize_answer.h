@@ -41,4 +41,9 @@ class TokenizeBudget {
 std::string render_tokenize(const InferenceBackend& backend, const std::vector<std::string>& texts,
                             bool add_special_tokens, int max_length, size_t max_answer_bytes = kMaxTokenizeAnswerBytes);
 
+// TEI's /decode answer, ["text", ...], bounded like /tokenize's: 1,040,000 ids in a 6 MB body
+// made a 133 MB answer (issue 27 finding 4). Throws HttpError 413 past max_answer_bytes.
+std::string render_decode(const InferenceBackend& backend, const std::vector<std::vector<int32_t>>& ids,
+                          bool skip_special_tokens, size_t max_answer_bytes = kMaxTokenizeAnswerBytes);
+
 }  // namespace rc::serve

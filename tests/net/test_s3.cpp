@@ -199,6 +199,62 @@ TEST_F(S3, BadUrlsAreUsageErrors) {
   EXPECT_EQ(rc::net::parse_s3_url("s3://my-bucket/a/b.tar.gz").key, "a/b.tar.gz");
 }
 
+// Issue 27 findings 1, 2 and 11: keys past S3's 1,024 bytes, and keys with an empty, "." or
+// ".." segment (libcurl would remove the dot segments and fetch another key than the one
+// the server's allowlist matched), are refused; errors quote a long URL only in part.
+TEST(S3Urls, KeysAreBoundedAndHaveNoDotSegments) {
+  EXPECT_EQ(rc::net::parse_s3_url("s3://bkt/prod/" + std::string(1019, 'k')).key.size(), 1024u);
+  const std::string long_url = "s3://bkt/prod/" + std::string(20000, 'k') + ".tar.gz";
+  try {
+    rc::net::parse_s3_url(long_url);
+    ADD_FAILURE() << "a 20 KB key was accepted";
+  } catch (const rc::Error& e) {
+    EXPECT_LT(std::string(e.what()).size(), 400u) << "the error echoes the URL";
+  }
+  EXPECT_THROW(rc::net::parse_s3_url("s3://bkt/prod/" + std::string(1020, 'k')), rc::Error);
+  for (const char* url : {"s3://bkt/prod/../../secret-bucket/private/model.tar.gz", "s3://bkt/prod/./m.tar.gz",
+                          "s3://bkt/prod//m.tar.gz", "s3://bkt//m.tar.gz", "s3://bkt/prod/..", "s3://bkt/a\nb"})
+    EXPECT_THROW(rc::net::parse_s3_url(url), rc::Error) << url;
+  EXPECT_EQ(rc::net::parse_s3_url("s3://bkt/prod/..x/a.b/m.tar.gz").key, "prod/..x/a.b/m.tar.gz");
+}
+
+// Issue 27 finding 15: `roberta serve` downloaded s3:// models without a size bound; now at
+// most --max-download-bytes (default 8 GiB), and nothing is left in the work dir.
+TEST_F(S3, ServeBoundsWhatAModelMayDownload) {
+  if (!fs::exists(kRoberta)) GTEST_SKIP() << kRoberta << " is not built";
+  rc::net::s3_upload(kTiny / "vocab.json", url("models/big.tar.gz"));  // ~900 KB
+  const fs::path work = dir_ / "bounded-work";
+  fs::create_directories(work);
+  const int port = rc::test::free_port(), mport = rc::test::free_port();
+  rc::test::Subprocess serve(
+      {kRoberta, "serve", "--model", "tiny=" + kTiny.string(), "--host", "127.0.0.1", "--port", std::to_string(port),
+       "--management-port", std::to_string(mport), "--threads", "1", "--allowed-urls", "s3://rc-models/models/.*",
+       "--work-dir", work.string(), "--max-download-bytes", "1000"},
+      (dir_ / "serve-bounded.log").string());
+  const std::string mgmt = "http://127.0.0.1:" + std::to_string(mport);
+  bool up = false;
+  for (int i = 0; i < 300 && !up && serve.running(); ++i) {
+    rc::net::Request ping;
+    ping.url = "http://127.0.0.1:" + std::to_string(port) + "/ping";
+    up = rc::net::perform(ping).status == 200;
+    if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(up) << slurp(dir_ / "serve-bounded.log");
+  rc::net::Request reg;
+  reg.method = "POST";
+  reg.url =
+      mgmt + "/models?model_name=big&synchronous=true&url=" + rc::net::url_encode(url("models/big.tar.gz"), false);
+  const auto r = rc::net::perform(reg);
+  EXPECT_EQ(r.status, 507) << r.body;
+  EXPECT_NE(r.body.find("1000-byte limit"), std::string::npos) << r.body;
+  // Dot segments are refused before anything is fetched (finding 2).
+  reg.url = mgmt + "/models?model_name=dots&url=" + rc::net::url_encode(url("models/../elsewhere/x.tar.gz"), false);
+  const auto dots = rc::net::perform(reg);
+  EXPECT_EQ(dots.status, 400) << dots.body;
+  for (const auto& e : fs::directory_iterator(work))
+    EXPECT_EQ(e.path().filename().string().rfind("rc-fetch-", 0), std::string::npos) << e.path();
+}
+
 // End to end through the CLI: package to S3, serve from S3, register from S3 by URL.
 TEST_F(S3, PackageToS3ThenServeFromS3) {
   if (!fs::exists(kRoberta)) GTEST_SKIP() << kRoberta << " is not built";
