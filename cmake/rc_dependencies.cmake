@@ -34,3 +34,31 @@ if(RC_WITH_CUDA)
   enable_language(CUDA)
   find_package(CUDAToolkit REQUIRED)
 endif()
+
+# Link probe: an empty program linked against every external library `roberta` links, with
+# --no-as-needed so that each shared library stays on the line and the linker resolves what
+# it needs in turn. It fails the configure in seconds where the build would fail only at its
+# last step: e.g. the arm64 libgloo.so.0 (unpacked by scripts/build-arm64.sh) needs libibverbs
+# and libhiredis for arm64, and without them `roberta` stops at link on undefined ibv_* and
+# redis* symbols. Run once per build folder (the result is cached only when it links).
+set(_rc_external_libs gloo OpenSSL::SSL OpenSSL::Crypto CURL::libcurl LibArchive::LibArchive PkgConfig::LIBZIP
+                      PkgConfig::UTF8PROC OpenMP::OpenMP_CXX Threads::Threads)
+if(RC_WITH_ONEDNN)
+  list(APPEND _rc_external_libs DNNL::dnnl)
+endif()
+if(NOT RC_EXTERNAL_LIBS_LINK)
+  try_compile(RC_EXTERNAL_LIBS_LINK SOURCE_FROM_CONTENT rc_link_probe.cpp "int main() { return 0; }\n"
+              LINK_LIBRARIES ${_rc_external_libs} LINK_OPTIONS -Wl,--no-as-needed
+              OUTPUT_VARIABLE _rc_link_probe_log)
+  if(NOT RC_EXTERNAL_LIBS_LINK)
+    unset(RC_EXTERNAL_LIBS_LINK CACHE)
+    string(REGEX MATCHALL "[^\n]*(undefined reference|not found|cannot find)[^\n]*" _rc_link_errors
+                 "${_rc_link_probe_log}")
+    list(SUBLIST _rc_link_errors 0 8 _rc_link_errors)
+    list(JOIN _rc_link_errors "\n  " _rc_link_errors)
+    message(FATAL_ERROR "The external libraries do not link for ${CMAKE_SYSTEM_PROCESSOR} "
+                        "(${_rc_external_libs}):\n  ${_rc_link_errors}\n"
+                        "HINT: a shared library's own dependencies are missing for this architecture; "
+                        "for arm64 run scripts/build-arm64.sh as root (it installs scripts/deps.list's arm64 set).")
+  endif()
+endif()

@@ -6,7 +6,7 @@ option(RC_BUILD_BENCH "Benchmarks under bench/" OFF)
 option(RC_BUILD_CLI "The roberta command" ON)
 option(RC_NATIVE "-march=native, for local experiments only" OFF)
 option(RC_WERROR "Treat warnings as errors (ON in CI)" OFF)
-option(RC_PCH "Precompiled headers for the tests (gtest, gmock, nlohmann/json) and the Beast server layer" ON)
+option(RC_PCH "Precompiled headers for the tests (gtest, gmock, nlohmann/json)" ON)
 option(RC_BUILD_FUZZ "libFuzzer targets under fuzz/ (clang; ASan + UBSan; see cmake/rc_fuzz.cmake)" OFF)
 set(RC_SANITIZE "" CACHE STRING "address, undefined or thread")
 

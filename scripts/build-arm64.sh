@@ -21,52 +21,48 @@ if [ "$deps" = 1 ]; then
     echo "build-arm64: installing the arm64 packages needs root (or pass --no-deps)" >&2
     exit 2
   fi
+  # The packages come from scripts/deps.list, as the x86 build's do: its arm64 column says, for
+  # each library of the build and test sets (and the arm64 set: the cross compiler, qemu, the
+  # runtime libraries the unpacked ones need), whether the amd64 package serves (tools,
+  # Architecture: all headers), the :arm64 one installs beside it (multiarch), or it is unpacked.
+  sets=(build test arm64)
+  if [ "${RC_BUILD_BENCH:-OFF}" = ON ]; then
+    sets+=(bench)
+  fi
+  install=$(scripts/deps.sh --arm64-install "${sets[@]}")
+  unpack=$(scripts/deps.sh --arm64-unpack "${sets[@]}")
   export DEBIAN_FRONTEND=noninteractive
   # Multiarch: arm64 libraries install beside the amd64 ones (/usr/lib/aarch64-linux-gnu).
   if ! dpkg --print-foreign-architectures | grep -qx arm64; then
     dpkg --add-architecture arm64
   fi
   apt-get update -q -o DPkg::Lock::Timeout=900
-  # The arm64 twins of scripts/install-deps.sh's -dev packages. Header-only packages
-  # (nlohmann-json, CLI11, opencl-headers) are Architecture: all and serve both builds.
-  # qemu-user-static runs the tests; binutils-aarch64-linux-gnu (from crossbuild-essential)
-  # disassembles for the instruction checks of docs/arm64.md.
-  apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=900 \
-    crossbuild-essential-arm64 cmake ninja-build pkg-config ccache qemu-user-static \
-    libdnnl2:arm64 \
-    nlohmann-json3-dev libcli11-dev \
-    libgtest-dev:arm64 libgmock-dev:arm64 \
-    libutf8proc-dev:arm64 libzip-dev:arm64 libarchive-dev:arm64 \
-    libboost1.74-dev:arm64 libssl-dev:arm64 libcurl4-openssl-dev:arm64
-  # libdnnl-dev:arm64 cannot be co-installed with libdnnl-dev:amd64 (dpkg: "trying to overwrite
-  # shared dnnl_config.h", which differs in DNNL_GPU_RUNTIME), so its headers and CMake config
-  # are unpacked into a private prefix that cmake/toolchain-aarch64.cmake points dnnl_DIR at.
-  dnnl_prefix=/opt/roberta-arm64/dnnl
-  if [ ! -f "$dnnl_prefix/usr/lib/aarch64-linux-gnu/cmake/dnnl/dnnl-config.cmake" ]; then
+  # shellcheck disable=SC2086  # one package a word
+  apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=900 $install
+  # Packages whose :arm64 flavour cannot be co-installed with the amd64 one (libdnnl-dev: "trying
+  # to overwrite shared dnnl_config.h", which differs in DNNL_GPU_RUNTIME; libgloo-dev: installs
+  # into /usr/lib, no arch triplet) are unpacked into /opt/roberta-arm64/PREFIX, where
+  # cmake/toolchain-aarch64.cmake points dnnl_DIR and Gloo_DIR. A prefix is unpacked again when
+  # the list of its packages changed.
+  for prefix in $(echo "$unpack" | cut -d' ' -f1 | sort -u); do
+    dir=/opt/roberta-arm64/$prefix
+    want=$(echo "$unpack" | awk -v p="$prefix" '$1 == p {print $2}' | sort)
+    [ "$(cat "$dir/.packages" 2>/dev/null)" = "$want" ] && continue
     tmp=$(mktemp -d)
     chmod 755 "$tmp"  # apt's _apt user downloads into it
-    (cd "$tmp" && apt-get download -q libdnnl-dev:arm64 libdnnl2:arm64)
-    mkdir -p "$dnnl_prefix"
-    for deb in "$tmp"/*.deb; do dpkg-deb -x "$deb" "$dnnl_prefix"; done
+    # shellcheck disable=SC2086
+    (cd "$tmp" && apt-get download -q $want)
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    for deb in "$tmp"/*.deb; do dpkg-deb -x "$deb" "$dir"; done
     rm -rf "$tmp"
-  fi
-  # libgloo-dev installs into /usr/lib, not a multiarch folder, so its :arm64 flavour cannot be
-  # co-installed with the amd64 one either: unpacked into a private prefix too, with the absolute
-  # /usr/lib paths of its CMake targets pointed there (cmake/toolchain-aarch64.cmake sets Gloo_DIR).
-  gloo_prefix=/opt/roberta-arm64/gloo
-  if [ ! -f "$gloo_prefix/usr/share/cmake/Gloo/GlooConfig.cmake" ]; then
-    tmp=$(mktemp -d)
-    chmod 755 "$tmp"
-    (cd "$tmp" && apt-get download -q libgloo-dev:arm64 libgloo0:arm64)
-    mkdir -p "$gloo_prefix"
-    for deb in "$tmp"/*.deb; do dpkg-deb -x "$deb" "$gloo_prefix"; done
-    sed -i "s|\"/usr/lib/|\"$gloo_prefix/usr/lib/|g; s|\"/usr/include|\"$gloo_prefix/usr/include|g" \
-      "$gloo_prefix"/usr/share/cmake/Gloo/GlooTargets*.cmake
-    rm -rf "$tmp"
-  fi
-  if [ "${RC_BUILD_BENCH:-OFF}" = ON ]; then
-    apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=900 libbenchmark-dev:arm64
-  fi
+    # Gloo's CMake targets name absolute /usr/lib and /usr/include paths: point them here.
+    if [ -d "$dir/usr/share/cmake/Gloo" ]; then
+      sed -i "s|\"/usr/lib/|\"$dir/usr/lib/|g; s|\"/usr/include|\"$dir/usr/include|g" \
+        "$dir"/usr/share/cmake/Gloo/GlooTargets*.cmake
+    fi
+    echo "$want" > "$dir/.packages"
+  done
 fi
 
 if ! command -v aarch64-linux-gnu-g++ >/dev/null; then
@@ -78,7 +74,9 @@ launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
-# The same options as the x86 build (scripts/test.sh); only the toolchain differs.
+# The same options as the x86 build (scripts/test.sh); only the toolchain differs. The configure
+# links a probe against every external library (cmake/rc_dependencies.cmake), so a missing
+# arm64 library fails here, in seconds, not at the end of the build.
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/toolchain-aarch64.cmake" "${launcher[@]}" \
   -DRC_WERROR="${RC_WERROR:-OFF}" -DRC_BUILD_BENCH="${RC_BUILD_BENCH:-OFF}"

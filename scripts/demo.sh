@@ -6,7 +6,8 @@
 #   fine-tune on the bundled TweetEval sentiment -> evaluate on val and test -> save ->
 #   predict "Covid cases are increasing fast!" -> serve the saved model, query it, stop it.
 # Sized for ~10 minutes on 2 cores (DEMO_MAX_STEPS / DEMO_CONFIG / DEMO_THREADS override).
-# Usage: scripts/demo.sh [--no-deps]      Output: $DEMO_DIR (default /tmp/roberta-demo)
+# Usage: scripts/demo.sh [--no-deps] [--configure-only]      Output: $DEMO_DIR (default /tmp/roberta-demo)
+#   --configure-only  configure the build folder and stop (scripts/check-builds.sh runs it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -20,21 +21,42 @@ DEMO_PORT=${DEMO_PORT:-18080}
 DATA=$ROOT/data/tweeteval/sentiment
 T0=$(date +%s)
 step() { echo; echo "== [$(( $(date +%s) - T0 ))s] $*"; }
+# One line of figures from `roberta eval`'s JSON (indented 2: a top-level "key": number a line,
+# keys prefixed with the split, eval_ or test_), with awk: the demo needs no Python.
+print_eval_figures() {
+  awk 'match($0, /^  "[a-z_0-9]+": *-?[0-9.eE+-]+/) {
+         split(substr($0, RSTART, RLENGTH), kv, /": */); m[substr(kv[1], 4)] = kv[2] + 0 }
+       END {
+         for (k in m) if (k ~ /_macro_recall$/) p = substr(k, 1, length(k) - length("_macro_recall"))
+         if (p == "") { print "demo.sh: no macro recall in " FILENAME > "/dev/stderr"; exit 1 }
+         printf "%5s: macro recall %.1f  macro F1 %.1f  accuracy %.1f  (%d tweets; chance = 33.3)\n",
+                p, 100 * m[p "_macro_recall"], 100 * m[p "_macro_f1"], 100 * m[p "_accuracy"], m[p "_samples"] }' "$1"
+}
 
-if [ "${1:-}" = "--no-deps" ]; then
-  shift
-elif [ "$(id -u)" -eq 0 ]; then
-  step "installing dependencies (Debian packages)"
-  scripts/install-deps.sh
+deps=1 configure_only=0
+for arg in "$@"; do
+  case "$arg" in
+    --no-deps) deps=0 ;;
+    --configure-only) configure_only=1 ;;
+    *) echo "demo.sh: unknown option '$arg' (--no-deps, --configure-only)" >&2; exit 2 ;;
+  esac
+done
+if [ "$deps" = 1 ] && [ "$(id -u)" -eq 0 ]; then
+  step "installing dependencies (Debian packages: scripts/deps.list's build and demo sets)"
+  scripts/install-deps.sh --demo
 fi
 
 step "building (Release) in $BUILD_DIR"
 # Tests off only in a fresh build folder: an existing one (a developer's, tests on) keeps its
 # settings, so that its ctest does not go on running stale test binaries after the demo.
+# scripts/test.sh turns them on again in a folder this made.
 if [ -f "$BUILD_DIR/CMakeCache.txt" ]; then
   cmake -S . -B "$BUILD_DIR" > /dev/null
 else
   cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRC_BUILD_TESTS=OFF > /dev/null
+fi
+if [ "$configure_only" = 1 ]; then
+  exit 0
 fi
 cmake --build "$BUILD_DIR" -j"$(nproc)" --target roberta
 BIN=$ROOT/$BUILD_DIR/cli/roberta
@@ -71,13 +93,7 @@ step "roberta eval: validation and test splits of the saved model"
 "$BIN" eval --model "$DEMO_DIR/model" --data "$DATA" --split val --threads "$DEMO_THREADS" > "$DEMO_DIR/eval_val.json"
 "$BIN" eval --model "$DEMO_DIR/model" --data "$DATA" --split test --threads "$DEMO_THREADS" > "$DEMO_DIR/eval_test.json"
 for split in val test; do
-  /usr/bin/python3 - "$DEMO_DIR/eval_$split.json" <<'PY'
-import json, sys
-m = json.load(open(sys.argv[1]))
-p = next(k[:-len("_macro_recall")] for k in m if k.endswith("_macro_recall"))
-print(f"{p:>5}: macro recall {100*m[p+'_macro_recall']:.1f}  macro F1 {100*m[p+'_macro_f1']:.1f}  "
-      f"accuracy {100*m[p+'_accuracy']:.1f}  ({m[p+'_samples']} tweets; chance = 33.3)")
-PY
+  print_eval_figures "$DEMO_DIR/eval_$split.json"
 done
 
 step "roberta predict"

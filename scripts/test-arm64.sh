@@ -65,7 +65,7 @@ for path in $paths; do
   start=$(date +%s)
   # The Python tests (PyTorch reference, layering check) run on the host, not on the arm64
   # build: once on x86 is enough.
-  if (cd "$BUILD_DIR" && ctest --output-on-failure "${label_args[@]}" \
+  if (cd "$BUILD_DIR" && ctest --output-on-failure --no-tests=error "${label_args[@]}" \
         -E '^(python_reference_selftest|layering|layering_check_can_fail)$' \
         -j"$JOBS" --timeout 1800 "$@"); then
     echo "=== test-arm64: path $path passed in $(($(date +%s) - start)) s ==="

@@ -1,22 +1,44 @@
 #!/usr/bin/env bash
 # The test command: installs Debian dependencies (root), builds, runs every CPU test.
-# Usage: scripts/test.sh [--no-deps] [extra ctest args]
+# Usage: scripts/test.sh [--no-deps] [--configure-only] [extra ctest args]
+#   --configure-only  configure the build folder for the tests and stop (scripts/check-builds.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ "${1:-}" = "--no-deps" ]; then
-  shift
-elif [ "$(id -u)" -eq 0 ]; then
+deps=1 configure_only=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --no-deps) deps=0; shift ;;
+    --configure-only) configure_only=1; shift ;;
+    *) break ;;
+  esac
+done
+if [ "$deps" = 1 ] && [ "$(id -u)" -eq 0 ]; then
   scripts/install-deps.sh
+fi
+
+BUILD_DIR=${BUILD_DIR:-build}
+# Tests on whatever the folder held before: scripts/demo.sh configures a fresh folder with
+# RC_BUILD_TESTS=OFF, and a cache keeps that unless told otherwise.
+configure() {
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRC_BUILD_TESTS=ON -DRC_WERROR="${RC_WERROR:-OFF}"
+}
+if [ "$configure_only" = 1 ]; then
+  configure
+  exit 0
 fi
 
 # The house format first: it takes seconds and says which files to clang-format.
 scripts/check-format.sh
+# Then every build the README promises, configured only (x86 after the demo, the image's flags,
+# the arm64 cross-build with a link probe of its libraries): seconds, where a broken one would
+# otherwise show only in its own long run.
+scripts/check-builds.sh "${BUILD_DIR}-check"
 
-BUILD_DIR=${BUILD_DIR:-build}
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRC_WERROR=${RC_WERROR:-OFF}
+configure
 cmake --build "$BUILD_DIR" -j"$(nproc)"
-(cd "$BUILD_DIR" && ctest --output-on-failure -LE "gpu|slow" -j"$(nproc)" "$@")
+# A run that executes no test fails (--no-tests=error): "No tests were found" is not a pass.
+(cd "$BUILD_DIR" && ctest --output-on-failure --no-tests=error -LE "gpu|slow" -j"$(nproc)" "$@")
 
 # The CUDA backend is compiled on every run where the toolkit is installed, so it never rots
 # although this machine has no GPU: CUDA_BUILD_OPT=objects compiles the device code (sm_90, the

@@ -5,6 +5,10 @@
 
 #include <string_view>
 
+// physical_cores, set_num_threads, num_threads (defined in device/cpu_isa.cpp): declared once,
+// in the public header the CLI and server include.
+#include "roberta/runtime.h"
+
 namespace rc {
 
 // Each architecture's paths in increasing order; generic is common to both. On aarch64:
@@ -31,11 +35,5 @@ bool cpu_has_bf16() noexcept;  // bf16 GEMMs are fast here (AVX512-BF16, AMX, or
 bool cpu_has_int8_dot() noexcept;
 // aarch64: the chosen path may use BFMMLA/BFDOT and SMMLA (neon_bf16, or sve on a CPU with both).
 bool cpu_use_arm_bf16_i8mm() noexcept;
-
-// Physical cores (not hyper-threads): the default thread count.
-int physical_cores() noexcept;
-// Sets the size of the one OpenMP pool all kernels share; n <= 0 means physical cores.
-void set_num_threads(int n);
-int num_threads() noexcept;
 
 }  // namespace rc

@@ -328,16 +328,6 @@ void validate_batch(const RobertaConfig& c, const Batch& batch) {
   }
 }
 
-void make_positions(int32_t* positions, const Batch& batch, int32_t pad) {
-  for (int64_t b = 0; b < batch.B; ++b) {
-    int32_t count = 0;
-    for (int64_t t = 0; t < batch.T; ++t) {
-      const int32_t id = batch.ids[b * batch.T + t];
-      positions[b * batch.T + t] = id != pad ? pad + ++count : pad;
-    }
-  }
-}
-
 uint64_t dropout_site_seed(uint64_t seed, uint64_t site) { return rng::derive(seed, site); }
 
 DeviceBatch::DeviceBatch(const ExecCtx& ctx, int64_t max_B_, int64_t max_T_, bool with_labels)

@@ -137,10 +137,6 @@ class RobertaModel {
   kernels::PackedLinear packed_head_;
 };
 
-// HF create_position_ids_from_input_ids on the host (reference for tests and tools; the
-// model runs kernels::position_ids). positions: (B, T), OVERWRITTEN.
-void make_positions(int32_t* positions, const Batch& batch, int32_t pad);
-
 // Distinct dropout streams per site and step: site k of a step seeded s (training.cpp).
 uint64_t dropout_site_seed(uint64_t seed, uint64_t site);
 

@@ -114,16 +114,18 @@ AuthDecision authorize(const AuthConfig& config, bool management_port, std::stri
                        std::string_view authorization) {
   if (is_public_route(path)) return {};
   if (!management_port && is_model_admin_route(method, path)) {
+    // Outside SageMaker's multi-model contract model admin lives on the management port only,
+    // whatever key is sent: loopback is no guard (any local process, a browser's request).
+    if (!config.inference_admin)
+      return {403,
+              "model administration is on the management port (--management-port, 127.0.0.1:8081 by default); the "
+              "inference port takes it only in SageMaker multi-model mode (SAGEMAKER_MULTI_MODEL=true)"};
     // One Authorization header carries one key: model admin is decided by the management
     // key alone when there is one.
     if (!config.management.empty()) {
       if (bearer_matches(authorization, config.management)) return {};
       return {401, "model administration needs 'Authorization: Bearer <key>' with the server's management key"};
     }
-    if (!config.inference_admin)
-      return {403,
-              "model administration on the inference port is off: the server is reachable beyond loopback and has no "
-              "management key; use the management port, or set --auth-token"};
   }
   const AuthKey& port_key = management_port ? config.management : config.inference;
   if (port_key.empty() || bearer_matches(authorization, port_key)) return {};

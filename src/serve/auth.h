@@ -7,11 +7,10 @@
 //     probes needs "Authorization: Bearer <key>".
 //   - Management port: with a management key (--auth-token, $RC_AUTH_TOKEN, or
 //     key_file.json's "management" key) every route but the health probes needs it.
-//   - Model administration on the inference port (POST /models, DELETE/PUT /models/...,
-//     SageMaker's multi-model contract) changes what the server runs; it needs the
-//     management key when one is set, and is refused outright (403) when the server is
-//     reachable beyond loopback without one — unless SageMaker's multi-model mode, whose
-//     platform is the only client of the container, is on.
+//   - Model administration (POST /models, DELETE/PUT /models/...) changes what the server
+//     runs: it lives on the management port. The inference port takes it only in SageMaker's
+//     multi-model mode, whose contract puts it there (the platform is the container's only
+//     client), with the management key when one is set; elsewhere it answers 403.
 //
 // The scheme is case-insensitive (RFC 7235: "bearer" works), keys are compared in
 // constant time, and no key is ever logged or echoed.
@@ -34,7 +33,7 @@ struct AuthKey {
 struct AuthConfig {
   AuthKey inference;             // guards the inference port
   AuthKey management;            // guards the management port and model admin everywhere
-  bool inference_admin = false;  // model admin allowed on the inference port (see above)
+  bool inference_admin = false;  // model admin on the inference port: SageMaker multi-model mode only
 };
 
 // TorchServe's key_file.json: {"management": {"key": ..., "expiration time": ...},

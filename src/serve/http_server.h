@@ -28,7 +28,7 @@ struct ServerConfig {
   std::string tls_cert, tls_key;                     // both set: HTTPS on every listener
   std::string auth_token;                            // bearer token for the management API (= auth.management)
   AuthConfig auth;                                   // inference / management keys (serve/auth.h)
-  bool sagemaker_multi_model = false;                // model admin on the inference port without a key
+  bool sagemaker_multi_model = false;                // model admin on the inference port (serve/auth.h)
   size_t max_body_bytes = 6 * 1024 * 1024;           // SageMaker's payload limit
   std::chrono::milliseconds request_timeout{60000};  // queue + inference, -> 504
   std::chrono::milliseconds read_timeout{30000};     // one request's head+body, and keep-alive idle

@@ -46,10 +46,9 @@ class SessionBase {
 struct Server::Impl {
   Impl(ServerConfig c, BackendLoader loader)
       : config(std::move(c)),
-        // Model admin on the inference port is allowed keyless only on loopback, or in
-        // SageMaker's multi-model mode (its platform is the container's only client).
-        auth(effective_auth(config.auth, config.auth_token,
-                            is_loopback_host(config.host) || config.sagemaker_multi_model)),
+        // Model admin on the inference port only in SageMaker's multi-model mode (its
+        // contract puts it there); everywhere else it is the management port's.
+        auth(effective_auth(config.auth, config.auth_token, config.sagemaker_multi_model)),
         scheduler(config.inference_threads, config.compute_threads, &metrics),
         registry(scheduler, metrics, std::move(loader), config.registry),
         router(RouterConfig{auth, config.truncate,

@@ -119,6 +119,7 @@ TEST(AuthLive, ApiKeyGuardsEveryInferenceRouteButHealth) {
 
 TEST(AuthLive, KeyFileGuardsBothPorts) {
   LiveServer s([](ServerConfig& c) {
+    c.sagemaker_multi_model = true;  // model admin on the inference port, below
     const KeyFile k = parse_key_file(R"({"management": {"key": "mgmt-k"}, "inference": {"key": "inf-k"}})", "k");
     c.auth.inference = k.inference;
     c.auth.management = k.management;
@@ -128,7 +129,7 @@ TEST(AuthLive, KeyFileGuardsBothPorts) {
   EXPECT_EQ(call("GET", s.mgmt("/models"), "", "", bearer("mgmt-k")).status, 200);
   EXPECT_EQ(call("GET", s.mgmt("/ping"), "", "").status, 200);
   EXPECT_EQ(call("POST", s.url("/invocations"), R"({"inputs": "x"})", "application/json", bearer("inf-k")).status, 200);
-  // Model admin on the inference port takes the management key.
+  // Model admin on the inference port (multi-model mode) takes the management key.
   expect_error(
       call("POST", s.url("/models"), R"({"model_name": "x", "url": "sentiment"})", "application/json", bearer("inf-k")),
       401);

@@ -205,33 +205,48 @@ TEST(Hardening, PingIsNotQueuedBehindBusyHandlers) {
   EXPECT_LT(worst, 1.0) << pings << " pings over " << all << " s of queued work, the slowest took " << worst << " s";
 }
 
-// 2. Model admin on the inference port: off beyond loopback without a token.
-TEST(Hardening, ModelAdminOnInferencePortNeedsTokenOrLoopback) {
+// 2. Model admin lives on the management port; the inference port takes it only in SageMaker's
+// multi-model mode, whose contract puts it there. Issue 28: on the default loopback server with
+// no token, DELETE /models/{name} on the inference port answered 200 and unloaded the model.
+TEST(Hardening, ModelAdminOnInferencePortOnlyInSageMakerMultiModel) {
+  const std::string load = R"({"model_name": "x", "url": "sentiment"})";
   LiveServer open_wide([](ServerConfig& c) { c.host = "0.0.0.0"; });
   const auto before = open_wide.server->registry().list().size();
-  expect_error(call("POST", open_wide.url("/models"), R"({"model_name": "x", "url": "sentiment"})"), 403);
+  expect_error(call("POST", open_wide.url("/models"), load), 403);
   expect_error(call("DELETE", open_wide.url("/models/sentiment"), "", ""), 403);
   EXPECT_EQ(open_wide.server->registry().list().size(), before);
   EXPECT_EQ(call("POST", open_wide.url("/models/sentiment/invoke"), R"({"inputs": "good"})").status, 200);
   EXPECT_EQ(call("GET", open_wide.url("/models"), "", "").status, 200);
 
+  LiveServer loopback;  // the default: 127.0.0.1, no token
+  const json refused = expect_error(call("DELETE", loopback.url("/models/sentiment"), "", ""), 403);
+  EXPECT_NE(refused.value("message", "").find("management port"), std::string::npos) << refused;
+  expect_error(call("POST", loopback.url("/models"), load), 403);
+  EXPECT_NE(loopback.server->registry().find("sentiment"), nullptr);
+  EXPECT_EQ(loopback.server->registry().find("x"), nullptr);
+  // The same admin on the management port works.
+  EXPECT_EQ(call("DELETE", loopback.mgmt("/models/sentiment"), "", "").status, 200);
+  EXPECT_EQ(loopback.server->registry().find("sentiment"), nullptr);
+
+  // A management key does not bring admin to the inference port either.
+  LiveServer token([](ServerConfig& c) { c.auth_token = "s3cret"; });
+  expect_error(call("POST", token.url("/models"), load, "application/json", {{"Authorization", "Bearer s3cret"}}), 403);
+  EXPECT_EQ(token.server->registry().find("x"), nullptr);
+
+  // SageMaker multi-model mode: on the inference port, with the management key when one is set.
   LiveServer sagemaker([](ServerConfig& c) {
     c.host = "0.0.0.0";
     c.sagemaker_multi_model = true;
   });
-  EXPECT_EQ(call("POST", sagemaker.url("/models"), R"({"model_name": "x", "url": "sentiment"})").status, 200);
-
-  LiveServer loopback;  // 127.0.0.1, no token: a developer's own machine
-  EXPECT_EQ(call("POST", loopback.url("/models"), R"({"model_name": "x", "url": "sentiment"})").status, 200);
-  EXPECT_EQ(call("DELETE", loopback.url("/models/x"), "", "").status, 200);
-
-  LiveServer token([](ServerConfig& c) {
+  EXPECT_EQ(call("POST", sagemaker.url("/models"), load).status, 200);
+  EXPECT_EQ(call("DELETE", sagemaker.url("/models/x"), "", "").status, 200);
+  LiveServer sagemaker_token([](ServerConfig& c) {
     c.host = "0.0.0.0";
+    c.sagemaker_multi_model = true;
     c.auth_token = "s3cret";
   });
-  expect_error(call("POST", token.url("/models"), R"({"model_name": "x", "url": "sentiment"})"), 401);
-  EXPECT_EQ(call("POST", token.url("/models"), R"({"model_name": "x", "url": "sentiment"})", "application/json",
-                 {{"Authorization", "Bearer s3cret"}})
+  expect_error(call("POST", sagemaker_token.url("/models"), load), 401);
+  EXPECT_EQ(call("POST", sagemaker_token.url("/models"), load, "application/json", {{"Authorization", "Bearer s3cret"}})
                 .status,
             200);
 }
@@ -405,9 +420,11 @@ TEST(Hardening, AdminPathsSpelledOtherwiseAreStillAdmin) {
   EXPECT_EQ(raw_status(port, "GET", "http://x/ping"), 200);  // absolute form: HTTP/1.1 servers must take it
   EXPECT_EQ(raw_status(port, "GET", "/models/%00x"), 400);   // a NUL is never part of a name
 
-  // An expired management key is refused however the path is spelled.
+  // An expired management key is refused however the path is spelled (multi-model mode: where
+  // the inference port takes model admin with the key).
   LiveServer expired([](ServerConfig& c) {
     c.host = "0.0.0.0";
+    c.sagemaker_multi_model = true;
     c.auth.management = AuthKey{"old-key", std::chrono::system_clock::now() - std::chrono::hours(1)};
   });
   const std::string bearer = "Authorization: Bearer old-key\r\n";

@@ -114,7 +114,7 @@ TEST(HttpRoutes, TorchServePredictionsAndVersions) {
 }
 
 TEST(HttpRoutes, SageMakerMultiModel) {
-  LiveServer s;
+  LiveServer s([](ServerConfig& c) { c.sagemaker_multi_model = true; });
   write_fake_model(s.store / "other", 16, 0, {"a", "b"});
   auto reg = call("POST", s.url("/models"), R"({"model_name": "other", "url": "other"})");
   ASSERT_EQ(reg.status, 200) << reg.body;
@@ -245,8 +245,10 @@ TEST(Management, TokenRequiredAndChecked) {
   expect_error(call("GET", s.mgmt("/models"), "", "", {{"Authorization", "Bearer wrong"}}), 401);
   EXPECT_EQ(call("GET", s.mgmt("/models"), "", "", {{"Authorization", "Bearer s3cret"}}).status, 200);
   EXPECT_EQ(call("GET", s.mgmt("/ping"), "", "").status, 200);  // health needs no token
-  // With a token set, the inference port's model admin needs it too.
-  expect_error(call("POST", s.url("/models"), R"({"model_name": "x", "url": "sentiment"})"), 401);
+  // Model admin is not the inference port's outside SageMaker's multi-model mode, token or not.
+  expect_error(call("POST", s.url("/models"), R"({"model_name": "x", "url": "sentiment"})", "application/json",
+                    {{"Authorization", "Bearer s3cret"}}),
+               403);
 }
 
 TEST(Management, RefusesToExposeWithoutToken) {

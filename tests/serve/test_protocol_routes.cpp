@@ -270,7 +270,7 @@ TEST(TorchServeRegister, ResponseTimeoutSkipsRowsQueuedTooLong) {
 }
 
 TEST(SageMakerDetails, CustomAttributesAndPagination) {
-  LiveServer s;
+  LiveServer s([](ServerConfig& c) { c.sagemaker_multi_model = true; });
   for (const char* name : {"b1", "b2"}) {
     write_fake_model(s.store / name);
     ASSERT_EQ(call("POST", s.url("/models"), json{{"model_name", name}, {"url", name}}.dump()).status, 200);

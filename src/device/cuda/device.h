@@ -66,10 +66,6 @@ void copy_to_host(void* dst, const void* src, size_t bytes, void* stream = nullp
 void copy_device(void* dst, const void* src, size_t bytes, void* stream = nullptr);
 void memset_device(void* dst, int value, size_t bytes, void* stream = nullptr);
 void stream_synchronize(void* stream);
-// Strided rows: height rows of width bytes, from src (row pitch spitch) to dst (dpitch).
-// Gathers the <s> rows of a (B, T, C) batch for the classifier head, and scatters back.
-void copy_device_2d(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
-                    void* stream);
 
 // A captured CUDA graph (STYLE: launch gaps vanish on replay). Capture everything one step
 // enqueues on `stream` between begin_capture and end_capture, then launch() replays it.

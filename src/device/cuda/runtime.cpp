@@ -133,13 +133,6 @@ void memset_device(void* dst, int value, size_t bytes, void* stream) {
 
 void stream_synchronize(void* stream) { RC_CUDA_CHECK(cudaStreamSynchronize(as_stream(stream))); }
 
-void copy_device_2d(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
-                    void* stream) {
-  if (width == 0 || height == 0) return;
-  RC_CUDA_CHECK(
-      cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, cudaMemcpyDeviceToDevice, as_stream(stream)));
-}
-
 Graph::~Graph() {
   if (exec_) (void)cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(exec_));
 }
