@@ -1,6 +1,6 @@
 // Host-side logic of the CUDA backend, tested without a GPU (every build): --device parsing,
 // launch-configuration arithmetic, the dropout RNG shared by CPU and GPU, the caching
-// allocator's policy over a fake raw allocator.
+// allocator's policy over a fake raw allocator, the GEMM bias-epilogue alignment rule.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -11,6 +11,7 @@
 
 #include "device/cuda/caching_allocator.h"
 #include "device/cuda/device_spec.h"
+#include "kernels/cuda/gemm_alignment.h"
 #include "kernels/cuda/launch_config.h"
 #include "kernels/dropout.h"
 #include "roberta/error.h"
@@ -62,6 +63,23 @@ TEST(CudaDeviceSpec, AvailabilityCheckNamesTheProblem) {
   } catch (const rc::Error& e) {
     EXPECT_NE(std::string(e.what()).find("only 2"), std::string::npos) << e.what();
   }
+}
+
+// ---- GEMM bias epilogue alignment -------------------------------------------------------------
+TEST(CudaGemmAlignment, BiasEpilogueOnlyOnSixteenByteAlignedVectors) {
+  alignas(256) static float storage[128];
+  const auto at = [](size_t byte_offset) {
+    return static_cast<const void*>(reinterpret_cast<const char*>(storage) + byte_offset);
+  };
+  EXPECT_EQ(kc::alignment_of(at(0)), 256u);
+  EXPECT_EQ(kc::alignment_of(at(4)), 4u);
+  EXPECT_EQ(kc::alignment_of(at(48)), 16u);
+  EXPECT_EQ(kc::alignment_of(at(1)), 1u);
+  EXPECT_TRUE(kc::bias_epilogue_allowed(at(0)));
+  EXPECT_TRUE(kc::bias_epilogue_allowed(at(16)));
+  EXPECT_TRUE(kc::bias_epilogue_allowed(at(48)));
+  for (size_t off : {4, 8, 12, 20, 36, 2}) EXPECT_FALSE(kc::bias_epilogue_allowed(at(off))) << "offset " << off;
+  EXPECT_FALSE(kc::bias_epilogue_allowed(nullptr));
 }
 
 // ---- launch configuration ------------------------------------------------------------------
