@@ -5,7 +5,8 @@
 #   1. GPU tests: every kernel through the public ops with Device::cuda against its ref
 #      (tests/kernels/*_gpu.cpp), and the whole model on CUDA against the CPU fp32 path
 #      (tests/model/test_model_gpu.cpp: predict logits; 20 training steps, losses + final
-#      weights, fp32 and bf16 GEMMs). Every comparison prints "[measured]": measured.txt.
+#      weights, fp32 and bf16 GEMMs), the NCCL collective on one GPU (tests/dist, the bundle
+#      is built with RC_WITH_NCCL=ON). Every comparison prints "[measured]": measured.txt.
 #   2. CLI parity: `roberta predict --device cuda` vs `--device cpu` logits on 256 TweetEval
 #      test tweets (tiny checkpoint), fp32 and bf16.
 #   3. Ours: `roberta bench train --device cuda` on roberta-base (made by `roberta init`),
@@ -22,7 +23,14 @@
 #                   roberta-base tokenizer files; ~30 MB; git-ignored)
 #   device:         run(carry=["gpu-bundle"], command="scripts/gpu-check.sh run", timeout_s=600)
 # The device copy of the repository must be the commit the bundle was built from.
-# Results under $OUT: gpu-check.log, results.jsonl, measured.txt, tests.log.
+# Results under $OUT: gpu-check.log, results.jsonl, measured.txt, tests.log, verdict.txt.
+#
+# The verdict (tools/gpu_check_verdict.py, exit code 1 on FAIL): every GPU test binary of the
+# bundle left its gtest report, none of its tests failed or SKIPPED (a GPU test skips without
+# a device, with a driver older than CUDA 13, or without NCCL: a run of skips proves nothing),
+# the tests printed measured errors, and every figure of the table is there. libnccl.so.2 is
+# not carried (218 MB): the run finds the device's (CUDA's lib64/lib, the PyTorch wheels'
+# nvidia-nccl-cu13, NCCL_HOME, ldconfig) and stops before any test when there is none.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,8 +45,10 @@ if [ "$phase" = "bundle" ]; then
   build=${BUILD_DIR:-build-gpu-bundle}
   nvcc=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
   export CMAKE_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER:-ccache}
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRC_WITH_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc" \
-    -DCMAKE_CUDA_ARCHITECTURES=90 -DRC_BUILD_BENCH=OFF -DRC_BUILD_CLI=ON -DRC_BUILD_TESTS=ON
+  # NCCL on: without it every NCCL test skips (and a skip fails the run's verdict).
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRC_WITH_CUDA=ON -DRC_WITH_NCCL=ON \
+    -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES=90 -DRC_BUILD_BENCH=OFF -DRC_BUILD_CLI=ON \
+    -DRC_BUILD_TESTS=ON
   tests=$(gpu_test_names)
   # shellcheck disable=SC2086
   cmake --build "$build" -j"${JOBS:-2}" --target roberta $tests
@@ -48,13 +58,17 @@ if [ "$phase" = "bundle" ]; then
   for t in $tests; do cp "$build/tests/$t" "$stage/bin/"; done
   strip "$stage"/bin/* || true
   # Shared libraries the binaries need, except the C runtime (the device's is newer) and
-  # CUDA's own (the device's CUDA 13 provides them).
+  # CUDA's own (the device's CUDA 13 provides them; NCCL, 218 MB, is found there at run time).
   for b in "$stage"/bin/*; do ldd "$b" | awk '/=> \//{print $3}'; done | sort -u |
     grep -v -E '/(libc|libm|libdl|librt|libpthread|libgcc_s|libstdc\+\+|ld-linux[^/]*)\.so|/libcu(da|dart|blas|blasLt)\.so|/libnccl' |
     while read -r lib; do cp -L "$lib" "$stage/lib/"; done
   cp "$tokenizer_dir/vocab.json" "$tokenizer_dir/merges.txt" "$stage/tokenizer/"
   # Absolute paths compiled into the tests (RC_TEST_DATA_DIR, RC_SOURCE_DIR): recreated there.
   echo "$PWD" > "$stage/source_dir"
+  echo "$tests" > "$stage/tests"  # what the verdict expects a report from
+  nccl_h=$(sed -n 's/^NCCL_INCLUDE_DIR:[A-Z]*=//p' "$build/CMakeCache.txt")/nccl.h  # the header it was built with
+  awk '/^#define NCCL_(MAJOR|MINOR|PATCH) /{v = v (v ? "." : "") $3} END {print v ? v : "unknown"}' "$nccl_h" \
+    > "$stage/nccl_version"
   git rev-parse HEAD > "$stage/commit" 2>/dev/null || echo unknown > "$stage/commit"
   rm -rf "$bundle" && mkdir -p "$bundle"
   tar -C "$stage" -cJf "$bundle/bundle.tar.xz" .
@@ -104,7 +118,19 @@ for m in ("nvidia.cublas", "nvidia.cuda_runtime", "nvidia.nccl", "nvidia.cu13"):
 print(":".join(dirs))
 PY
 )
-export LD_LIBRARY_PATH=$rcb/lib:/usr/local/cuda/lib64:${pip_libs}:${LD_LIBRARY_PATH:-}
+# NCCL: the bundle's binaries link libnccl.so.2 (RC_WITH_NCCL=ON) and do not carry it.
+nccl_dir=
+for d in ${NCCL_HOME:+"$NCCL_HOME/lib" "$NCCL_HOME/lib64"} /usr/local/cuda/lib64 /usr/local/cuda/lib ${pip_libs//:/ } \
+    $(ldconfig -p 2>/dev/null | awk '/libnccl\.so\.2 /{sub("/libnccl[.]so[.]2$", "", $NF); print $NF}'); do
+  if [ -e "$d/libnccl.so.2" ]; then nccl_dir=$d; break; fi
+done
+if [ -z "$nccl_dir" ]; then
+  echo "FATAL: no libnccl.so.2 on this machine (looked in NCCL_HOME, /usr/local/cuda/lib64 and lib, the nvidia-nccl wheels, ldconfig); the bundle was built against NCCL $(cat "$rcb/nccl_version")"
+  exit 3
+fi
+echo "== NCCL $(python3 -c 'import ctypes, sys; v = ctypes.c_int(); ctypes.CDLL(sys.argv[1]).ncclGetVersion(ctypes.byref(v)); print(v.value)' \
+  "$nccl_dir/libnccl.so.2" 2>/dev/null || echo '?') from $nccl_dir (built against $(cat "$rcb/nccl_version"))"
+export LD_LIBRARY_PATH=$rcb/lib:/usr/local/cuda/lib64:$nccl_dir:${pip_libs}:${LD_LIBRARY_PATH:-}
 roberta=$rcb/bin/roberta
 if ! "$roberta" --version; then
   echo "FATAL: the carried roberta does not start here:"; ldd "$roberta" | grep 'not found'
@@ -113,8 +139,11 @@ fi
 
 echo "== 1. GPU tests ($(elapsed) s)"
 tests_failed=0
+reports=/tmp/gpu-check-gtest  # one JSON per binary: not under $OUT (8 files come back at most)
+rm -rf "$reports" && mkdir -p "$reports"
 for t in "$rcb"/bin/test_*; do
-  if ! timeout 150 "$t" --gtest_brief=1 2>&1 | tee -a "$out/tests.log"; then
+  if ! timeout 150 "$t" --gtest_brief=1 --gtest_output="json:$reports/$(basename "$t").json" 2>&1 |
+    tee -a "$out/tests.log"; then
     tests_failed=$((tests_failed + 1))
     echo "FAILED: $(basename "$t")"
   fi
@@ -193,3 +222,6 @@ for r in rows:
 print("goals: train >= 1.3x torch2 tok/s, >= 50% MFU at seq 128; infer >= 2x torch2 at 32x64, <= 1 ms at 1x32")
 PY
 echo "== done in $(elapsed) s; $tests_failed test binaries failed"
+python3 tools/gpu_check_verdict.py --gtest-dir "$reports" --expect "$rcb/tests" --measured "$out/measured.txt" \
+  --results "$results" | tee "$out/verdict.txt"
+exit "${PIPESTATUS[0]}"

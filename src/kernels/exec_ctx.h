@@ -32,6 +32,12 @@ struct ExecCtx {
 // Throws Errc::device (exit 4) when CUDA is asked for and there is none.
 ExecCtx exec_ctx_for(const std::string& device);
 
+// Makes the context's CUDA device the calling thread's current one (a no-op on the CPU). The
+// CUDA runtime's current device is per thread, and a thread starts on device 0: every entry
+// point that launches work (a forward, a training step) calls this first, so that a worker
+// thread serving a model on cuda:N launches on device N, where its pointers live.
+inline void use_device(const ExecCtx& ctx) { select_device(ctx.device, ctx.device_index); }
+
 // Zero-filled memory on the context's device.
 inline Buffer alloc(const ExecCtx& ctx, size_t bytes) { return Buffer::allocate(ctx.device, ctx.device_index, bytes); }
 inline Buffer alloc_floats(const ExecCtx& ctx, int64_t n) { return alloc(ctx, size_t(n > 0 ? n : 0) * sizeof(float)); }

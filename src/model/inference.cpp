@@ -66,6 +66,7 @@ void forward_logits(const ExecCtx& ctx, const RobertaModel& model, const Batch& 
            "x", host_batch.T, " exceeds the workspace ", ws.max_B(), "x", ws.max_T());
   RC_CHECK(model.device() == ctx.device && ws.device_ == ctx.device, Errc::invalid_argument,
            "forward_logits: the model, the workspace and the context are on different devices");
+  kernels::use_device(ctx);  // a serving worker thread starts on device 0
   if (ctx.profiler) ctx.profiler->set_phase(kernels::Phase::forward);
   Batch batch;
   profiled(ctx, F::other, [&] {

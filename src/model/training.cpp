@@ -124,6 +124,7 @@ float forward_backward_hidden(const ExecCtx& ctx, const RobertaModel& model, con
            "x", host_batch.T, " exceeds the workspace ", ws.max_B(), "x", ws.max_T());
   RC_CHECK(model.device() == ctx.device && ws.device_ == ctx.device, Errc::invalid_argument,
            "forward_backward: the model, the workspace and the context are on different devices");
+  kernels::use_device(ctx);  // the caller's thread may not have chosen it (it starts on device 0)
   const bool save16 = ws.saves_bf16_;
   RC_CHECK(!save16 || cpu_bf16_gemms(ctx), Errc::invalid_argument,
            "forward_backward: this workspace saves bf16 GEMM inputs; run it with bf16 GEMMs");

@@ -56,6 +56,8 @@ StepResult TrainEngine::step(std::span<const model::Batch> micro, std::span<cons
   const int64_t total = layout.total > 0 ? layout.total : int64_t(micro.size());
   RC_ASSERT(micro.size() == labels.size() && total > 0 && int64_t(micro.size()) <= total);
   const int64_t n = model_.num_params();
+  // Zeroing and AdamW launch here, before any forward selects the device for this thread.
+  kernels::use_device(ctx_);
   kernels::Profiler* prof = ctx_.profiler;  // bench --profile: zeroing and the update are the optimizer's share
   if (prof) prof->set_phase(kernels::Phase::optimizer);
   kernels::profiled(ctx_, kernels::OpFamily::optimizer, [&] { kernels::zero(ctx_, grads_.f32(), n); });

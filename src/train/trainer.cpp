@@ -22,6 +22,7 @@
 
 #include "core/check.h"
 #include "device/cpu_isa.h"
+#include "device/device_choice.h"
 #include "dist/collective.h"
 #include "io/atomic_file.h"
 #include "model/checkpoint.h"
@@ -106,11 +107,12 @@ TrainSummary fit(const TrainOptions& o) {
   const LrScheduleKind sched_kind = parse_lr_schedule(o.lr_scheduler);
   const bool greater_is_better = o.metric != "loss";
 
-  // Data parallel: the launch contract from the environment. A rank on a GPU takes its local
-  // rank's device (LOCAL_RANK; none set, as in a PyTorchJob pod: device 0).
+  // Data parallel: the launch contract from the environment. A rank on a GPU (cuda or auto)
+  // takes its local rank's device modulo the visible ones (LOCAL_RANK; none set, as in a
+  // PyTorchJob pod: device 0; Slurm binding one GPU per task: its only device).
   const dist::LaunchInfo li = dist::detect_launch_from_process_env();
-  std::string device = o.device;
-  if (li.distributed() && device == "cuda") device = "cuda:" + std::to_string(li.local_rank);
+  const std::string device =
+      li.distributed() ? data_parallel_device(o.device, li.local_rank, cuda_device_count()) : o.device;
   const bool main_rank = li.rank == 0;
 
   // Output folder first (rank 0 alone writes): an unwritable one fails now, not after an hour.

@@ -26,7 +26,9 @@ class NcclCollectiveGpu : public ::testing::Test {
 #if defined(RC_WITH_NCCL)
   void SetUp() override {
     int devices = 0;
-    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) GTEST_SKIP() << "no CUDA device";
+    const cudaError_t err = cudaGetDeviceCount(&devices);
+    if (err != cudaSuccess) GTEST_SKIP() << "no CUDA device: " << cudaGetErrorString(err);
+    if (devices == 0) GTEST_SKIP() << "no CUDA device";
     ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
     ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
     static int tests_run = 0;

@@ -1,7 +1,9 @@
 // Shared by tests/kernels/test_*_gpu.cpp: device round trips, bf16 rounding of host data,
 // and one comparison that records the measured error (max |Δ|, NMSE) as a test property and
 // prints it, so scripts/gpu-check.sh's log carries the numbers the tolerances are set from.
-// Every GPU test starts with RC_REQUIRE_GPU(): it skips, not fails, without a device.
+// Every GPU test starts with RC_REQUIRE_GPU(): it skips, not fails, without a device, naming
+// CUDA's reason (an outdated driver reads "CUDA driver version is insufficient ..."), and
+// scripts/gpu-check.sh fails a run in which any GPU test skipped.
 // Tests call the public ops (kernels/<op>.h) with cuda_ctx(), i.e. through the dispatch
 // layer; only bf16-storage variants and the Gemm struct, which have no public op, call
 // kernels/cuda directly.
@@ -24,9 +26,11 @@
 #include "kernels/exec_ctx.h"
 #include "kernels/cuda/cuda_kernels.h"
 
-#define RC_REQUIRE_GPU()                                                   \
-  do {                                                                     \
-    if (::rc::cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device"; \
+#define RC_REQUIRE_GPU()                                                                            \
+  do {                                                                                              \
+    const ::rc::cuda::DeviceProbe rc_probe_ = ::rc::cuda::probe_devices();                          \
+    if (rc_probe_.count == 0)                                                                       \
+      GTEST_SKIP() << "no CUDA device" << (rc_probe_.error.empty() ? "" : ": ") << rc_probe_.error; \
   } while (0)
 
 namespace rc::test::gpu {

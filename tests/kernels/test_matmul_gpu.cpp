@@ -4,6 +4,10 @@
 // measured values are printed "[measured]" by scripts/gpu-check.sh runs.
 // Bounds are the STYLE.md starting values; not yet measured on a GPU (no device was lent
 // when this was written): record the measured value beside each after the first H200 run.
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
 #include "kernels/gpu_test_util.h"
 #include "kernels/matmul.h"
 
@@ -108,9 +112,12 @@ TEST_P(MatmulGpu, NnAccumulatesAndOverwrites) {
   }
 }
 
-TEST_P(MatmulGpu, TnWithBiasGradEpilogueMatchesRef) {
+// Weight gradients are fp32: no bf16-output mode (instantiated without it, so that the GPU
+// check, which fails on any skipped test, sees none skipped).
+class MatmulGpuWeightGrad : public MatmulGpu {};
+
+TEST_P(MatmulGpuWeightGrad, TnWithBiasGradEpilogueMatchesRef) {
   RC_REQUIRE_GPU();
-  if (GetParam() == Mode::bf16_in_bf16_out) GTEST_SKIP() << "weight gradients are fp32";
   for (const Shape s : kShapes) {
     // dW(M=N_out, N=K_in) += dy(K=rows, M)ᵀ · x(K, N); db(M) = Σ_rows dy
     const auto dy = prep(randn(s.K * s.M, 7)), x = prep(randn(s.K * s.N, 8));
@@ -128,6 +135,82 @@ TEST_P(MatmulGpu, TnWithBiasGradEpilogueMatchesRef) {
       expect_nmse("tn_bgrad." + tag, down(ddb), want_db, nmse_bound(GetParam()));
     }
   }
+}
+
+// A bias (or bias gradient) that is a slice of a larger buffer at an offset not a multiple of
+// 16 bytes: cuBLASLt's epilogue may assume 16-byte alignment and fault ("misaligned address")
+// or read the wrong elements; the plain GEMM plus the separate kernel runs instead (issue 26).
+TEST(MatmulGpuBiasAlignment, UnalignedBiasAndBiasGradMatchRef) {
+  RC_REQUIRE_GPU();
+  const int64_t M = 64, N = 96, K = 48;
+  const auto x = randn(M * K, 21), w = randn(N * K, 22, 0.05f), bias = randn(N, 23);
+  for (int64_t offset : {1, 2, 3}) {  // floats: 4, 8 and 12 bytes past a 256-byte boundary
+    std::vector<float> padded(size_t(N + offset), 0.0f);
+    std::copy(bias.begin(), bias.end(), padded.begin() + offset);
+    auto dbias = up(padded), dx = up(x), dw = up(w), dy = up(std::vector<float>(size_t(M * N), 7.0f));
+    kc::Gemm g;
+    g.op = kc::Gemm::Op::nt, g.M = M, g.N = N, g.K = K, g.bias = dbias.data() + offset;
+    kc::matmul(g, dy.data(), dx.data(), dw.data(), nullptr);
+    std::vector<float> want(size_t(M * N));
+    rc::kernels::ref::matmul_nt(want.data(), x.data(), w.data(), bias.data(), M, N, K);
+    expect_nmse("nt_bias.unaligned+" + std::to_string(4 * offset), down(dy), want, 1e-10);
+
+    // dW(N, K) = dy(M, N)ᵀ · x(M, K), db(N) = Σ_rows dy into a slice at the same offset.
+    const auto grad_out = randn(M * N, 24);
+    auto dgo = up(grad_out), ddw = up(std::vector<float>(size_t(N * K), 0.0f));
+    auto ddb = up(std::vector<float>(size_t(N + offset), 123.0f));
+    kc::Gemm t;
+    t.op = kc::Gemm::Op::tn, t.M = N, t.N = K, t.K = M, t.bias_grad = ddb.data() + offset;
+    kc::matmul(t, ddw.data(), dgo.data(), dx.data(), nullptr);
+    std::vector<float> want_dw(size_t(N * K), 0.0f), want_db(size_t(N), 0.0f);
+    rc::kernels::ref::matmul_tn(want_dw.data(), grad_out.data(), x.data(), N, K, M, false);
+    rc::kernels::ref::bias_backward(want_db.data(), grad_out.data(), M, N);
+    const auto got_db = down(ddb);
+    expect_nmse("tn.unaligned+" + std::to_string(4 * offset), down(ddw), want_dw, 1e-10);
+    expect_nmse("tn_bgrad.unaligned+" + std::to_string(4 * offset),
+                std::vector<float>(got_db.begin() + offset, got_db.end()), want_db, 1e-10);
+    for (int64_t i = 0; i < offset; ++i) EXPECT_EQ(got_db[size_t(i)], 123.0f) << "wrote before the slice";
+  }
+}
+
+// Two threads running GEMMs of the same shape share one cached cuBLASLt plan, whose
+// descriptor carries the bias pointer: each thread's outputs must hold its own bias. With
+// x = 0 the output IS the bias, so one foreign element shows (issue 26: the pointer was set
+// outside the lock, and one request's logits could get the other's bias).
+TEST(MatmulGpuThreads, SameShapeGemmsOnTwoThreadsKeepTheirOwnBias) {
+  RC_REQUIRE_GPU();
+  const int64_t M = 64, N = 256, K = 64;
+  constexpr int kOutputs = 16, kRounds = 100;
+  std::atomic<int64_t> wrong{0};
+  std::atomic<int> errors{0};
+  auto worker = [&](float bias_value) {
+    try {
+      rc::cuda::set_device(0);
+      auto dx = up(std::vector<float>(size_t(M * K), 0.0f)), dw = up(randn(N * K, 31));
+      auto dbias = up(std::vector<float>(size_t(N), bias_value));
+      std::vector<Dev<float>> ys;
+      for (int i = 0; i < kOutputs; ++i) ys.emplace_back(size_t(M * N));
+      std::vector<float> host(size_t(M * N));
+      for (int round = 0; round < kRounds; ++round) {
+        for (auto& y : ys)
+          kc::matmul_nt(y.data(), dx.data(), dw.data(), dbias.data(), M, N, K, MatmulPrecision::fp32, nullptr);
+        for (auto& y : ys) {
+          y.download(host.data(), host.size());
+          for (float v : host) wrong += v != bias_value;
+        }
+      }
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "worker: %s\n", e.what());
+      ++errors;
+    }
+  };
+  std::thread a(worker, 1.0f), b(worker, -2.0f);
+  a.join();
+  b.join();
+  EXPECT_EQ(errors.load(), 0);
+  std::printf("[measured] matmul.two_threads.foreign_bias_elements: %lld of %lld\n",
+              static_cast<long long>(wrong.load()), static_cast<long long>(2LL * kRounds * kOutputs * M * N));
+  EXPECT_EQ(wrong.load(), 0) << "an output holds the other thread's bias";
 }
 
 TEST(MatmulGpuOpHeader, Fp32EntryPointsAndBiasBackwardAccumulate) {
@@ -157,6 +240,9 @@ TEST(MatmulGpuOpHeader, Fp32EntryPointsAndBiasBackwardAccumulate) {
 INSTANTIATE_TEST_SUITE_P(Cuda, MatmulGpu,
                          ::testing::Values(Mode::f32_exact, Mode::f32_fast_bf16, Mode::bf16_in_f32_out,
                                            Mode::bf16_in_bf16_out),
+                         [](const auto& info) { return std::string(mode_name(info.param)); });
+INSTANTIATE_TEST_SUITE_P(Cuda, MatmulGpuWeightGrad,
+                         ::testing::Values(Mode::f32_exact, Mode::f32_fast_bf16, Mode::bf16_in_f32_out),
                          [](const auto& info) { return std::string(mode_name(info.param)); });
 
 }  // namespace

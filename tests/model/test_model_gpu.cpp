@@ -7,6 +7,8 @@
 // TOLERANCES: starting values, NOT yet measured on a GPU (no device was lent when this was
 // written). Each comparison prints a "[measured]" line; scripts/gpu-check.sh collects them in
 // measured.txt — write the measured value beside each bound after the first H200 run.
+#include <thread>
+
 #include "kernels/gpu_test_util.h"
 #include "kernels/optimizer.h"
 #include "model/checkpoint.h"
@@ -66,6 +68,48 @@ TEST(ModelGpu, PredictLogitsMatchCpuFp32) {
     expect_close(std::string("model.logits.") + (f32 ? "fp32" : "bf16"), got, want,
                  f32 ? rc::test::Tol{1e-4, 1e-4} : rc::test::Tol{3e-2, 3e-2});
   }
+}
+
+// A serving worker or a trainer thread that never chose a device starts on device 0; the
+// forward and the training forward/backward select the context's device themselves (issue
+// 26). Runs on the LAST visible device: with one GPU that is device 0 and this only checks
+// a forward and a backward from a fresh thread; with two or more it fails when the entry
+// points do not select the device (launches on device 0 with pointers on device N).
+TEST(ModelGpu, FreshThreadRunsOnTheContextsDevice) {
+  RC_REQUIRE_GPU();
+  const int last = rc::cuda::device_count() - 1;
+  std::printf("[measured] model.fresh_thread.device: cuda:%d of %d visible\n", last, last + 1);
+  auto cpu = m::load_checkpoint(rc::test::tiny_dir(), {});
+  auto gpu = m::load_checkpoint(rc::test::tiny_dir(), {});
+  const Data d = random_data(cpu->config(), 12);
+  const auto want = logits_on(ExecCtx{}, *cpu, d);
+  ExecCtx g = cuda_ctx();
+  g.device_index = last;
+  gpu->to_device(g);
+  // Workspaces made here, on this thread: the worker allocates nothing (an allocation would
+  // select the device for it and hide a missing selection).
+  m::InferenceWorkspace iws(g, gpu->config(), d.B, d.T);
+  m::TrainWorkspace tws(g, gpu->config(), d.B, d.T);
+  rc::Buffer grads = rc::kernels::alloc_floats(g, gpu->num_params());
+  std::vector<float> got(want.size());
+  float loss = 0;
+  int device_after = -1;
+  std::string error;
+  std::thread worker([&] {
+    try {
+      m::forward_logits(g, *gpu, m::Batch{d.B, d.T, d.ids.data(), d.lens.data(), nullptr}, iws, got.data());
+      loss = m::forward_backward(g, *gpu, m::Batch{d.B, d.T, d.ids.data(), d.lens.data(), nullptr}, d.labels.data(),
+                                 m::DropoutConfig{}, 1, 1.0f, grads.f32(), tws, nullptr);
+      device_after = rc::cuda::current_device();
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  });
+  worker.join();
+  ASSERT_TRUE(error.empty()) << error;
+  EXPECT_EQ(device_after, last);
+  expect_close("model.fresh_thread.logits", got, want, rc::test::Tol{1e-4, 1e-4});
+  EXPECT_TRUE(std::isfinite(loss));
 }
 
 // 20 optimizer steps as the trainer takes them (zero grads, forward + backward with dropout,

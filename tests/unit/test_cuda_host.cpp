@@ -1,6 +1,7 @@
 // Host-side logic of the CUDA backend, tested without a GPU (every build): --device parsing,
 // launch-configuration arithmetic, the dropout RNG shared by CPU and GPU, the caching
-// allocator's policy over a fake raw allocator.
+// allocator's policy over a fake raw allocator, the resolution of --device against the
+// devices present (and a data-parallel rank's device), the GEMM bias-epilogue alignment rule.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -11,6 +12,8 @@
 
 #include "device/cuda/caching_allocator.h"
 #include "device/cuda/device_spec.h"
+#include "device/device_choice.h"
+#include "kernels/cuda/gemm_alignment.h"
 #include "kernels/cuda/launch_config.h"
 #include "kernels/dropout.h"
 #include "roberta/error.h"
@@ -62,6 +65,61 @@ TEST(CudaDeviceSpec, AvailabilityCheckNamesTheProblem) {
   } catch (const rc::Error& e) {
     EXPECT_NE(std::string(e.what()).find("only 2"), std::string::npos) << e.what();
   }
+}
+
+// ---- --device against the devices present ---------------------------------------------------
+// A count of 0 alone cannot tell an outdated driver from a machine without a GPU (issue 26):
+// the error names CUDA's own reason.
+TEST(CudaDeviceChoice, NoDeviceErrorCarriesCudasReason) {
+  const rc::CudaDevices old_driver{0, "CUDA driver version is insufficient for CUDA runtime version"};
+  try {
+    rc::resolve_device_choice("cuda", old_driver);
+    ADD_FAILURE() << "--device cuda resolved without a device";
+  } catch (const rc::Error& e) {
+    EXPECT_EQ(e.errc(), rc::Errc::device);
+    EXPECT_NE(std::string(e.what()).find("no CUDA device found"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("CUDA driver version is insufficient"), std::string::npos) << e.what();
+    EXPECT_FALSE(e.hint().empty());
+  }
+  EXPECT_FALSE(rc::resolve_device_choice("auto", old_driver).cuda);  // auto falls back to the CPU
+  const rc::DeviceChoice one = rc::resolve_device_choice("cuda", rc::CudaDevices{1, ""});
+  EXPECT_TRUE(one.cuda);
+  EXPECT_EQ(one.index, 0);
+}
+
+// Data parallel: `auto` maps like `cuda`, and the local rank wraps at the visible devices, so
+// Slurm's per-task binding (one visible GPU, local rank 1..N-1) asks for the one it has.
+TEST(CudaDeviceChoice, DataParallelRankTakesItsLocalRankModuloTheVisibleDevices) {
+  EXPECT_EQ(rc::data_parallel_device("cuda", 3, 8), "cuda:3");  // torchrun on one 8-GPU node
+  EXPECT_EQ(rc::data_parallel_device("auto", 3, 8), "cuda:3");
+  EXPECT_EQ(rc::data_parallel_device("cuda", 1, 1), "cuda:0");  // Slurm, --gpus-per-task=1
+  EXPECT_EQ(rc::data_parallel_device("auto", 3, 1), "cuda:0");
+  EXPECT_EQ(rc::data_parallel_device("auto", 5, 2), "cuda:1");
+  EXPECT_EQ(rc::data_parallel_device("cuda:2", 1, 4), "cuda:2");  // explicit: kept
+  EXPECT_EQ(rc::data_parallel_device("cpu", 1, 4), "cpu");
+  EXPECT_EQ(rc::data_parallel_device("auto", 1, 0), "auto");  // no GPU: auto stays the CPU
+  EXPECT_EQ(rc::data_parallel_device("cuda", 1, 0), "cuda");  // no GPU: the usual exit-4 error
+  // What the rank then resolves: the device that task can see.
+  const rc::DeviceChoice slurm = rc::resolve_device_choice(rc::data_parallel_device("auto", 1, 1), {1, ""});
+  EXPECT_TRUE(slurm.cuda);
+  EXPECT_EQ(slurm.index, 0);
+}
+
+// ---- GEMM bias epilogue alignment -------------------------------------------------------------
+TEST(CudaGemmAlignment, BiasEpilogueOnlyOnSixteenByteAlignedVectors) {
+  alignas(256) static float storage[128];
+  const auto at = [](size_t byte_offset) {
+    return static_cast<const void*>(reinterpret_cast<const char*>(storage) + byte_offset);
+  };
+  EXPECT_EQ(kc::alignment_of(at(0)), 256u);
+  EXPECT_EQ(kc::alignment_of(at(4)), 4u);
+  EXPECT_EQ(kc::alignment_of(at(48)), 16u);
+  EXPECT_EQ(kc::alignment_of(at(1)), 1u);
+  EXPECT_TRUE(kc::bias_epilogue_allowed(at(0)));
+  EXPECT_TRUE(kc::bias_epilogue_allowed(at(16)));
+  EXPECT_TRUE(kc::bias_epilogue_allowed(at(48)));
+  for (size_t off : {4, 8, 12, 20, 36, 2}) EXPECT_FALSE(kc::bias_epilogue_allowed(at(off))) << "offset " << off;
+  EXPECT_FALSE(kc::bias_epilogue_allowed(nullptr));
 }
 
 // ---- launch configuration ------------------------------------------------------------------

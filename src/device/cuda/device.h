@@ -12,8 +12,17 @@
 
 namespace rc::cuda {
 
-// Number of visible CUDA devices; 0 when there is no driver, no device, or the call fails
-// (GPU tests GTEST_SKIP on 0 instead of failing).
+// The visible CUDA devices, or why there are none: `error` is CUDA's own text when
+// cudaGetDeviceCount failed ("CUDA driver version is insufficient for CUDA runtime version",
+// "no CUDA-capable device is detected"), empty when it answered. A count of 0 alone cannot
+// tell an outdated driver from a machine without a GPU; the text can, and every "no device"
+// message carries it.
+struct DeviceProbe {
+  int count = 0;
+  std::string error;
+};
+DeviceProbe probe_devices();
+// probe_devices().count: 0 when there is no driver, no device, or the call fails.
 int device_count() noexcept;
 void set_device(int index);
 int current_device();

@@ -14,10 +14,20 @@ cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
 cudaEvent_t as_event(void* e) { return static_cast<cudaEvent_t>(e); }
 }  // namespace
 
+DeviceProbe probe_devices() {
+  int n = 0;
+  const cudaError_t err = cudaGetDeviceCount(&n);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();  // clear the (non-sticky) error so later calls are not confused
+    return {0, cudaGetErrorString(err)};
+  }
+  return {n, {}};
+}
+
 int device_count() noexcept {
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    (void)cudaGetLastError();  // clear the (non-sticky) error so later calls are not confused
+    (void)cudaGetLastError();
     return 0;
   }
   return n;

@@ -10,8 +10,14 @@
 // One cuBLASLt handle per device, a 32 MiB workspace (Hopper's recommendation) and a cache of
 // {descriptor, layouts, algorithm} per (device, shape, types, epilogue, pointer alignment),
 // all released by RAII. When the heuristic offers no algorithm for an epilogue (type
-// combination not supported by this cuBLASLt), the plain GEMM runs and a small kernel does
-// the epilogue's work: same result, one more pass.
+// combination not supported by this cuBLASLt), or the bias vector is not 16-byte aligned
+// (gemm_alignment.h), the plain GEMM runs and a small kernel does the epilogue's work: same
+// result, one more pass.
+//
+// Threads share the plans (every inference worker runs the same shapes). A plan's descriptor
+// carries the bias pointer of the call, so setting it and launching happen under the plan's
+// own lock: cuBLASLt reads the descriptor when cublasLtMatmul enqueues the kernel, so once
+// the launch has returned the next caller may set its own pointer.
 #include <cublasLt.h>
 
 #include <array>
@@ -21,6 +27,7 @@
 #include <tuple>
 
 #include "device/cuda/device.h"
+#include "kernels/cuda/gemm_alignment.h"
 #include "kernels/cuda/reduce.cuh"
 
 namespace rc::kernels::cuda {
@@ -49,20 +56,14 @@ using Pref = std::unique_ptr<cublasLtMatmulPreferenceOpaque_t, PrefDeleter>;
 enum class Epi { none, bias, bgradb };
 
 struct Plan {
-  Desc desc;
   Layout a, b, d;
   cublasLtMatmulAlgo_t algo{};
-  bool ok = false;  // false: no algorithm for this epilogue (caller falls back)
+  // Guarded by `launch`: the descriptor (its bias pointer is the current call's) and `ok`
+  // (false: no algorithm for this epilogue, the caller falls back).
+  std::mutex launch;
+  Desc desc;
+  bool ok = false;
 };
-
-// Largest power of two (<= 256) dividing the address: cuBLASLt picks kernels assuming the
-// alignment it is told, so it is part of the cache key.
-uint32_t alignment_of(const void* p) {
-  const auto v = reinterpret_cast<uintptr_t>(p);
-  uint32_t a = 256;
-  while (a > 1 && (v % a) != 0) a >>= 1;
-  return a;
-}
 
 using Key =
     std::tuple<int, int, int64_t, int64_t, int64_t, int, int, int, int, int, uint32_t, uint32_t, uint32_t, uint32_t>;
@@ -191,10 +192,13 @@ bool run(const Gemm& g, Epi epi, void* y, const void* a, const void* b, void* st
     if (it == ds.plans.end()) it = ds.plans.emplace(key, make_plan(handle, g, epi, al_a, al_b, al_d, al_bias)).first;
     plan = it->second.get();
   }
-  if (!plan->ok) return false;
-  if (epi != Epi::none) set_desc(plan->desc.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias_ptr);
   const float alpha = 1.0f, beta = g.accumulate ? 1.0f : 0.0f;
   void* ws = workspace(Scratch::cublaslt, kWorkspaceBytes);
+  // Set-and-launch under the plan's lock: another thread's GEMM of the same shape sets its
+  // own bias pointer into this descriptor (the logits of one request got the other's bias).
+  std::lock_guard<std::mutex> launch(plan->launch);
+  if (!plan->ok) return false;
+  if (epi != Epi::none) set_desc(plan->desc.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias_ptr);
   const cublasStatus_t st =
       cublasLtMatmul(handle, plan->desc.get(), &alpha, lt_a, plan->a.get(), lt_b, plan->b.get(), &beta, y,
                      plan->d.get(), y, plan->d.get(), &plan->algo, ws, kWorkspaceBytes, as_stream(stream));
@@ -261,8 +265,9 @@ void matmul(const Gemm& g, void* y, const void* a, const void* b, void* stream) 
     if (g.bias_grad) RC_CUDA_CHECK(cudaMemsetAsync(g.bias_grad, 0, size_t(g.M) * 4, as_stream(stream)));
     return;
   }
-  const Epi epi = g.bias ? Epi::bias : g.bias_grad ? Epi::bgradb : Epi::none;
-  if (run(g, epi, y, a, b, stream)) return;
+  const Epi fused = g.bias ? Epi::bias : g.bias_grad ? Epi::bgradb : Epi::none;
+  const void* fused_vector = g.bias ? static_cast<const void*>(g.bias) : static_cast<const void*>(g.bias_grad);
+  if (fused != Epi::none && bias_epilogue_allowed(fused_vector) && run(g, fused, y, a, b, stream)) return;
   run(g, Epi::none, y, a, b, stream);  // throws when even the plain GEMM has no algorithm
   if (g.bias) {
     if (g.out_type == GemmType::bf16)
