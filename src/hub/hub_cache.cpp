@@ -44,19 +44,6 @@ const char* kTamperedHint =
 constexpr uint64_t kMaxTokenFileBytes = 64 << 10;
 constexpr uint64_t kMaxRefFileBytes = 4 << 10;
 
-// A positive integer setting from the environment, else `fallback`; garbage is a usage error.
-template <typename T>
-T positive_env(const char* name, T fallback) {
-  const std::string v = env(name);
-  if (v.empty()) return fallback;
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
-  RC_CHECK(errno == 0 && end && *end == 0 && n > 0 && v[0] != '-' && n <= uint64_t(std::numeric_limits<T>::max()),
-           Errc::invalid_argument, name, "='", v, "' is not a positive whole number\nHINT: see docs/hub.md");
-  return T(n);
-}
-
 // The contents of a file named by the environment or found in the cache, or nullopt when
 // it does not exist: never a FIFO (open would wait for a writer), a device (/dev/zero never
 // ends) or a folder, and never more than max_bytes.
@@ -72,6 +59,7 @@ std::optional<std::string> read_small_file(const fs::path& path, uint64_t max_by
 }  // namespace
 
 HubSettings HubSettings::from_env() {
+  constexpr const char* kSettingHint = "see docs/hub.md";
   HubSettings s;
   s.endpoint = env("HF_ENDPOINT").empty() ? "https://huggingface.co" : env("HF_ENDPOINT");
   while (!s.endpoint.empty() && s.endpoint.back() == '/') s.endpoint.pop_back();
@@ -99,11 +87,11 @@ HubSettings HubSettings::from_env() {
   // never "no limit" (libcurl's 0), and an hour at most.
   if (const double secs = std::atof(env("HF_HUB_ETAG_TIMEOUT").c_str()); secs > 0)
     s.etag_timeout_ms = long(std::min(secs, 3600.0) * 1000);
-  s.min_rate_bps = positive_env("RC_HUB_MIN_RATE", s.min_rate_bps);
-  s.min_rate_seconds = positive_env("RC_HUB_MIN_RATE_SECONDS", s.min_rate_seconds);
-  s.deadline_base_seconds = positive_env("RC_HUB_DEADLINE_SECONDS", s.deadline_base_seconds);
-  s.deadline_rate_bps = positive_env("RC_HUB_DEADLINE_RATE", s.deadline_rate_bps);
-  s.max_unsized_bytes = positive_env("RC_HUB_MAX_UNSIZED_BYTES", s.max_unsized_bytes);
+  s.min_rate_bps = positive_env("RC_HUB_MIN_RATE", s.min_rate_bps, kSettingHint);
+  s.min_rate_seconds = positive_env("RC_HUB_MIN_RATE_SECONDS", s.min_rate_seconds, kSettingHint);
+  s.deadline_base_seconds = positive_env("RC_HUB_DEADLINE_SECONDS", s.deadline_base_seconds, kSettingHint);
+  s.deadline_rate_bps = positive_env("RC_HUB_DEADLINE_RATE", s.deadline_rate_bps, kSettingHint);
+  s.max_unsized_bytes = positive_env("RC_HUB_MAX_UNSIZED_BYTES", s.max_unsized_bytes, kSettingHint);
   return s;
 }
 

@@ -2,6 +2,8 @@
 // and say what to check, one line each.
 #include "net/s3.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -141,7 +143,37 @@ S3Location parse_s3_url(const std::string& url) {
   return loc;
 }
 
+namespace {
+// How slow and how long a GET of an object may be (issue 27: any download is bounded by
+// size, rate and time), as the Hub client's RC_HUB_* settings: a peer that trickles below
+// min_rate_bps for min_rate_seconds is cut off, and one above it still ends at a deadline of
+// deadline_base_seconds + size / deadline_rate_bps, across every retry.
+struct S3Limits {
+  long min_rate_bps = 1024;                          // RC_S3_MIN_RATE
+  long min_rate_seconds = 60;                        // RC_S3_MIN_RATE_SECONDS
+  long deadline_base_seconds = 600;                  // RC_S3_DEADLINE_SECONDS
+  uint64_t deadline_rate_bps = uint64_t(256) << 10;  // RC_S3_DEADLINE_RATE
+
+  static S3Limits from_env() {
+    constexpr const char* kHint = "see docs/hub.md (S3)";
+    S3Limits l;
+    l.min_rate_bps = positive_env("RC_S3_MIN_RATE", l.min_rate_bps, kHint);
+    l.min_rate_seconds = positive_env("RC_S3_MIN_RATE_SECONDS", l.min_rate_seconds, kHint);
+    l.deadline_base_seconds = positive_env("RC_S3_DEADLINE_SECONDS", l.deadline_base_seconds, kHint);
+    l.deadline_rate_bps = positive_env("RC_S3_DEADLINE_RATE", l.deadline_rate_bps, kHint);
+    return l;
+  }
+  // At most 30 days: a huge size over a tiny rate must not overflow the clock's nanoseconds.
+  uint64_t allowed_seconds(uint64_t size) const {
+    constexpr uint64_t kMost = 30 * 86400;
+    return std::min(kMost, std::min<uint64_t>(uint64_t(deadline_base_seconds), kMost) + size / deadline_rate_bps);
+  }
+};
+}  // namespace
+
 uint64_t s3_download(const std::string& url, const fs::path& dest, uint64_t max_bytes) {
+  using Clock = std::chrono::steady_clock;
+  const S3Limits limits = S3Limits::from_env();
   const S3Location loc = parse_s3_url(url);
   const Target t = target_for(loc);
   const fs::path part = dest.string() + ".part";
@@ -149,33 +181,55 @@ uint64_t s3_download(const std::string& url, const fs::path& dest, uint64_t max_
   if (!dest.parent_path().empty()) fs::create_directories(dest.parent_path(), ec);
   Response r;
   uint64_t got = 0;
-  bool too_big = false, write_failed = false;
+  bool too_big = false, write_failed = false, past_deadline = false;
+  // The size the deadline is for: Content-Length once an answer gives it, max_bytes until then
+  // (0 when neither is known: the base alone).
+  uint64_t size = max_bytes;
+  const auto started = Clock::now();
+  auto deadline = [&] { return started + std::chrono::seconds(limits.allowed_seconds(size)); };
   r = with_retries(
       [&] {
+        got = 0;
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline() - Clock::now()).count();
+        if (left <= 0) {  // a retry after the time ran out: none
+          past_deadline = true;
+          Response none;
+          none.error = "past the deadline";
+          return none;
+        }
         // Declared before f so that it outlives the FILE. glibc ignores setvbuf's size when
         // given no buffer (4 KiB: two write(2) per 16 KiB piece from libcurl).
         std::unique_ptr<char[]> buffer(new char[size_t(1) << 20]);
         std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(part.c_str(), "wb"), std::fclose);  // each try starts over
         RC_CHECK(f != nullptr, Errc::io, "cannot write '", part.string(), "'");
         std::setvbuf(f.get(), buffer.get(), _IOFBF, size_t(1) << 20);
-        got = 0;
         std::unique_ptr<Progress> progress;
         Request req;
         req.url = t.base;
         req.aws = &t.signing;
+        req.low_speed_limit_bps = limits.min_rate_bps;
+        req.low_speed_timeout_s = limits.min_rate_seconds;
+        // libcurl's timer covers a peer silent before its headers; the sink covers the rest,
+        // once Content-Length has set the deadline.
+        if (max_bytes) req.total_timeout_ms = long(left);
         req.on_answer = [&](long, const std::map<std::string, std::string>& h) {
           const auto it = h.find("content-length");
-          const uint64_t size = it == h.end() ? 0 : std::strtoull(it->second.c_str(), nullptr, 10);
-          if (max_bytes && size > max_bytes) {
+          const uint64_t announced = it == h.end() ? 0 : std::strtoull(it->second.c_str(), nullptr, 10);
+          if (max_bytes && announced > max_bytes) {
             too_big = true;
             return false;
           }
-          progress = std::make_unique<Progress>(url, size);
+          if (it != h.end()) size = announced;
+          progress = std::make_unique<Progress>(url, announced);
           return true;
         };
         Response resp = perform(req, [&](const char* p, size_t n) {
           if (max_bytes && got + n > max_bytes) {
             too_big = true;
+            return false;
+          }
+          if (Clock::now() >= deadline()) {
+            past_deadline = true;
             return false;
           }
           if (std::fwrite(p, 1, n, f.get()) != n) {
@@ -187,13 +241,24 @@ uint64_t s3_download(const std::string& url, const fs::path& dest, uint64_t max_
           return true;
         });
         if (std::fflush(f.get()) != 0) write_failed = true;
+        // libcurl's own timer ran out: the same deadline, so no retry either.
+        if (resp.status == 0 && Clock::now() + std::chrono::milliseconds(100) >= deadline()) past_deadline = true;
+        if (past_deadline) resp.transport_retryable = false;
         if (progress && resp.error.empty() && resp.status == 200) progress->finish();
         return resp;
       },
       "GET " + url);
-  if (too_big || write_failed || r.status != 200 || !r.error.empty()) fs::remove(part, ec);
+  if (too_big || write_failed || past_deadline || r.status != 200 || !r.error.empty()) fs::remove(part, ec);
   RC_CHECK(!too_big, Errc::resource_exhausted, quoted_url(url), " is larger than the ", max_bytes, "-byte limit");
   RC_CHECK(!write_failed, Errc::io, "cannot write '", part.string(), "' (disk full?)");
+  RC_CHECK(!past_deadline, Errc::io, "GET ", quoted_url(url), " took longer than the ", limits.allowed_seconds(size),
+           " s allowed for ", size ? human_bytes(size) : std::string("an object of unknown size"), " (",
+           limits.deadline_base_seconds, " s + the size at ", human_bytes(limits.deadline_rate_bps),
+           "/s); the partial download was removed",
+           "\nHINT: on a slow link raise RC_S3_DEADLINE_SECONDS or lower RC_S3_DEADLINE_RATE");
+  if (r.status == 0 && r.error.find("too slow") != std::string::npos)  // libcurl's low-speed limit
+    RC_THROW(Errc::io, "GET ", quoted_url(url), " failed: ", r.error,
+             "\nHINT: on a slow link lower RC_S3_MIN_RATE or raise RC_S3_MIN_RATE_SECONDS");
   if (r.status != 200 || !r.error.empty()) throw_s3(r, url, t, "GET");
   fs::rename(part, dest, ec);
   RC_CHECK(!ec, Errc::io, "cannot move '", part.string(), "' to '", dest.string(), "': ", ec.message());

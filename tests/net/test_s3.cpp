@@ -1,9 +1,11 @@
 // S3 against moto (tests/net/moto_s3.py) on loopback, with SigV4 checked: upload (single
 // and multipart), download, a missing key, wrong credentials, the credential chain
 // (profile file, IMDSv2, ECS), and `roberta package`/`roberta serve` with s3:// URLs.
-// Skipped with the reason when this machine's python3 has no moto.
+// Skipped with the reason when this machine's python3 has no moto. The rate and deadline
+// bounds (S3Slow) need no moto: tests/net/trickle_s3.py.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -305,6 +307,107 @@ TEST_F(S3, PackageToS3ThenServeFromS3) {
   // Nothing downloaded is left behind in the work dir once unpacked.
   for (const auto& e : fs::directory_iterator(dir_))
     EXPECT_EQ(e.path().filename().string().rfind("rc-fetch-", 0), std::string::npos) << e.path();
+}
+
+// Issue 27: any download is bounded by size, rate and time. A slow S3 endpoint
+// (tests/net/trickle_s3.py, no moto needed: AWS_ENDPOINT_URL points anywhere) must not hold
+// `roberta serve`'s model registration or `roberta package` forever.
+class S3Slow : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = rc::test::fresh_dir("rc-test-s3-slow");
+    server_ = new rc::test::Subprocess({"python3", std::string(RC_SOURCE_DIR) + "/tests/net/trickle_s3.py",
+                                        "--port-file", (dir_ / "port.json").string()},
+                                       (dir_ / "trickle.log").string());
+    const std::string text = rc::test::wait_for_file(dir_ / "port.json", 30);
+    ASSERT_FALSE(text.empty()) << "trickle_s3.py did not start: " << slurp(dir_ / "trickle.log");
+    port_ = nlohmann::json::parse(text)["port"].get<int>();
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+  void SetUp() override {
+    ::setenv("AWS_ENDPOINT_URL", ("http://127.0.0.1:" + std::to_string(port_)).c_str(), 1);
+    ::unsetenv("AWS_ENDPOINT_URL_S3");
+    ::setenv("AWS_ACCESS_KEY_ID", "AKIDTRICKLE", 1);
+    ::setenv("AWS_SECRET_ACCESS_KEY", "trickle-secret", 1);
+    ::unsetenv("AWS_SESSION_TOKEN");
+    ::setenv("AWS_REGION", "us-east-1", 1);
+    ::unsetenv("AWS_PROFILE");
+    ::setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
+    ::setenv("RC_NET_RETRIES", "2", 1);  // one retry: a cut-off must not be retried past the deadline
+    ::setenv("RC_NET_BACKOFF_MS", "20", 1);
+    ::setenv("RC_PROGRESS", "0", 1);
+  }
+  void TearDown() override {
+    for (const char* name : {"RC_S3_MIN_RATE", "RC_S3_MIN_RATE_SECONDS", "RC_S3_DEADLINE_SECONDS",
+                             "RC_S3_DEADLINE_RATE", "RC_NET_RETRIES"})
+      ::unsetenv(name);
+  }
+  // Downloads `key`, returning the error's message and hint ("" when it succeeded) and how
+  // long it took.
+  static std::string download_error(const std::string& key, const fs::path& dest, double* secs) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::string msg;
+    try {
+      rc::net::s3_download("s3://slow-bucket/" + key, dest);
+    } catch (const rc::Error& e) {
+      msg = std::string(e.what()) + "\nHINT: " + e.hint();
+    }
+    *secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return msg;
+  }
+
+  static inline fs::path dir_;
+  static inline rc::test::Subprocess* server_ = nullptr;
+  static inline int port_ = 0;
+};
+
+// 100 bytes/s for 10 s: above libcurl's default limit of 1 byte/s, so the old client waited it
+// out. Below RC_S3_MIN_RATE (1 KiB/s) over a window shrunk to 1 s, it is cut off within seconds.
+TEST_F(S3Slow, TrickleBelowTheMinimumRateIsCutOff) {
+  ::setenv("RC_S3_MIN_RATE_SECONDS", "1", 1);
+  const fs::path dest = dir_ / "trickle.bin";
+  double secs = 0;
+  const std::string msg = download_error("rate-100/secs-10/size-4000", dest, &secs);
+  EXPECT_NE(msg.find("too slow"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("RC_S3_MIN_RATE"), std::string::npos) << msg;
+  EXPECT_LT(secs, 8.0) << msg;
+  EXPECT_FALSE(fs::exists(dest));
+  EXPECT_FALSE(fs::exists(dest.string() + ".part"));
+}
+
+// 20 KB/s, above the minimum rate, for 10 s: the deadline RC_S3_DEADLINE_SECONDS + size /
+// RC_S3_DEADLINE_RATE (1 s + 6 MB at 4 MiB/s = 2 s) ends it, with no retry, and the partial
+// file is removed.
+TEST_F(S3Slow, SlowDownloadEndsAtADeadlineThatGrowsWithTheSize) {
+  ::setenv("RC_S3_DEADLINE_SECONDS", "1", 1);
+  ::setenv("RC_S3_DEADLINE_RATE", "4194304", 1);
+  const fs::path dest = dir_ / "slow.bin";
+  double secs = 0;
+  const std::string msg = download_error("rate-20000/secs-10/size-6000000", dest, &secs);
+  EXPECT_NE(msg.find("took longer than the 2 s allowed"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("s3://slow-bucket/rate-20000/secs-10/size-6000000"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("RC_S3_DEADLINE_SECONDS"), std::string::npos) << msg;
+  EXPECT_LT(secs, 6.0) << msg;
+  EXPECT_FALSE(fs::exists(dest));
+  EXPECT_FALSE(fs::exists(dest.string() + ".part"));
+  EXPECT_EQ(msg.find('\n'), msg.find("\nHINT: ")) << "one line, then the hint: " << msg;
+}
+
+// A setting that is not a positive whole number is a usage error naming it, not a silent default.
+TEST_F(S3Slow, GarbageSettingIsAUsageError) {
+  ::setenv("RC_S3_MIN_RATE", "fast", 1);
+  rc::Errc errc = rc::Errc::internal;  // not Errc{}: that is invalid_argument
+  try {
+    rc::net::s3_download("s3://slow-bucket/rate-100000/secs-0/size-10", dir_ / "garbage.bin");
+  } catch (const rc::Error& e) {
+    errc = e.errc();
+    EXPECT_NE(std::string(e.what()).find("RC_S3_MIN_RATE='fast'"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(errc, rc::Errc::invalid_argument);
 }
 
 }  // namespace
