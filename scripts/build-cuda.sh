@@ -54,6 +54,17 @@ cmake --build "$BUILD_DIR" -j"$JOBS" --target rc_dist  # gloo, and NCCL when on
 echo "build-cuda: rc_dist built with RC_WITH_NCCL=$NCCL"
 echo "build-cuda: CUDA targets (rc_kernels_cuda, rc_device_cuda) compiled in $((end - start)) s with -j$JOBS"
 
+# tests/<folder>/test_x[_slow|_gpu].cpp is linked into test_<folder>[_slow|_gpu] (tests/CMakeLists.txt).
+test_target_of() {
+  local folder name
+  folder=${1#tests/}; folder=${folder%%/*}; name=$(basename "$1" .cpp)
+  case "$name" in
+    *_slow) echo "test_${folder}_slow" ;;
+    *_gpu) echo "test_${folder}_gpu" ;;
+    *) echo "test_${folder}" ;;
+  esac
+}
+
 if [ "${CUDA_BUILD_OPT:-release}" = objects ]; then
   # Compile only, nothing linked or run (what scripts/test.sh does in CI): every translation
   # unit whose code changes with the switches. Those are the files that test RC_WITH_CUDA /
@@ -74,7 +85,7 @@ if [ "${CUDA_BUILD_OPT:-release}" = objects ]; then
              grep -v '^src/[a-z]*/cuda/' | sort -u); do
     case "$f" in
       src/*) layer=${f#src/}; layer=${layer%%/*}; objects+=("src/CMakeFiles/rc_$layer.dir/${f#src/}.o") ;;
-      tests/*) name=$(basename "$f" .cpp); objects+=("tests/CMakeFiles/$name.dir/${f#tests/}.o") ;;
+      tests/*) objects+=("tests/CMakeFiles/$(test_target_of "$f").dir/${f#tests/}.o") ;;
     esac
   done
   cmake --build "$BUILD_DIR" -j"$JOBS" --target "${objects[@]}"
@@ -82,15 +93,19 @@ if [ "${CUDA_BUILD_OPT:-release}" = objects ]; then
   exit 0
 fi
 
+# The GPU test executables, and of test_unit the suites of the CUDA host side
+# (tests/unit/test_cuda_host.cpp: Cuda*) and, with the CLI, of test_cli_device.cpp (CliDevice).
+gpu_tests=$(cd tests && ls */test_*_gpu.cpp 2>/dev/null | sed -E 's#^([a-z]+)/.*#test_\1_gpu#' | sort -u)
 if [ "${CUDA_BUILD_OPT:-release}" = compile-check ]; then
   cli_targets=()
-  gpu_tests=$(cd tests && ls */test_*_gpu.cpp unit/test_cuda_host*.cpp 2>/dev/null | xargs -n1 basename | sed 's/\.cpp$//')
+  unit_filter='Cuda*'
 else
   cli_targets=(roberta)
-  gpu_tests=$(cd tests && ls */test_*_gpu.cpp unit/test_cuda_host*.cpp unit/test_cli_device.cpp 2>/dev/null | xargs -n1 basename | sed 's/\.cpp$//')
+  unit_filter='Cuda*:CliDevice.*'
 fi
-cmake --build "$BUILD_DIR" -j"$JOBS" --target "${cli_targets[@]}" $gpu_tests
+cmake --build "$BUILD_DIR" -j"$JOBS" --target "${cli_targets[@]}" $gpu_tests test_unit
 for t in $gpu_tests; do
   "$BUILD_DIR/tests/$t" --gtest_brief=1
 done
+"$BUILD_DIR/tests/test_unit" --gtest_brief=1 --gtest_filter="$unit_filter"
 echo "build-cuda: OK"

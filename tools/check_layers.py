@@ -2,7 +2,8 @@
 """Lists the include graph of roberta.cpp by layer and fails on any edge the layering forbids.
 
 Layers (docs/architecture.md): each may include only itself and the layers named for it.
-The public headers (include/roberta) may be included from anywhere and include nothing of src/.
+The public headers (include/roberta) belong to the layer that implements them (PUBLIC_LAYER):
+"roberta/trainer.h" is an include of train, allowed where train is. They include nothing of src/.
 A folder under src/ that is not in the table fails the check, so a new layer is placed on
 purpose. tests/ and bench/ are not checked: tests may include internals (STYLE.md 7.3).
 
@@ -35,7 +36,17 @@ ALLOWED = {
     "serve": {"core", "tensor", "device", "kernels", "io", "tokenizer", "model"},
     "cli": {"core", "tensor", "device", "kernels", "io", "tokenizer", "model", "train", "serve", "net", "hub", "dist"},
 }
+# include/roberta/<file> -> the layer that implements it. The build gives each layer's target
+# exactly these (src/CMakeLists.txt, rc_public_<layer>); --against-build compares the two.
+PUBLIC_LAYER = {
+    "error.h": "core", "log.h": "core", "version.h": "core",
+    "runtime.h": "device",
+    "tokenizer.h": "tokenizer",
+    "classifier.h": "model", "fill_mask.h": "model",
+    "trainer.h": "train", "pretrain.h": "train", "benchmark.h": "train",
+}
 PUBLIC = "roberta"
+PUBLIC_INCLUDE = re.compile(r'^\s*#\s*include\s+"roberta/([A-Za-z0-9_.]+)"')
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([A-Za-z0-9_]+)/')
 # "../x.h" would reach another layer's folder past the include roots the build gives each
 # layer (src/CMakeLists.txt), so it is refused outright.
@@ -57,17 +68,25 @@ def layer_files(root):
             yield "cli", f
     for f in sorted((root / "include" / PUBLIC).rglob("*")) if (root / "include" / PUBLIC).is_dir() else []:
         if f.suffix in SOURCES:
-            yield PUBLIC, f
+            yield PUBLIC + "/" + f.name, f
 
 
 def against_build(path):
     bad = []
     seen = set()
+    seen_public = set()
     for line in pathlib.Path(path).read_text().splitlines():
         if not line.strip():
             continue
         layer, _, deps = line.partition(":")
         layer = layer.strip()
+        if layer.startswith(PUBLIC + "/"):  # "roberta/trainer.h: train": the layer whose root holds it
+            name, owner = layer[len(PUBLIC) + 1:], deps.strip()
+            seen_public.add(name)
+            if PUBLIC_LAYER.get(name) != owner:
+                bad.append(f"include/{layer}: the build gives it to {owner or 'no layer'}, the table to "
+                           f"{PUBLIC_LAYER.get(name) or 'no layer'}")
+            continue
         seen.add(layer)
         sees = set(deps.split())
         if layer not in ALLOWED:
@@ -81,6 +100,8 @@ def against_build(path):
                        + (f" (table only: {' '.join(fewer)})" if fewer else ""))
     for layer in sorted(set(ALLOWED) - seen - {"cli"}):
         bad.append(f"the table has a layer '{layer}' that the build does not")
+    for name in sorted(set(PUBLIC_LAYER) - seen_public):
+        bad.append(f"the table has a public header '{name}' that the build does not")
     for b in bad:
         print("check_layers: " + b, file=sys.stderr)
     if bad:
@@ -103,6 +124,14 @@ def main(argv):
             bad.append(f"{f.relative_to(root)}: src/{layer[1:]} is not a known layer; add it to "
                        "tools/check_layers.py and docs/architecture.md")
             continue
+        public_header = layer.startswith(PUBLIC + "/")
+        if public_header:
+            name = layer[len(PUBLIC) + 1:]
+            if name not in PUBLIC_LAYER:
+                bad.append(f"{f.relative_to(root)}: no layer owns this public header; add it to PUBLIC_LAYER in "
+                           "tools/check_layers.py and rc_public_<layer> in src/CMakeLists.txt")
+                continue
+            layer = PUBLIC_LAYER[name]  # a public header may include what its layer may
         for n, line in enumerate(f.read_text(errors="replace").splitlines(), 1):
             if PARENT.match(line):
                 bad.append(f"{f.relative_to(root)}:{n}: {layer} includes a parent folder ({line.strip()}); "
@@ -112,12 +141,22 @@ def main(argv):
             if not m:
                 continue
             target = m.group(1)
-            graph.setdefault(layer, set()).add(target)
-            if target == layer or target == PUBLIC:
+            pm = PUBLIC_INCLUDE.match(line)
+            if pm:  # roberta/<file>: an include of the layer that owns it
+                if pm.group(1) not in PUBLIC_LAYER:
+                    bad.append(f"{f.relative_to(root)}:{n}: includes {line.strip()}, which no layer owns")
+                    continue
+                target = PUBLIC_LAYER[pm.group(1)]
+            elif public_header:
+                bad.append(f"{f.relative_to(root)}:{n}: roberta includes {target}, a public header includes nothing "
+                           f"of src/ ({line.strip()})")
                 continue
-            allowed = set() if layer == PUBLIC else ALLOWED.get(layer, set())
-            if target not in allowed:
-                bad.append(f"{f.relative_to(root)}:{n}: {layer} includes {target} ({line.strip()})")
+            graph.setdefault(layer, set()).add(target)
+            if target == layer:
+                continue
+            if target not in ALLOWED.get(layer, set()):
+                what = f"{layer} includes {target}" if not pm else f"{layer} includes {target}'s public header"
+                bad.append(f"{f.relative_to(root)}:{n}: {what} ({line.strip()})")
     if "--graph" in argv:
         for layer in sorted(graph):
             print(f"{layer:10s} -> {' '.join(sorted(graph[layer] - {layer}))}")

@@ -50,9 +50,31 @@ class CheckLayers(unittest.TestCase):
         self.assertIn("train includes cli", err)
 
     def test_public_header_including_src_fails(self):
-        rc, err = run_on({**CLEAN, "include/roberta/bad.h": '#include "model/m.h"\n'})
+        rc, err = run_on({**CLEAN, "include/roberta/classifier.h": '#include "model/m.h"\n'})
         self.assertEqual(rc, 1)
         self.assertIn("roberta includes model", err)
+
+    def test_lower_layer_including_an_upper_public_header_fails(self):
+        rc, err = run_on({**CLEAN, "include/roberta/trainer.h": "#pragma once\n",
+                          "src/kernels/bad.cpp": '#include "roberta/trainer.h"\n'})
+        self.assertEqual(rc, 1)
+        self.assertIn("src/kernels/bad.cpp:1: kernels includes train's public header", err)
+
+    def test_public_header_of_its_own_layer_or_below_passes(self):
+        rc, err = run_on({**CLEAN, "include/roberta/trainer.h": '#include "roberta/classifier.h"\n',
+                          "include/roberta/classifier.h": '#include "roberta/error.h"\n',
+                          "src/train/t.cpp": '#include "roberta/trainer.h"\n#include "roberta/error.h"\n'})
+        self.assertEqual(rc, 0, err)
+
+    def test_public_header_including_an_upper_one_fails(self):
+        rc, err = run_on({**CLEAN, "include/roberta/classifier.h": '#include "roberta/trainer.h"\n'})
+        self.assertEqual(rc, 1)
+        self.assertIn("model includes train's public header", err)
+
+    def test_public_header_no_layer_owns_fails(self):
+        rc, err = run_on({**CLEAN, "include/roberta/widget.h": "#pragma once\n"})
+        self.assertEqual(rc, 1)
+        self.assertIn("no layer owns this public header", err)
 
     def test_parent_folder_include_fails(self):
         rc, err = run_on({**CLEAN, "src/kernels/bad.cpp": '#include "../model/m.h"\n'})
@@ -84,9 +106,19 @@ class AgainstBuild(unittest.TestCase):
         "train": "core device dist io kernels model tensor tokenizer",
         "serve": "core device io kernels model tensor tokenizer"}
 
-    def text(self, **override):
+    PUBLIC = {"error.h": "core", "log.h": "core", "version.h": "core", "runtime.h": "device",
+              "tokenizer.h": "tokenizer", "classifier.h": "model", "fill_mask.h": "model", "trainer.h": "train",
+              "pretrain.h": "train", "benchmark.h": "train"}
+
+    def text(self, public=None, **override):
         t = {**self.TABLE, **override}
-        return "".join(f"{k}: {v}\n" for k, v in t.items())
+        p = {**self.PUBLIC, **(public or {})}
+        return "".join(f"{k}: {v}\n" for k, v in t.items()) + "".join(f"roberta/{k}: {v}\n" for k, v in p.items())
+
+    def test_build_giving_a_public_header_to_another_layer_fails(self):
+        rc, err = self.run_against(self.text(public={"trainer.h": "model"}))
+        self.assertEqual(rc, 1)
+        self.assertIn("include/roberta/trainer.h: the build gives it to model, the table to train", err)
 
     def test_matching_build_passes(self):
         rc, err = self.run_against(self.text())
