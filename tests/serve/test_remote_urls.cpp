@@ -31,6 +31,9 @@ Fetched& fetched() {
 // records the URL and the byte bound, then fails as a missing object would.
 void allow_prod(ServerConfig& c) {
   c.registry.allowed_urls = {"s3://bkt/prod/.*"};
+  // SageMaker multi-model mode: the inference port's POST /models is the second way in the
+  // red team used (model admin is on the inference port only in that mode).
+  c.sagemaker_multi_model = true;
   c.registry.is_remote = [](const std::string& url) { return url.rfind("s3://", 0) == 0; };
   c.registry.fetch = [](const std::string& url, const std::filesystem::path&, uint64_t max_bytes) {
     std::lock_guard lock(fetched().mu);

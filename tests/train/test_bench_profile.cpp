@@ -88,9 +88,12 @@ void expect_contains(const std::set<std::string>& got, std::initializer_list<con
 TEST_F(BenchProfile, Fp32ForwardFamiliesSumToTheWallTime) {
   const auto p = run("infer", Precision::fp32);
   expect_covers_wall_time(p);
-  // fp32 weights: GELU is a pass of its own after the FFN GEMM.
+  // fp32 weights: GELU is a pass of its own after the FFN GEMM where oneDNN runs the packed
+  // fp32 GEMM as its gemm: implementation (AVX2); where it picks another one (brgemm on an
+  // AVX-512 Xeon) GELU is that primitive's post-op and its time is gemm_ffn_up's
+  // (onednn_linear.cpp, rows_as_given). Either way the families above sum to the wall time.
   expect_contains(families(p), {"gemm_qkv", "gemm_attn_out", "gemm_ffn_up", "gemm_ffn_down", "gemm_head", "attention",
-                                "layernorm", "gelu", "embedding", "head"});
+                                "layernorm", "embedding", "head"});
   EXPECT_EQ(p.backward_ms, 0.0);
   EXPECT_EQ(p.optimizer_ms, 0.0);
   EXPECT_GT(p.non_gemm_forward_pct, 0.0);
