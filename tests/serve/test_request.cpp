@@ -76,6 +76,10 @@ TEST(ParseInvocation, MalformedIs400) {
   EXPECT_EQ(status_of([] { parse_invocation("say \"hi\"\n", "text/csv"); }), 400);  // strict: stray quote
   EXPECT_EQ(status_of([] { parse_invocation("\"a\"b\n", "text/csv"); }), 400);      // text after a quote
   EXPECT_EQ(status_of([] { parse_invocation("x", "image/png"); }), 415);
+  // Past the JSON depth bound: a 400 HttpError like every other refusal, not an rc::Error
+  // (found by the fuzz_multipart smoke: the harness, as the routes, expects HttpError).
+  EXPECT_EQ(status_of([] { parse_invocation(std::string(200, '{'), "application/json"); }), 400);
+  EXPECT_EQ(status_of([] { parse_invocation("{\"inputs\": " + std::string(150, '['), ""); }), 400);
 }
 
 TEST(Utf8, ValidatorFollowsTable37) {
