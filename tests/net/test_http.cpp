@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "../hub/hub_fixture.h"
@@ -16,21 +17,38 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A self-signed certificate for `name` (an IP or a DNS name) and tests/net/tls_server.py
+// serving with it; `port` is 0 when either could not start (the test skips or fails).
+struct TlsServer {
+  std::string cert, key, log;
+  int port = 0;
+  std::unique_ptr<rc::test::Subprocess> server;
+
+  TlsServer(const fs::path& dir, const std::string& name, bool ip)
+      : cert((dir / "cert.pem").string()), key((dir / "key.pem").string()), log((dir / "tls.log").string()) {
+    const std::string san = (ip ? "IP:" : "DNS:") + name;
+    const std::string make = "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=" + name +
+                             " -addext subjectAltName=" + san + " -keyout " + key + " -out " + cert +
+                             " >/dev/null 2>&1";
+    if (std::system(make.c_str()) != 0) return;
+    server = std::make_unique<rc::test::Subprocess>(
+        std::vector<std::string>{"python3", std::string(RC_SOURCE_DIR) + "/tests/net/tls_server.py", "--cert", cert,
+                                 "--key", key, "--port-file", (dir / "tls.json").string()},
+        log);
+    const std::string text = rc::test::wait_for_file(dir / "tls.json");
+    if (!text.empty()) port = nlohmann::json::parse(text)["port"].get<int>();
+  }
+  bool made_cert() const { return server != nullptr; }
+};
+
 TEST(Http, TlsIsVerifiedAndTheCaBundleComesFromTheEnvironment) {
   const fs::path dir = rc::test::fresh_dir("rc-test-tls");
-  const std::string cert = (dir / "cert.pem").string(), key = (dir / "key.pem").string();
-  const std::string make =
-      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 "
-      "-addext subjectAltName=IP:127.0.0.1 -keyout " +
-      key + " -out " + cert + " >/dev/null 2>&1";
-  if (std::system(make.c_str()) != 0) GTEST_SKIP() << "openssl cannot make a test certificate";
-  rc::test::Subprocess server({"python3", std::string(RC_SOURCE_DIR) + "/tests/net/tls_server.py", "--cert", cert,
-                               "--key", key, "--port-file", (dir / "port.json").string()},
-                              (dir / "server.log").string());
-  const std::string text = rc::test::wait_for_file(dir / "port.json");
-  ASSERT_FALSE(text.empty()) << rc::test::slurp(dir / "server.log");
+  TlsServer tls(dir, "127.0.0.1", true);
+  if (!tls.made_cert()) GTEST_SKIP() << "openssl cannot make a test certificate";
+  ASSERT_NE(tls.port, 0) << rc::test::slurp(tls.log);
+  const std::string& cert = tls.cert;
   rc::net::Request req;
-  req.url = "https://127.0.0.1:" + std::to_string(nlohmann::json::parse(text)["port"].get<int>()) + "/";
+  req.url = "https://127.0.0.1:" + std::to_string(tls.port) + "/";
   for (const char* v : {"SSL_CERT_FILE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "SSL_CERT_DIR"}) ::unsetenv(v);
   const auto refused = rc::net::perform(req);
   EXPECT_EQ(refused.status, 0) << "a self-signed certificate was accepted";
@@ -42,7 +60,7 @@ TEST(Http, TlsIsVerifiedAndTheCaBundleComesFromTheEnvironment) {
     EXPECT_EQ(ok.body, "ok");
     ::unsetenv(var);
   }
-  server.stop();
+  tls.server->stop();
   fs::remove_all(dir);
 }
 
@@ -50,19 +68,12 @@ TEST(Http, TlsIsVerifiedAndTheCaBundleComesFromTheEnvironment) {
 // bundle that is a FIFO is refused, naming the variable, before libcurl would wait on it.
 TEST(Http, CaBundleThatIsAFifoIsRefused) {
   const fs::path dir = rc::test::fresh_dir("rc-test-tls-fifo");
-  const std::string cert = (dir / "cert.pem").string(), key = (dir / "key.pem").string();
-  const std::string make =
-      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 "
-      "-addext subjectAltName=IP:127.0.0.1 -keyout " +
-      key + " -out " + cert + " >/dev/null 2>&1";
-  if (std::system(make.c_str()) != 0) GTEST_SKIP() << "openssl cannot make a test certificate";
-  rc::test::Subprocess server({"python3", std::string(RC_SOURCE_DIR) + "/tests/net/tls_server.py", "--cert", cert,
-                               "--key", key, "--port-file", (dir / "port.json").string()},
-                              (dir / "server.log").string());
-  const std::string text = rc::test::wait_for_file(dir / "port.json");
-  ASSERT_FALSE(text.empty()) << rc::test::slurp(dir / "server.log");
+  TlsServer tls(dir, "127.0.0.1", true);
+  if (!tls.made_cert()) GTEST_SKIP() << "openssl cannot make a test certificate";
+  ASSERT_NE(tls.port, 0) << rc::test::slurp(tls.log);
+  const std::string& cert = tls.cert;
   rc::net::Request req;
-  req.url = "https://127.0.0.1:" + std::to_string(nlohmann::json::parse(text)["port"].get<int>()) + "/";
+  req.url = "https://127.0.0.1:" + std::to_string(tls.port) + "/";
   for (const char* v : {"SSL_CERT_FILE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "SSL_CERT_DIR"}) ::unsetenv(v);
   std::string msg = "no error";
   {
@@ -78,7 +89,7 @@ TEST(Http, CaBundleThatIsAFifoIsRefused) {
   }
   EXPECT_NE(msg.find("SSL_CERT_FILE"), std::string::npos) << msg;
   EXPECT_NE(msg.find("FIFO"), std::string::npos) << msg;
-  server.stop();
+  tls.server->stop();
   fs::remove_all(dir);
 }
 
@@ -87,22 +98,15 @@ TEST(Http, CaBundleThatIsAFifoIsRefused) {
 // (verified through the tunnel); NO_PROXY then sends it direct (and it fails to resolve).
 TEST(Http, HttpsProxyTunnelsAndNoProxyBypassesIt) {
   const fs::path dir = rc::test::fresh_dir("rc-test-https-proxy");
-  const std::string cert = (dir / "cert.pem").string(), key = (dir / "key.pem").string();
-  const std::string make =
-      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=models.invalid "
-      "-addext subjectAltName=DNS:models.invalid -keyout " +
-      key + " -out " + cert + " >/dev/null 2>&1";
-  if (std::system(make.c_str()) != 0) GTEST_SKIP() << "openssl cannot make a test certificate";
-  rc::test::Subprocess server({"python3", std::string(RC_SOURCE_DIR) + "/tests/net/tls_server.py", "--cert", cert,
-                               "--key", key, "--port-file", (dir / "tls.json").string()},
-                              (dir / "tls.log").string());
-  const std::string tls = rc::test::wait_for_file(dir / "tls.json");
-  ASSERT_FALSE(tls.empty()) << rc::test::slurp(dir / "tls.log");
+  TlsServer tls(dir, "models.invalid", false);
+  if (!tls.made_cert()) GTEST_SKIP() << "openssl cannot make a test certificate";
+  ASSERT_NE(tls.port, 0) << rc::test::slurp(tls.log);
+  const std::string& cert = tls.cert;
   const fs::path connects = dir / "connects.log";
-  rc::test::Subprocess proxy({"python3", std::string(RC_SOURCE_DIR) + "/tests/net/connect_proxy.py", "--target-port",
-                              std::to_string(nlohmann::json::parse(tls)["port"].get<int>()), "--log", connects.string(),
-                              "--port-file", (dir / "proxy.json").string()},
-                             (dir / "proxy.log").string());
+  rc::test::Subprocess proxy(
+      {"python3", std::string(RC_SOURCE_DIR) + "/tests/net/connect_proxy.py", "--target-port", std::to_string(tls.port),
+       "--log", connects.string(), "--port-file", (dir / "proxy.json").string()},
+      (dir / "proxy.log").string());
   const std::string pj = rc::test::wait_for_file(dir / "proxy.json");
   ASSERT_FALSE(pj.empty()) << rc::test::slurp(dir / "proxy.log");
   for (const char* v : {"https_proxy", "http_proxy", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"}) ::unsetenv(v);
@@ -122,7 +126,7 @@ TEST(Http, HttpsProxyTunnelsAndNoProxyBypassesIt) {
   EXPECT_EQ(rc::test::slurp(connects), "models.invalid:443\n") << "a NO_PROXY host went through the proxy";
   for (const char* v : {"NO_PROXY", "HTTPS_PROXY", "SSL_CERT_FILE"}) ::unsetenv(v);
   proxy.stop();
-  server.stop();
+  tls.server->stop();
   fs::remove_all(dir);
 }
 
