@@ -15,29 +15,21 @@
 #include "dist/tcp_store.h"
 #include "roberta/error.h"
 #include "support/ports.h"
+#include "two_rank_launch.h"
 
 using namespace std::chrono_literals;
 
 namespace {
 
 using rc::test::free_port;
-
-rc::dist::LaunchInfo info(int rank, int port) {
-  rc::dist::LaunchInfo li;
-  li.rank = rank;
-  li.world_size = 2;
-  li.master_addr = "127.0.0.1";
-  li.master_port = port;
-  li.store_port = port;
-  return li;
-}
+using rc::test::two_rank_launch;
 
 }  // namespace
 
 TEST(GlooCollective, SumMaxBroadcast) {
   const int port = free_port();
   auto run = [port](int rank) {
-    auto c = rc::dist::connect_gloo(info(rank, port), 20s);
+    auto c = rc::dist::connect_gloo(two_rank_launch(rank, port), 20s);
     std::vector<float> f(10'000'001);  // odd size, > one gloo segment
     for (size_t i = 0; i < f.size(); ++i) f[i] = float(rank + 1) * float(i % 7);
     c->allreduce_sum(f.data(), int64_t(f.size()));
@@ -61,10 +53,10 @@ TEST(GlooCollective, SumMaxBroadcast) {
 TEST(GlooCollective, DeadPeerEndsTheCallWithAnError) {
   const int port = free_port();
   auto peer = std::async(std::launch::async, [port] {
-    auto c = rc::dist::connect_gloo(info(1, port), 20s);
+    auto c = rc::dist::connect_gloo(two_rank_launch(1, port), 20s);
     // leaves without joining the all-reduce: its sockets close
   });
-  auto c = rc::dist::connect_gloo(info(0, port), 20s);
+  auto c = rc::dist::connect_gloo(two_rank_launch(0, port), 20s);
   peer.get();
   std::vector<float> f(1000, 1.0f);
   const auto t0 = std::chrono::steady_clock::now();
@@ -81,7 +73,7 @@ TEST(GlooCollective, DeadPeerEndsTheCallWithAnError) {
 TEST(GlooCollective, MissingRankTimesOutTheRendezvous) {
   const int port = free_port();
   const auto t0 = std::chrono::steady_clock::now();
-  EXPECT_THROW(rc::dist::connect_gloo(info(0, port), 2s), rc::Error);  // rank 1 never comes
+  EXPECT_THROW(rc::dist::connect_gloo(two_rank_launch(0, port), 2s), rc::Error);  // rank 1 never comes
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 15s);
 }
 

@@ -21,6 +21,7 @@
 #include "dist/tcp_store.h"
 #include "roberta/error.h"
 #include "support/ports.h"
+#include "two_rank_launch.h"
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
@@ -28,16 +29,7 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 using rc::test::free_port;
-
-rc::dist::LaunchInfo info(int rank, int port) {
-  rc::dist::LaunchInfo li;
-  li.rank = rank;
-  li.world_size = 2;
-  li.master_addr = "127.0.0.1";
-  li.master_port = port;
-  li.store_port = port;
-  return li;
-}
+using rc::test::two_rank_launch;
 
 // A raw TCP connection to ip:port, or -1.
 int dial(const char* ip, int port) {
@@ -73,7 +65,7 @@ std::string u32(uint32_t v) { return std::string(reinterpret_cast<const char*>(&
 
 TEST(TcpStoreHardening, ListensOnMasterAddrOnly) {
   const int port = free_port();
-  auto rank0 = std::async(std::launch::async, [port] { return rc::dist::connect_gloo(info(0, port), 20s); });
+  auto rank0 = std::async(std::launch::async, [port] { return rc::dist::connect_gloo(two_rank_launch(0, port), 20s); });
   const int probe = dial_when_up(port);
   ASSERT_GE(probe, 0);
   ::close(probe);
@@ -82,13 +74,13 @@ TEST(TcpStoreHardening, ListensOnMasterAddrOnly) {
   const int other = dial("127.0.0.2", port);
   EXPECT_LT(other, 0) << "the store answered on 127.0.0.2 with MASTER_ADDR=127.0.0.1";
   if (other >= 0) ::close(other);
-  auto rank1 = rc::dist::connect_gloo(info(1, port), 20s);
+  auto rank1 = rc::dist::connect_gloo(two_rank_launch(1, port), 20s);
   rank0.get();
 }
 
 TEST(TcpStoreHardening, SlowClientsDelayNobody) {
   const int port = free_port();
-  auto rank0 = std::async(std::launch::async, [port] { return rc::dist::connect_gloo(info(0, port), 20s); });
+  auto rank0 = std::async(std::launch::async, [port] { return rc::dist::connect_gloo(two_rank_launch(0, port), 20s); });
   std::vector<int> slow;
   for (int i = 0; i < 4; ++i) {  // each sends one byte of a request and stops: 10 s each, in turn, before
     const int fd = dial_when_up(port);
@@ -99,7 +91,7 @@ TEST(TcpStoreHardening, SlowClientsDelayNobody) {
   std::this_thread::sleep_for(100ms);  // the server has seen them
   const auto t0 = Clock::now();
   std::unique_ptr<rc::dist::Collective> rank1;
-  EXPECT_NO_THROW(rank1 = rc::dist::connect_gloo(info(1, port), 20s));
+  EXPECT_NO_THROW(rank1 = rc::dist::connect_gloo(two_rank_launch(1, port), 20s));
   EXPECT_NO_THROW(rank0.get());
   EXPECT_LT(Clock::now() - t0, 8s) << "the rendezvous waited on the slow clients";
   for (int fd : slow) ::close(fd);
@@ -107,7 +99,7 @@ TEST(TcpStoreHardening, SlowClientsDelayNobody) {
 
 TEST(TcpStoreHardening, ForgedRankEntryNamesTheStoreAndTheRank) {
   const int port = free_port();
-  auto rank0 = std::async(std::launch::async, [port] { return rc::dist::connect_gloo(info(0, port), 10s); });
+  auto rank0 = std::async(std::launch::async, [port] { return rc::dist::connect_gloo(two_rank_launch(0, port), 10s); });
   // Not rank 1: a client that writes rank 1's entry before rank 1 arrives.
   rc::dist::TcpStore forger("127.0.0.1", port, 10s);
   forger.set("rc/1", {'x'});
