@@ -65,6 +65,16 @@ class TinyCopy : public ::testing::Test {
     return "(no error)";
   }
 
+  // One fp32 prediction of the reference text after config.json's problem_type is set.
+  std::vector<Prediction> predict_with_problem_type(const std::string& problem_type) {
+    auto j = config();
+    j["problem_type"] = problem_type;
+    write_config(j);
+    LoadOptions opts;
+    opts.precision = Precision::fp32;
+    return Classifier::load(dir_, opts)->predict(std::vector<std::string>{"Covid cases are increasing fast!"}, 1);
+  }
+
   fs::path dir_;
 };
 
@@ -308,13 +318,7 @@ TEST_F(TinyCopy, SavesBf16WeightsRoundedAsTorchAndNamesTheDtype) {
 }
 
 TEST_F(TinyCopy, MultiLabelCheckpointsScoreWithSigmoidAsThePipeline) {
-  auto j = config();
-  j["problem_type"] = "multi_label_classification";
-  write_config(j);
-  LoadOptions opts;
-  opts.precision = Precision::fp32;
-  auto clf = Classifier::load(dir_, opts);
-  auto preds = clf->predict(std::vector<std::string>{"Covid cases are increasing fast!"}, 1);
+  auto preds = predict_with_problem_type("multi_label_classification");
   ASSERT_EQ(preds.size(), 1u);
   float sum = 0;
   for (size_t k = 0; k < preds[0].logits.size(); ++k) {
@@ -324,25 +328,19 @@ TEST_F(TinyCopy, MultiLabelCheckpointsScoreWithSigmoidAsThePipeline) {
   EXPECT_GT(std::fabs(sum - 1.0f), 1e-3);  // not a softmax
 }
 
-// Hostile-input findings (files): config.json is bounded before it is read or parsed. A
-// 100 MB config.json of `"x": [0,0,...]` took 1.9 GB to parse, 1 GB aborted (bad_alloc while
-// nlohmann::json unwound). Padded with spaces it is valid JSON, so unbounded it loads.
 TEST_F(TinyCopy, RegressionCheckpointsScoreWithNoFunctionAsThePipeline) {
   // TextClassificationPipeline.postprocess: problem_type "regression" applies no function,
   // before its sigmoid rule for one-logit models; the scores are the logits.
-  auto j = config();
-  j["problem_type"] = "regression";
-  write_config(j);
-  LoadOptions opts;
-  opts.precision = Precision::fp32;
-  auto clf = Classifier::load(dir_, opts);
-  auto preds = clf->predict(std::vector<std::string>{"Covid cases are increasing fast!"}, 1);
+  auto preds = predict_with_problem_type("regression");
   ASSERT_EQ(preds.size(), 1u);
   ASSERT_EQ(preds[0].scores.size(), preds[0].logits.size());
   for (size_t k = 0; k < preds[0].logits.size(); ++k) EXPECT_EQ(preds[0].scores[k], preds[0].logits[k]) << k;
   EXPECT_EQ(preds[0].score, preds[0].logits[size_t(preds[0].label_id)]);
 }
 
+// Hostile-input findings (files): config.json is bounded before it is read or parsed. A
+// 100 MB config.json of `"x": [0,0,...]` took 1.9 GB to parse, 1 GB aborted (bad_alloc while
+// nlohmann::json unwound). Padded with spaces it is valid JSON, so unbounded it loads.
 TEST_F(TinyCopy, OversizedConfigFileIsRefusedBeforeParsing) {
   std::string text = config().dump(2);
   text.append((size_t(16) << 20) + 1 - text.size(), ' ');  // one byte past 16 MiB
