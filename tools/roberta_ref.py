@@ -363,6 +363,31 @@ class RobertaForSequenceClassification(nn.Module):
         return loss, logits
 
 
+class RobertaForTokenClassification(nn.Module):
+    """transformers' RobertaForTokenClassification (modeling_roberta.py): dropout
+    (classifier_dropout, else hidden_dropout_prob) -> classifier Linear on every token; loss =
+    CrossEntropyLoss over the flattened tokens, ignore_index -100 (the mean over the others)."""
+
+    def __init__(self, config: RobertaConfig, init: bool = True):
+        super().__init__()
+        self.config = config
+        self.num_labels = config.num_labels
+        self.roberta = RobertaModel(config)
+        p = config.classifier_dropout if config.classifier_dropout is not None else config.hidden_dropout_prob
+        self.dropout = nn.Dropout(p)
+        self.classifier = nn.Linear(config.hidden_size, config.num_labels)
+        if init:
+            init_weights_hf(self, config.initializer_range)
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: Optional[torch.Tensor] = None,
+                labels: Optional[torch.Tensor] = None) -> Tuple[Optional[torch.Tensor], torch.Tensor]:
+        logits = self.classifier(self.dropout(self.roberta(input_ids, attention_mask)))
+        loss = None
+        if labels is not None:
+            loss = F.cross_entropy(logits.view(-1, self.num_labels), labels.view(-1))
+        return loss, logits
+
+
 class RobertaLMHead(nn.Module):
     """transformers' RobertaLMHead: dense -> gelu -> layer_norm -> decoder (+ bias). The
     decoder's weight is tied to the word embeddings by RobertaForMaskedLM, its bias IS

@@ -21,7 +21,7 @@ void cross_entropy_forward(const ExecCtx& ctx, float* losses, float* probs, cons
                            int64_t B, int64_t K) {
   RC_ASSERT(B >= 0 && K > 0 && (B == 0 || (losses && probs && logits && labels)));
   if (ctx.device == Device::cpu)  // host memory only: device arrays are not readable here
-    for (int64_t b = 0; b < B; ++b) RC_ASSERT(labels[b] >= 0 && labels[b] < K);
+    for (int64_t b = 0; b < B; ++b) RC_ASSERT(labels[b] < K);
   switch (ctx.device) {
     case Device::cpu:
       return cpu::cross_entropy_forward(losses, probs, logits, labels, B, K);
@@ -34,12 +34,34 @@ void cross_entropy_backward(const ExecCtx& ctx, float* dlogits, const float* pro
                             int64_t K, float scale) {
   RC_ASSERT(B >= 0 && K > 0 && (B == 0 || (dlogits && probs && labels)));
   if (ctx.device == Device::cpu)  // host memory only: device arrays are not readable here
-    for (int64_t b = 0; b < B; ++b) RC_ASSERT(labels[b] >= 0 && labels[b] < K);
+    for (int64_t b = 0; b < B; ++b) RC_ASSERT(labels[b] < K);
   switch (ctx.device) {
     case Device::cpu:
       return cpu::cross_entropy_backward(dlogits, probs, labels, B, K, scale);
     case Device::cuda:
       RC_CUDA_RETURN(cross_entropy_backward, dlogits, probs, labels, B, K, scale, ctx.stream);
+  }
+}
+
+void pointwise_loss_forward(const ExecCtx& ctx, PointwiseLoss kind, float* losses, const float* logits,
+                            const float* targets, int64_t B, int64_t K) {
+  RC_ASSERT(B >= 0 && K > 0 && (B == 0 || (losses && logits && targets)));
+  switch (ctx.device) {
+    case Device::cpu:
+      return cpu::pointwise_loss_forward(kind, losses, logits, targets, B, K);
+    case Device::cuda:
+      RC_CUDA_RETURN(pointwise_loss_forward, kind, losses, logits, targets, B, K, ctx.stream);
+  }
+}
+
+void pointwise_loss_backward(const ExecCtx& ctx, PointwiseLoss kind, float* dlogits, const float* logits,
+                             const float* targets, int64_t B, int64_t K, float scale) {
+  RC_ASSERT(B >= 0 && K > 0 && (B == 0 || (dlogits && logits && targets)));
+  switch (ctx.device) {
+    case Device::cpu:
+      return cpu::pointwise_loss_backward(kind, dlogits, logits, targets, B, K, scale);
+    case Device::cuda:
+      RC_CUDA_RETURN(pointwise_loss_backward, kind, dlogits, logits, targets, B, K, scale, ctx.stream);
   }
 }
 

@@ -109,23 +109,25 @@ std::unique_ptr<RobertaModel> load_checkpoint(const fs::path& dir, const Checkpo
              "' both stand for '", name, "'");
     by_name[name] = &t;
   }
-  const bool mlm = options.head == HeadKind::masked_lm;
+  const bool mlm = options.head == HeadKind::masked_lm, tokens = options.head == HeadKind::token_classifier;
   const char* head_prefix = mlm ? "lm_head." : "classifier.";
-  const bool has_head = by_name.count(mlm ? "lm_head.bias" : "classifier.out_proj.weight") > 0;
+  const char* head_out = tokens ? "classifier.weight" : "classifier.out_proj.weight";
+  const char* arch = head_architecture(options.head);
+  const bool has_head = by_name.count(mlm ? "lm_head.bias" : head_out) > 0;
   if (mlm) {
     RC_CHECK(has_head || options.init_head, Errc::format, file, ": no masked-LM head (lm_head.*)",
              "\nHINT: start a fresh lm_head with init_head, as Hugging Face does");
   } else if (!has_head) {
-    RC_CHECK(options.init_head, Errc::format, file, ": no classification head (classifier.*): this is a body-only ",
-             "checkpoint (RobertaModel / RobertaForMaskedLM)",
+    RC_CHECK(options.init_head, Errc::format, file, ": no ", arch, " head (", head_out,
+             "): this checkpoint has another head or none (RobertaModel / RobertaForMaskedLM)",
              "\nHINT: pass --init-head to start a freshly initialised head, as Hugging Face does");
     if (!options.labels.empty()) config.id2label = options.labels;
   } else {
     // The head's size wins over a config that disagrees with it only by raising an error.
-    const io::TensorInfo* out = by_name["classifier.out_proj.weight"];
-    RC_CHECK(out->shape.size() == 2 && out->shape[0] == config.num_labels(), Errc::format, file,
-             ": tensor 'classifier.out_proj.weight': got ", shape_str(out->shape), ", expected [", config.num_labels(),
-             ", ", config.hidden_size, "] (config.json has ", config.num_labels(), " labels)");
+    const io::TensorInfo* out = by_name[head_out];
+    RC_CHECK(out->shape.size() == 2 && out->shape[0] == config.num_labels(), Errc::format, file, ": tensor '", head_out,
+             "': got ", shape_str(out->shape), ", expected [", config.num_labels(), ", ", config.hidden_size,
+             "] (config.json has ", config.num_labels(), " labels)");
   }
 
   const bool packed = options.pack != WeightFormat::fp32;
@@ -182,15 +184,14 @@ std::unique_ptr<RobertaModel> load_checkpoint(const fs::path& dir, const Checkpo
   if (!rep.missing_keys.empty()) {
     model->init_weights(options.seed, /*head_only=*/true);
     rep.head_initialised = true;
-    log::warn("model", "Some weights of ", mlm ? "RobertaForMaskedLM" : "RobertaForSequenceClassification",
-              " were not initialized from the model ", "checkpoint at ", dir.string(),
-              " and are newly initialized: ", join_some(rep.missing_keys),
+    log::warn("model", "Some weights of ", arch, " were not initialized from the model ", "checkpoint at ",
+              dir.string(), " and are newly initialized: ", join_some(rep.missing_keys),
               ". You should probably TRAIN this model on a down-stream task to be able to use it for predictions ",
               "and inference.");
   }
   if (!rep.unexpected_keys.empty())
     log::warn("model", "Some weights of the model checkpoint at ", dir.string(), " were not used when initializing ",
-              mlm ? "RobertaForMaskedLM" : "RobertaForSequenceClassification", ": ", join_some(rep.unexpected_keys),
+              arch, ": ", join_some(rep.unexpected_keys),
               ". This IS expected if you are initializing it from a model with another head (e.g. a ",
               mlm ? "sequence classifier" : "RobertaForMaskedLM pretrained model", ").");
   if (packed) {
@@ -259,13 +260,14 @@ void save_checkpoint(const fs::path& dir, const RobertaModel& model, const std::
   meta["format"] = "pt";  // what transformers' save_pretrained writes
   io::write_safetensors(dir / "model.safetensors", tensors, meta);
   RobertaConfig config = model.config();
-  if (model.head_kind() == HeadKind::masked_lm) {
-    config.architectures = {"RobertaForMaskedLM"};
-    config.problem_type.clear();
+  if (model.head_kind() != HeadKind::classifier) {
+    config.architectures = {head_architecture(model.head_kind())};
+    config.problem_type.clear();  // a sequence classifier's setting (HF leaves it null otherwise)
   } else {
-    if (config.architectures == std::vector<std::string>{"RobertaForMaskedLM"})
+    if (head_kind_of(config.architectures) != HeadKind::classifier)
       config.architectures = {"RobertaForSequenceClassification"};
-    if (config.problem_type.empty()) config.problem_type = "single_label_classification";
+    // One label without a problem type is HF's regression: left unset, as transformers reads it.
+    if (config.problem_type.empty() && config.num_labels() > 1) config.problem_type = "single_label_classification";
   }
   // torch_dtype names what the file holds, whatever the source checkpoint's config said.
   config.torch_dtype = dtype == DType::bf16 ? "bfloat16" : "float32";

@@ -33,7 +33,8 @@ InferenceWorkspace::InferenceWorkspace(const ExecCtx& ctx, const RobertaConfig& 
   tmp_ = kernels::alloc_floats_lazy(ctx, BT * C);
   ffn_ = kernels::alloc_floats_lazy(ctx, BT * c.intermediate_size);  // fp32, or bf16 in its first half
   rows_ = kernels::alloc_floats(ctx, 4 * max_B * C);                 // gathered first tokens (2·B·C), head (2·B·C)
-  logits_ = kernels::alloc_floats(ctx, max_B * std::max<int64_t>(1, c.num_labels()));
+  // A token classifier's logits are per token (B·T·K); a sequence classifier's per row.
+  logits_ = kernels::alloc_floats_lazy(ctx, BT * std::max<int64_t>(1, c.num_labels()));
   if (ctx.device == Device::cpu) {                                      // packed weights are CPU only
     gemm_in_ = kernels::alloc(ctx, size_t(BT * C) * sizeof(uint16_t));  // bf16 or int8 rows
     gemm_scale_ = kernels::alloc_floats(ctx, BT);
@@ -76,6 +77,9 @@ void forward_logits(const ExecCtx& ctx, const RobertaModel& model, const Batch& 
   const ModelOffsets& o = model.offsets();
   const float* P = model.params();
   const int64_t B = batch.B, T = batch.T, C = c.hidden_size, K = c.num_labels();
+  const bool per_token = model.head_kind() == HeadKind::token_classifier;
+  RC_CHECK(model.head_kind() != HeadKind::masked_lm, Errc::invalid_argument,
+           "forward_logits: a masked-LM model has no classifier (use mlm_logits)");
   float* x = ws.x_.f32();
   float* tmp = ws.tmp_.f32();
 
@@ -119,7 +123,16 @@ void forward_logits(const ExecCtx& ctx, const RobertaModel& model, const Batch& 
     }
     a.ffn_sum = tmp;
     a.rows_scratch = ws.rows_.f32();
-    encoder_layer_forward(ctx, c, w, a, batch.seq_lens, B, T, nullptr, l + 1 == NL ? Rows::first_token : Rows::all);
+    encoder_layer_forward(ctx, c, w, a, batch.seq_lens, B, T, nullptr,
+                          l + 1 == NL && !per_token ? Rows::first_token : Rows::all);
+  }
+
+  if (per_token) {  // RobertaForTokenClassification: classifier(x) on every token, padding included
+    float* out = ctx.device == Device::cpu ? logits : ws.logits_.f32();
+    profiled(ctx, F::gemm_head,
+             [&] { kernels::matmul_nt(ctx, out, x, P + o.head_out_w, P + o.head_out_b, B * T, K, C); });
+    if (out != logits) kernels::download(ctx, logits, out, size_t(B * T * K) * sizeof(float));
+    return;
   }
 
   // Head: dense → tanh → out_proj on the first token (x holds one row per sequence after the

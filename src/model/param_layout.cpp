@@ -53,11 +53,36 @@ ParamLayout ParamLayout::build(const RobertaConfig& c, HeadKind head) {
     add("lm_head.bias", {c.vocab_size}, no_decay, true);
     return layout;
   }
+  if (head == HeadKind::token_classifier) {
+    add("classifier.weight", {K, C}, true, true);
+    add("classifier.bias", {K}, no_decay, true);
+    return layout;
+  }
   add("classifier.dense.weight", {C, C}, true, true);
   add("classifier.dense.bias", {C}, no_decay, true);
   add("classifier.out_proj.weight", {K, C}, true, true);
   add("classifier.out_proj.bias", {K}, no_decay, true);
   return layout;
+}
+
+const char* head_architecture(HeadKind head) noexcept {
+  switch (head) {
+    case HeadKind::masked_lm:
+      return "RobertaForMaskedLM";
+    case HeadKind::token_classifier:
+      return "RobertaForTokenClassification";
+    case HeadKind::classifier:
+      break;
+  }
+  return "RobertaForSequenceClassification";
+}
+
+HeadKind head_kind_of(const std::vector<std::string>& architectures) noexcept {
+  for (const std::string& a : architectures) {
+    if (a.ends_with("ForMaskedLM")) return HeadKind::masked_lm;
+    if (a.ends_with("ForTokenClassification")) return HeadKind::token_classifier;
+  }
+  return HeadKind::classifier;
 }
 
 const ParamEntry* ParamLayout::find(std::string_view name) const {
@@ -104,6 +129,11 @@ ModelOffsets model_offsets(const ParamLayout& layout, const RobertaConfig& c) {
     o.lm_ln_gamma = at("lm_head.layer_norm.weight");
     o.lm_ln_beta = at("lm_head.layer_norm.bias");
     o.lm_bias = at("lm_head.bias");
+    return o;
+  }
+  if (layout.find("classifier.weight")) {
+    o.head_out_w = at("classifier.weight");
+    o.head_out_b = at("classifier.bias");
     return o;
   }
   o.head_dense_w = at("classifier.dense.weight");

@@ -17,10 +17,17 @@
 
 namespace rc::model {
 
-// Which head follows the encoder: RobertaForSequenceClassification's classifier.* or
-// RobertaForMaskedLM's lm_head.* (dense → GELU → LayerNorm → decoder tied to the word
-// embeddings + lm_head.bias; the tied decoder has no entry of its own, as HF saves it).
-enum class HeadKind { classifier, masked_lm };
+// Which head follows the encoder:
+//   - classifier: RobertaForSequenceClassification's classifier.{dense,out_proj} on <s>;
+//   - masked_lm: RobertaForMaskedLM's lm_head.* (dense → GELU → LayerNorm → decoder tied to
+//     the word embeddings + lm_head.bias; the tied decoder has no entry of its own, as HF saves it);
+//   - token_classifier: RobertaForTokenClassification's classifier.{weight,bias}, one Linear
+//     on every token's final hidden state (after dropout).
+enum class HeadKind { classifier, masked_lm, token_classifier };
+// transformers' class name of a head ("RobertaForSequenceClassification", ...), and back from
+// config.json's architectures (a sequence classifier when none names another head).
+const char* head_architecture(HeadKind head) noexcept;
+HeadKind head_kind_of(const std::vector<std::string>& architectures) noexcept;
 
 struct ParamEntry {
   std::string name;  // Hugging Face name, e.g. roberta.encoder.layer.3.attention.self.query.weight
@@ -51,7 +58,8 @@ struct LayerOffsets {
 struct ModelOffsets {
   int64_t wte, wpe, tte, ln_emb_gamma, ln_emb_beta;
   std::vector<LayerOffsets> layers;
-  // classifier.* (-1 for a masked-LM layout)
+  // classifier.* (-1 for a masked-LM layout). A token classifier has no dense layer: its
+  // classifier.{weight,bias} are head_out_{w,b}.
   int64_t head_dense_w = -1, head_dense_b = -1, head_out_w = -1, head_out_b = -1;
   // lm_head.* (-1 for a classifier layout); the decoder weight is wte.
   int64_t lm_dense_w = -1, lm_dense_b = -1, lm_ln_gamma = -1, lm_ln_beta = -1, lm_bias = -1;

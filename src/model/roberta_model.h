@@ -179,9 +179,10 @@ class InferenceWorkspace {
 void embed_for_inference(const kernels::ExecCtx& ctx, const RobertaModel& model, const Batch& batch, int32_t* positions,
                          float* scratch, float* x, const kernels::GemmInput& gemm_in = {});
 
-// logits (B, num_labels), host memory. Eval mode: no dropout. Runs the model's weight format
-// on ctx's device (the model and the workspace must be there). The last layer runs on the
-// first token only. Same logits for a row whether padded in a batch or alone.
+// logits (B, num_labels), host memory; for a token classifier (B, T, num_labels), one row per
+// token, the padding's included. Eval mode: no dropout. Runs the model's weight format on
+// ctx's device (the model and the workspace must be there). A sequence classifier's last layer
+// runs on the first token only. Same logits for a row whether padded in a batch or alone.
 void forward_logits(const kernels::ExecCtx& ctx, const RobertaModel& model, const Batch& batch, InferenceWorkspace& ws,
                     float* logits);
 
@@ -191,19 +192,50 @@ struct DropoutConfig {
   static DropoutConfig from(const RobertaConfig& config);  // the config's probabilities
 };
 
+// What a training row is scored against: integer labels (a sequence classifier with one
+// label: one per row; a token classifier or the masked-LM head: one per token, B·T, -100 =
+// ignored) or float targets (multi-label 0/1 and regression values: num_labels per row).
+// Host memory. Converts from a label array, the single-label case.
+struct Targets {
+  const int32_t* labels = nullptr;
+  const float* values = nullptr;
+  Targets() = default;
+  Targets(const int32_t* labels_) : labels(labels_) {}  // NOLINT: implicit on purpose (the common case)
+  static Targets of_values(const float* v) {
+    Targets t;
+    t.values = v;
+    return t;
+  }
+};
+
+// RobertaForSequenceClassification's loss, as transformers picks it from config.problem_type:
+// regression → MSE, multi_label_classification → BCE-with-logits, single_label_classification
+// → cross-entropy. An unset problem type is inferred as HF does at its first forward, where the
+// labels' dtype is not known here: one label → regression, else single-label (a multi-label
+// model must say so; the trainer always writes the problem type).
+enum class SequenceLoss { cross_entropy, bce_with_logits, mse };
+SequenceLoss sequence_loss_of(const RobertaConfig& config);
+
 struct HiddenHead;     // below
 class Bf16WeightCopy;  // bf16_weights.h
 
 // Saved activations for one forward + backward up to (max_B, max_T), on one device.
 class TrainWorkspace {
  public:
-  TrainWorkspace(const RobertaConfig& config, int64_t max_B, int64_t max_T);  // CPU
-  TrainWorkspace(const kernels::ExecCtx& ctx, const RobertaConfig& config, int64_t max_B, int64_t max_T);
+  TrainWorkspace(const RobertaConfig& config, int64_t max_B, int64_t max_T,
+                 HeadKind head = HeadKind::classifier);  // CPU
+  // head: which head's buffers to plan (the token classifier's are per token).
+  TrainWorkspace(const kernels::ExecCtx& ctx, const RobertaConfig& config, int64_t max_B, int64_t max_T,
+                 HeadKind head = HeadKind::classifier);
   int64_t max_B() const { return max_B_; }
   int64_t max_T() const { return max_T_; }
   // The classifier head's buffers (training.cpp).
   struct HeadBuffers {
     float *head_in, *head_pre, *head_act, *head_drop, *logits, *probs_out, *losses, *loss, *d_head;
+    float* targets;  // (B, K) float targets on the device (multi-label, regression)
+    // The token classifier's, per token (null for other heads).
+    float *tok_drop, *tok_logits, *tok_probs, *tok_losses, *d_tok_logits;
+    int32_t* tok_labels;
   };
   // Called by the backward as soon as encoder layer l's parameter gradients are complete for
   // this call (l = NL-1 down to 0, on the calling thread; for a CUDA context the kernels may
@@ -223,7 +255,7 @@ class TrainWorkspace {
 
  private:
   HeadBuffers head_buffers();
-  friend float forward_backward(const kernels::ExecCtx&, const RobertaModel&, const Batch&, const int32_t*,
+  friend float forward_backward(const kernels::ExecCtx&, const RobertaModel&, const Batch&, Targets,
                                 const DropoutConfig&, uint64_t, float, float*, TrainWorkspace&, float*);
   friend float forward_backward_hidden(const kernels::ExecCtx&, const RobertaModel&, const Batch&, const DropoutConfig&,
                                        uint64_t, float*, TrainWorkspace&, HiddenHead&);
@@ -237,18 +269,25 @@ class TrainWorkspace {
   Buffer qkv_, probs_, attn_ctx_, proj_, attn_sum_, ln1_out_, ln1_mean_, ln1_rstd_;
   Buffer ffn_pre_, ffn_act_, ffn_sum_, ln2_mean_, ln2_rstd_;
   Buffer x_in16_, attn16_, ln1_16_, ffn_act16_;
-  Buffer head_in_, head_pre_, head_act_, head_drop_, logits_, probs_out_, losses_, loss_;
+  Buffer head_in_, head_pre_, head_act_, head_drop_, logits_, probs_out_, losses_, loss_, targets_;
+  Buffer tok_drop_, tok_logits_, tok_probs_, tok_losses_, d_tok_logits_, tok_labels_;
   Buffer d_x_, d_x2_, d_qkv_, d_ctx_, d_ffn_, d_head_;
   DeviceBatch batch_;
 };
 
-// Mean cross-entropy over the batch; gradients of (loss · loss_scale) ACCUMULATE into
-// grads (the model's layout, on ctx's device). batch and labels are host memory;
-// logits_out (B, num_labels, host) may be null. Always the fp32 weights. Dropout masks come
-// from `seed` (counter-based: the same seed gives the same masks on any thread count and device).
-float forward_backward(const kernels::ExecCtx& ctx, const RobertaModel& model, const Batch& batch,
-                       const int32_t* labels, const DropoutConfig& dropout, uint64_t seed, float loss_scale,
-                       float* grads, TrainWorkspace& ws, float* logits_out);
+// The training step of a classifier, HF's loss; gradients of (loss · loss_scale) ACCUMULATE
+// into grads (the model's layout, on ctx's device). batch and targets are host memory.
+//   - sequence classifier: the loss of sequence_loss_of(config), the mean over rows (BCE and
+//     MSE: over rows × labels, torch's default); targets.labels (B) for cross-entropy, else
+//     targets.values (B·K);
+//   - token classifier: the mean cross-entropy over the tokens whose label is not -100
+//     (targets.labels, B·T); a batch with none has loss 0 and adds no gradient (HF: NaN).
+// logits_out (B·num_labels, host; sequence classifier only) may be null. Always the fp32
+// weights. Dropout masks come from `seed` (counter-based: the same seed gives the same masks
+// on any thread count and device).
+float forward_backward(const kernels::ExecCtx& ctx, const RobertaModel& model, const Batch& batch, Targets targets,
+                       const DropoutConfig& dropout, uint64_t seed, float loss_scale, float* grads, TrainWorkspace& ws,
+                       float* logits_out);
 
 // The seam for heads other than the classifier (RobertaForMaskedLM's lm_head, mlm_head.h):
 // the training forward through the embeddings and every encoder layer (activations saved,

@@ -3,6 +3,7 @@
 // the backward through the same layers. On any device; always the fp32 weights (in bf16 on the
 // CPU, their per-step bf16 copy where the workspace has one: bf16_weights.h).
 #include <algorithm>
+#include <cmath>
 
 #include "core/check.h"
 #include "kernels/activation.h"
@@ -35,10 +36,17 @@ DropoutConfig DropoutConfig::from(const RobertaConfig& c) {
   return {c.hidden_dropout_prob, c.attention_probs_dropout_prob, c.classifier_dropout_prob()};
 }
 
-TrainWorkspace::TrainWorkspace(const RobertaConfig& c, int64_t max_B, int64_t max_T)
-    : TrainWorkspace(ExecCtx{}, c, max_B, max_T) {}
+SequenceLoss sequence_loss_of(const RobertaConfig& c) {
+  if (c.problem_type == "regression") return SequenceLoss::mse;
+  if (c.problem_type == "multi_label_classification") return SequenceLoss::bce_with_logits;
+  if (c.problem_type.empty() && c.num_labels() == 1) return SequenceLoss::mse;
+  return SequenceLoss::cross_entropy;
+}
 
-TrainWorkspace::TrainWorkspace(const ExecCtx& ctx, const RobertaConfig& c, int64_t max_B, int64_t max_T)
+TrainWorkspace::TrainWorkspace(const RobertaConfig& c, int64_t max_B, int64_t max_T, HeadKind head)
+    : TrainWorkspace(ExecCtx{}, c, max_B, max_T, head) {}
+
+TrainWorkspace::TrainWorkspace(const ExecCtx& ctx, const RobertaConfig& c, int64_t max_B, int64_t max_T, HeadKind head)
     : max_B_(max_B), max_T_(max_T), device_(ctx.device) {
   RC_CHECK(max_B > 0 && max_T > 0, Errc::invalid_argument, "workspace needs a positive batch and length");
   const int64_t L = c.num_hidden_layers, BT = max_B * max_T, C = c.hidden_size, I = c.intermediate_size;
@@ -85,6 +93,15 @@ TrainWorkspace::TrainWorkspace(const ExecCtx& ctx, const RobertaConfig& c, int64
   d_ctx_ = f(BT * C);
   d_ffn_ = f(BT * I);
   d_head_ = f(max_B * (K + 3 * C));
+  targets_ = f(max_B * K);
+  if (head == HeadKind::token_classifier) {
+    tok_drop_ = f(BT * C);
+    tok_logits_ = f(BT * K);
+    tok_probs_ = f(BT * K);
+    tok_losses_ = f(BT);
+    d_tok_logits_ = f(BT * K);
+    tok_labels_ = kernels::alloc(ctx, size_t(BT) * sizeof(int32_t));
+  }
   batch_ = DeviceBatch(ctx, max_B, max_T, true);
 }
 
@@ -249,6 +266,8 @@ struct ClassifierHead final : HiddenHead {
   const RobertaModel& model;
   TrainWorkspace::HeadBuffers ws;
   const int32_t* host_labels;
+  const float* host_values = nullptr;  // BCE / MSE targets (B, K)
+  SequenceLoss loss_kind = SequenceLoss::cross_entropy;
   float dropout_p;
   uint64_t seed0, seed1, row0;
   int64_t B, T;
@@ -293,12 +312,25 @@ struct ClassifierHead final : HiddenHead {
     profiled(ctx, F::gemm_head,
              [&] { kernels::matmul_nt(ctx, ws.logits, ws.head_drop, P + o.head_out_w, P + o.head_out_b, B, K, C); });
     float loss = 0;
+    const bool ce = loss_kind == SequenceLoss::cross_entropy;
+    const kernels::PointwiseLoss pointwise = loss_kind == SequenceLoss::mse ? kernels::PointwiseLoss::squared_error
+                                                                            : kernels::PointwiseLoss::bce_with_logits;
+    const float* targets = host_values;
     profiled(ctx, F::loss, [&] {
-      kernels::cross_entropy_forward(ctx, ws.losses, ws.probs_out, ws.logits, labels, B, K);
+      if (ce) {
+        kernels::cross_entropy_forward(ctx, ws.losses, ws.probs_out, ws.logits, labels, B, K);
+      } else {
+        if (ctx.device != Device::cpu) {
+          kernels::upload(ctx, ws.targets, host_values, size_t(B * K) * sizeof(float));
+          targets = ws.targets;
+        }
+        kernels::pointwise_loss_forward(ctx, pointwise, ws.losses, ws.logits, targets, B, K);
+      }
       kernels::mean_forward(ctx, ws.loss, ws.losses, B);
       if (logits_out) kernels::download(ctx, logits_out, ws.logits, size_t(B * K) * sizeof(float));
       kernels::download(ctx, &loss, ws.loss, sizeof(float));
     });
+    if (!ce) loss /= float(K);  // the row sums' mean over rows → the mean over every element
 
     if (ctx.profiler) ctx.profiler->set_phase(kernels::Phase::backward);
     float* d_logits = ws.d_head;
@@ -306,7 +338,10 @@ struct ClassifierHead final : HiddenHead {
     float* d_head_pre = d_head_drop + B * C;
     float* d_head_in = d_head_pre + B * C;
     profiled(ctx, F::loss, [&] {
-      kernels::cross_entropy_backward(ctx, d_logits, ws.probs_out, labels, B, K, loss_scale / float(B));
+      if (ce)
+        kernels::cross_entropy_backward(ctx, d_logits, ws.probs_out, labels, B, K, loss_scale / float(B));
+      else
+        kernels::pointwise_loss_backward(ctx, pointwise, d_logits, ws.logits, targets, B, K, loss_scale / float(B * K));
     });
     profiled(ctx, F::gemm_head, [&] {
       kernels::linear_backward(ctx, d_head_drop, G + o.head_out_w, G + o.head_out_b, d_logits, ws.head_drop,
@@ -328,27 +363,127 @@ struct ClassifierHead final : HiddenHead {
   }
 };
 
+// RobertaForTokenClassification's head on every token: dropout → classifier, the mean
+// cross-entropy over the tokens labelled (not -100), and its backward down to d_x_last.
+struct TokenClassifierHead final : HiddenHead {
+  const ExecCtx& ctx;
+  const RobertaModel& model;
+  TrainWorkspace::HeadBuffers ws;
+  const int32_t* host_labels;  // (B·T)
+  float dropout_p;
+  uint64_t seed, row0;
+  int64_t B, T;
+  float loss_scale;
+  float* grads;
+  TokenClassifierHead(const ExecCtx& ctx_, const RobertaModel& model_, TrainWorkspace::HeadBuffers ws_,
+                      const int32_t* host_labels_, float dropout_p_, uint64_t seed_, uint64_t row0_, int64_t B_,
+                      int64_t T_, float loss_scale_, float* grads_)
+      : ctx(ctx_),
+        model(model_),
+        ws(ws_),
+        host_labels(host_labels_),
+        dropout_p(dropout_p_),
+        seed(seed_),
+        row0(row0_),
+        B(B_),
+        T(T_),
+        loss_scale(loss_scale_),
+        grads(grads_) {}
+
+  Result run(const float* x_last, float* d_x, const int32_t*) override {
+    const ModelOffsets& o = model.offsets();
+    const float* P = model.params();
+    const int64_t C = model.config().hidden_size, K = model.config().num_labels(), BT = B * T;
+    int64_t counted = 0;
+    for (int64_t i = 0; i < BT; ++i) counted += host_labels[i] >= 0;
+    const int32_t* labels = host_labels;
+    profiled(ctx, F::head, [&] {
+      if (ctx.device != Device::cpu) {
+        kernels::upload(ctx, ws.tok_labels, host_labels, size_t(BT) * sizeof(int32_t));
+        labels = ws.tok_labels;
+      }
+      // Dropout rows are the batch's rows (each T·C wide), keyed like the encoder's.
+      kernels::dropout_forward(ctx, ws.tok_drop, x_last, B, T * C, dropout_p, seed, row0);
+    });
+    profiled(ctx, F::gemm_head, [&] {
+      kernels::matmul_nt(ctx, ws.tok_logits, ws.tok_drop, P + o.head_out_w, P + o.head_out_b, BT, K, C);
+    });
+    float mean_all = 0;
+    profiled(ctx, F::loss, [&] {
+      kernels::cross_entropy_forward(ctx, ws.tok_losses, ws.tok_probs, ws.tok_logits, labels, BT, K);
+      kernels::mean_forward(ctx, ws.loss, ws.tok_losses, BT);
+      kernels::download(ctx, &mean_all, ws.loss, sizeof(float));
+    });
+    if (counted == 0) return {0.0f, false};
+    const float loss = float(double(mean_all) * double(BT) / double(counted));
+    if (ctx.profiler) ctx.profiler->set_phase(kernels::Phase::backward);
+    float* G = grads;
+    profiled(ctx, F::loss, [&] {
+      kernels::cross_entropy_backward(ctx, ws.d_tok_logits, ws.tok_probs, labels, BT, K, loss_scale / float(counted));
+    });
+    profiled(ctx, F::gemm_head, [&] {
+      kernels::linear_backward(ctx, d_x, G + o.head_out_w, G + o.head_out_b, ws.d_tok_logits, ws.tok_drop,
+                               P + o.head_out_w, nullptr, BT, K, C, false);
+    });
+    profiled(ctx, F::head, [&] { kernels::dropout_backward(ctx, d_x, d_x, B, T * C, dropout_p, seed, row0); });
+    return {loss, true};
+  }
+};
+
 }  // namespace
 
 TrainWorkspace::HeadBuffers TrainWorkspace::head_buffers() {
-  return {head_in_.f32(),   head_pre_.f32(), head_act_.f32(), head_drop_.f32(), logits_.f32(),
-          probs_out_.f32(), losses_.f32(),   loss_.f32(),     d_head_.f32()};
+  HeadBuffers h{head_in_.f32(), head_pre_.f32(), head_act_.f32(), head_drop_.f32(), logits_.f32(), probs_out_.f32(),
+                losses_.f32(),  loss_.f32(),     d_head_.f32(),   targets_.f32(),   nullptr,       nullptr,
+                nullptr,        nullptr,         nullptr,         nullptr};
+  if (tok_drop_.data()) {
+    h.tok_drop = tok_drop_.f32();
+    h.tok_logits = tok_logits_.f32();
+    h.tok_probs = tok_probs_.f32();
+    h.tok_losses = tok_losses_.f32();
+    h.d_tok_logits = d_tok_logits_.f32();
+    h.tok_labels = tok_labels_.as<int32_t>();
+  }
+  return h;
 }
 
-float forward_backward(const ExecCtx& ctx, const RobertaModel& model, const Batch& host_batch,
-                       const int32_t* host_labels, const DropoutConfig& dropout, uint64_t seed, float loss_scale,
-                       float* grads, TrainWorkspace& ws, float* logits_out) {
+float forward_backward(const ExecCtx& ctx, const RobertaModel& model, const Batch& host_batch, Targets targets,
+                       const DropoutConfig& dropout, uint64_t seed, float loss_scale, float* grads, TrainWorkspace& ws,
+                       float* logits_out) {
   const RobertaConfig& c = model.config();
-  RC_CHECK(model.head_kind() == HeadKind::classifier, Errc::invalid_argument,
-           "forward_backward needs a sequence classifier; this model has a masked-LM head");
+  RC_CHECK(model.head_kind() != HeadKind::masked_lm, Errc::invalid_argument,
+           "forward_backward needs a classifier; this model has a masked-LM head (mlm_forward_backward)");
   const int64_t K = c.num_labels();
-  for (int64_t b = 0; b < host_batch.B; ++b)
-    RC_CHECK(host_labels[b] >= 0 && host_labels[b] < K, Errc::invalid_argument, "label ", host_labels[b],
-             " outside [0, ", K, ")");
   const int64_t head_site = 1 + 3 * c.num_hidden_layers;
-  ClassifierHead head(ctx, model, ws.head_buffers(), host_labels, dropout.classifier,
+  if (model.head_kind() == HeadKind::token_classifier) {
+    RC_CHECK(targets.labels && ws.head_buffers().tok_drop, Errc::invalid_argument,
+             "forward_backward: a token classifier needs per-token labels and a workspace planned for it");
+    for (int64_t i = 0; i < host_batch.B * host_batch.T; ++i)
+      RC_CHECK(targets.labels[i] == -100 || (targets.labels[i] >= 0 && targets.labels[i] < K), Errc::invalid_argument,
+               "token label ", targets.labels[i], " outside [0, ", K, ") and not -100");
+    TokenClassifierHead head(ctx, model, ws.head_buffers(), targets.labels, dropout.classifier,
+                             dropout_site_seed(seed, uint64_t(head_site)), host_batch.first_sample, host_batch.B,
+                             host_batch.T, loss_scale, grads);
+    return forward_backward_hidden(ctx, model, host_batch, dropout, seed, grads, ws, head);
+  }
+  const SequenceLoss kind = sequence_loss_of(c);
+  if (kind == SequenceLoss::cross_entropy) {
+    RC_CHECK(targets.labels, Errc::invalid_argument, "forward_backward: single-label classification needs labels");
+    for (int64_t b = 0; b < host_batch.B; ++b)
+      RC_CHECK(targets.labels[b] >= 0 && targets.labels[b] < K, Errc::invalid_argument, "label ", targets.labels[b],
+               " outside [0, ", K, ")");
+  } else {
+    RC_CHECK(targets.values, Errc::invalid_argument, "forward_backward: ", c.problem_type, " needs float targets (", K,
+             " per row)");
+    for (int64_t i = 0; i < host_batch.B * K; ++i)
+      RC_CHECK(std::isfinite(targets.values[i]), Errc::invalid_argument, "target ", targets.values[i],
+               " is not a finite number");
+  }
+  ClassifierHead head(ctx, model, ws.head_buffers(), targets.labels, dropout.classifier,
                       dropout_site_seed(seed, uint64_t(head_site)), dropout_site_seed(seed, uint64_t(head_site + 1)),
                       host_batch.first_sample, host_batch.B, host_batch.T, loss_scale, grads, logits_out);
+  head.host_values = targets.values;
+  head.loss_kind = kind;
   return forward_backward_hidden(ctx, model, host_batch, dropout, seed, grads, ws, head);
 }
 

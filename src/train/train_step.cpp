@@ -33,7 +33,7 @@ TrainEngine::TrainEngine(model::RobertaModel& model, const OptimConfig& optim, c
       m_(kernels::alloc_floats(ctx, model.num_params())),
       v_(kernels::alloc_floats(ctx, model.num_params())),
       segments_(adamw_segments(model.layout(), optim.weight_decay > 0)),
-      ws_(ctx, model.config(), max_B, max_T) {
+      ws_(ctx, model.config(), max_B, max_T, model.head_kind()) {
   RC_CHECK(model.device() == ctx.device, Errc::invalid_argument,
            "TrainEngine: move the model to the training device first (RobertaModel::to_device)");
   if (model.head_kind() == model::HeadKind::masked_lm)
@@ -52,6 +52,12 @@ void TrainEngine::drop_bf16_weights() {
 }
 
 StepResult TrainEngine::step(std::span<const model::Batch> micro, std::span<const int32_t* const> labels,
+                             const MicroLayout& layout) {
+  label_targets_.assign(labels.begin(), labels.end());  // no allocation once warm (the step allocates nothing)
+  return step(micro, std::span<const model::Targets>(label_targets_), layout);
+}
+
+StepResult TrainEngine::step(std::span<const model::Batch> micro, std::span<const model::Targets> labels,
                              const MicroLayout& layout) {
   const int64_t total = layout.total > 0 ? layout.total : int64_t(micro.size());
   RC_ASSERT(micro.size() == labels.size() && total > 0 && int64_t(micro.size()) <= total);
@@ -72,8 +78,8 @@ StepResult TrainEngine::step(std::span<const model::Batch> micro, std::span<cons
     mb.first_sample = global_micro * uint64_t(ws_.max_B());
     if (ready_ && i + 1 == micro.size()) ws_.on_layer_grads = ready_;  // grads final after this one
     if (mlm_ws_) {
-      loss += model::mlm_forward_backward(ctx_, model_, mb, labels[i], dropout_, dropout_seed, scale, grads_.f32(), ws_,
-                                          *mlm_ws_)
+      loss += model::mlm_forward_backward(ctx_, model_, mb, labels[i].labels, dropout_, dropout_seed, scale,
+                                          grads_.f32(), ws_, *mlm_ws_)
                   .mean();
       continue;
     }

@@ -65,6 +65,10 @@ class TrainEngine {
   // With a MicroLayout, `micro` may be empty (a rank without data at the end of an epoch).
   StepResult step(std::span<const model::Batch> micro, std::span<const int32_t* const> labels,
                   const MicroLayout& layout = {});
+  // The same with any head's targets (model::Targets): per-row or per-token labels, or the
+  // float targets of multi-label and regression classifiers.
+  StepResult step(std::span<const model::Batch> micro, std::span<const model::Targets> targets,
+                  const MicroLayout& layout = {});
   void set_grad_sync(GradSync sync) { sync_ = std::move(sync); }
   // Called during the LAST local micro-batch's backward as each encoder layer's gradients
   // become final for the step (layers NL-1 down to 0): the data-parallel hook starts their
@@ -106,6 +110,7 @@ class TrainEngine {
   model::Bf16WeightCopy::AdamWPlan bf16_plan_;   // segments_ cut at bf16_'s ranges
   GradSync sync_;
   std::function<void(int64_t)> ready_;
+  std::vector<model::Targets> label_targets_;  // step(labels)'s view as Targets
 };
 
 }  // namespace rc::train

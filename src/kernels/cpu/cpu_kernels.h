@@ -8,6 +8,7 @@
 
 #include "kernels/exec_ctx.h"
 #include "kernels/linear.h"
+#include "kernels/loss.h"
 #include "kernels/optimizer.h"
 
 namespace rc::kernels::cpu {
@@ -61,6 +62,10 @@ void cross_entropy_forward(float* losses, float* probs, const float* logits, con
                            int64_t K) noexcept;
 void cross_entropy_backward(float* dlogits, const float* probs, const int32_t* labels, int64_t B, int64_t K,
                             float scale) noexcept;
+void pointwise_loss_forward(PointwiseLoss kind, float* losses, const float* logits, const float* targets, int64_t B,
+                            int64_t K) noexcept;
+void pointwise_loss_backward(PointwiseLoss kind, float* dlogits, const float* logits, const float* targets, int64_t B,
+                             int64_t K, float scale) noexcept;
 
 // linear.h: the packed-weight GEMM (onednn_linear.cpp; portable loops without oneDNN).
 // Throws rc::Error(device) when oneDNN fails (not noexcept).

@@ -1,5 +1,6 @@
 // CPU softmax / cross-entropy over the classifier's K classes (K is small: rows in parallel,
 // sums in double so that the result matches the reference to fp32 rounding).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -47,15 +48,48 @@ void softmax_forward(float* probs, const float* logits, int64_t B, int64_t K) no
 void cross_entropy_forward(float* losses, float* probs, const float* logits, const int32_t* labels, int64_t B,
                            int64_t K) noexcept {
 #pragma omp parallel for schedule(static) if (B * K >= (1 << 14))
-  for (int64_t b = 0; b < B; ++b)
-    losses[b] = float(softmax_any(probs + b * K, logits + b * K, K) - double(logits[b * K + labels[b]]));
+  for (int64_t b = 0; b < B; ++b) {
+    const double lse = softmax_any(probs + b * K, logits + b * K, K);
+    losses[b] = labels[b] < 0 ? 0.0f : float(lse - double(logits[b * K + labels[b]]));
+  }
 }
 
 void cross_entropy_backward(float* dlogits, const float* probs, const int32_t* labels, int64_t B, int64_t K,
                             float scale) noexcept {
 #pragma omp parallel for schedule(static) if (B * K >= (1 << 14))
   for (int64_t b = 0; b < B; ++b)
-    for (int64_t k = 0; k < K; ++k) dlogits[b * K + k] = scale * (probs[b * K + k] - (k == labels[b] ? 1.0f : 0.0f));
+    for (int64_t k = 0; k < K; ++k)
+      dlogits[b * K + k] = labels[b] < 0 ? 0.0f : scale * (probs[b * K + k] - (k == labels[b] ? 1.0f : 0.0f));
+}
+
+namespace {
+// torch's BCEWithLogits element (max-shifted, no overflow for any finite x) and squared error.
+double pointwise_loss(PointwiseLoss kind, double x, double y) noexcept {
+  if (kind == PointwiseLoss::squared_error) return (x - y) * (x - y);
+  return std::max(x, 0.0) - x * y + std::log1p(std::exp(-std::abs(x)));
+}
+double pointwise_grad(PointwiseLoss kind, double x, double y) noexcept {
+  if (kind == PointwiseLoss::squared_error) return 2.0 * (x - y);
+  // σ(x) without overflow on either side.
+  const double sig = x >= 0 ? 1.0 / (1.0 + std::exp(-x)) : std::exp(x) / (1.0 + std::exp(x));
+  return sig - y;
+}
+}  // namespace
+
+void pointwise_loss_forward(PointwiseLoss kind, float* losses, const float* logits, const float* targets, int64_t B,
+                            int64_t K) noexcept {
+#pragma omp parallel for schedule(static) if (B * K >= (1 << 14))
+  for (int64_t b = 0; b < B; ++b) {
+    double s = 0;
+    for (int64_t k = 0; k < K; ++k) s += pointwise_loss(kind, logits[b * K + k], targets[b * K + k]);
+    losses[b] = float(s);
+  }
+}
+
+void pointwise_loss_backward(PointwiseLoss kind, float* dlogits, const float* logits, const float* targets, int64_t B,
+                             int64_t K, float scale) noexcept {
+#pragma omp parallel for schedule(static) if (B * K >= (1 << 14))
+  for (int64_t i = 0; i < B * K; ++i) dlogits[i] = float(double(scale) * pointwise_grad(kind, logits[i], targets[i]));
 }
 
 }  // namespace rc::kernels::cpu

@@ -17,6 +17,7 @@
 #include <cstdint>
 
 #include "kernels/exec_ctx.h"
+#include "kernels/loss.h"
 #include "kernels/optimizer.h"
 
 namespace rc::kernels::cuda {
@@ -130,6 +131,10 @@ void cross_entropy_forward(float* losses, float* probs, const float* logits, con
                            int64_t K, void* stream);
 void cross_entropy_backward(float* dlogits, const float* probs, const int32_t* labels, int64_t B, int64_t K,
                             float scale, void* stream);
+void pointwise_loss_forward(PointwiseLoss kind, float* losses, const float* logits, const float* targets, int64_t B,
+                            int64_t K, void* stream);
+void pointwise_loss_backward(PointwiseLoss kind, float* dlogits, const float* logits, const float* targets, int64_t B,
+                             int64_t K, float scale, void* stream);
 
 // ---- rows.h (rows.cu): ids, positions are DEVICE arrays; out of mean_forward one device float
 void position_ids(int32_t* positions, const int32_t* ids, int64_t B, int64_t T, int32_t pad, void* stream);

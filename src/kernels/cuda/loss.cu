@@ -33,7 +33,7 @@ __global__ void cross_entropy_forward_kernel(float* losses, float* probs, const 
   if (row >= B) return;
   const int lane = threadIdx.x % kWarp;
   const float lse = softmax_row(probs + row * K, logits + row * K, K, lane);
-  if (lane == 0) losses[row] = lse - logits[row * K + labels[row]];
+  if (lane == 0) losses[row] = labels[row] < 0 ? 0.0f : lse - logits[row * K + labels[row]];
 }
 
 __global__ void cross_entropy_backward_kernel(float* dlogits, const float* probs, const int32_t* labels, int64_t B,
@@ -41,8 +41,37 @@ __global__ void cross_entropy_backward_kernel(float* dlogits, const float* probs
   const int64_t total = B * K;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t b = i / K, k = i % K;
-    dlogits[i] = scale * (probs[i] - (k == labels[b] ? 1.0f : 0.0f));
+    dlogits[i] = labels[b] < 0 ? 0.0f : scale * (probs[i] - (k == labels[b] ? 1.0f : 0.0f));
   }
+}
+
+__device__ float pointwise_loss(PointwiseLoss kind, float x, float y) {
+  if (kind == PointwiseLoss::squared_error) return (x - y) * (x - y);
+  return fmaxf(x, 0.0f) - x * y + log1pf(expf(-fabsf(x)));
+}
+
+__device__ float pointwise_grad(PointwiseLoss kind, float x, float y) {
+  if (kind == PointwiseLoss::squared_error) return 2.0f * (x - y);
+  const float e = expf(-fabsf(x));
+  return (x >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e)) - y;
+}
+
+// One warp per row: the row's sum in a fixed order (deterministic).
+__global__ void pointwise_loss_forward_kernel(PointwiseLoss kind, float* losses, const float* logits,
+                                              const float* targets, int64_t B, int64_t K) {
+  const int64_t row = blockIdx.x * int64_t(kRowsPerBlock) + threadIdx.x / kWarp;
+  if (row >= B) return;
+  const int lane = threadIdx.x % kWarp;
+  float s = 0.0f;
+  for (int64_t k = lane; k < K; k += kWarp) s += pointwise_loss(kind, logits[row * K + k], targets[row * K + k]);
+  s = warp_sum(s);
+  if (lane == 0) losses[row] = s;
+}
+
+__global__ void pointwise_loss_backward_kernel(PointwiseLoss kind, float* dlogits, const float* logits,
+                                               const float* targets, int64_t n, float scale) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    dlogits[i] = scale * pointwise_grad(kind, logits[i], targets[i]);
 }
 
 }  // namespace
@@ -68,6 +97,24 @@ void cross_entropy_backward(float* dlogits, const float* probs, const int32_t* l
   const int64_t grid = grid_1d(B * K, 256);
   if (grid == 0) return;
   cross_entropy_backward_kernel<<<unsigned(grid), 256, 0, as_stream(stream)>>>(dlogits, probs, labels, B, K, scale);
+  RC_CUDA_CHECK_LAUNCH();
+}
+
+void pointwise_loss_forward(PointwiseLoss kind, float* losses, const float* logits, const float* targets, int64_t B,
+                            int64_t K, void* stream) {
+  const int64_t grid = grid_rows(B, kRowsPerBlock);
+  if (grid == 0 || K == 0) return;
+  pointwise_loss_forward_kernel<<<unsigned(grid), kRowsPerBlock * kWarp, 0, as_stream(stream)>>>(kind, losses, logits,
+                                                                                                 targets, B, K);
+  RC_CUDA_CHECK_LAUNCH();
+}
+
+void pointwise_loss_backward(PointwiseLoss kind, float* dlogits, const float* logits, const float* targets, int64_t B,
+                             int64_t K, float scale, void* stream) {
+  const int64_t grid = grid_1d(B * K, 256);
+  if (grid == 0) return;
+  pointwise_loss_backward_kernel<<<unsigned(grid), 256, 0, as_stream(stream)>>>(kind, dlogits, logits, targets, B * K,
+                                                                                scale);
   RC_CUDA_CHECK_LAUNCH();
 }
 

@@ -26,7 +26,7 @@ void cross_entropy_forward(float* losses, float* probs, const float* logits, con
                            int64_t K) {
   for (int64_t b = 0; b < B; ++b) {
     const double lse = softmax_row(probs + b * K, logits + b * K, K);
-    losses[b] = float(lse - double(logits[b * K + labels[b]]));
+    losses[b] = labels[b] < 0 ? 0.0f : float(lse - double(logits[b * K + labels[b]]));
   }
 }
 
@@ -34,7 +34,31 @@ void cross_entropy_backward(float* dlogits, const float* probs, const int32_t* l
                             float scale) {
   for (int64_t b = 0; b < B; ++b)
     for (int64_t k = 0; k < K; ++k)
-      dlogits[b * K + k] = float(double(scale) * (double(probs[b * K + k]) - (k == labels[b] ? 1.0 : 0.0)));
+      dlogits[b * K + k] =
+          labels[b] < 0 ? 0.0f : float(double(scale) * (double(probs[b * K + k]) - (k == labels[b] ? 1.0 : 0.0)));
+}
+
+// The textbook forms, in double: log(1 + exp(-x)) + (1 - y)·x is torch's BCEWithLogits
+// written without its max-shift (exact in double for |x| < 700).
+void pointwise_loss_forward(PointwiseLoss kind, float* losses, const float* logits, const float* targets, int64_t B,
+                            int64_t K) {
+  for (int64_t b = 0; b < B; ++b) {
+    double s = 0;
+    for (int64_t k = 0; k < K; ++k) {
+      const double x = logits[b * K + k], y = targets[b * K + k];
+      s += kind == PointwiseLoss::bce_with_logits ? std::log1p(std::exp(-x)) + (1.0 - y) * x : (x - y) * (x - y);
+    }
+    losses[b] = float(s);
+  }
+}
+
+void pointwise_loss_backward(PointwiseLoss kind, float* dlogits, const float* logits, const float* targets, int64_t B,
+                             int64_t K, float scale) {
+  for (int64_t i = 0; i < B * K; ++i) {
+    const double x = logits[i], y = targets[i];
+    const double d = kind == PointwiseLoss::bce_with_logits ? 1.0 / (1.0 + std::exp(-x)) - y : 2.0 * (x - y);
+    dlogits[i] = float(double(scale) * d);
+  }
 }
 
 }  // namespace rc::kernels::ref
