@@ -162,3 +162,18 @@ TEST(TokenPipeline, RefusesInconsistentInputs) {
   EXPECT_THROW(token_classification_postprocess(fewer_flags.view(), labels, roberta_tokenizer(), Aggregation::none),
                rc::Error);
 }
+
+TEST(TokenPipeline, JsonIsHfsShapeWithFloat32Scores) {
+  // Expected text: Python's json.dumps of the pipeline's dicts, whose scores are
+  // float(np.float32(...)): 0.9968f prints as 0.9968000054359436, not 0.9968.
+  TokenClassification grouped;
+  grouped.aggregation = Aggregation::simple;
+  grouped.groups.push_back({"PER", 0.9968f, " Wolfgang", 11, 19});
+  EXPECT_EQ(token_classification_to_json(grouped).dump(),
+            R"([{"entity_group":"PER","score":0.9968000054359436,"word":" Wolfgang","start":11,"end":19}])");
+  TokenClassification tokens;
+  tokens.tokens.push_back({"B-LOC", 0.5f, 9, "ĠBerlin", 34, 40});
+  EXPECT_EQ(token_classification_to_json(tokens).dump(),
+            R"([{"entity":"B-LOC","score":0.5,"index":9,"word":"ĠBerlin","start":34,"end":40}])");
+  EXPECT_EQ(token_classification_to_json(TokenClassification{}).dump(), "[]");
+}
