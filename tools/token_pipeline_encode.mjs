@@ -1,8 +1,11 @@
 // Encodes texts as transformers' TokenClassificationPipeline.preprocess does for a fast
 // tokenizer (add special tokens, special_tokens_mask, offsets in characters = code points),
 // with Hugging Face's Rust tokenizers (npm @anush008/tokenizers; encode_char_offsets).
-// stdin: {"tokenizer": "path/to/tokenizer.json", "texts": [...]}
-// stdout: {"encodings": [{"ids", "tokens", "offsets", "special_tokens_mask"}, ...]}
+// Also decodes lists of token strings with the tokenizer's decoder (convert_tokens_to_string
+// of a fast tokenizer: for roberta, tokenizers' ByteLevel decoder).
+// stdin: {"tokenizer": "path/to/tokenizer.json", "texts": [...], "decode": [[token, ...], ...]}
+// stdout: {"encodings": [{"ids", "tokens", "offsets", "special_tokens_mask"}, ...],
+//          "decoded": [string, ...]}
 // Used by tools/token_pipeline_ref.py. Needs `npm ci --prefix tools` once.
 import { Tokenizer } from '@anush008/tokenizers';
 
@@ -11,7 +14,7 @@ for await (const c of process.stdin) chunks.push(c);
 const req = JSON.parse(Buffer.concat(chunks).toString('utf8'));
 const tok = Tokenizer.fromFile(req.tokenizer);
 const encodings = [];
-for (const t of req.texts) {
+for (const t of req.texts ?? []) {
   const enc = await tok.encode(t);
   encodings.push({
     ids: Array.from(enc.getIds()),
@@ -20,4 +23,6 @@ for (const t of req.texts) {
     special_tokens_mask: Array.from(enc.getSpecialTokensMask()),
   });
 }
-process.stdout.write(JSON.stringify({ encodings }) + '\n');
+const decoder = tok.getDecoder();
+const decoded = (req.decode ?? []).map((tokens) => decoder.decode(tokens));
+process.stdout.write(JSON.stringify({ encodings, decoded }) + '\n');

@@ -12,7 +12,9 @@ group_sub_entities (`entity.split("-", 1)[-1]`), get_tag, group_entities.
 convert_tokens_to_string of a fast tokenizer is its decoder's decode: tokenizers' ByteLevel
 decoder (tokenizers/src/pre_tokenizers/byte_level.rs, decode_chain): a token whose
 characters all map to bytes becomes those bytes, any other token its own UTF-8 bytes; the
-result is String::from_utf8_lossy (= bytes.decode("utf-8", "replace")).
+result is String::from_utf8_lossy (= bytes.decode("utf-8", "replace")). Every token list
+decoded here is also decoded by HF's own decoder (npm tokenizers, getDecoder().decode) and
+must agree.
 
 numpy's float32 arithmetic is emulated by rounding to float32 after each operation:
 softmax max / subtract / exp / sum (numpy's pairwise sum; K = 7 < 8 makes it a plain loop) /
@@ -57,7 +59,16 @@ def bytes_to_unicode():  # GPT-2's byte <-> character table
 CHAR_TO_BYTE = bytes_to_unicode()
 
 
+DECODED = []  # every (tokens, result) computed here; main() checks them against HF's decoder
+
+
 def convert_tokens_to_string(tokens):
+    result = byte_level_decode(tokens)
+    DECODED.append((list(tokens), result))
+    return result
+
+
+def byte_level_decode(tokens):
     out = bytearray()
     for t in tokens:
         if all(c in CHAR_TO_BYTE for c in t):
@@ -262,12 +273,15 @@ CASES = [
 ]
 
 
+def hf_tokenizers(request):
+    request = dict(request, tokenizer=os.path.join(ROOT, TOKENIZER))
+    run = subprocess.run(['node', os.path.join(ROOT, 'tools', 'token_pipeline_encode.mjs')],
+                         input=json.dumps(request), capture_output=True, text=True, check=True, cwd=ROOT)
+    return json.loads(run.stdout)
+
+
 def main():
-    texts = [c[1] for c in CASES]
-    enc = subprocess.run(['node', os.path.join(ROOT, 'tools', 'token_pipeline_encode.mjs')],
-                         input=json.dumps({'tokenizer': os.path.join(ROOT, TOKENIZER), 'texts': texts}),
-                         capture_output=True, text=True, check=True, cwd=ROOT)
-    encodings = json.loads(enc.stdout)['encodings']
+    encodings = hf_tokenizers({'texts': [c[1] for c in CASES]})['encodings']
     out_cases = []
     for (name, text, rows, replace), e in zip(CASES, encodings):
         T = len(e['ids'])
@@ -288,6 +302,12 @@ def main():
         case['expected'] = {s: postprocess(case, s) for s in STRATEGIES}
         case['expected_ignoring_nothing'] = {s: postprocess(case, s, ignore_labels=()) for s in STRATEGIES}
         out_cases.append(case)
+    # The ByteLevel restatement above must agree with HF's decoder on every token list it saw,
+    # including the already-decoded words that the word strategies decode a second time.
+    decoded = hf_tokenizers({'decode': [t for t, _ in DECODED]})['decoded']
+    for (tokens, ours), theirs in zip(DECODED, decoded):
+        assert ours == theirs, (tokens, ours, theirs)
+    print('convert_tokens_to_string agrees with HF tokenizers on', len(DECODED), 'token lists')
     out = {'generator': 'tools/token_pipeline_ref.py', 'tokenizer': TOKENIZER, 'id2label': ID2LABEL,
            'source': 'transformers pipelines/token_classification.py (v4.40-v4.57)', 'cases': out_cases}
     path = os.path.join(ROOT, 'tests', 'data', 'task_metrics', 'token_pipeline_cases.json')
