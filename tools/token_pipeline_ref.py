@@ -2,8 +2,9 @@
 """Reference answers for src/model/token_pipeline.cpp: transformers' TokenClassificationPipeline
 post-processing, restated in plain Python (no numpy / transformers here), fed hand-built cases.
 
-Source: huggingface/transformers src/transformers/pipelines/token_classification.py as of
-v4.40-v4.57 (single chunk, no stride, not pre-split): postprocess (numpy softmax of the float32
+Source: huggingface/transformers src/transformers/pipelines/token_classification.py, v4.36 and
+later (group_sub_entities splits on the first '-' since PR #27325; single chunk, no stride, not
+pre-split): postprocess (numpy softmax of the float32
 logits, filter of ignore_labels), gather_pre_entities (special tokens skipped; the fallback
 is_subword heuristic `start > 0 and " " not in sentence[start-1:start+1]`, because a
 byte-level BPE tokenizer has no continuing_subword_prefix; the unk token takes its text
@@ -149,7 +150,7 @@ def gather_pre_entities(sentence, ids, tokens, scores, offsets, special):
     return pre
 
 
-def aggregate_word(entities, strategy):
+def aggregate_word(entities, strategy, id2label):
     word = convert_tokens_to_string([e['word'] for e in entities])
     if strategy == 'first':
         scores = entities[0]['scores']
@@ -163,14 +164,14 @@ def aggregate_word(entities, strategy):
         idx = argmax(best['scores'])
         score = best['scores'][idx]
     else:  # average
-        avg = [nanmean_f32([e['scores'][k] for e in entities], pairwise=False) for k in range(len(ID2LABEL))]
+        avg = [nanmean_f32([e['scores'][k] for e in entities], pairwise=False) for k in range(len(id2label))]
         idx = argmax(avg)
         score = avg[idx]
-    return {'entity': ID2LABEL[idx], 'score': score, 'word': word, 'start': entities[0]['start'],
+    return {'entity': id2label[idx], 'score': score, 'word': word, 'start': entities[0]['start'],
             'end': entities[-1]['end']}
 
 
-def aggregate_words(pre, strategy):
+def aggregate_words(pre, strategy, id2label):
     words, group = [], None
     for e in pre:
         if group is None:
@@ -178,10 +179,10 @@ def aggregate_words(pre, strategy):
         elif e['is_subword']:
             group.append(e)
         else:
-            words.append(aggregate_word(group, strategy))
+            words.append(aggregate_word(group, strategy, id2label))
             group = [e]
     if group is not None:
-        words.append(aggregate_word(group, strategy))
+        words.append(aggregate_word(group, strategy, id2label))
     return words
 
 
@@ -219,6 +220,7 @@ def group_entities(entities):
 
 
 def postprocess(case, strategy, ignore_labels=('O',)):
+    id2label = case.get('id2label', ID2LABEL)
     scores = [softmax_f32(row) for row in case['logits']]
     pre = gather_pre_entities(case['text'], case['ids'], case['tokens'], scores, case['offsets'],
                               case['special_tokens_mask'])
@@ -226,10 +228,10 @@ def postprocess(case, strategy, ignore_labels=('O',)):
         entities = []
         for p in pre:
             idx = argmax(p['scores'])
-            entities.append({'entity': ID2LABEL[idx], 'score': p['scores'][idx], 'index': p['index'],
+            entities.append({'entity': id2label[idx], 'score': p['scores'][idx], 'index': p['index'],
                              'word': p['word'], 'start': p['start'], 'end': p['end']})
     else:
-        entities = aggregate_words(pre, strategy)
+        entities = aggregate_words(pre, strategy, id2label)
     if strategy != 'none':
         entities = group_entities(entities)
     return [e for e in entities if e.get('entity') not in ignore_labels and e.get('entity_group') not in ignore_labels]
@@ -237,11 +239,16 @@ def postprocess(case, strategy, ignore_labels=('O',)):
 
 # Hand-chosen logits: one row per non-special token, {label: logit}; other labels get a small
 # fixed pattern so that no two labels tie.
-def row(j, **labels):
-    base = [0.25 * ((3 * j + 5 * k) % 7) - 1.0 for k in range(len(ID2LABEL))]
+def row(j, labels, id2label=ID2LABEL):
+    base = [0.25 * ((3 * j + 5 * k) % 7) - 1.0 for k in range(len(id2label))]
     for name, v in labels.items():
-        base[ID2LABEL.index(name.replace('_', '-'))] = v
+        base[id2label.index(name.replace('_', '-'))] = v
     return base
+
+
+# Labels with more than one '-' and without a B-/I- prefix: get_tag keeps "MONEY" and "X-Y"
+# whole, group_sub_entities splits on the first '-' only ("tax-amount", "Y").
+ODD_LABELS = ['O', 'B-tax-amount', 'I-tax-amount', 'B-date', 'I-date', 'MONEY', 'X-Y']
 
 
 O = {'O': 6.0}
@@ -270,6 +277,9 @@ CASES = [
     ('untrimmed_offsets', 'Hi Bob Smithers',
      [O, {'B_PER': 4.0}, {'I_PER': 3.0}, {'I_PER': 2.0, 'B_PER': 1.9}, {'O': 2.2, 'I_PER': 2.1}],
      {'offsets': {2: [2, 6], 3: [6, 9]}}),
+    ('label_names_with_dashes', 'Pay 30 dollars tax by May 5 now',
+     [O, {'B_tax_amount': 3.0}, {'I_tax_amount': 2.7}, {'MONEY': 2.0}, {'MONEY': 1.5, 'X_Y': 1.4},
+      {'B_date': 4.0}, {'I_date': 3.0}, {'X_Y': 2.6}], {'id2label': ODD_LABELS}),
 ]
 
 
@@ -287,9 +297,10 @@ def main():
         T = len(e['ids'])
         inner = [i for i in range(T) if not e['special_tokens_mask'][i]]
         assert len(inner) == len(rows), (name, len(inner), len(rows), e['tokens'])
-        logits = [[f32(v) for v in row(i, O=-2.0)] for i in range(T)]  # rows of special tokens: anything
+        id2label = replace.get('id2label', ID2LABEL)
+        logits = [[f32(v) for v in row(i, {'O': -2.0}, id2label)] for i in range(T)]  # special tokens: anything
         for j, (i, labels) in enumerate(zip(inner, rows)):
-            logits[i] = [f32(v) for v in row(j, **labels)]
+            logits[i] = [f32(v) for v in row(j, labels, id2label)]
         ids, tokens, offsets = list(e['ids']), list(e['tokens']), [list(o) for o in e['offsets']]
         for pos, new_id in replace.get('ids', {}).items():
             ids[pos] = new_id
@@ -299,6 +310,8 @@ def main():
         case = {'name': name, 'text': text, 'ids': ids, 'tokens': tokens, 'offsets': offsets,
                 'special_tokens_mask': e['special_tokens_mask'], 'ids_from_tokenizer': 'ids' not in replace,
                 'logits': logits}
+        if 'id2label' in replace:
+            case['id2label'] = id2label
         case['expected'] = {s: postprocess(case, s) for s in STRATEGIES}
         case['expected_ignoring_nothing'] = {s: postprocess(case, s, ignore_labels=()) for s in STRATEGIES}
         out_cases.append(case)
@@ -309,7 +322,7 @@ def main():
         assert ours == theirs, (tokens, ours, theirs)
     print('convert_tokens_to_string agrees with HF tokenizers on', len(DECODED), 'token lists')
     out = {'generator': 'tools/token_pipeline_ref.py', 'tokenizer': TOKENIZER, 'id2label': ID2LABEL,
-           'source': 'transformers pipelines/token_classification.py (v4.40-v4.57)', 'cases': out_cases}
+           'source': 'transformers pipelines/token_classification.py (v4.36+)', 'cases': out_cases}
     path = os.path.join(ROOT, 'tests', 'data', 'task_metrics', 'token_pipeline_cases.json')
     with open(path, 'w', encoding='utf-8') as f:
         json.dump(out, f, indent=1, ensure_ascii=False)

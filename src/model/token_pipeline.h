@@ -3,7 +3,8 @@
 // average | max and ignore_labels (default ["O"]).
 //
 // Source: huggingface/transformers src/transformers/pipelines/token_classification.py
-// (v4.40-v4.57; one chunk, no stride): postprocess, gather_pre_entities, aggregate,
+// (v4.36 and later: group_sub_entities splits on the first '-' since PR #27325; one chunk,
+// no stride): postprocess, gather_pre_entities, aggregate,
 // aggregate_word, aggregate_words, group_sub_entities, get_tag, group_entities. What that
 // means here:
 // - scores: numpy's softmax of the float32 logits, in float32 (the pipeline always
