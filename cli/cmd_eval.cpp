@@ -23,6 +23,8 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--max-length", o->max_length, "Truncate to this many tokens incl. <s> </s>")->capture_default_str();
   cmd->add_option("--text-column", o->text_column, "CSV/TSV/JSONL text field")->capture_default_str();
   cmd->add_option("--label-column", o->label_column, "CSV/TSV/JSONL label field")->capture_default_str();
+  cmd->add_option("--threshold", o->threshold, "Multi-label: predict a label when sigmoid(logit) > this")
+      ->capture_default_str();
   cmd->add_flag("--bf16", o->bf16, "bf16 GEMMs where the CPU has them");
   add_threads_option(*cmd, *threads);
   add_device_option(*cmd, o->device);

@@ -76,7 +76,15 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--grad-accum", f->o.grad_accum, "Micro-batches per optimizer step")->capture_default_str();
   cmd->add_option("--eval-every", f->eval_every, "'epoch' or N optimizer steps (a checkpoint is saved each time)")
       ->capture_default_str();
-  cmd->add_option("--metric", f->o.metric, "Best-checkpoint metric: macro_recall | macro_f1 | accuracy | loss")
+  cmd->add_option("--metric", f->o.metric,
+                  "Best-checkpoint metric: macro_recall | macro_f1 | accuracy | loss (single-label; default "
+                  "macro_recall), micro_f1 | exact_match (multi-label; default micro_f1), mse | mae | pearson | "
+                  "spearman (regression; default mse)");
+  cmd->add_option("--problem-type", f->o.problem_type,
+                  "single_label_classification | multi_label_classification | regression (config.problem_type). "
+                  "Default: list labels are multi-label, non-integer numbers regression, else the starting "
+                  "classifier's, else one --labels name is regression, else single-label");
+  cmd->add_option("--threshold", f->o.threshold, "Multi-label: predict a label when sigmoid(logit) > this")
       ->capture_default_str();
   cmd->add_option("--max-steps", f->o.max_steps, "Stop after N optimizer steps (overrides --epochs)");
   cmd->add_flag("--no-shuffle", f->no_shuffle, "Keep the data order (parity tests)");
@@ -89,7 +97,10 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--tensorboard", f->tensorboard, "Write TensorBoard event files to this folder");
   cmd->add_option("--labels", f->labels, "a,b,c: give the model a new classification head with these labels");
   cmd->add_option("--text-column", f->o.text_column, "CSV/TSV/JSONL text field")->capture_default_str();
-  cmd->add_option("--label-column", f->o.label_column, "CSV/TSV/JSONL label field")->capture_default_str();
+  cmd->add_option("--label-column", f->o.label_column,
+                  "CSV/TSV/JSONL label field: a name or id, a list of names or 0/1 flags (multi-label: "
+                  "[\"joy\", \"optimism\"], [] for none), or a number (regression)")
+      ->capture_default_str();
   cmd->add_option("--logging-steps", f->o.logging_steps, "Log (trainer_state, progress lines) every N steps")
       ->capture_default_str();
   cmd->add_option("--eval-batch-size", f->o.eval_batch_size, "Examples per evaluation batch")->capture_default_str();

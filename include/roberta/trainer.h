@@ -24,6 +24,11 @@ struct TrainOptions {
   std::filesystem::path output_dir;
   std::string text_column = "text", label_column = "label";
   std::vector<std::string> labels;  // non-empty: new classification head with these labels
+  // transformers' config.problem_type: single_label_classification | multi_label_classification
+  // | regression. Empty: what the data says (a list label → multi-label, a non-integer number →
+  // regression), else the starting classifier's, else one label → regression, else single-label.
+  std::string problem_type;
+  double threshold = 0.5;  // multi-label: a label is predicted when sigmoid(logit) > threshold
 
   int64_t epochs = 10;
   int64_t batch_size = 16;
@@ -44,8 +49,10 @@ struct TrainOptions {
   bool group_by_length = false;
   std::optional<float> dropout;  // overrides every dropout probability of the config
 
-  int64_t eval_every = 0;               // 0: at the end of each epoch; N: every N optimizer steps
-  std::string metric = "macro_recall";  // best checkpoint by this (loss: lower is better)
+  int64_t eval_every = 0;  // 0: at the end of each epoch; N: every N optimizer steps
+  // Best checkpoint by this; loss, mse and mae: lower is better. Empty: the problem type's
+  // (macro_recall, micro_f1, or mse for regression).
+  std::string metric;
   int64_t eval_batch_size = 64;
   int64_t logging_steps = 10;    // log_history / progress lines every N steps
   int64_t save_total_limit = 0;  // keep at most N checkpoints (the best is always kept)
@@ -72,7 +79,12 @@ struct EvalResult {
   std::vector<std::string> labels;
   std::vector<double> precision, recall, f1;
   std::vector<int64_t> support;
-  std::vector<std::vector<int64_t>> confusion;  // [true][predicted]
+  std::vector<std::vector<int64_t>> confusion;  // [true][predicted] (single-label classification)
+  // The problem type's other metrics, named as they are written ("micro_f1", "exact_match",
+  // "mse", "mae", "pearson", "spearman"); NaN (an undefined correlation) is written as null.
+  // Per-label precision / recall / F1 / support above hold the multi-label ones.
+  std::string problem_type = "single_label_classification";
+  std::vector<std::pair<std::string, double>> metrics;
   double runtime_s = 0;
   // The metrics as HF names them ("<prefix>_loss", "<prefix>_accuracy", ...) in one JSON
   // object, per-class values and the confusion matrix included.
@@ -98,6 +110,7 @@ struct EvalOptions {
   std::filesystem::path model_dir, data;
   std::string split = "test";
   std::string text_column = "text", label_column = "label";
+  double threshold = 0.5;  // multi-label models
   int64_t batch_size = 64;
   int max_length = 512;
   bool bf16 = false;

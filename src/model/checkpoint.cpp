@@ -118,8 +118,8 @@ std::unique_ptr<RobertaModel> load_checkpoint(const fs::path& dir, const Checkpo
     RC_CHECK(has_head || options.init_head, Errc::format, file, ": no masked-LM head (lm_head.*)",
              "\nHINT: start a fresh lm_head with init_head, as Hugging Face does");
   } else if (!has_head) {
-    RC_CHECK(options.init_head, Errc::format, file, ": no ", arch, " head (", head_out,
-             "): this checkpoint has another head or none (RobertaModel / RobertaForMaskedLM)",
+    RC_CHECK(options.init_head, Errc::format, file, ": no ", tokens ? "token-" : "", "classification head (", head_out,
+             ") for ", arch, ": this checkpoint has another head or none (RobertaModel / RobertaForMaskedLM)",
              "\nHINT: pass --init-head to start a freshly initialised head, as Hugging Face does");
     if (!options.labels.empty()) config.id2label = options.labels;
   } else {

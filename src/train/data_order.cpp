@@ -79,7 +79,8 @@ std::vector<int64_t> epoch_order(int64_t n, uint64_t seed, int64_t epoch, bool s
   return out;
 }
 
-void PaddedBatch::reserve(int64_t max_B, int64_t max_T) {
+void PaddedBatch::reserve(int64_t max_B, int64_t max_T, int64_t target_width) {
+  targets.reserve(size_t(max_B * target_width));
   ids.reserve(size_t(max_B * max_T));
   seq_lens.reserve(size_t(max_B));
   labels.reserve(size_t(max_B));
@@ -94,6 +95,8 @@ void fill_batch(const TokenizedSplit& split, std::span<const int64_t> idx, int32
   out.ids.resize(size_t(out.B * out.T));
   out.seq_lens.resize(size_t(out.B));
   out.labels.resize(size_t(out.B));
+  const int64_t W = split.target_width;
+  out.targets.resize(size_t(out.B * W));
   for (int64_t b = 0; b < out.B; ++b) {
     const int64_t i = idx[size_t(b)];
     const int32_t len = split.lengths[size_t(i)];
@@ -103,6 +106,7 @@ void fill_batch(const TokenizedSplit& split, std::span<const int64_t> idx, int32
     std::fill(dst + len, dst + out.T, pad_id);
     out.seq_lens[size_t(b)] = len;
     out.labels[size_t(b)] = split.labels[size_t(i)];
+    std::copy_n(split.targets.data() + i * W, W, out.targets.data() + b * W);
     out.tokens += len;
   }
 }

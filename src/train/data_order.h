@@ -24,6 +24,10 @@ struct TokenizedSplit {
   std::vector<int64_t> offsets;  // (N + 1)
   std::vector<int32_t> lengths;  // (N)
   std::vector<int32_t> labels;   // (N)
+  // Multi-label and regression: target_width float targets per example (N · width), row
+  // order as the examples; empty (width 0) for single-label classification.
+  std::vector<float> targets;
+  int64_t target_width = 0;
   int64_t size() const { return int64_t(lengths.size()); }
   int32_t max_length() const;
 };
@@ -42,7 +46,8 @@ std::vector<int64_t> epoch_order(int64_t n, uint64_t seed, int64_t epoch, bool s
 struct PaddedBatch {
   int64_t B = 0, T = 0, tokens = 0;  // tokens: real (unpadded) tokens
   std::vector<int32_t> ids, seq_lens, labels;
-  void reserve(int64_t max_B, int64_t max_T);
+  std::vector<float> targets;  // (B · width) when the split has float targets
+  void reserve(int64_t max_B, int64_t max_T, int64_t target_width = 0);
 };
 
 // Rows `idx` of `split`, right-padded with pad_id to the longest of them.

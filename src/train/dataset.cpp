@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <cctype>
 
 #include "core/check.h"
@@ -46,10 +48,53 @@ std::optional<int64_t> parse_int(std::string_view s) {
   return std::stoll(t);
 }
 
-RawLabel label_from_text(std::string_view s) {
+// A JSON array of strings or of numbers (a multi-label row), into l.
+void list_label(const nlohmann::json& a, RawLabel& l, const std::string& where) {
+  l.is_list = true;
+  for (const auto& v : a) {
+    if (v.is_string()) {
+      RC_CHECK(l.list_numbers.empty(), Errc::format, where, ": a label list mixes names and numbers");
+      l.list_names.push_back(v.get<std::string>());
+      RC_CHECK(!l.list_names.back().empty(), Errc::format, where, ": empty label name in the list");
+    } else if (v.is_number()) {
+      RC_CHECK(l.list_names.empty(), Errc::format, where, ": a label list mixes names and numbers");
+      l.list_numbers.push_back(v.get<double>());
+    } else {
+      RC_THROW(Errc::format, where, ": a label list holds names or numbers, found ", v.dump().substr(0, 64));
+    }
+  }
+}
+
+// A number that is not an integer, parsed whole (strtod's "nan" / "inf" included: a regression
+// refuses them by name later, a classifier reads them as names).
+std::optional<double> parse_real(const std::string& t) {
+  if (t.empty() || t.size() > 64) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(t.c_str(), &end);
+  if (end != t.c_str() + t.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+RawLabel label_from_text(std::string_view s, const std::string& where) {
   RawLabel l;
   l.id = parse_int(s);
-  if (!l.id) l.name = trim(s);
+  if (l.id) return l;
+  const std::string t = trim(s);
+  if (!t.empty() && t.front() == '[') {
+    check_json_depth(t, where);
+    nlohmann::json a;
+    try {
+      a = nlohmann::json::parse(t);
+    } catch (const nlohmann::json::exception&) {
+      RC_THROW(Errc::format, where, ": a label starting with '[' must be a JSON list, got ", t.substr(0, 64),
+               "\nHINT: write multi-label rows as [\"joy\", \"optimism\"] or [0, 1, 0]");
+    }
+    RC_CHECK(a.is_array(), Errc::format, where, ": not a JSON list: ", t.substr(0, 64));
+    list_label(a, l, where);
+    return l;
+  }
+  l.number = parse_real(t);
+  l.name = t;  // a classifier reads "0.5" as a name, a regression as a number
   return l;
 }
 
@@ -101,8 +146,10 @@ TextSplit load_tweeteval_split(const fs::path& dir, const std::string& split) {
            "\nHINT: every text line needs exactly one label line");
   out.labels.reserve(label_lines.size());
   for (size_t i = 0; i < label_lines.size(); ++i) {
-    RawLabel l = label_from_text(label_lines[i]);
-    RC_CHECK(l.id || !l.name.empty(), Errc::format, labels_path.string(), ":", i + 1, ": empty label");
+    const std::string where = labels_path.string() + ":" + std::to_string(i + 1);
+    RawLabel l = label_from_text(label_lines[i], where);
+    RC_CHECK(l.id || l.number || l.is_list || !l.name.empty(), Errc::format, where, ": empty label");
+    l.line = int64_t(i + 1);
     out.labels.push_back(std::move(l));
   }
   check_not_empty(out);
@@ -138,8 +185,11 @@ TextSplit parse_delimited(const std::string& bytes, char delimiter, const DataCo
     const auto& row = rows[r];
     RC_CHECK(row.size() == header.size(), Errc::format, source.string(), ": record ", r + 1, " has ", row.size(),
              " fields, the header has ", header.size());
-    RawLabel l = label_from_text(row[lc]);
-    RC_CHECK(l.id || !l.name.empty(), Errc::format, source.string(), ": record ", r + 1, ": empty label");
+    const std::string where =
+        source.string() + ": record " + std::to_string(r + 1) + ", column '" + columns.label + "'";
+    RawLabel l = label_from_text(row[lc], where);
+    RC_CHECK(l.id || l.number || l.is_list || !l.name.empty(), Errc::format, where, ": empty label");
+    l.line = int64_t(r + 1);
     out.texts.push_back(row[tc]);
     if (pc < header.size()) out.text_pairs.push_back(row[pc]);
     out.labels.push_back(std::move(l));
@@ -171,15 +221,22 @@ TextSplit parse_jsonl(const std::string& bytes, const DataColumns& columns, cons
     RC_CHECK(l != j.end(), Errc::format, source.string(), ":", line_no, ": no field '", columns.label,
              "'\nHINT: pass --label-column NAME");
     RawLabel label;
+    const std::string where = source.string() + ":" + std::to_string(line_no) + ": field '" + columns.label + "'";
     if (l->is_number_integer()) {
       label.id = l->get<int64_t>();
+    } else if (l->is_number_float()) {
+      label.number = l->get<double>();
+      label.name = l->dump();
     } else if (l->is_string()) {
       label.name = l->get<std::string>();
-      RC_CHECK(!label.name.empty(), Errc::format, source.string(), ":", line_no, ": empty label");
+      RC_CHECK(!label.name.empty(), Errc::format, where, ": empty label");
+    } else if (l->is_array()) {
+      list_label(*l, label, where);
     } else {
-      RC_THROW(Errc::format, source.string(), ":", line_no, ": label must be an integer or a string, found ",
-               l->dump());
+      RC_THROW(Errc::format, where, ": a label is an integer, a number, a string or a list, found ",
+               l->dump().substr(0, 64));
     }
+    label.line = line_no;
     // Pairs are all or nothing: the first example decides, a later one that differs is an error.
     auto pair = columns.text_pair.empty() ? j.end() : j.find(columns.text_pair);
     const bool is_pair = pair != j.end() && !pair->is_null();

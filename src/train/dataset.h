@@ -22,9 +22,18 @@
 namespace rc::train {
 
 // One label as the data spells it: an integer id, or a name.
+// Multi-label rows give a list: of names (["joy", "optimism"]; [] is a row with no label) or
+// of numbers (one 0/1 per label). Regression rows give a number (an integer is `id`, which a
+// regression reads as its value). In CSV/TSV cells and TweetEval label lines a list is a JSON
+// array ("[\"joy\", \"optimism\"]", "[0, 1, 0]").
 struct RawLabel {
   std::optional<int64_t> id;
-  std::string name;  // set when the data gave a string, or mapping.txt named the id
+  std::string name;              // set when the data gave a string, or mapping.txt named the id
+  std::optional<double> number;  // a non-integer number (finite)
+  bool is_list = false;
+  std::vector<std::string> list_names;  // is_list: the names, or
+  std::vector<double> list_numbers;     // is_list: the numbers (one list kind per row)
+  int64_t line = 0;                     // 1-based line (JSONL, TweetEval) or record (CSV) it came from
 };
 
 struct TextSplit {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -10,6 +11,7 @@
 #include "model/batch.h"
 #include "train/eval_metrics.h"
 #include "train/label_mapping.h"
+#include "train/multilabel_metrics.h"
 
 namespace rc {
 
@@ -30,16 +32,91 @@ std::string fixed(double v, int digits) {
 }  // namespace
 
 PreparedSplit prepare_split(const TextSplit& split, const std::vector<std::string>& data_names,
-                            const std::vector<std::string>& model_labels, const Tokenizer& tokenizer, int max_length) {
+                            const std::vector<std::string>& model_labels, const Tokenizer& tokenizer, int max_length,
+                            ProblemType problem) {
   PreparedSplit p;
   p.name = split.name;
-  const std::vector<int32_t> labels = map_labels(split, data_names, model_labels);
-  p.tok = tokenize_split(tokenizer, split.texts, labels, max_length, split.text_pairs);
+  if (problem == ProblemType::single_label) {
+    const std::vector<int32_t> labels = map_labels(split, data_names, model_labels);
+    p.tok = tokenize_split(tokenizer, split.texts, labels, max_length, split.text_pairs);
+    return p;
+  }
+  // Float targets first: a bad label fails before the tokenizer runs.
+  std::vector<float> targets =
+      problem == ProblemType::multi_label ? multi_hot_targets(split, model_labels) : regression_targets(split);
+  RC_CHECK(problem == ProblemType::multi_label || model_labels.size() == 1, Errc::invalid_argument,
+           "regression needs a model with one label, this one has ", model_labels.size(),
+           "\nHINT: pass --labels NAME for a new one-output head");
+  const std::vector<int32_t> unused(split.texts.size(), 0);
+  p.tok = tokenize_split(tokenizer, split.texts, unused, max_length, split.text_pairs);
+  p.tok.targets = std::move(targets);
+  p.tok.target_width = int64_t(model_labels.size());
   return p;
 }
 
+ProblemType problem_type_of(const model::RobertaConfig& config) {
+  switch (model::sequence_loss_of(config)) {
+    case model::SequenceLoss::bce_with_logits:
+      return ProblemType::multi_label;
+    case model::SequenceLoss::mse:
+      return ProblemType::regression;
+    case model::SequenceLoss::cross_entropy:
+      break;
+  }
+  return ProblemType::single_label;
+}
+
+std::string default_metric(ProblemType p) {
+  switch (p) {
+    case ProblemType::multi_label:
+      return "micro_f1";
+    case ProblemType::regression:
+      return "mse";
+    case ProblemType::single_label:
+      break;
+  }
+  return "macro_recall";
+}
+
+bool greater_is_better(const std::string& metric) { return metric != "loss" && metric != "mse" && metric != "mae"; }
+
+namespace {
+
+// BCE-with-logits / squared error over every element, in double (the trained loss's definition).
+double pointwise_mean(std::span<const float> logits, std::span<const float> targets, bool bce) {
+  double s = 0;
+  for (size_t i = 0; i < logits.size(); ++i) {
+    const double x = logits[i], y = targets[i];
+    s += bce ? std::max(x, 0.0) - x * y + std::log1p(std::exp(-std::fabs(x))) : (x - y) * (x - y);
+  }
+  return logits.empty() ? 0.0 : s / double(logits.size());
+}
+
+void fill_float_metrics(EvalResult& e, ProblemType problem, std::span<const float> logits,
+                        std::span<const float> targets, int64_t K, double threshold) {
+  e.loss = pointwise_mean(logits, targets, problem == ProblemType::multi_label);
+  if (problem == ProblemType::multi_label) {
+    const MultiLabelMetrics m = multilabel_metrics(targets, logits, K, ScoreKind::logits, threshold);
+    e.precision = m.precision;
+    e.recall = m.recall;
+    e.f1 = m.f1;
+    e.support = m.support;
+    e.macro_precision = m.macro_precision;
+    e.macro_recall = m.macro_recall;
+    e.macro_f1 = m.macro_f1;
+    e.accuracy = m.exact_match;
+    e.metrics = {{"micro_f1", m.micro_f1}, {"micro_precision", m.micro_precision}, {"micro_recall", m.micro_recall},
+                 {"macro_f1", m.macro_f1}, {"exact_match", m.exact_match},         {"threshold", threshold}};
+    return;
+  }
+  const RegressionMetrics m = regression_metrics(targets, logits, K);
+  e.metrics = {{"mse", m.mse}, {"mae", m.mae}, {"pearson", m.pearson[0]}, {"spearman", m.spearman[0]}};
+}
+
+}  // namespace
+
 EvalResult evaluate_tokenized(const kernels::ExecCtx& ctx, const model::RobertaModel& model, const PreparedSplit& s,
-                              int64_t batch_size, model::InferenceWorkspace& ws) {
+                              int64_t batch_size, model::InferenceWorkspace& ws, double threshold) {
   const double t0 = now_s();
   const int64_t N = s.tok.size(), K = model.config().num_labels();
   // The batching order of Classifier::predict (model/batch.h).
@@ -63,6 +140,15 @@ EvalResult evaluate_tokenized(const kernels::ExecCtx& ctx, const model::RobertaM
   e.split = s.name;
   e.num_examples = N;
   e.labels = model.config().id2label;
+  const ProblemType problem = problem_type_of(model.config());
+  e.problem_type = problem_type_name(problem);
+  if (problem != ProblemType::single_label) {
+    RC_CHECK(s.tok.target_width == K, Errc::invalid_argument, "split '", s.name, "' has ", s.tok.target_width,
+             " targets per example, the model ", K, " outputs (", e.problem_type, ")");
+    fill_float_metrics(e, problem, logits, s.tok.targets, K, threshold);
+    e.runtime_s = now_s() - t0;
+    return e;
+  }
   e.loss = cross_entropy_mean(logits, s.tok.labels, K);
   const auto preds = argmax_rows(logits, K);
   const auto m = classification_metrics(s.tok.labels, preds, K);
@@ -81,6 +167,22 @@ EvalResult evaluate_tokenized(const kernels::ExecCtx& ctx, const model::RobertaM
 
 json eval_json(const EvalResult& e, const std::string& p) {
   json j;
+  if (e.confusion.empty()) {  // multi-label, regression: their own metrics
+    j[p + "_loss"] = e.loss;
+    for (const auto& [name, v] : e.metrics) j[p + "_" + name] = std::isfinite(v) ? json(v) : json(nullptr);
+    for (size_t k = 0; k < e.labels.size() && k < e.f1.size(); ++k) {
+      j[p + "_precision_" + e.labels[k]] = e.precision[k];
+      j[p + "_recall_" + e.labels[k]] = e.recall[k];
+      j[p + "_f1_" + e.labels[k]] = e.f1[k];
+      j[p + "_support_" + e.labels[k]] = e.support[k];
+    }
+    j[p + "_problem_type"] = e.problem_type;
+    j[p + "_labels"] = e.labels;
+    j[p + "_samples"] = e.num_examples;
+    j[p + "_runtime"] = e.runtime_s;
+    j[p + "_samples_per_second"] = e.runtime_s > 0 ? double(e.num_examples) / e.runtime_s : 0.0;
+    return j;
+  }
   j[p + "_loss"] = e.loss;
   j[p + "_accuracy"] = e.accuracy;
   j[p + "_macro_f1"] = e.macro_f1;
@@ -100,17 +202,37 @@ json eval_json(const EvalResult& e, const std::string& p) {
 }
 
 double metric_value(const EvalResult& e, const std::string& metric) {
+  for (const auto& [name, v] : e.metrics)
+    if (name == metric) return v;
+  if (!e.confusion.empty() || e.metrics.empty()) {
+    // single-label (or the validation of --metric before any evaluation): the fields below
+  } else if (metric != "loss" && metric != "macro_f1") {
+    std::string known = "loss";
+    for (const auto& [name, v] : e.metrics) known += ", " + name;
+    RC_THROW(Errc::invalid_argument, "--metric '", metric, "' is not a ", e.problem_type, " metric\nHINT: use ", known);
+  }
   if (metric == "macro_recall") return e.macro_recall;
   if (metric == "macro_f1") return e.macro_f1;
   if (metric == "accuracy") return e.accuracy;
   if (metric == "macro_precision") return e.macro_precision;
   if (metric == "loss") return e.loss;
+  for (const char* name :
+       {"micro_f1", "micro_precision", "micro_recall", "exact_match", "mse", "mae", "pearson", "spearman"})
+    if (metric == name) return 0.0;  // validated before the first evaluation (EvalResult{}): a later one has it
   RC_THROW(Errc::invalid_argument, "unknown --metric '", metric,
-           "'\nHINT: use macro_recall, macro_f1, accuracy, macro_precision or loss");
+           "'\nHINT: use macro_recall, macro_f1, accuracy, macro_precision or loss; micro_f1 or exact_match ",
+           "(multi-label); mse, mae, pearson or spearman (regression)");
 }
 
 std::string eval_line(const EvalResult& e, int64_t step) {
   std::ostringstream o;
+  if (e.confusion.empty() && !e.metrics.empty()) {
+    o << "eval: step " << step << " | " << e.split << " loss " << fixed(e.loss, 4);
+    for (const auto& [name, v] : e.metrics)
+      if (name != "threshold") o << " | " << name << " " << fixed(v, 4);
+    o << " | " << fixed(e.runtime_s, 1) << " s";
+    return o.str();
+  }
   o << "eval: step " << step << " | " << e.split << " loss " << fixed(e.loss, 4) << " | accuracy "
     << fixed(e.accuracy, 4) << " | macro_f1 " << fixed(e.macro_f1, 4) << " | macro_recall " << fixed(e.macro_recall, 4)
     << " | " << fixed(e.runtime_s, 1) << " s";

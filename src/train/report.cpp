@@ -158,7 +158,13 @@ std::string render_report_html(const nlohmann::json& state, const EvalResult* fi
   o << line_chart("Learning rate", {lr}, "step");
   o << line_chart("Evaluation metrics", metrics, "step");
   o << "</div>";
-  if (final_eval) {
+  if (final_eval && final_eval->f1.empty()) {  // regression: its metrics, no per-label table
+    o << "<h2>Final evaluation: " << esc(final_eval->split) << " (" << final_eval->num_examples << " examples, "
+      << esc(final_eval->problem_type) << ")</h2><table>";
+    for (const auto& [name, v] : final_eval->metrics)
+      o << "<tr><th>" << esc(name) << "</th><td>" << num(v) << "</td></tr>";
+    o << "</table>";
+  } else if (final_eval) {
     o << "<h2>Final evaluation: " << esc(final_eval->split) << " (" << final_eval->num_examples
       << " examples)</h2><table><tr><th>label</th><th>precision</th><th>recall</th><th>F1</th><th>support</th></tr>";
     for (size_t k = 0; k < final_eval->labels.size(); ++k)
@@ -167,8 +173,9 @@ std::string render_report_html(const nlohmann::json& state, const EvalResult* fi
         << "</td></tr>";
     o << "<tr><th>macro</th><td>" << num(final_eval->macro_precision) << "</td><td>" << num(final_eval->macro_recall)
       << "</td><td>" << num(final_eval->macro_f1) << "</td><td>" << final_eval->num_examples << "</td></tr></table>";
-    o << "<p>accuracy " << num(final_eval->accuracy) << ", loss " << num(final_eval->loss) << "</p>";
-    o << confusion_svg(*final_eval);
+    o << "<p>" << (final_eval->confusion.empty() ? "exact match " : "accuracy ") << num(final_eval->accuracy)
+      << ", loss " << num(final_eval->loss) << "</p>";
+    if (!final_eval->confusion.empty()) o << confusion_svg(*final_eval);
   }
   o << "</body></html>\n";
   return o.str();

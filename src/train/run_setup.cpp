@@ -1,6 +1,8 @@
 // Run setup helpers (run_setup.h).
 #include "train/run_setup.h"
 
+#include "train/evaluator.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -104,7 +106,7 @@ json options_json(const TrainOptions& o, int64_t total_steps, int64_t warmup, bo
   j["save_total_limit"] = o.save_total_limit > 0 ? json(o.save_total_limit) : json(nullptr);
   j["load_best_model_at_end"] = true;
   j["metric_for_best_model"] = o.metric;
-  j["greater_is_better"] = o.metric != "loss";
+  j["greater_is_better"] = greater_is_better(o.metric);
   j["group_by_length"] = o.group_by_length;
   j["shuffle"] = o.shuffle;
   j["max_length"] = o.max_length;

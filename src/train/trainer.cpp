@@ -83,7 +83,37 @@ void validate(const TrainOptions& o) {
   RC_CHECK(o.eval_batch_size > 0, Errc::invalid_argument, "eval batch size must be > 0");
   RC_CHECK(o.dist_timeout_s > 0 && o.dist_timeout_s <= 86400, Errc::invalid_argument,
            "--dist-timeout must be in (0, 86400] seconds, got ", o.dist_timeout_s);
-  (void)train::metric_value(EvalResult{}, o.metric);  // validates --metric before any work
+  RC_CHECK(o.threshold >= 0 && o.threshold <= 1, Errc::invalid_argument, "--threshold must be in [0, 1], got ",
+           o.threshold);
+  if (!o.metric.empty()) (void)train::metric_value(EvalResult{}, o.metric);  // validates --metric before any work
+  if (!o.problem_type.empty()) (void)train::parse_problem_type(o.problem_type);
+}
+
+// The problem type of a new run (TrainOptions::problem_type's rule) and the labels it starts
+// the head with.
+std::pair<train::ProblemType, std::vector<std::string>> choose_problem(const TrainOptions& o, const train::Dataset& ds,
+                                                                       const fs::path& model_dir) {
+  using train::ProblemType;
+  const model::RobertaConfig start = model::RobertaConfig::from_file(model_dir / "config.json");
+  const bool start_classifier = model::head_kind_of(start.architectures) == model::HeadKind::classifier;
+  std::optional<ProblemType> p;
+  if (!o.problem_type.empty()) p = train::parse_problem_type(o.problem_type);
+  if (!p) p = train::problem_type_of_data(ds);
+  if (!p && start_classifier && !start.problem_type.empty() && o.labels.empty())
+    p = train::parse_problem_type(start.problem_type);
+  if (!p) p = o.labels.size() == 1 ? ProblemType::regression : ProblemType::single_label;
+  std::vector<std::string> labels = o.labels;
+  if (labels.empty()) {
+    if (*p == ProblemType::multi_label)
+      labels = train::multi_label_names(ds);
+    else if (*p == ProblemType::single_label)
+      labels = train::dataset_label_names(ds);
+    else if (start_classifier && start.num_labels() == 1)
+      labels = start.id2label;
+    else
+      labels = {"LABEL_0"};
+  }
+  return {*p, labels};
 }
 
 // The collective of a launched job, or none for a single process.
@@ -103,9 +133,9 @@ train::DataParallel connect(const TrainOptions& o, const kernels::ExecCtx& ctx, 
 
 TrainSummary fit(const TrainOptions& o) {
   using namespace rc::train;
+  using train::ProblemType;
   validate(o);
   const LrScheduleKind sched_kind = parse_lr_schedule(o.lr_scheduler);
-  const bool greater_is_better = o.metric != "loss";
 
   // Data parallel: the launch contract from the environment. A rank on a GPU (cuda or auto)
   // takes its local rank's device modulo the visible ones (LOCAL_RANK; none set, as in a
@@ -134,6 +164,7 @@ TrainSummary fit(const TrainOptions& o) {
   const TextSplit* train_split = ds.find("train");
   RC_CHECK(train_split, Errc::not_found, "dataset ", o.data.string(), " has no train split");
   const std::vector<std::string> data_names = dataset_label_names(ds);
+  const auto [problem0, problem_labels] = choose_problem(o, ds, o.model_dir);
 
   // Model: the starting checkpoint, re-headed with --labels, labels named from the data when
   // the checkpoint only has placeholder names. Ranks > 0 always build it this way and then
@@ -143,33 +174,45 @@ TrainSummary fit(const TrainOptions& o) {
   // As from_pretrained: a checkpoint without a classifier (RobertaModel, RobertaForMaskedLM)
   // loads its encoder, reports lm_head.* as unused and gets a new head, labels from the data.
   lo.init_head = true;
-  lo.labels = o.labels.empty() ? data_names : o.labels;
+  lo.labels = problem_labels;
   lo.seed = o.seed;
   const fs::path resume_dir = resume_here ? checkpoints.back().second : fs::path();
   std::unique_ptr<model::RobertaModel> model =
       model::load_checkpoint(resume_here ? resume_dir : o.model_dir, resume_here ? model::CheckpointLoadOptions{} : lo);
   if (!resume_here) {
-    if (!o.labels.empty() && model->config().id2label != o.labels) model = reheaded(*model, o.labels, o.seed);
+    // A new head when the labels change: --labels, or a problem type whose labels differ from
+    // the starting classifier's (its multi-label names, one regression output).
+    const bool new_labels = !o.labels.empty() || problem0 != ProblemType::single_label;
+    if (new_labels && model->config().id2label != problem_labels) model = reheaded(*model, problem_labels, o.seed);
     model::RobertaConfig cfg = model->config();
-    if (o.labels.empty() && is_default_label_names(cfg.id2label) && data_names.size() == cfg.id2label.size())
+    if (o.labels.empty() && is_default_label_names(cfg.id2label) && data_names.size() == cfg.id2label.size() &&
+        problem0 == ProblemType::single_label)
       cfg.id2label = data_names;  // name the placeholder labels after the data
-    cfg.problem_type = "single_label_classification";
+    cfg.problem_type = problem_type_name(problem0);
     model = with_config(*model, cfg);
   }
   const model::RobertaConfig& cfg = model->config();
   const int64_t K = cfg.num_labels();
-  RC_CHECK(K >= 2, Errc::invalid_argument, "the model has ", K, " label(s); classification needs at least 2");
+  const ProblemType problem = problem_type_of(cfg);
+  RC_CHECK(problem != ProblemType::single_label || K >= 2, Errc::invalid_argument, "the model has ", K,
+           " label(s); single-label classification needs at least 2",
+           "\nHINT: --problem-type regression for one output");
+  RC_CHECK(problem != ProblemType::regression || K == 1, Errc::invalid_argument, "regression trains one output, the ",
+           "model has ", K, "\nHINT: pass --labels NAME for a new one-output head");
+  RC_CHECK(K >= 1, Errc::invalid_argument, "the model has no labels\nHINT: pass --labels a,b,c");
+  const std::string metric = o.metric.empty() ? default_metric(problem) : o.metric;
+  const bool higher_is_better = greater_is_better(metric);
 
   const auto tokenizer = Tokenizer::from_dir(o.model_dir);
   model::check_tokenizer_fits(*tokenizer, cfg, o.model_dir);
   const int max_len = int(std::min<int64_t>(o.max_length, cfg.max_tokens()));
-  const PreparedSplit train_data = prepare_split(*train_split, data_names, cfg.id2label, *tokenizer, max_len);
+  const PreparedSplit train_data = prepare_split(*train_split, data_names, cfg.id2label, *tokenizer, max_len, problem);
   std::optional<PreparedSplit> val_data, test_data;
   if (main_rank) {  // only rank 0 evaluates
     if (const TextSplit* v = ds.find("val"))
-      val_data = prepare_split(*v, data_names, cfg.id2label, *tokenizer, max_len);
+      val_data = prepare_split(*v, data_names, cfg.id2label, *tokenizer, max_len, problem);
     if (const TextSplit* t = ds.find("test"))
-      test_data = prepare_split(*t, data_names, cfg.id2label, *tokenizer, max_len);
+      test_data = prepare_split(*t, data_names, cfg.id2label, *tokenizer, max_len, problem);
   }
 
   // Step arithmetic, as HF: micro-batches per epoch = ceil(N / B) (no drop_last); an optimizer
@@ -184,7 +227,11 @@ TrainSummary fit(const TrainOptions& o) {
   const int64_t warmup = warmup_steps_for(total_steps, o.warmup_ratio, o.warmup_steps);
 
   const kernels::ExecCtx ctx = make_ctx(o.bf16, device);
-  const json args_json = options_json(o, total_steps, warmup, ctx.matmul_precision == kernels::MatmulPrecision::bf16);
+  TrainOptions resolved = o;
+  resolved.metric = metric;
+  resolved.problem_type = problem_type_name(problem);
+  const json args_json =
+      options_json(resolved, total_steps, warmup, ctx.matmul_precision == kernels::MatmulPrecision::bf16);
   const uint64_t data_fp = fingerprint(train_data.tok);
   // A rank launched with other flags, data or starting weights is refused before any step.
   const uint64_t start_weights = resume_here ? 0 : hash_floats(model->params(), model->num_params());
@@ -278,9 +325,9 @@ TrainSummary fit(const TrainOptions& o) {
 
   // Per-micro-batch buffers, sized once.
   std::vector<PaddedBatch> micro(static_cast<size_t>(accum));
-  for (auto& pb : micro) pb.reserve(B, train_T);
+  for (auto& pb : micro) pb.reserve(B, train_T, train_data.tok.target_width);
   std::vector<model::Batch> batches(static_cast<size_t>(accum));
-  std::vector<const int32_t*> batch_labels(static_cast<size_t>(accum));
+  std::vector<model::Targets> batch_labels(static_cast<size_t>(accum));
 
   const double train_time_before = st.train_time;
   auto save = [&](double train_time) {
@@ -321,7 +368,8 @@ TrainSummary fit(const TrainOptions& o) {
         PaddedBatch& pb = micro[size_t(k)];
         fill_batch(train_data.tok, std::span<const int64_t>(order.data() + i0, size_t(i1 - i0)), cfg.pad_token_id, pb);
         batches[size_t(k)] = model::Batch{pb.B, pb.T, pb.ids.data(), pb.seq_lens.data(), nullptr};
-        batch_labels[size_t(k)] = pb.labels.data();
+        batch_labels[size_t(k)] = problem == ProblemType::single_label ? model::Targets(pb.labels.data())
+                                                                       : model::Targets::of_values(pb.targets.data());
         step_tokens += pb.tokens;
       }
       dp.before_step(step_tokens, train::StopSignalGuard::received() != 0);
@@ -393,7 +441,7 @@ TrainSummary fit(const TrainOptions& o) {
         const double te = now_s();
         const std::string ckpt = (out / ("checkpoint-" + std::to_string(step))).string();
         if (val_data) {
-          EvalResult e = evaluate_tokenized(ctx, *model, *val_data, o.eval_batch_size, *eval_ws);
+          EvalResult e = evaluate_tokenized(ctx, *model, *val_data, o.eval_batch_size, *eval_ws, o.threshold);
           json h = eval_json(e, "eval");
           h.erase("eval_confusion_matrix");
           h.erase("eval_labels");
@@ -401,8 +449,8 @@ TrainSummary fit(const TrainOptions& o) {
           h["step"] = step;
           st.log_history.push_back(h);
           loggers->eval_log(e, h, step);
-          const double v = metric_value(e, o.metric);
-          if (!best_metric || (greater_is_better ? v > *best_metric : v < *best_metric)) {
+          const double v = metric_value(e, metric);
+          if (!best_metric || (higher_is_better ? v > *best_metric : v < *best_metric)) {
             best_metric = v;
             st.best_metric = v;
             st.best_checkpoint = ckpt;
@@ -451,11 +499,11 @@ TrainSummary fit(const TrainOptions& o) {
   }
   if (val_data) {
     // The best eval from this process, or re-scored after a resume.
-    if (!best_eval) best_eval = evaluate_tokenized(ctx, *model, *val_data, o.eval_batch_size, *eval_ws);
+    if (!best_eval) best_eval = evaluate_tokenized(ctx, *model, *val_data, o.eval_batch_size, *eval_ws, o.threshold);
     s.best_eval = best_eval;
   }
   if (test_data) {
-    s.test = evaluate_tokenized(ctx, *model, *test_data, o.eval_batch_size, *eval_ws);
+    s.test = evaluate_tokenized(ctx, *model, *test_data, o.eval_batch_size, *eval_ws, o.threshold);
     loggers->line(eval_line(*s.test, s.global_step));
   }
   st.log_history.push_back(json{{"epoch", s.epoch},
@@ -495,12 +543,12 @@ EvalResult evaluate(const EvalOptions& o) {
   if (!split && ds.splits.size() == 1) split = &ds.splits.begin()->second;  // a single file
   RC_CHECK(split, Errc::not_found, "dataset ", o.data.string(), " has no split '", o.split, "'");
   const int max_len = int(std::min<int64_t>(o.max_length, model->config().max_tokens()));
-  const train::PreparedSplit p =
-      train::prepare_split(*split, dataset_label_names(ds), model->config().id2label, *tokenizer, max_len);
+  const train::PreparedSplit p = train::prepare_split(*split, dataset_label_names(ds), model->config().id2label,
+                                                      *tokenizer, max_len, train::problem_type_of(model->config()));
   const kernels::ExecCtx ctx = train::make_ctx(o.bf16, o.device);
   model->to_device(ctx);
   model::InferenceWorkspace ws(ctx, model->config(), o.batch_size, std::max<int64_t>(1, p.tok.max_length()));
-  return train::evaluate_tokenized(ctx, *model, p, o.batch_size, ws);
+  return train::evaluate_tokenized(ctx, *model, p, o.batch_size, ws, o.threshold);
 }
 
 // ------------------------------------------------------------------------------ init
