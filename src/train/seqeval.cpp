@@ -2,6 +2,7 @@
 #include "train/seqeval.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <tuple>
@@ -139,6 +140,35 @@ SeqevalReport seqeval_report(std::span<const TagSequence> gold, std::span<const 
   report.recall = divide_or_zero(report.correct, report.support);
   report.f1 = f1_of(report.precision, report.recall);
   return report;
+}
+
+NerSequences ner_tag_sequences(std::span<const float> logits, std::span<const int32_t> labels, int64_t rows,
+                               int64_t seq_len, std::span<const std::string> id2label) {
+  const int64_t K = int64_t(id2label.size());
+  RC_CHECK(K > 0 && rows >= 0 && seq_len >= 0, Errc::invalid_argument, "ner_tag_sequences: ", rows, " x ", seq_len,
+           " x ", K);
+  RC_CHECK(int64_t(labels.size()) == rows * seq_len && int64_t(logits.size()) == rows * seq_len * K,
+           Errc::invalid_argument, "ner_tag_sequences: ", labels.size(), " labels and ", logits.size(), " logits for ",
+           rows, " x ", seq_len, " x ", K);
+  NerSequences out;
+  for (int64_t r = 0; r < rows; ++r) {
+    TagSequence gold, predicted;
+    for (int64_t t = 0; t < seq_len; ++t) {
+      const int32_t label = labels[size_t(r * seq_len + t)];
+      if (label == -100) continue;
+      RC_CHECK(label >= 0 && label < K, Errc::invalid_argument, "ner_tag_sequences: label ", label, " at (", r, ", ", t,
+               ") is not -100 or in [0, ", K, ")");
+      const float* z = logits.data() + (r * seq_len + t) * K;
+      int64_t best = 0;  // np.argmax: the first maximum, a NaN wins
+      for (int64_t k = 0; k < K && !std::isnan(z[best]); ++k)
+        if (std::isnan(z[k]) || z[k] > z[best]) best = k;
+      gold.push_back(id2label[size_t(label)]);
+      predicted.push_back(id2label[size_t(best)]);
+    }
+    out.gold.push_back(std::move(gold));
+    out.predicted.push_back(std::move(predicted));
+  }
+  return out;
 }
 
 nlohmann::ordered_json seqeval_to_json(const SeqevalReport& report) {

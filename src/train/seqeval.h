@@ -60,6 +60,17 @@ struct SeqevalReport {
 // invalid_argument (naming the sentence) otherwise, as seqeval's check_consistent_length does.
 SeqevalReport seqeval_report(std::span<const TagSequence> gold, std::span<const TagSequence> predicted);
 
+// The tag sequences HF's token-classification examples score (run_ner.py compute_metrics):
+// predictions = np.argmax(logits, axis=2) (the first maximum); positions whose label is -100
+// (special tokens, padding, a word's later sub-tokens) are dropped from both. logits:
+// (rows, seq_len, K), labels: (rows, seq_len), K = id2label.size(). A label outside
+// [0, K) other than -100 throws invalid_argument.
+struct NerSequences {
+  std::vector<TagSequence> gold, predicted;
+};
+NerSequences ner_tag_sequences(std::span<const float> logits, std::span<const int32_t> labels, int64_t rows,
+                               int64_t seq_len, std::span<const std::string> id2label);
+
 // The dict `evaluate`'s seqeval metric returns, in its key order: one object per type
 // {"precision", "recall", "f1", "number"}, then "overall_precision", "overall_recall",
 // "overall_f1", "overall_accuracy".

@@ -90,3 +90,18 @@ TEST(Seqeval, RefusesMismatchedShapesAndEmptyTags) {
   const std::vector<TagSequence> empty_tag{{"B-PER", ""}};
   EXPECT_THROW(seqeval_report(empty_tag, empty_tag), rc::Error);
 }
+
+TEST(Seqeval, NerSequencesDropIgnoredPositionsAndTakeTheFirstMaximum) {
+  const std::vector<std::string> id2label{"O", "B-PER", "I-PER"};
+  // 2 rows x 4 positions x 3 labels. Row 0: <s> (-100), a B-PER word, its second sub-token
+  // (-100), O. Row 1: a tie between O and B-PER (the first maximum, O, wins), then padding.
+  const std::vector<float> logits{9, 0, 0, /**/ 0, 5, 1, /**/ 0, 0, 7, /**/ 0, 3, 1,
+                                  2, 2, 1, /**/ 0, 0, 0, /**/ 0, 0, 0, /**/ 0, 0, 0};
+  const std::vector<int32_t> labels{-100, 1, -100, 0, 1, -100, -100, -100};
+  const NerSequences s = ner_tag_sequences(logits, labels, 2, 4, id2label);
+  EXPECT_EQ(s.gold, (std::vector<TagSequence>{{"B-PER", "O"}, {"B-PER"}}));
+  EXPECT_EQ(s.predicted, (std::vector<TagSequence>{{"B-PER", "B-PER"}, {"O"}}));
+  const std::vector<int32_t> bad{-100, 3, -100, 0, 1, -100, -100, -100};
+  EXPECT_THROW(ner_tag_sequences(logits, bad, 2, 4, id2label), rc::Error);
+  EXPECT_THROW(ner_tag_sequences(logits, labels, 2, 3, id2label), rc::Error);
+}
