@@ -146,6 +146,14 @@ TaggedSplit load_file(const fs::path& path, const TokenColumns& columns, std::st
   return jsonl ? parse_tagged_jsonl(bytes, columns, path) : parse_conll(bytes, path);
 }
 
+// The first label file in `dir` (see token_data.h), or an empty list.
+std::vector<std::string> label_file_in(const fs::path& dir, const std::string& tags_column) {
+  std::error_code ec;
+  for (const char* file : {"label.json", "labels.json", "labels.txt", "dataset_info.json"})
+    if (fs::exists(dir / file, ec)) return read_label_names(dir / file, tags_column);
+  return {};
+}
+
 std::string canonical_split(const std::string& stem) {
   if (stem == "validation" || stem == "dev" || stem == "eval" || stem == "valid") return "val";
   return stem;
@@ -270,6 +278,7 @@ TaggedDataset load_tagged_dataset(const fs::path& path, const TokenColumns& colu
     s.name = canonical_split(s.name);
     if (s.name != "val" && s.name != "test") s.name = "train";
     ds.splits.emplace(s.name, std::move(s));
+    ds.label_names = label_file_in(path.parent_path().empty() ? fs::path(".") : path.parent_path(), columns.tags);
     return ds;
   }
   RC_CHECK(fs::is_directory(path, ec), Errc::invalid_argument, "dataset ", path.string(),
@@ -289,11 +298,7 @@ TaggedDataset load_tagged_dataset(const fs::path& path, const TokenColumns& colu
   }
   RC_CHECK(!ds.splits.empty(), Errc::not_found, "dataset folder ", path.string(),
            " has no splits\nHINT: expected train.jsonl / train.txt (CoNLL), and val / test files alike");
-  for (const char* file : {"label.json", "labels.json", "labels.txt", "dataset_info.json"})
-    if (fs::exists(path / file, ec)) {
-      ds.label_names = read_label_names(path / file, columns.tags);
-      break;
-    }
+  ds.label_names = label_file_in(path, columns.tags);
   return ds;
 }
 

@@ -14,9 +14,10 @@
 //
 // The label list, first found of:
 //   1. the list the caller gives (--labels, or the model's id2label when it has one);
-//   2. a label file in the dataset folder: label.json (tner/tweetner7's {"B-x": 0, ...}),
-//      labels.json, labels.txt, or dataset_info.json (datasets' save_to_disk; the tag column's
-//      ClassLabel names); read_label_names() reads each;
+//   2. a label file beside the data (in the folder, or in the folder of the one file): the
+//      first of label.json (tner/tweetner7's {"B-x": 0, ...}), labels.json, labels.txt and
+//      dataset_info.json (datasets' save_to_disk: the tag column's ClassLabel names);
+//      read_label_names() reads each;
 //   3. with tags as names, the sorted unique tags of the train split (run_ner.py's
 //      get_label_list; every loaded split when there is no train split).
 // Integer tags need 1 or 2: they are indices into the list.
@@ -60,7 +61,7 @@ struct TaggedSplit {
 
 struct TaggedDataset {
   std::map<std::string, TaggedSplit> splits;  // by canonical name: train, val, test
-  std::vector<std::string> label_names;       // from a label file in the folder (see above); may be empty
+  std::vector<std::string> label_names;       // from a label file beside the data (see above); may be empty
   std::string layout;                         // "jsonl" or "conll"
   // The split by name; "validation", "dev" and "eval" find "val". nullptr when absent.
   const TaggedSplit* find(const std::string& split) const;

@@ -199,6 +199,21 @@ TEST(TokenData, JsonlIntegerTagsNeedTheirNames) {
                       {"train.jsonl:1", "ner_tags[0]", "tag id 3", "outside the label list"});
 }
 
+TEST(TokenData, TweetNer7FileWithItsLabelJson) {
+  // tner/tweetner7's layout: dataset/2020.train.json rows with a "tags" column of ids and
+  // extra fields, dataset/label.json {"name": id}.
+  const fs::path d = temp_dir("tweetner7");
+  write(d / "2020.train.json",
+        "{\"tokens\": [\"@user\", \"in\", \"Paris\"], \"tags\": [0, 0, 1], \"id\": \"1\", \"date\": "
+        "\"2020-01-01\"}\n");
+  write(d / "label.json", "{\"O\": 0, \"B-location\": 1, \"I-location\": 2}");
+  const TaggedDataset ds = load_tagged_dataset(d / "2020.train.json", {"tokens", "tags"});
+  ASSERT_NE(ds.find("train"), nullptr);
+  const auto labels = resolve_label_list(ds);
+  EXPECT_EQ(labels, (std::vector<std::string>{"O", "B-location", "I-location"}));
+  EXPECT_EQ(word_label_ids(*ds.find("train"), labels, {"tokens", "tags"})[0], (std::vector<int32_t>{0, 0, 1}));
+}
+
 TEST(TokenData, ConllColumnsDocstartAndBlankLines) {
   const std::string bytes =
       "-DOCSTART- -X- -X- O\n\n"
