@@ -43,6 +43,53 @@ inline void check_tokenizer_on(const Tokenizer& tok, std::string_view text, int 
     RC_FUZZ_REQUIRE(wraps(cut, content));
   }
 
+  // Offsets (HF's return_offsets_mapping): encode()'s ids, specials at (0, 0) with mask 1,
+  // every other range inside the (repaired) text and readable back with text_span().
+  if (max_length == 0 || size_t(max_length) >= specials.size()) {
+    const OffsetsEncoding o = tok.encode_with_offsets(text, max_length);
+    RC_FUZZ_REQUIRE(o.ids == tok.encode(text, true, max_length));
+    RC_FUZZ_REQUIRE(o.offsets.size() == o.ids.size() && o.special_tokens_mask.size() == o.ids.size());
+    const std::string repaired = tokenizer::is_valid_utf8(text) ? std::string(text) : tokenizer::repair_utf8(text);
+    const int32_t chars = int32_t(std::count_if(repaired.begin(), repaired.end(),
+                                                [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+    size_t n_special = 0;
+    for (size_t i = 0; i < o.ids.size(); ++i) {
+      const TokenOffset r = o.offsets[i];
+      if (o.special_tokens_mask[i]) {
+        ++n_special;
+        RC_FUZZ_REQUIRE(r.start == 0 && r.end == 0);
+        continue;
+      }
+      RC_FUZZ_REQUIRE(0 <= r.start && r.start <= r.end && r.end <= chars);
+      (void)text_span(text, r.start, r.end);
+    }
+    RC_FUZZ_REQUIRE(n_special == specials.size());
+
+    // The text's space-separated words, pre-split (HF is_split_into_words): one word id per
+    // id, -1 as many times as there are specials, the others in word order.
+    std::vector<std::string> words;
+    for (size_t start = 0; start <= text.size();) {
+      const size_t space = std::min(text.find(' ', start), text.size());
+      words.emplace_back(text.substr(start, space - start));
+      start = space + 1;
+    }
+    const WordsEncoding w = tok.encode_words(words, max_length);
+    RC_FUZZ_REQUIRE(w.word_ids.size() == w.ids.size());
+    RC_FUZZ_REQUIRE(max_length == 0 || w.ids.size() <= size_t(max_length));
+    int32_t last_word = 0;
+    size_t n_none = 0;
+    for (size_t i = 0; i < w.ids.size(); ++i) {
+      RC_FUZZ_REQUIRE(w.ids[i] >= 0 && w.ids[i] < vocab);
+      if (w.word_ids[i] == -1) {
+        ++n_none;
+        continue;
+      }
+      RC_FUZZ_REQUIRE(w.word_ids[i] >= last_word && w.word_ids[i] < int32_t(words.size()));
+      last_word = w.word_ids[i];
+    }
+    RC_FUZZ_REQUIRE(n_none == specials.size());
+  }
+
   const std::string decoded = tok.decode(plain, false);
   RC_FUZZ_REQUIRE(tokenizer::is_valid_utf8(decoded));
   if (exact_round_trip && text.find('<') == std::string_view::npos) {

@@ -25,6 +25,27 @@ struct EncodedBatch {
 // truncation_direction): right keeps the beginning, left keeps the end.
 enum class TruncationSide { right, left };
 
+// One pre-split sentence's ids and the word each id came from (HF's BatchEncoding.word_ids()).
+struct WordsEncoding {
+  std::vector<int32_t> ids;
+  std::vector<int32_t> word_ids;  // one per id: index into the words, -1 for <s> and </s>
+};
+
+// Where a token came from in its text: [start, end) in Unicode code points (Python str
+// indices), as HF's return_offsets_mapping gives them; <s> and </s> get (0, 0).
+struct TokenOffset {
+  int32_t start = 0, end = 0;
+  friend bool operator==(const TokenOffset&, const TokenOffset&) = default;
+};
+
+// One text's ids with their offsets and special-tokens mask (HF's fast tokenizer with
+// return_offsets_mapping=True, return_special_tokens_mask=True).
+struct OffsetsEncoding {
+  std::vector<int32_t> ids;
+  std::vector<TokenOffset> offsets;          // one per id
+  std::vector<uint8_t> special_tokens_mask;  // one per id: 1 for the post-processor's <s> </s>
+};
+
 class Tokenizer {
  public:
   // Throws rc::Error (not_found / format) naming the file when the folder has neither
@@ -54,6 +75,31 @@ class Tokenizer {
   // what fits, else both get half the budget, the second the odd token), from `side`.
   virtual std::vector<int32_t> encode_pair(std::string_view text, std::string_view text_pair, int max_length = 0,
                                            TruncationSide side = TruncationSide::right) const = 0;
+  // HF's tokenizer(words, is_split_into_words=True, truncation=True, max_length=max_length)
+  // with add_prefix_space=True, what run_ner.py requires of RoBERTa, whatever the loaded
+  // files say (tokenizers' Tokenizer::encode_single_sequence, InputSequence::PreTokenized):
+  // each word is tokenized alone as encode(word, add_special_tokens=false) would be with a
+  // space put before it (before each of its pieces, when it holds an added token like
+  // "<mask>"; none when it starts with a space), the ids are joined, cut to max_length - 2
+  // when max_length > 0, and put between <s> and </s>. A word may give no ids ("") or several.
+  // Words with invalid UTF-8 are repaired as encode() does. Throws invalid_argument as encode().
+  virtual WordsEncoding encode_words(std::span<const std::string> words, int max_length = 0) const = 0;
+  // encode(text, true, max_length) with each id's offsets in `text` and HF's special-tokens
+  // mask, as HF's fast tokenizer gives them (tokenizers' encode_char_offsets):
+  //  - offsets count code points, not bytes. When text is invalid UTF-8 they count code points
+  //    of the repaired text (each maximal ill-formed subpart is one U+FFFD, as in encode());
+  //    text_span() reads a range back either way;
+  //  - a token covers whole characters: a byte-level token holding part of a character (an
+  //    emoji split in two ids) gets the whole character; the space the pre-tokenizer puts
+  //    before a piece (add_prefix_space) counts as that piece's first character;
+  //  - an added token matched in the text ("<mask>", lstrip) covers the whitespace it took;
+  //  - then the post-processor's trim_offsets (RobertaProcessing / ByteLevel,
+  //    tokenizers' process_offsets): leading and trailing spaces of a token's string are cut
+  //    off its range, except the one space add_prefix_space put before the first token (HF's
+  //    quirks kept: "a<mask>b" with add_prefix_space gives "b" the empty range (8, 8));
+  //  - <s> and </s> get (0, 0) and mask 1; every other token mask 0 ("<mask>" written in the
+  //    text included).
+  virtual OffsetsEncoding encode_with_offsets(std::string_view text, int max_length = 0) const = 0;
   // encode() of each text, right-padded to the longest row.
   virtual EncodedBatch encode_batch(std::span<const std::string> texts, int max_length = 0) const = 0;
   // HF tokenizers' decode with the ByteLevel decoder (no clean_up_tokenization_spaces):
@@ -69,5 +115,11 @@ class Tokenizer {
   virtual int32_t unk_id() const = 0;                             // <unk>
   virtual int32_t mask_id() const = 0;                            // <mask>
 };
+
+// The characters [start, end) (code points, as TokenOffset counts them) of text, as UTF-8.
+// Invalid UTF-8 in text is first repaired as encode() does, so the offsets of
+// encode_with_offsets(text) read back what they cover. Throws invalid_argument when
+// 0 <= start <= end <= (code points of text) does not hold.
+std::string text_span(std::string_view text, int32_t start, int32_t end);
 
 }  // namespace rc

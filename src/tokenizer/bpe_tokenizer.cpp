@@ -5,6 +5,8 @@
 //   3. GPT-2 pre-tokenization of the other pieces (gpt2_split), ByteLevel add_prefix_space;
 //   4. BPE of each word on its raw bytes (BpeModel, cached);
 //   5. post-processing <s> ... </s> (ids from the post_processor), truncation keeping </s>.
+// encode_with_offsets() walks the same steps keeping where each token came from, and
+// encode_words() runs steps 2-4 on each word of a pre-split sentence.
 // decode() is the ByteLevel decoder: token strings back to bytes, invalid UTF-8 replaced.
 #include <algorithm>
 #include <climits>
@@ -52,12 +54,16 @@ class BpeTokenizer final : public Tokenizer {
         pair_prefix_(spec.pair_prefix_ids),
         pair_middle_(spec.pair_middle_ids),
         pair_suffix_(spec.pair_suffix_ids),
-        add_prefix_space_(spec.add_prefix_space) {
+        add_prefix_space_(spec.add_prefix_space),
+        trim_offsets_(spec.trim_offsets),
+        trim_add_prefix_space_(spec.trim_add_prefix_space) {
     int64_t size = 0;
     for (const auto& [t, id] : spec.vocab) size = std::max<int64_t>(size, int64_t(id) + 1);
     for (const auto& a : spec.added) size = std::max<int64_t>(size, int64_t(a.id) + 1);
     tokens_.assign(size_t(size), {});
     for (const auto& [t, id] : spec.vocab) tokens_[size_t(id)] = {t, token_bytes(t), true, false};
+    model_token_bytes_.resize(tokens_.size());  // before added tokens shadow any entry
+    for (size_t id = 0; id < tokens_.size(); ++id) model_token_bytes_[id] = tokens_[id].bytes.size();
     to_id_ = std::move(spec.vocab);     // the spec's own map, not a 50k-entry copy
     for (const auto& a : spec.added) {  // an added token shadows the model's (HF id_to_token)
       tokens_[size_t(a.id)] = {a.content, token_bytes(a.content), true, false};
@@ -100,9 +106,88 @@ class BpeTokenizer final : public Tokenizer {
     out.reserve(std::min(t.size() / 4 + 8, budget) + n_special);  // ~0.28 tokens/byte in tweets
     if (add_special_tokens) out = prefix_;
     const size_t limit = budget == SIZE_MAX ? SIZE_MAX : out.size() + budget;
-    encode_text(t, out, limit);
+    encode_text(t, out, limit, add_prefix_space_);
     if (out.size() > limit) out.resize(limit);
     if (add_special_tokens) out.insert(out.end(), suffix_.begin(), suffix_.end());
+    return out;
+  }
+
+  WordsEncoding encode_words(std::span<const std::string> words, int max_length) const override {
+    RC_CHECK(words.size() < size_t(INT32_MAX), Errc::invalid_argument, "encode_words: ", words.size(),
+             " words is more than a word index holds");
+    const size_t budget = body_budget(max_length);
+    WordsEncoding out;
+    out.ids = prefix_;
+    out.word_ids.assign(prefix_.size(), -1);
+    const size_t limit = budget == SIZE_MAX ? SIZE_MAX : out.ids.size() + budget;
+    std::string repaired;
+    for (size_t w = 0; w < words.size() && out.ids.size() < limit; ++w) {
+      std::string_view word = words[w];
+      if (!tk::is_valid_utf8(word)) {
+        repaired = tk::repair_utf8(word);
+        word = repaired;
+      }
+      // HF pre-tokenized input: every word through the pipeline alone, with the ByteLevel
+      // prefix space whatever the loaded files say (run_ner.py's add_prefix_space=True).
+      encode_text(word, out.ids, limit, /*prefix_space=*/true);
+      out.word_ids.resize(out.ids.size(), int32_t(w));
+    }
+    if (out.ids.size() > limit) out.ids.resize(limit), out.word_ids.resize(limit);
+    out.ids.insert(out.ids.end(), suffix_.begin(), suffix_.end());
+    out.word_ids.resize(out.ids.size(), -1);
+    return out;
+  }
+
+  OffsetsEncoding encode_with_offsets(std::string_view text, int max_length) const override {
+    const size_t budget = body_budget(max_length);
+    // Repair gives at most one code point per byte: int32 offsets hold any text under 2 GiB.
+    RC_CHECK(text.size() < size_t(INT32_MAX), Errc::invalid_argument, "encode_with_offsets: a text of ", text.size(),
+             " bytes is past what an int32 offset counts");
+    std::string repaired;
+    if (!tk::is_valid_utf8(text)) {
+      repaired = tk::repair_utf8(text);
+      text = repaired;
+    }
+    std::vector<SourcedToken> tokens = sourced_tokens(text, budget);
+    // char_of[b]: the code point holding byte b; char_of[size] = the number of code points.
+    std::vector<int32_t> char_of(text.size() + 1);
+    int32_t chars = -1;
+    for (size_t b = 0; b < text.size(); ++b) {
+      if ((static_cast<unsigned char>(text[b]) & 0xC0) != 0x80) ++chars;
+      char_of[b] = chars;
+    }
+    char_of[text.size()] = chars + 1;
+    OffsetsEncoding out;
+    const size_t n = prefix_.size() + tokens.size() + suffix_.size();
+    out.ids.reserve(n);
+    out.offsets.reserve(n);
+    out.special_tokens_mask.reserve(n);
+    auto special = [&](int32_t id) {
+      out.ids.push_back(id);
+      out.offsets.push_back({0, 0});
+      out.special_tokens_mask.push_back(1);
+    };
+    for (int32_t id : prefix_) special(id);
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      const SourcedToken& t = tokens[i];
+      // Whole characters: from the one holding the first byte to the end of the one holding the last.
+      TokenOffset o{char_of[t.begin], t.end > t.begin ? char_of[t.end - 1] + 1 : char_of[t.begin]};
+      if (trim_offsets_) {  // tokenizers/src/pre_tokenizers/byte_level.rs, process_offsets
+        int32_t leading = t.leading_spaces;
+        if (leading > 0) {
+          // "If user uses is_pretokenized=True we might have offsets that might begin at the
+          // start of the string but are NOT the first token": HF's test, kept as it is.
+          const bool is_first = i == 0 || o.start == 0;
+          if (is_first && trim_add_prefix_space_ && leading == 1) leading = 0;
+          o.start = std::min(o.start + leading, o.end);
+        }
+        if (t.trailing_spaces > 0 && o.end >= t.trailing_spaces) o.end = std::max(o.end - t.trailing_spaces, o.start);
+      }
+      out.ids.push_back(t.id);
+      out.offsets.push_back(o);
+      out.special_tokens_mask.push_back(0);
+    }
+    for (int32_t id : suffix_) special(id);
     return out;
   }
 
@@ -204,6 +289,99 @@ class BpeTokenizer final : public Tokenizer {
     bool present = false, special = false;
   };
 
+  // A token of encode_with_offsets: the bytes [begin, end) of the (repaired) text it came from,
+  // whole characters, and the spaces its string starts and ends with as tokenizers'
+  // process_offsets counts them ('Ġ' or a whitespace character of the token's string).
+  struct SourcedToken {
+    int32_t id;
+    size_t begin, end;
+    int32_t leading_spaces, trailing_spaces;
+  };
+
+  // The ids left for the text once the single-sequence specials are in: SIZE_MAX for no limit.
+  size_t body_budget(int max_length) const {
+    RC_CHECK(max_length >= 0, Errc::invalid_argument, "max_length must be >= 0 (0: no limit), got ", max_length);
+    if (max_length == 0) return SIZE_MAX;
+    const size_t n_special = prefix_.size() + suffix_.size();
+    check_room(max_length, n_special);
+    return size_t(max_length) - n_special;
+  }
+
+  // encode_text()'s tokens of valid UTF-8 `text` (at most `limit`) with where they came from.
+  std::vector<SourcedToken> sourced_tokens(std::string_view text, size_t limit) const {
+    std::vector<SourcedToken> out;
+    if (text.empty()) return out;
+    std::vector<tk::Segment> segments;
+    added_.split(text, segments);
+    std::vector<int32_t> ids;
+    std::string prefixed;
+    for (const tk::Segment& seg : segments) {
+      if (out.size() >= limit) break;
+      if (seg.id >= 0) {  // an added token: the text it matched, lstrip/rstrip whitespace included
+        const std::string_view matched = text.substr(seg.begin, seg.end - seg.begin);
+        out.push_back({seg.id, seg.begin, seg.end, count_spaces(matched, false), count_spaces(matched, true)});
+        continue;
+      }
+      std::string_view piece_text = text.substr(seg.begin, seg.end - seg.begin);
+      // The prefix space stands for the segment's first character (tokenizers'
+      // NormalizedString::prepend aligns it there): view byte q is text byte source(q).
+      const bool prefixed_space = add_prefix_space_ && piece_text.front() != ' ';
+      if (prefixed_space) {
+        prefixed.assign(1, ' ');
+        prefixed.append(piece_text);
+        piece_text = prefixed;
+      }
+      const size_t shift = prefixed_space ? 1 : 0;
+      auto source = [&](size_t q) { return seg.begin + (q < shift ? 0 : q - shift); };
+      tk::gpt2_split(piece_text, [&](size_t b, size_t e) {
+        if (out.size() >= limit) return;
+        ids.clear();
+        model_.encode_word(piece_text.substr(b, e - b), ids);
+        size_t q = b;
+        for (int32_t id : ids) {
+          // Each model token stands for its bytes of the word, in order (a byte missing from
+          // the vocabulary is dropped by the model: clamp so that offsets stay in the piece).
+          const size_t q0 = std::min(q, e), q1 = std::min(q + model_token_bytes_[size_t(id)], e);
+          q = q1;
+          const std::string_view bytes = piece_text.substr(q0, q1 - q0);
+          out.push_back({id, source(q0), q1 > q0 ? source(q1 - 1) + 1 : source(q0), count_ascii_spaces(bytes, false),
+                         count_ascii_spaces(bytes, true)});
+        }
+      });
+    }
+    if (out.size() > limit) out.resize(limit);
+    return out;
+  }
+
+  // Leading (or trailing) spaces of a byte-level token: its 'Ġ' characters are its 0x20 bytes,
+  // and no other byte's character is whitespace.
+  static int32_t count_ascii_spaces(std::string_view bytes, bool trailing) {
+    int32_t n = 0;
+    if (trailing)
+      for (size_t i = bytes.size(); i > 0 && bytes[i - 1] == ' '; --i) ++n;
+    else
+      for (size_t i = 0; i < bytes.size() && bytes[i] == ' '; ++i) ++n;
+    return n;
+  }
+  // Leading (or trailing) characters of an added token's matched text that are 'Ġ' or
+  // whitespace (Rust's char::is_whitespace), as process_offsets counts them.
+  static int32_t count_spaces(std::string_view text, bool trailing) {
+    std::vector<uint32_t> cps;
+    const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+    for (size_t i = 0; i < text.size();) {
+      const int len = tk::utf8_lead_length(s[i]);
+      cps.push_back(tk::utf8_decode(s + i, len));
+      i += size_t(len);
+    }
+    auto space = [](uint32_t cp) { return cp == 0x120 || tk::is_unicode_whitespace(cp); };
+    int32_t n = 0;
+    if (trailing)
+      for (size_t i = cps.size(); i > 0 && space(cps[i - 1]); --i) ++n;
+    else
+      for (size_t i = 0; i < cps.size() && space(cps[i]); ++i) ++n;
+    return n;
+  }
+
   static void check_room(int max_length, size_t n_special) {
     RC_CHECK(size_t(max_length) >= n_special, Errc::invalid_argument, "max_length ", max_length,
              " leaves no room for the ", n_special, " special tokens", "\nHINT: use max_length >= ", n_special,
@@ -226,7 +404,7 @@ class BpeTokenizer final : public Tokenizer {
     }
     std::vector<int32_t> out;
     out.reserve(text.size() / 4 + 8);
-    encode_text(text, out, SIZE_MAX);
+    encode_text(text, out, SIZE_MAX, add_prefix_space_);
     return out;
   }
 
@@ -237,8 +415,9 @@ class BpeTokenizer final : public Tokenizer {
   }
 
   // Appends the ids of text (valid UTF-8, no specials) to out; stops once out holds
-  // `limit` ids (the pieces before a cut do not depend on the text after it).
-  void encode_text(std::string_view text, std::vector<int32_t>& out, size_t limit) const {
+  // `limit` ids (the pieces before a cut do not depend on the text after it). prefix_space:
+  // the ByteLevel pre-tokenizer's add_prefix_space, per piece of text between added tokens.
+  void encode_text(std::string_view text, std::vector<int32_t>& out, size_t limit, bool prefix_space) const {
     bool maybe_added = false;
     for (unsigned char c : text)
       if (added_first_bytes_[c]) {
@@ -246,7 +425,7 @@ class BpeTokenizer final : public Tokenizer {
         break;
       }
     if (!maybe_added) {
-      encode_plain(text, out, limit);
+      encode_plain(text, out, limit, prefix_space);
       return;
     }
     thread_local std::vector<tk::Segment> segments;
@@ -257,14 +436,14 @@ class BpeTokenizer final : public Tokenizer {
       if (s.id >= 0)
         out.push_back(s.id);
       else
-        encode_plain(text.substr(s.begin, s.end - s.begin), out, limit);
+        encode_plain(text.substr(s.begin, s.end - s.begin), out, limit, prefix_space);
     }
   }
 
-  void encode_plain(std::string_view text, std::vector<int32_t>& out, size_t limit) const {
+  void encode_plain(std::string_view text, std::vector<int32_t>& out, size_t limit, bool prefix_space) const {
     if (text.empty()) return;
     std::string prefixed;
-    if (add_prefix_space_ && text.front() != ' ') {
+    if (prefix_space && text.front() != ' ') {
       prefixed.reserve(text.size() + 1);
       prefixed.push_back(' ');
       prefixed.append(text);
@@ -280,14 +459,38 @@ class BpeTokenizer final : public Tokenizer {
   tk::AddedVocab added_;
   std::vector<int32_t> prefix_, suffix_;
   std::vector<int32_t> pair_prefix_, pair_middle_, pair_suffix_;
-  bool add_prefix_space_;
-  std::vector<Entry> tokens_;  // by id
+  bool add_prefix_space_, trim_offsets_, trim_add_prefix_space_;
+  std::vector<size_t> model_token_bytes_;  // by id: bytes of the model's token (offsets)
+  std::vector<Entry> tokens_;              // by id
   std::unordered_map<std::string, int32_t> to_id_;
   std::array<bool, 256> added_first_bytes_{};
   int32_t bos_ = -1, eos_ = -1, pad_ = -1, unk_ = -1, mask_ = -1;
 };
 
 }  // namespace
+
+std::string text_span(std::string_view text, int32_t start, int32_t end) {
+  std::string repaired;
+  if (!tk::is_valid_utf8(text)) {
+    repaired = tk::repair_utf8(text);
+    text = repaired;
+  }
+  auto is_lead = [&](size_t b) { return (static_cast<unsigned char>(text[b]) & 0xC0) != 0x80; };
+  int64_t chars = 0;
+  for (size_t b = 0; b < text.size(); ++b) chars += is_lead(b);
+  RC_CHECK(start >= 0 && start <= end && end <= chars, Errc::invalid_argument, "text_span: [", start, ", ", end,
+           ") is not a range of the text's ", chars, " characters");
+  // The bytes where code points `start` and `end` begin (text.size() for the end of the text).
+  size_t begin_byte = text.size(), end_byte = text.size();
+  int32_t k = 0;
+  for (size_t b = 0; b < text.size() && k <= end; ++b) {
+    if (!is_lead(b)) continue;
+    if (k == start) begin_byte = b;
+    if (k == end) end_byte = b;
+    ++k;
+  }
+  return std::string(text.substr(begin_byte, end_byte - begin_byte));
+}
 
 std::unique_ptr<Tokenizer> Tokenizer::from_dir(const std::filesystem::path& dir) {
   namespace fs = std::filesystem;

@@ -184,6 +184,10 @@ void read_post_processor(const json& p, const fs::path& file, TokenizerSpec& spe
     spec.pair_suffix_ids = spec.suffix_ids;
     spec.bos = p["cls"][0].get<std::string>();
     spec.eos = p["sep"][0].get<std::string>();
+    if (type == "RobertaProcessing") {  // tokenizers' RobertaProcessing::default(): both true
+      spec.trim_offsets = get_bool(p, "trim_offsets", true);
+      spec.trim_add_prefix_space = get_bool(p, "add_prefix_space", true);
+    }
   } else if (type == "TemplateProcessing") {
     // single: [{"SpecialToken": {"id": "<s>"}}, {"Sequence": {"id": "A"}}, ...]
     const json& single = p.value("single", json::array());
@@ -220,7 +224,10 @@ void read_post_processor(const json& p, const fs::path& file, TokenizerSpec& spe
     }
   } else if (type == "Sequence") {
     for (const json& q : p.value("processors", json::array())) read_post_processor(q, file, spec);
-  } else if (type != "ByteLevel") {
+  } else if (type == "ByteLevel") {  // tokenizers' ByteLevel::default(): both true
+    spec.trim_offsets = get_bool(p, "trim_offsets", true);
+    spec.trim_add_prefix_space = get_bool(p, "add_prefix_space", true);
+  } else {
     unsupported(file, "post_processor '" + type + "'");
   }
 }
@@ -447,6 +454,10 @@ TokenizerSpec read_vocab_merges(const fs::path& vocab_json, const fs::path& merg
   spec.pair_prefix_ids = spec.prefix_ids;
   spec.pair_middle_ids = {spec.suffix_ids[0], spec.suffix_ids[0]};
   spec.pair_suffix_ids = spec.suffix_ids;
+  // transformers' RobertaConverter: RobertaProcessing(add_prefix_space=add_prefix_space,
+  // trim_offsets=trim_offsets), RobertaTokenizerFast's trim_offsets defaulting to True.
+  spec.trim_offsets = true;
+  spec.trim_add_prefix_space = spec.add_prefix_space;
   return spec;
 }
 

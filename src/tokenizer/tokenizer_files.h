@@ -30,6 +30,9 @@ struct TokenizerSpec {
   std::string merges_source;                                // file the merges came from, for error messages
   std::vector<AddedToken> added;                            // added/special tokens
   bool add_prefix_space = false;
+  // The post-processor's trim_offsets (RobertaProcessing, ByteLevel) and the add_prefix_space
+  // it passes to tokenizers' process_offsets: only offsets depend on them.
+  bool trim_offsets = false, trim_add_prefix_space = false;
   // Post-processing of a single sequence: ids around the text.
   std::vector<int32_t> prefix_ids, suffix_ids;
   // Post-processing of a pair: pair_prefix A pair_middle B pair_suffix (RoBERTa:
