@@ -36,7 +36,8 @@ void check_parsed(const serve::ParsedInputs& in) {
     preds.push_back(std::move(p));
   }
   for (const std::string& body :
-       {serve::render_invocation_json(preds, in, labels), serve::render_tei_predict(preds, in, labels)})
+       {serve::render_invocation_json(preds, in, labels), serve::render_tei_predict(preds, in, labels),
+        serve::render_hf_text_classification(preds, in, labels)})
     RC_FUZZ_REQUIRE(!nlohmann::json::parse(body, nullptr, false).is_discarded());
   (void)serve::render_invocation_csv(preds, in, labels);
 }
@@ -50,6 +51,7 @@ struct BodyParser {
 const BodyParser kParsers[] = {
     {"invocation", [](std::string_view b, std::string_view ct) { check_parsed(serve::parse_invocation(b, ct)); }},
     {"tei", [](std::string_view b, std::string_view) { check_parsed(serve::parse_tei_tokenize(b)); }},
+    {"hf_endpoint", [](std::string_view b, std::string_view) { check_parsed(serve::parse_hf_endpoint(b)); }},
     {"csv",
      [](std::string_view b, std::string_view) {
        for (const auto& t : serve::parse_csv_texts(b)) (void)t;

@@ -3,7 +3,6 @@
 #include "roberta/classifier.h"
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <future>
 #include <cmath>
@@ -39,53 +38,6 @@ Precision parse_precision(std::string_view name) {
 }
 
 Precision default_precision() noexcept { return cpu_has_bf16() ? Precision::bf16 : Precision::fp32; }
-
-const char* score_function_name(ScoreFunction f) noexcept {
-  switch (f) {
-    case ScoreFunction::model_default:
-      return "default";
-    case ScoreFunction::softmax:
-      return "softmax";
-    case ScoreFunction::sigmoid:
-      return "sigmoid";
-    case ScoreFunction::none:
-      return "none";
-  }
-  return "?";
-}
-
-ScoreFunction parse_score_function(std::string_view name) {
-  std::string upper(name);
-  for (char& c : upper) c = char(std::toupper(static_cast<unsigned char>(c)));
-  if (upper == "SOFTMAX") return ScoreFunction::softmax;
-  if (upper == "SIGMOID") return ScoreFunction::sigmoid;
-  if (upper == "NONE") return ScoreFunction::none;
-  RC_THROW(Errc::invalid_argument, "unknown function_to_apply '", name, "'\nHINT: use softmax, sigmoid or none");
-}
-
-// transformers/pipelines/text_classification.py: sigmoid(x) = 1 / (1 + exp(-x)); softmax
-// shifted by the row's max; none is the logits themselves. Computed in double, stored as float.
-std::vector<float> apply_score_function(ScoreFunction f, std::span<const float> logits) {
-  std::vector<float> scores(logits.begin(), logits.end());
-  switch (f) {
-    case ScoreFunction::none:
-      break;
-    case ScoreFunction::sigmoid:
-      for (float& s : scores) s = float(1.0 / (1.0 + std::exp(-double(s))));
-      break;
-    case ScoreFunction::softmax: {
-      if (scores.empty()) break;
-      const float mx = *std::max_element(logits.begin(), logits.end());
-      double sum = 0;
-      for (float v : logits) sum += std::exp(double(v) - mx);
-      for (size_t k = 0; k < scores.size(); ++k) scores[k] = float(std::exp(double(logits[k]) - mx) / sum);
-      break;
-    }
-    case ScoreFunction::model_default:
-      RC_THROW(Errc::invalid_argument, "apply_score_function: model_default names no function; resolve it first");
-  }
-  return scores;
-}
 
 namespace {
 
