@@ -116,6 +116,20 @@ void read_top_k(const json& obj, ParsedInputs& out) {
   }
 }
 
+// The HF inference toolkit hands "parameters" to the pipeline: TextClassificationPipeline
+// takes function_to_apply there (softmax | sigmoid | none, looked up upper-cased).
+void read_function_to_apply(const json& obj, ParsedInputs& out) {
+  auto f = obj.find("function_to_apply");
+  if (f == obj.end() || f->is_null()) return;
+  const char* expected = "\"function_to_apply\" must be \"softmax\", \"sigmoid\" or \"none\"";
+  if (!f->is_string()) throw bad_request(expected);
+  try {
+    out.function_to_apply = parse_score_function(f->get<std::string>());
+  } catch (const Error&) {
+    throw bad_request(std::string(expected) + ", got " + f->dump());
+  }
+}
+
 void read_params(const json& obj, ParsedInputs& out) {
   if (!obj.is_object()) return;
   out.all_scores = bool_param(obj, "return_all_scores", out.all_scores);
@@ -124,6 +138,7 @@ void read_params(const json& obj, ParsedInputs& out) {
     out.truncate = bool_param(obj, "truncate", true);
   out.add_special_tokens = bool_param(obj, "add_special_tokens", out.add_special_tokens);
   read_top_k(obj, out);
+  read_function_to_apply(obj, out);
 }
 
 }  // namespace
@@ -212,14 +227,7 @@ ParsedInputs parse_hf_endpoint(std::string_view body) {
   if (!p->is_object()) throw bad_request("\"parameters\" must be an object");
   for (const auto& item : p->items()) out.parameters.push_back(item.key());
   read_top_k(*p, out);
-  if (auto f = p->find("function_to_apply"); f != p->end() && !f->is_null()) {
-    if (!f->is_string()) throw bad_request("\"function_to_apply\" must be \"softmax\", \"sigmoid\" or \"none\"");
-    try {
-      out.function_to_apply = parse_score_function(f->get<std::string>());
-    } catch (const Error&) {
-      throw bad_request("\"function_to_apply\" must be \"softmax\", \"sigmoid\" or \"none\", got " + f->dump());
-    }
-  }
+  read_function_to_apply(*p, out);
   if (auto t = p->find("truncation"); t != p->end() && !t->is_null()) out.truncate = bool_param(*p, "truncation", true);
   return out;
 }
@@ -398,6 +406,17 @@ std::vector<Scored> entries(const Prediction& p, const ParsedInputs& req, const 
 
 double finite(float v) { return std::isfinite(v) ? double(v) : 0.0; }
 
+// The predicted label's score: its logit with raw_scores, the request's function_to_apply of
+// the logits when one was sent, else the score the model computed.
+float top_score(const Prediction& p, const ParsedInputs& req) {
+  const size_t k = size_t(p.label_id);
+  if (k >= p.logits.size()) return p.score;
+  if (req.raw_scores) return p.logits[k];
+  if (req.function_to_apply != ScoreFunction::model_default)
+    return apply_score_function(req.function_to_apply, p.logits)[k];
+  return p.score;
+}
+
 }  // namespace
 
 std::string render_invocation_json(const std::vector<Prediction>& predictions, const ParsedInputs& req,
@@ -409,7 +428,7 @@ std::string render_invocation_json(const std::vector<Prediction>& predictions, c
       for (const auto& e : entries(p, req, &labels)) list.push_back({{"label", e.label}, {"score", finite(e.score)}});
       out.push_back(std::move(list));
     } else {
-      const float s = req.raw_scores && size_t(p.label_id) < p.logits.size() ? p.logits[size_t(p.label_id)] : p.score;
+      const float s = top_score(p, req);
       out.push_back({{"label", p.label}, {"score", finite(s)}});
     }
   }
@@ -434,7 +453,7 @@ std::string render_invocation_csv(const std::vector<Prediction>& predictions, co
         first = false;
       }
     } else {
-      const float s = req.raw_scores && size_t(p.label_id) < p.logits.size() ? p.logits[size_t(p.label_id)] : p.score;
+      const float s = top_score(p, req);
       out << quoted(p.label) << ',' << finite(s);
     }
     out << '\n';

@@ -25,9 +25,10 @@ struct ParsedInputs {
   bool raw_scores = false;                      // logits instead of softmax probabilities
   std::optional<bool> truncate;                 // per-request override of the server's --truncate
   bool add_special_tokens = true;               // /tokenize
-  // POST /: the request's function_to_apply (model_default: the model's scores as loaded) and
-  // the names of every key its "parameters" object held, which the route checks against the
-  // served model's task.
+  // The request's function_to_apply (POST / and the invocation routes' "parameters", as the
+  // HF toolkit hands them to the pipeline; model_default: the model's scores as loaded), and
+  // for POST / the names of every key its "parameters" object held, which the route checks
+  // against the served model's task.
   ScoreFunction function_to_apply = ScoreFunction::model_default;
   std::vector<std::string> parameters;
 };

@@ -171,6 +171,17 @@ TEST(HfEndpointLive, TextClassificationEqualsTheClassifier) {
   // The routes that were there answer as before: SageMaker's top label for one text.
   got = json::parse(s.post("/invocations", {{"inputs", texts[1]}}).body);
   EXPECT_EQ(got[0]["label"], want[1].label);
+  EXPECT_NEAR(got[0]["score"].get<double>(), want[1].score, 1e-5);
+  // ... and take function_to_apply under "parameters", as the HF toolkit hands it to the pipeline.
+  got = json::parse(
+      s.post("/invocations", {{"inputs", texts[1]}, {"parameters", {{"function_to_apply", "sigmoid"}}}}).body);
+  EXPECT_EQ(got[0]["label"], want_sigmoid[1].label);
+  EXPECT_NEAR(got[0]["score"].get<double>(), want_sigmoid[1].score, 1e-5);
+  got = json::parse(s.post("/invocations", {{"inputs", texts[1]},
+                                            {"parameters", {{"function_to_apply", "sigmoid"}, {"top_k", nullptr}}}})
+                        .body);
+  expect_all_labels_best_first(got[0], want_sigmoid[1], "/invocations sigmoid, every label");
+  EXPECT_EQ(s.post("/invocations", {{"inputs", "a"}, {"parameters", {{"function_to_apply", "relu"}}}}).status, 400);
 }
 
 TEST(HfEndpointLive, AnotherTasksRequestIsRefusedNamingBoth) {
