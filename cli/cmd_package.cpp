@@ -8,6 +8,7 @@
 #include "core/check.h"
 #include "model_source.h"
 #include "net/s3.h"
+#include "roberta/classifier.h"
 #include "serve/package.h"
 #include "text_input.h"
 
@@ -52,7 +53,8 @@ void add_package_command(CLI::App& app) {
     p.max_batch_size = o->max_batch_size;
     p.max_batch_delay_ms = o->max_batch_delay_ms;
     p.precision = o->precision;
-    p.function_to_apply = o->function_to_apply;
+    if (!o->function_to_apply.empty())  // recorded by its canonical name, whatever case was typed
+      p.function_to_apply = score_function_name(parse_score_function(o->function_to_apply));
     p.preprocess = o->preprocess;
     const std::string model = resolve_model_source(o->model, o->revision);
     if (p.name.empty() && model != o->model)  // a Hub id: its name, not the snapshot's commit hash

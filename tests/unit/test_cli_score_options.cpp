@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <unistd.h>
 
 #include "support/golden.h"
 #include "support/run_cli.h"
@@ -66,6 +69,32 @@ TEST_F(CliScoreOptions, PreprocessTweetPredictsThePreprocessedText) {
   const nlohmann::json off = one_line(test::run_roberta(predict("--preprocess none", raw)));
   EXPECT_EQ(off["logits"], plain["logits"]);
   EXPECT_EQ(test::run_roberta(predict("--preprocess twitter", raw)).code, 2);
+}
+
+// `roberta package` records both options in code/serving.json, where a served package reads
+// them (tests/serve/test_hf_endpoint.cpp serves such a package).
+TEST_F(CliScoreOptions, PackageRecordsThemInServingJson) {
+  const fs::path dir = fs::temp_directory_path() / ("rc-cli-score-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path archive = dir / "model.tar.gz";
+  test::CmdResult r = test::run_roberta("package --model " + test::tiny_dir() + " --output " + archive.string() +
+                                        " --preprocess tweet --function-to-apply SIGMOID");
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_EQ(std::system(("tar -xzf " + archive.string() + " -C " + dir.string() + " code/serving.json").c_str()), 0);
+  std::ifstream in(dir / "code/serving.json");
+  const nlohmann::json settings = nlohmann::json::parse(in);
+  EXPECT_EQ(settings["preprocess"], "tweet") << settings.dump();
+  EXPECT_EQ(settings["function_to_apply"], "sigmoid") << settings.dump();
+  // Not given: not written, so the server's own rule (and flags) decide.
+  r = test::run_roberta("package --model " + test::tiny_dir() + " --output " + archive.string() + " --preprocess none");
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_EQ(std::system(("tar -xzf " + archive.string() + " -C " + dir.string() + " code/serving.json").c_str()), 0);
+  std::ifstream again(dir / "code/serving.json");
+  const nlohmann::json plain = nlohmann::json::parse(again);
+  EXPECT_FALSE(plain.contains("preprocess")) << plain.dump();
+  EXPECT_FALSE(plain.contains("function_to_apply")) << plain.dump();
+  fs::remove_all(dir);
 }
 
 }  // namespace

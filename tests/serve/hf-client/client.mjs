@@ -3,11 +3,12 @@
 // Every answer must pass the client's own validation (providers/hf-inference.js getResponse)
 // and equal what `roberta predict` / `roberta fill-mask` print for the same text, which
 // test_hf_client.sh ran first and passes in as JSON files.
-//   node client.mjs CLASSIFIER_URL MLM_URL EXPECTED.json
+//   node client.mjs CLASSIFIER_URL MLM_URL EXPECTED.json TWEETS_URL
+// (TWEETS_URL: the classifier served with --preprocess tweet --function-to-apply sigmoid.)
 import { readFileSync } from "node:fs";
 import { InferenceClient, HfInference } from "@huggingface/inference";
 
-const [classifierUrl, mlmUrl, expectedPath] = process.argv.slice(2);
+const [classifierUrl, mlmUrl, expectedPath, tweetsUrl] = process.argv.slice(2);
 const expected = JSON.parse(readFileSync(expectedPath, "utf8"));
 let failures = 0;
 const fail = (what) => {
@@ -38,6 +39,16 @@ for (const c of expected.classification) {
 // The deprecated spelling users still have in their code reaches the same route.
 const legacy = await new HfInference().endpoint(classifierUrl).textClassification({ inputs: expected.classification[0].text });
 checkClassification("HfInference().endpoint(url).textClassification", legacy, expected.classification[0].cli);
+
+// `serve --preprocess tweet --function-to-apply sigmoid` answers the raw tweet as `predict` with
+// the same flags does, which differs from the unprocessed text's answer.
+const tweets = new InferenceClient().endpoint(tweetsUrl);
+for (const c of expected.tweets) {
+  const got = await tweets.textClassification({ inputs: c.text });
+  checkClassification(`serve --preprocess tweet: textClassification(${JSON.stringify(c.text)})`, got, c.cli);
+  if (Object.keys(c.cli.scores).every((l) => same(c.cli.scores[l], c.unprocessed.scores[l])))
+    fail("the tweet must be one that preprocessing changes");
+}
 
 const mlm = new InferenceClient().endpoint(mlmUrl);
 for (const c of expected.fill_mask) {
