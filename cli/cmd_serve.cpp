@@ -1,7 +1,8 @@
 // roberta serve: serve one or many classifiers over HTTP(S) — the SageMaker container
 // contract (/ping, /invocations, multi-model /models), TorchServe's inference and
-// management APIs, TEI's /predict and /tokenize, Prometheus /metrics — with dynamic
-// batching. Runs until SIGTERM/SIGINT, then drains (see docs/serving.md).
+// management APIs, TEI's /predict and /tokenize, Hugging Face Inference Endpoints' POST /,
+// Prometheus /metrics — with dynamic batching. Runs until SIGTERM/SIGINT, then drains (see
+// docs/serving.md).
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -74,7 +75,9 @@ void add_serve_command(CLI::App& app) {
   auto o = std::make_shared<Opts>();
   // The option table: alike in shape to every command's, on purpose (see commands.h).
   auto* cmd = app.add_subcommand(
-      "serve", "Serve classifiers over HTTP(S): SageMaker, TorchServe and TEI APIs with dynamic batching");
+      "serve",
+      "Serve classifiers over HTTP(S): SageMaker, TorchServe, TEI, KServe and HF Inference Endpoints APIs with "
+      "dynamic batching");
   auto* model_opt = cmd->add_option("--model", o->models,
                                     "NAME=SOURCE (repeatable): a checkpoint folder, a model.tar.gz from `roberta "
                                     "package`, a Hugging Face id (org/name[@rev]) or s3://bucket/key.tar.gz. "
