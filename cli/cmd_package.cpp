@@ -8,13 +8,15 @@
 #include "core/check.h"
 #include "model_source.h"
 #include "net/s3.h"
+#include "roberta/classifier.h"
 #include "serve/package.h"
+#include "text_input.h"
 
 namespace rc::cli {
 
 void add_package_command(CLI::App& app) {
   struct Opts {
-    std::string model, revision, output, name, version, precision;
+    std::string model, revision, output, name, version, precision, function_to_apply, preprocess;
     int max_length = 0, max_batch_size = 0, max_batch_delay_ms = -1;
   };
   auto o = std::make_shared<Opts>();
@@ -38,6 +40,11 @@ void add_package_command(CLI::App& app) {
       ->check(CLI::Range(0, 60000));
   cmd->add_option("--precision", o->precision, "Serving precision: fp32 or bf16 (default: the server's choice)")
       ->check(CLI::IsMember({"fp32", "bf16", "int8"}));
+  cmd->add_option("--function-to-apply", o->function_to_apply,
+                  "Serving: softmax, sigmoid or none, overriding the text-classification pipeline's rule "
+                  "(default: that rule)")
+      ->check(CLI::IsMember({"softmax", "sigmoid", "none"}, CLI::ignore_case));
+  add_preprocess_option(*cmd, o->preprocess);
   cmd->callback([o] {
     serve::PackageOptions p;
     p.name = o->name;
@@ -46,6 +53,9 @@ void add_package_command(CLI::App& app) {
     p.max_batch_size = o->max_batch_size;
     p.max_batch_delay_ms = o->max_batch_delay_ms;
     p.precision = o->precision;
+    if (!o->function_to_apply.empty())  // recorded by its canonical name, whatever case was typed
+      p.function_to_apply = score_function_name(parse_score_function(o->function_to_apply));
+    p.preprocess = o->preprocess;
     const std::string model = resolve_model_source(o->model, o->revision);
     if (p.name.empty() && model != o->model)  // a Hub id: its name, not the snapshot's commit hash
       p.name = std::filesystem::path(o->model.substr(0, o->model.find('@'))).filename().string();

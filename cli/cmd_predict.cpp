@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "device/device_choice.h"
 #include "core/check.h"
+#include "core/tweet_text.h"
 #include "roberta/classifier.h"
 #include "model_source.h"
 #include "text_input.h"
@@ -14,7 +15,7 @@ namespace rc::cli {
 
 void add_predict_command(CLI::App& app) {
   struct Opts {
-    std::string model, revision, input, precision, device = "cpu";
+    std::string model, revision, input, precision, device = "cpu", function_to_apply, preprocess = "none";
     std::vector<std::string> texts, text_pairs;
     int batch_size = 32, max_length = 0, threads = 0;
     bool logits = false, init_head = false;
@@ -44,6 +45,11 @@ void add_predict_command(CLI::App& app) {
                   "fp32 (exact parity with transformers), bf16 (AVX512-BF16/AMX: several times faster, logits "
                   "within ~1e-2) or int8 (fastest, same label on >= 99% of texts). Default: bf16 where the CPU "
                   "runs it natively, else fp32");
+  cmd->add_option("--function-to-apply", opts->function_to_apply,
+                  "softmax, sigmoid or none: how logits become scores, overriding the rule of transformers' "
+                  "text-classification pipeline (regression: none; multi-label or one label: sigmoid; else softmax)")
+      ->check(CLI::IsMember({"softmax", "sigmoid", "none"}, CLI::ignore_case));
+  add_preprocess_option(*cmd, opts->preprocess);
   cmd->add_flag("--logits", opts->logits, "Also print the raw logits");
   cmd->add_flag("--init-head", opts->init_head, "Allow a body-only checkpoint; the head is random (for testing only)");
   add_revision_option(*cmd, opts->revision);
@@ -56,12 +62,16 @@ void add_predict_command(CLI::App& app) {
     load.max_length = opts->max_length;
     load.init_head = opts->init_head;
     load.device = opts->device;
+    if (!opts->function_to_apply.empty()) load.function_to_apply = parse_score_function(opts->function_to_apply);
+    const TextPreprocess preprocess = parse_text_preprocess(opts->preprocess);
     resolve_device_choice(opts->device);  // no CUDA device: exit 4 before loading anything
     auto classifier = Classifier::load(resolve_model_source(opts->model, opts->revision), load);
     std::vector<std::string> pairs = opts->text_pairs;
     RC_CHECK(pairs.empty() || pairs.size() == opts->texts.size(), Errc::invalid_argument, "--text-pair given ",
              pairs.size(), " times for ", opts->texts.size(), " texts\nHINT: one --text-pair per TEXT argument");
-    const std::vector<std::string> texts = gather_texts(opts->texts, opts->input, pairs.empty() ? &pairs : nullptr);
+    std::vector<std::string> texts = gather_texts(opts->texts, opts->input, pairs.empty() ? &pairs : nullptr);
+    preprocess_texts(preprocess, texts);
+    preprocess_texts(preprocess, pairs);
     const std::vector<Prediction> preds = pairs.empty() ? classifier->predict(texts, opts->batch_size)
                                                         : classifier->predict_pairs(texts, pairs, opts->batch_size);
     const auto& labels = classifier->labels();

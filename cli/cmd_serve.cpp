@@ -1,7 +1,8 @@
 // roberta serve: serve one or many classifiers over HTTP(S) — the SageMaker container
 // contract (/ping, /invocations, multi-model /models), TorchServe's inference and
-// management APIs, TEI's /predict and /tokenize, Prometheus /metrics — with dynamic
-// batching. Runs until SIGTERM/SIGINT, then drains (see docs/serving.md).
+// management APIs, TEI's /predict and /tokenize, Hugging Face Inference Endpoints' POST /,
+// Prometheus /metrics — with dynamic batching. Runs until SIGTERM/SIGINT, then drains (see
+// docs/serving.md).
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include "roberta/runtime.h"
 #include "serve/http_server.h"
 #include "serve/sagemaker_env.h"
+#include "text_input.h"
 
 namespace fs = std::filesystem;
 
@@ -61,7 +63,7 @@ void add_serve_command(CLI::App& app) {
     std::vector<std::string> models, allowed_urls;
     std::string revision;
     std::string host, management_host = "127.0.0.1", tls_cert, tls_key, auth_token, api_key, key_file, model_store,
-                      work_dir, precision, device = "cpu";
+                      work_dir, precision, device = "cpu", function_to_apply, preprocess;
     int port = 8080, management_port = 8081, threads = 0, http_threads = 1, handler_threads = 2, inference_threads = 1;
     int max_batch_size = 32, max_batch_delay_ms = 5, max_length = 0, max_connections = 4096;
     int max_client_batch_size = 32, max_models = 64;
@@ -73,7 +75,9 @@ void add_serve_command(CLI::App& app) {
   auto o = std::make_shared<Opts>();
   // The option table: alike in shape to every command's, on purpose (see commands.h).
   auto* cmd = app.add_subcommand(
-      "serve", "Serve classifiers over HTTP(S): SageMaker, TorchServe and TEI APIs with dynamic batching");
+      "serve",
+      "Serve classifiers over HTTP(S): SageMaker, TorchServe, TEI, KServe and HF Inference Endpoints APIs with "
+      "dynamic batching");
   auto* model_opt = cmd->add_option("--model", o->models,
                                     "NAME=SOURCE (repeatable): a checkpoint folder, a model.tar.gz from `roberta "
                                     "package`, a Hugging Face id (org/name[@rev]) or s3://bucket/key.tar.gz. "
@@ -146,6 +150,12 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--max-connections", o->max_connections, "Open connections beyond this are refused")
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--precision", o->precision, "fp32 or bf16 (default: the package's, else the CPU's best)");
+  cmd->add_option("--function-to-apply", o->function_to_apply,
+                  "softmax, sigmoid or none: how a classifier's logits become its scores on every route, "
+                  "overriding the text-classification pipeline's rule (default: the package's, else that rule). "
+                  "POST / also takes it per request")
+      ->check(CLI::IsMember({"softmax", "sigmoid", "none"}, CLI::ignore_case));
+  add_preprocess_option(*cmd, o->preprocess);
   cmd->add_option("--max-length", o->max_length, "Truncate texts to this many tokens (default: the model's limit)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--no-truncate", o->no_truncate, "Refuse texts longer than the limit (413) instead of truncating");
@@ -211,6 +221,8 @@ void add_serve_command(CLI::App& app) {
     c.registry.limits.max_batch_delay_ms = o->max_batch_delay_ms;
     c.registry.limits.queue_size = o->queue_size;
     c.registry.backend.precision = o->precision;
+    c.registry.backend.function_to_apply = o->function_to_apply;
+    c.registry.backend.preprocess = o->preprocess;  // "" when not given: the package's
     c.registry.backend.device = o->device;
     resolve_device_choice(o->device);  // no CUDA device: exit 4 before binding any port
     c.registry.backend.max_length = o->max_length;

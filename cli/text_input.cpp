@@ -1,5 +1,6 @@
 #include "text_input.h"
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "core/check.h"
@@ -55,6 +56,19 @@ std::vector<std::string> gather_texts(const std::vector<std::string>& args, cons
   if (!args.empty()) return args;
   if (!input_path.empty()) return read_texts_file(input_path, text_pairs);
   return read_stdin_lines();
+}
+
+void add_preprocess_option(CLI::App& cmd, std::string& value) {
+  cmd.add_option("--preprocess", value,
+                 "Rewrite each text before tokenizing: tweet replaces @mentions with @user and links with http, "
+                 "as cardiffnlp's Twitter models were trained (tweetnlp does it before predicting), or none (the "
+                 "default; serve takes a package's setting)")
+      ->check(CLI::IsMember({"none", "tweet"}));
+}
+
+void preprocess_texts(TextPreprocess p, std::vector<std::string>& texts) {
+  if (p == TextPreprocess::none) return;
+  for (std::string& t : texts) t = preprocess_text(p, t);
 }
 
 }  // namespace rc::cli

@@ -5,6 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "core/tweet_text.h"
+
+namespace CLI {
+class App;
+}
+
 namespace rc::cli {
 
 // stdin is a stream with no size to check first: it is read up to this much, then refused
@@ -20,5 +26,10 @@ std::vector<std::string> read_stdin_lines();
 // args if non-empty, else the file if given, else stdin.
 std::vector<std::string> gather_texts(const std::vector<std::string>& args, const std::string& input_path,
                                       std::vector<std::string>* text_pairs = nullptr);
+
+// --preprocess none|tweet on a command that reads raw texts (predict, serve, package).
+void add_preprocess_option(CLI::App& cmd, std::string& value);
+// Every text rewritten in place (core/tweet_text.h); none leaves them as they are.
+void preprocess_texts(TextPreprocess p, std::vector<std::string>& texts);
 
 }  // namespace rc::cli

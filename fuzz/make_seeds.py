@@ -211,7 +211,7 @@ def seeds_multipart():
 
 
 def seeds_request_bodies():
-    # Byte 0: parser (0 invocation, 1 tei, 2 csv, 3 accept, 4 multipart); byte 1: content type index
+    # Byte 0: parser (0 invocation, 1 tei, 2 csv, 3 accept, 4 multipart, 5 hf_endpoint); byte 1: content type index
     # (0 json, 1 csv, 2 plain, 3 none) -- fuzz_request_bodies.cpp's tables.
     bodies = [
         (0, 0, b'{"inputs": "hello"}'),
@@ -229,6 +229,10 @@ def seeds_request_bodies():
     curl = (b'--xyz\r\nContent-Disposition: form-data; name="data"; filename="t.txt"\r\n'
             b'Content-Type: text/plain\r\n\r\nCovid cases are increasing fast!\r\n--xyz--\r\n')
     bodies += [(0, 7, curl), (4, 7, curl)]  # 7: multipart/form-data; boundary=xyz
+    bodies += [  # 5: Hugging Face Inference Endpoints' POST / (@huggingface/inference's body)
+        (5, 0, b'{"inputs": "I love it", "parameters": {"top_k": 2, "function_to_apply": "SIGMOID"}}'),
+        (5, 0, b'{"inputs": {"text": "a", "text_pair": "b"}, "parameters": {"top_k": null, "truncation": true}}'),
+    ]
     for i, (p, ct, body) in enumerate(bodies):
         put("fuzz_request_bodies", f"body{i:02d}", bytes([p, ct]) + body)
 
@@ -271,7 +275,8 @@ def dicts():
                                                             "additional_special_tokens", "__type", "AddedToken"])
     write_dict("fuzz_request_bodies", JSON_DICT + ["inputs", "text_inputs", "parameters", "return_all_scores",
                                                    "raw_scores", "truncate", "truncation_direction",
-                                                   "add_special_tokens", "top_k", "\r\n", '"\\"\\""', "application/json",
+                                                   "add_special_tokens", "top_k", "function_to_apply", "sigmoid", "softmax",
+                                                   "none", "truncation", "targets", "\r\n", '"\\"\\""', "application/json",
                                                    "text/csv", "*/*", ";q=0.5"])
     write_dict("fuzz_multipart", ["multipart/form-data", "boundary=", '"\\x0d\\x0a--"', '"--"', "Content-Disposition",
                                   "form-data", "name=", "filename=", "Content-Type", "text/plain", "application/json",

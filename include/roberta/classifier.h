@@ -24,6 +24,19 @@ Precision parse_precision(std::string_view name);
 // bf16 where the CPU runs it fast (AVX512-BF16 / AMX), fp32 otherwise.
 Precision default_precision() noexcept;
 
+// What turns a row's logits into its scores: transformers' TextClassificationPipeline
+// (pipelines/text_classification.py, postprocess). model_default follows the model's config
+// as the pipeline does when no function_to_apply is given: problem_type "regression" -> none;
+// "multi_label_classification" or num_labels == 1 -> sigmoid; otherwise softmax.
+enum class ScoreFunction { model_default, softmax, sigmoid, none };
+const char* score_function_name(ScoreFunction f) noexcept;  // "default" | "softmax" | "sigmoid" | "none"
+// "softmax" | "sigmoid" | "none", in any case (the pipeline looks the name up upper-cased:
+// ClassificationFunction[function_to_apply.upper()]). Throws rc::Error(invalid_argument) otherwise.
+ScoreFunction parse_score_function(std::string_view name);
+// The pipeline's sigmoid / softmax (max-shifted) / identity over one row of logits.
+// model_default is not a function: it throws rc::Error(invalid_argument).
+std::vector<float> apply_score_function(ScoreFunction f, std::span<const float> logits);
+
 struct LoadOptions {
   Precision precision = Precision::fp32;
   // A body-only checkpoint (RobertaModel / RobertaForMaskedLM) gets a freshly initialised
@@ -35,6 +48,8 @@ struct LoadOptions {
   // Where the model runs: "cpu", "cuda", "cuda:N" or "auto" (CUDA when a device is present).
   // Tokenization stays on the calling threads. No device → rc::Error(Errc::device).
   std::string device = "cpu";
+  // Overrides the pipeline's rule for Prediction::scores (--function-to-apply).
+  ScoreFunction function_to_apply = ScoreFunction::model_default;
 };
 
 struct ModelInfo {
@@ -44,6 +59,9 @@ struct ModelInfo {
   std::vector<std::string> labels;
   std::vector<std::string> missing_keys, unexpected_keys, ignored_keys;
   Precision precision = Precision::fp32;
+  // The function Prediction::scores come from: LoadOptions::function_to_apply, else the
+  // model's rule (never model_default).
+  ScoreFunction score_function = ScoreFunction::softmax;
 };
 
 struct Prediction {

@@ -106,9 +106,12 @@ class RobertaClassifier final : public Classifier {
     }
 
     labels_ = c.id2label;
-    // As transformers' text-classification pipeline (postprocess): no function for
-    // regression, sigmoid for multi-label and single-logit models, softmax otherwise.
-    if (c.problem_type == "regression")
+    // As transformers' text-classification pipeline (postprocess): function_to_apply when
+    // given; else no function for regression, sigmoid for multi-label and single-logit
+    // models, softmax otherwise.
+    if (options.function_to_apply != ScoreFunction::model_default)
+      score_function_ = options.function_to_apply;
+    else if (c.problem_type == "regression")
       score_function_ = ScoreFunction::none;
     else if (c.problem_type == "multi_label_classification" || c.num_labels() == 1)
       score_function_ = ScoreFunction::sigmoid;
@@ -130,6 +133,7 @@ class RobertaClassifier final : public Classifier {
     info_.unexpected_keys = report.unexpected_keys;
     info_.ignored_keys = report.ignored_keys;
     info_.precision = precision_;
+    info_.score_function = score_function_;
   }
 
   std::vector<Prediction> predict(std::span<const std::string> texts, int batch_size) const override {
@@ -198,17 +202,7 @@ class RobertaClassifier final : public Classifier {
     for (int64_t b = 0; b < B; ++b) {
       Prediction& p = out[b];
       p.logits.assign(logits.begin() + b * K, logits.begin() + (b + 1) * K);
-      p.scores.resize(size_t(K));
-      if (score_function_ == ScoreFunction::none) {
-        p.scores = p.logits;
-      } else if (score_function_ == ScoreFunction::sigmoid) {
-        for (int64_t k = 0; k < K; ++k) p.scores[k] = float(1.0 / (1.0 + std::exp(-double(p.logits[k]))));
-      } else {
-        const float mx = *std::max_element(p.logits.begin(), p.logits.end());
-        double sum = 0;
-        for (int64_t k = 0; k < K; ++k) sum += std::exp(double(p.logits[k]) - mx);
-        for (int64_t k = 0; k < K; ++k) p.scores[k] = float(std::exp(double(p.logits[k]) - mx) / sum);
-      }
+      p.scores = apply_score_function(score_function_, p.logits);
       p.label_id = int(std::max_element(p.logits.begin(), p.logits.end()) - p.logits.begin());
       p.label = labels_[p.label_id];
       p.score = p.scores[p.label_id];
@@ -252,7 +246,6 @@ class RobertaClassifier final : public Classifier {
   std::vector<std::string> labels_;
   ModelInfo info_;
   int max_length_ = 0;
-  enum class ScoreFunction { softmax, sigmoid, none };
   ScoreFunction score_function_ = ScoreFunction::softmax;
   Precision precision_ = Precision::fp32;
   kernels::ExecCtx ctx_;

@@ -69,6 +69,12 @@ struct BackendOptions {
   std::string precision;       // "" = the library default
   int max_length = 0;          // 0 = the model's limit
   std::string device = "cpu";  // cpu | cuda | cuda:N | auto; several models may share one device
+  // "" = the package's (code/serving.json), else the model's rule; "softmax" | "sigmoid" | "none"
+  // override it for every score the model answers (LoadOptions::function_to_apply).
+  std::string function_to_apply;
+  // "" = the package's, else none; "tweet" rewrites every raw text before it is tokenized, on
+  // every route (core/tweet_text.h), "none" turns a package's "tweet" off.
+  std::string preprocess;
 };
 
 // Turns a checkpoint folder into a backend. The server is given one, so tests can load
@@ -80,6 +86,7 @@ using BackendLoader =
 // architectures) gets rc::FillMasker instead (fill_mask_backend.cpp).
 std::shared_ptr<InferenceBackend> make_classifier_backend(const std::filesystem::path& dir,
                                                           const BackendOptions& options);
-std::shared_ptr<InferenceBackend> make_fill_mask_backend(const std::filesystem::path& dir);
+std::shared_ptr<InferenceBackend> make_fill_mask_backend(const std::filesystem::path& dir,
+                                                         const BackendOptions& options = {});
 
 }  // namespace rc::serve

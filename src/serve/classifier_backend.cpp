@@ -3,6 +3,7 @@
 // engine in.
 #include <sstream>
 
+#include "core/tweet_text.h"
 #include "model/roberta_config.h"
 #include "roberta/classifier.h"
 #include "serve/backend.h"
@@ -12,16 +13,25 @@ namespace {
 
 class ClassifierBackend final : public InferenceBackend {
  public:
-  explicit ClassifierBackend(std::unique_ptr<Classifier> model) : model_(std::move(model)) {
+  ClassifierBackend(std::unique_ptr<Classifier> model, TextPreprocess preprocess)
+      : model_(std::move(model)), preprocess_(preprocess) {
     const Tokenizer& tok = model_->tokenizer();
     specials_ = {tok.bos_id(), tok.eos_id(), tok.pad_id(), tok.unk_id(), tok.mask_id()};
   }
 
+  // Every route's raw text reaches the model through these two: --preprocess applies here.
   std::vector<int32_t> tokenize(std::string_view text, int max_length) const override {
+    if (preprocess_ != TextPreprocess::none)
+      return model_->tokenizer().encode(preprocess_text(preprocess_, text), /*add_special_tokens=*/true, max_length);
     return model_->tokenizer().encode(text, /*add_special_tokens=*/true, max_length);
   }
   std::vector<int32_t> tokenize_input(std::string_view text, const std::string* text_pair, int max_length,
                                       TruncationSide side) const override {
+    if (preprocess_ != TextPreprocess::none) {
+      const std::string a = preprocess_text(preprocess_, text);
+      if (!text_pair) return model_->tokenizer().encode(a, max_length, side);
+      return model_->tokenizer().encode_pair(a, preprocess_text(preprocess_, *text_pair), max_length, side);
+    }
     if (text_pair) return model_->tokenizer().encode_pair(text, *text_pair, max_length, side);
     return model_->tokenizer().encode(text, max_length, side);
   }
@@ -57,12 +67,14 @@ class ClassifierBackend final : public InferenceBackend {
     std::ostringstream out;
     out << info.architecture << " layers=" << info.num_layers << " hidden=" << info.hidden_size
         << " params=" << info.num_parameters << " precision=" << precision_name(info.precision)
-        << " max_length=" << model_->max_length();
+        << " max_length=" << model_->max_length() << " function_to_apply=" << score_function_name(info.score_function);
+    if (preprocess_ != TextPreprocess::none) out << " preprocess=" << text_preprocess_name(preprocess_);
     return out.str();
   }
 
  private:
   std::unique_ptr<Classifier> model_;
+  TextPreprocess preprocess_;
   std::vector<int32_t> specials_;
 };
 
@@ -75,7 +87,7 @@ std::shared_ptr<InferenceBackend> make_classifier_backend(const std::filesystem:
   // its errors name the file. Either engine below reads it again; it is a few KB.
   const model::RobertaConfig config = model::RobertaConfig::from_file(dir / "config.json");
   for (const std::string& a : config.architectures)
-    if (a == "RobertaForMaskedLM") return make_fill_mask_backend(dir);
+    if (a == "RobertaForMaskedLM") return make_fill_mask_backend(dir, options);
   LoadOptions load;
   if (!options.precision.empty())
     load.precision = parse_precision(options.precision);
@@ -83,7 +95,10 @@ std::shared_ptr<InferenceBackend> make_classifier_backend(const std::filesystem:
     load.precision = default_precision();
   load.max_length = options.max_length;
   load.device = options.device;
-  return std::make_shared<ClassifierBackend>(Classifier::load(dir, load));
+  if (!options.function_to_apply.empty()) load.function_to_apply = parse_score_function(options.function_to_apply);
+  const TextPreprocess preprocess =
+      options.preprocess.empty() ? TextPreprocess::none : parse_text_preprocess(options.preprocess);
+  return std::make_shared<ClassifierBackend>(Classifier::load(dir, load), preprocess);
 }
 
 }  // namespace rc::serve

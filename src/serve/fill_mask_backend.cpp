@@ -2,6 +2,7 @@
 // pipeline (rc::FillMasker), one text at a time on an inference thread: the batcher queues
 // them like any rows, but does not batch them (a masked-LM endpoint is a debugging aid
 // here, not a throughput path).
+#include "core/tweet_text.h"
 #include "roberta/error.h"
 #include "roberta/fill_mask.h"
 #include "roberta/tokenizer.h"
@@ -13,15 +14,17 @@ namespace {
 
 class FillMaskBackend final : public InferenceBackend {
  public:
-  explicit FillMaskBackend(const std::filesystem::path& dir)
-      : fm_(FillMasker::load(dir)), tok_(Tokenizer::from_dir(dir)) {}
+  FillMaskBackend(const std::filesystem::path& dir, TextPreprocess preprocess)
+      : fm_(FillMasker::load(dir)), tok_(Tokenizer::from_dir(dir)), preprocess_(preprocess) {}
+  // --preprocess applies to every raw text: here, in tokenize_input and in fill_mask.
   std::vector<int32_t> tokenize(std::string_view text, int max_length) const override {
-    return tok_->encode(text, true, max_length);
+    return tok_->encode(preprocess_text(preprocess_, text), true, max_length);
   }
   std::vector<int32_t> tokenize_input(std::string_view text, const std::string* text_pair, int max_length,
                                       TruncationSide side) const override {
-    if (text_pair) return tok_->encode_pair(text, *text_pair, max_length, side);
-    return tok_->encode(text, max_length, side);
+    const std::string a = preprocess_text(preprocess_, text);
+    if (text_pair) return tok_->encode_pair(a, preprocess_text(preprocess_, *text_pair), max_length, side);
+    return tok_->encode(a, max_length, side);
   }
   std::string decode(std::span<const int32_t> ids, bool skip_special_tokens) const override {
     return tok_->decode(ids, skip_special_tokens);
@@ -44,7 +47,7 @@ class FillMaskBackend final : public InferenceBackend {
   int32_t mask_id() const override { return tok_->mask_id(); }
   std::string fill_mask(const std::string& text, int top_k, size_t max_answer_bytes) const override {
     try {
-      return fm_->fill_json({text}, top_k, true, max_answer_bytes);
+      return fm_->fill_json({preprocess_text(preprocess_, text)}, top_k, true, max_answer_bytes);
     } catch (const Error& e) {
       if (e.errc() != Errc::resource_exhausted) throw;
       throw HttpError(413, "PayloadTooLarge", e.what(), Errc::invalid_argument);
@@ -54,13 +57,18 @@ class FillMaskBackend final : public InferenceBackend {
  private:
   std::unique_ptr<FillMasker> fm_;
   std::unique_ptr<Tokenizer> tok_;
+  TextPreprocess preprocess_;
   std::vector<std::string> labels_;
 };
 
 }  // namespace
 
-std::shared_ptr<InferenceBackend> make_fill_mask_backend(const std::filesystem::path& dir) {
-  return std::make_shared<FillMaskBackend>(dir);
+std::shared_ptr<InferenceBackend> make_fill_mask_backend(const std::filesystem::path& dir,
+                                                         const BackendOptions& options) {
+  // function_to_apply has no meaning for fill-mask scores (the pipeline's softmax over the
+  // vocabulary): a server-wide --function-to-apply leaves a masked-LM model as it is.
+  return std::make_shared<FillMaskBackend>(
+      dir, options.preprocess.empty() ? TextPreprocess::none : parse_text_preprocess(options.preprocess));
 }
 
 }  // namespace rc::serve

@@ -277,6 +277,8 @@ std::shared_ptr<LoadedModel> load_model(const ModelSpec& spec, const BackendLoad
   BackendOptions options = defaults_.backend;
   if (options.precision.empty()) options.precision = settings.precision;
   if (options.max_length == 0) options.max_length = settings.max_length;
+  if (options.function_to_apply.empty()) options.function_to_apply = settings.function_to_apply;
+  if (options.preprocess.empty()) options.preprocess = settings.preprocess;
   model->backend = loader_(dir, options);
   RC_CHECK(model->backend != nullptr, Errc::internal, "loader returned no model for '", dir.string(), "'");
   model->limits = defaults_.limits;

@@ -34,6 +34,24 @@ json schemas() {
            {{"type", "string"},
             {"enum", {"unhealthy", "backend", "overloaded", "validation", "tokenizer", "empty"}}}}}}}},
       {"ErrorKServe", {{"type", "object"}, {"properties", {{"error", str}}}}},
+      {"ErrorHf", {{"type", "object"}, {"properties", {{"error", str}}}}},
+      {"HfEndpointRequest",
+       {{"type", "object"},
+        {"required", {"inputs"}},
+        {"properties",
+         {{"inputs", {{"oneOf", {str, strings, {{"type", "object"}}}}}},
+          {"parameters",
+           {{"type", "object"},
+            {"properties",
+             {{"top_k", {{"type", "integer"}, {"nullable", true}}},
+              {"function_to_apply", {{"type", "string"}, {"enum", {"softmax", "sigmoid", "none"}}}},
+              {"truncation", {{"type", "boolean"}}}}}}}}}}},
+      {"HfEndpointResponse",
+       {{"description",
+         "text-classification: one list of {label, score} per input, best first. fill-mask: the pipeline's "
+         "candidates {score, token, token_str, sequence} (a list per <mask> when a text has several)"},
+        {"type", "array"},
+        {"items", json::object()}}},
       {"InvocationRequest",
        {{"description",
          "JSON {\"inputs\": text | [text] | {\"text\", \"text_pair\"}, \"parameters\"?}, text/plain "
@@ -96,7 +114,10 @@ json schemas() {
 }
 
 const char* error_schema(ErrorStyle s) {
-  return s == ErrorStyle::tei ? "ErrorTei" : s == ErrorStyle::kserve ? "ErrorKServe" : "ErrorTorchServe";
+  return s == ErrorStyle::tei      ? "ErrorTei"
+         : s == ErrorStyle::kserve ? "ErrorKServe"
+         : s == ErrorStyle::hf     ? "ErrorHf"
+                                   : "ErrorTorchServe";
 }
 
 std::string lower(std::string s) {
@@ -150,7 +171,8 @@ std::string openapi_document() {
        {{"title", "roberta.cpp"},
         {"version", version_string},
         {"description",
-         "SageMaker, TorchServe, TEI and KServe v2 APIs of `roberta serve`. Routes marked x-port "
+         "SageMaker, TorchServe, TEI, KServe v2 and Hugging Face Inference Endpoints APIs of `roberta serve`. Routes "
+         "marked x-port "
          "management are on the management port (default 8081)."}}},
       {"paths", paths},
       {"components",

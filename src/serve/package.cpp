@@ -11,6 +11,8 @@
 #include "core/check.h"
 #include "core/json_depth.h"
 #include "core/regular_file.h"
+#include "core/tweet_text.h"
+#include "roberta/classifier.h"
 #include "io/atomic_file.h"
 #include "roberta/log.h"
 
@@ -31,6 +33,8 @@ std::string settings_to_json(const ServingSettings& s) {
   if (s.max_batch_delay_ms >= 0) j["max_batch_delay_ms"] = s.max_batch_delay_ms;
   if (!s.labels.empty()) j["labels"] = s.labels;
   if (!s.precision.empty()) j["precision"] = s.precision;
+  if (!s.function_to_apply.empty()) j["function_to_apply"] = s.function_to_apply;
+  if (!s.preprocess.empty()) j["preprocess"] = s.preprocess;
   return j.dump(2) + "\n";
 }
 
@@ -68,11 +72,20 @@ ServingSettings settings_from_json(std::string_view text, const std::string& wha
     s.max_batch_delay_ms = int_in("max_batch_delay_ms", -1, -1, 60000);
     s.labels = j.value("labels", std::vector<std::string>());
     s.precision = j.value("precision", std::string());
+    s.function_to_apply = j.value("function_to_apply", std::string());
+    s.preprocess = j.value("preprocess", std::string());
   } catch (const json::exception& e) {
     RC_THROW(Errc::format, what, ": ", e.what());
   }
   RC_CHECK(s.max_length >= 0 && s.max_batch_size >= 0 && s.max_batch_delay_ms >= -1, Errc::format, what,
            ": max_length, max_batch_size and max_batch_delay_ms must not be negative");
+  // Checked where they are read, so a bad package fails at load naming its file.
+  try {
+    if (!s.function_to_apply.empty()) parse_score_function(s.function_to_apply);
+    if (!s.preprocess.empty()) parse_text_preprocess(s.preprocess);
+  } catch (const Error& e) {
+    RC_THROW(Errc::format, what, ": ", e.what(), "\nHINT: ", e.hint());
+  }
   return s;
 }
 
@@ -185,6 +198,8 @@ std::vector<std::string> write_package(const fs::path& model_dir, const fs::path
   s.max_batch_size = options.max_batch_size;
   s.max_batch_delay_ms = options.max_batch_delay_ms;
   s.precision = options.precision;
+  s.function_to_apply = options.function_to_apply;
+  s.preprocess = options.preprocess == "none" ? "" : options.preprocess;
   s.labels = labels_from_config(model_dir);
   const std::string settings = settings_to_json(s);
 

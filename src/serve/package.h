@@ -20,6 +20,8 @@ struct ServingSettings {
   int max_batch_delay_ms = -1;      // -1: the server's default
   std::vector<std::string> labels;  // informational: the model's own id2label wins
   std::string precision;            // "" = the library default
+  std::string function_to_apply;    // "" = the model's rule; softmax | sigmoid | none
+  std::string preprocess;           // "" = none; "tweet" (core/tweet_text.h)
 };
 
 std::string settings_to_json(const ServingSettings& s);
@@ -31,7 +33,7 @@ ServingSettings read_settings(const std::filesystem::path& model_dir);
 struct PackageOptions {
   std::string name, version;
   int max_length = 0, max_batch_size = 0, max_batch_delay_ms = -1;
-  std::string precision;
+  std::string precision, function_to_apply, preprocess;
 };
 
 // Writes `output` (atomically; the same inputs give the same bytes). Takes the regular

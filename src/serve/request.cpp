@@ -105,13 +105,7 @@ bool bool_param(const json& obj, const char* key, bool fallback) {
   return it->get<bool>();
 }
 
-void read_params(const json& obj, ParsedInputs& out) {
-  if (!obj.is_object()) return;
-  out.all_scores = bool_param(obj, "return_all_scores", out.all_scores);
-  out.raw_scores = bool_param(obj, "raw_scores", out.raw_scores);
-  if (auto it = obj.find("truncate"); it != obj.end() && !it->is_null())
-    out.truncate = bool_param(obj, "truncate", true);
-  out.add_special_tokens = bool_param(obj, "add_special_tokens", out.add_special_tokens);
+void read_top_k(const json& obj, ParsedInputs& out) {
   if (auto it = obj.find("top_k"); it != obj.end()) {
     if (it->is_null())
       out.all_scores = true;  // HF pipelines: top_k=None means every label
@@ -120,6 +114,31 @@ void read_params(const json& obj, ParsedInputs& out) {
     else
       throw bad_request("\"top_k\" must be null or a positive integer");
   }
+}
+
+// The HF inference toolkit hands "parameters" to the pipeline: TextClassificationPipeline
+// takes function_to_apply there (softmax | sigmoid | none, looked up upper-cased).
+void read_function_to_apply(const json& obj, ParsedInputs& out) {
+  auto f = obj.find("function_to_apply");
+  if (f == obj.end() || f->is_null()) return;
+  const char* expected = "\"function_to_apply\" must be \"softmax\", \"sigmoid\" or \"none\"";
+  if (!f->is_string()) throw bad_request(expected);
+  try {
+    out.function_to_apply = parse_score_function(f->get<std::string>());
+  } catch (const Error&) {
+    throw bad_request(std::string(expected) + ", got " + f->dump());
+  }
+}
+
+void read_params(const json& obj, ParsedInputs& out) {
+  if (!obj.is_object()) return;
+  out.all_scores = bool_param(obj, "return_all_scores", out.all_scores);
+  out.raw_scores = bool_param(obj, "raw_scores", out.raw_scores);
+  if (auto it = obj.find("truncate"); it != obj.end() && !it->is_null())
+    out.truncate = bool_param(obj, "truncate", true);
+  out.add_special_tokens = bool_param(obj, "add_special_tokens", out.add_special_tokens);
+  read_top_k(obj, out);
+  read_function_to_apply(obj, out);
 }
 
 }  // namespace
@@ -193,6 +212,23 @@ ParsedInputs parse_invocation(std::string_view body, std::string_view content_ty
                         "' is not supported; use application/json, text/plain, text/csv or multipart/form-data",
                     Errc::unsupported);
   }
+  return out;
+}
+
+ParsedInputs parse_hf_endpoint(std::string_view body) {
+  const json j = parse_json(body);
+  // The toolkit's own words: "Body needs to provide a inputs key".
+  if (!j.is_object() || !j.contains("inputs"))
+    throw bad_request(R"(the body needs an "inputs" key: {"inputs": "text" or ["text", ...], "parameters": {...}})");
+  ParsedInputs out;
+  read_inputs(j["inputs"], out, /*allow_pairs=*/true);
+  const auto p = j.find("parameters");
+  if (p == j.end() || p->is_null()) return out;
+  if (!p->is_object()) throw bad_request("\"parameters\" must be an object");
+  for (const auto& item : p->items()) out.parameters.push_back(item.key());
+  read_top_k(*p, out);
+  read_function_to_apply(*p, out);
+  if (auto t = p->find("truncation"); t != p->end() && !t->is_null()) out.truncate = bool_param(*p, "truncation", true);
   return out;
 }
 
@@ -354,7 +390,12 @@ struct Scored {
 };
 
 std::vector<Scored> entries(const Prediction& p, const ParsedInputs& req, const std::vector<std::string>* names) {
-  const std::vector<float>& values = req.raw_scores ? p.logits : p.scores;
+  std::vector<float> recomputed;
+  if (!req.raw_scores && req.function_to_apply != ScoreFunction::model_default)
+    recomputed = apply_score_function(req.function_to_apply, p.logits);
+  const std::vector<float>& values = req.raw_scores                                          ? p.logits
+                                     : req.function_to_apply != ScoreFunction::model_default ? recomputed
+                                                                                             : p.scores;
   std::vector<Scored> all;
   for (size_t i = 0; i < values.size(); ++i)
     all.push_back({names && i < names->size() ? (*names)[i] : "LABEL_" + std::to_string(i), values[i]});
@@ -364,6 +405,17 @@ std::vector<Scored> entries(const Prediction& p, const ParsedInputs& req, const 
 }
 
 double finite(float v) { return std::isfinite(v) ? double(v) : 0.0; }
+
+// The predicted label's score: its logit with raw_scores, the request's function_to_apply of
+// the logits when one was sent, else the score the model computed.
+float top_score(const Prediction& p, const ParsedInputs& req) {
+  const size_t k = size_t(p.label_id);
+  if (k >= p.logits.size()) return p.score;
+  if (req.raw_scores) return p.logits[k];
+  if (req.function_to_apply != ScoreFunction::model_default)
+    return apply_score_function(req.function_to_apply, p.logits)[k];
+  return p.score;
+}
 
 }  // namespace
 
@@ -376,7 +428,7 @@ std::string render_invocation_json(const std::vector<Prediction>& predictions, c
       for (const auto& e : entries(p, req, &labels)) list.push_back({{"label", e.label}, {"score", finite(e.score)}});
       out.push_back(std::move(list));
     } else {
-      const float s = req.raw_scores && size_t(p.label_id) < p.logits.size() ? p.logits[size_t(p.label_id)] : p.score;
+      const float s = top_score(p, req);
       out.push_back({{"label", p.label}, {"score", finite(s)}});
     }
   }
@@ -401,12 +453,23 @@ std::string render_invocation_csv(const std::vector<Prediction>& predictions, co
         first = false;
       }
     } else {
-      const float s = req.raw_scores && size_t(p.label_id) < p.logits.size() ? p.logits[size_t(p.label_id)] : p.score;
+      const float s = top_score(p, req);
       out << quoted(p.label) << ',' << finite(s);
     }
     out << '\n';
   }
   return out.str();
+}
+
+std::string render_hf_text_classification(const std::vector<Prediction>& predictions, const ParsedInputs& req,
+                                          const std::vector<std::string>& labels) {
+  json out = json::array();
+  for (const Prediction& p : predictions) {
+    json list = json::array();
+    for (const auto& e : entries(p, req, &labels)) list.push_back({{"label", e.label}, {"score", finite(e.score)}});
+    out.push_back(std::move(list));
+  }
+  return out.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 std::string render_tei_predict(const std::vector<Prediction>& predictions, const ParsedInputs& req,

@@ -25,10 +25,23 @@ struct ParsedInputs {
   bool raw_scores = false;                      // logits instead of softmax probabilities
   std::optional<bool> truncate;                 // per-request override of the server's --truncate
   bool add_special_tokens = true;               // /tokenize
+  // The request's function_to_apply (POST / and the invocation routes' "parameters", as the
+  // HF toolkit hands them to the pipeline; model_default: the model's scores as loaded), and
+  // for POST / the names of every key its "parameters" object held, which the route checks
+  // against the served model's task.
+  ScoreFunction function_to_apply = ScoreFunction::model_default;
+  std::vector<std::string> parameters;
 };
 
 // POST /invocations, /predictions/..., /models/{name}/invoke.
 ParsedInputs parse_invocation(std::string_view body, std::string_view content_type);
+// Hugging Face Inference Endpoints' POST / (huggingface-inference-toolkit's
+// webservice_starlette.py, the body @huggingface/inference sends): a JSON object
+// {"inputs": text | [text, ...] | {"text", "text_pair"}, "parameters": {...}}. Reads top_k (a
+// positive integer, or null for every label), function_to_apply (softmax|sigmoid|none, any
+// case) and truncation (bool); every parameter's name lands in `parameters` for the route to
+// judge. HttpError 400 for anything malformed.
+ParsedInputs parse_hf_endpoint(std::string_view body);
 // TEI's POST /tokenize (JSON only): "inputs" a string or a list of strings; TEI's statuses
 // (400 for JSON that does not parse or an empty list, 422 for a value of the wrong type).
 ParsedInputs parse_tei_tokenize(std::string_view body);
@@ -62,6 +75,12 @@ std::string render_invocation_json(const std::vector<Prediction>& predictions, c
 // One line per input: label,score (or label,score,label,score,... with all scores).
 std::string render_invocation_csv(const std::vector<Prediction>& predictions, const ParsedInputs& request,
                                   const std::vector<std::string>& labels);
+// POST / for a classifier, in the shape @huggingface/inference's textClassification validates
+// (it takes answer[0] and requires an array of {label, score}): one list per input, always, of
+// every label best first as the pipeline's top_k=None (stable: ties keep id order), cut to
+// top_k. Scores follow request.function_to_apply over the logits when set.
+std::string render_hf_text_classification(const std::vector<Prediction>& predictions, const ParsedInputs& request,
+                                          const std::vector<std::string>& labels);
 // TEI /predict: every label, best first; a single input answers unwrapped.
 std::string render_tei_predict(const std::vector<Prediction>& predictions, const ParsedInputs& request,
                                const std::vector<std::string>& labels);

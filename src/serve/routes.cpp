@@ -169,6 +169,7 @@ std::string error_body_in(ErrorStyle style, int status, const std::string& type,
     case ErrorStyle::tei:
       return json{{"error", message}, {"error_type", tei_error_type(status, type)}}.dump(-1, ' ', false, replace);
     case ErrorStyle::kserve:
+    case ErrorStyle::hf:  // huggingface-inference-toolkit: {"error": str(e)}
       return json{{"error", message}}.dump(-1, ' ', false, replace);
     default:
       return error_body(status, type, message);
@@ -204,7 +205,7 @@ const std::vector<Route>& route_table() {
   using R = Router;
   constexpr Port I = Port::inference, M = Port::management, B = Port::both;
   constexpr Access O = Access::open, N = Access::inference, A = Access::admin;
-  constexpr ErrorStyle TS = ErrorStyle::torchserve, TEI = ErrorStyle::tei, KS = ErrorStyle::kserve;
+  constexpr ErrorStyle TS = ErrorStyle::torchserve, TEI = ErrorStyle::tei, KS = ErrorStyle::kserve, HF = ErrorStyle::hf;
   static const std::vector<Route> table = {
       {"GET", "/ping", B, O, TS, "SageMaker", "Health: 200 once the startup models are loaded, 503 before", "", "",
        "Status", &R::ping},
@@ -257,6 +258,10 @@ const std::vector<Route>& route_table() {
        "V2InferResponse", &R::v2_infer},
       {"POST", "/v2/models/{model}/versions/{version}/infer", I, N, KS, "KServe v2", "Inference with one version", "",
        "V2InferRequest", "V2InferResponse", &R::v2_infer},
+      {"POST", "/", I, N, HF, "Hugging Face Inference Endpoints",
+       "text-classification (every label, best first) or fill-mask, by the served model's task, as "
+       "@huggingface/inference's endpoint(url) calls them",
+       "", "HfEndpointRequest", "HfEndpointResponse", &R::hf_endpoint},
       {"GET", "/models", M, A, TS, "TorchServe management", "List models, paginated", "limit,next_page_token", "",
        "ModelList", &R::ts_list_models},
       {"POST", "/models", M, A, TS, "TorchServe management", "Register a model from the model store",

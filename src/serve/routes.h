@@ -1,11 +1,11 @@
 // The HTTP routes: SageMaker (/ping, /invocations, multi-model /models), TorchServe
 // (inference /predictions, management API on its own port), TEI (/predict, /tokenize,
-// /decode, /info, /health), KServe v2 / Open Inference Protocol (/v2/...), /metrics and the
-// OpenAPI document. Every route is one row of route_table(): the dispatcher matches on it
-// and openapi_document() is generated from it, so the two cannot drift. The router runs on
-// an HTTP thread: it parses, tokenizes and enqueues; answers come back through the Exchange
-// from the inference thread. error_response() is the one place that maps errors to HTTP
-// statuses; each protocol's error body (TorchServe, TEI, KServe) is chosen by the route.
+// /decode, /info, /health), KServe v2 / Open Inference Protocol (/v2/...), Hugging Face
+// Inference Endpoints (POST /), /metrics and the OpenAPI document. Every route is one row of route_table(): the
+// dispatcher matches on it and openapi_document() is generated from it, so the two cannot drift. The router runs on an
+// HTTP thread: it parses, tokenizes and enqueues; answers come back through the Exchange from the inference thread.
+// error_response() is the one place that maps errors to HTTP statuses; each protocol's error body (TorchServe, TEI,
+// KServe) is chosen by the route.
 #pragma once
 
 // Boost 1.74 asio/beast miss <utility> under GCC 12 in C++20 (std::exchange).
@@ -35,8 +35,8 @@ using Response = http::response<http::string_body>;
 // the connection sends the first answer and drops later ones (a 504 sent on timeout makes
 // the late inference result a no-op).
 // The error body a route answers with: TorchServe/SageMaker {"code","type","message"},
-// TEI {"error","error_type"}, KServe v2 {"error"}.
-enum class ErrorStyle { torchserve, tei, kserve };
+// TEI {"error","error_type"}, KServe v2 {"error"}, Hugging Face Inference Endpoints {"error"}.
+enum class ErrorStyle { torchserve, tei, kserve, hf };
 
 class Exchange {
  public:
@@ -139,6 +139,8 @@ class Router {
   void v2_model_metadata(const Ex& ex, const RouteMatch& m);
   void v2_model_ready(const Ex& ex, const RouteMatch& m);
   void v2_infer(const Ex& ex, const RouteMatch& m);
+  // Hugging Face Inference Endpoints (hf_endpoint_routes.cpp)
+  void hf_endpoint(const Ex& ex, const RouteMatch& m);
 
  private:
   void dispatch(const std::shared_ptr<Exchange>& ex);

@@ -106,10 +106,12 @@ TEST(Package, SettingsRejectNewerFormat) {
   EXPECT_THROW(settings_from_json(R"({"format_version": 99})", "x"), rc::Error);
   EXPECT_THROW(settings_from_json(R"([1])", "x"), rc::Error);
   EXPECT_THROW(settings_from_json(R"({"max_batch_size": -2})", "x"), rc::Error);
-  const auto s = settings_from_json(settings_to_json({"n", "1.5", 64, 4, 7, {"a"}, "bf16"}), "x");
+  const auto s = settings_from_json(settings_to_json({"n", "1.5", 64, 4, 7, {"a"}, "bf16", "sigmoid", "tweet"}), "x");
   EXPECT_EQ(s.version, "1.5");
   EXPECT_EQ(s.max_length, 64);
   EXPECT_EQ(s.precision, "bf16");
+  EXPECT_EQ(s.function_to_apply, "sigmoid");
+  EXPECT_EQ(s.preprocess, "tweet");
 }
 
 TEST(Package, ServedFromTheArchiveWithItsSettings) {

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The official @huggingface/inference client (npm, pinned by package-lock.json, installed once
+# into a cache) against `roberta serve` on loopback: textClassification on the tiny classifier
+# (tests/data/tiny), fillMask on the tiny masked-LM model (assets/pretrained/tweets-tiny-mlm
+# with roberta-base's tokenizer), each answer equal to what `roberta predict` / `roberta
+# fill-mask` print for the same text (client.mjs), and a server started with --preprocess tweet
+# --function-to-apply sigmoid answering what `roberta predict` does with the same flags. Skipped (77) without node/npm or when npm
+# cannot install the client: a missing module is a skip, never a pass.
+# Usage: test_hf_client.sh path/to/roberta
+set -euo pipefail
+BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+SRC=$(cd "$(dirname "$0")/../../.." && pwd)
+HERE="$SRC/tests/serve/hf-client"
+command -v node >/dev/null && command -v npm >/dev/null || { echo "skip: node/npm not installed"; exit 77; }
+CACHE=${RC_HF_CLIENT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/roberta-hf-client}
+mkdir -p "$CACHE"
+cp "$HERE/"{package.json,package-lock.json,client.mjs} "$CACHE/"
+if ! (cd "$CACHE" && node -e 'import("@huggingface/inference")' 2>/dev/null); then
+  (cd "$CACHE" && npm ci --no-audit --no-fund --silent) || { echo "skip: npm ci failed (no registry?)"; exit 77; }
+fi
+(cd "$CACHE" && node -e 'import("@huggingface/inference")') || { echo "skip: @huggingface/inference does not load"; exit 77; }
+
+WORK=$(mktemp -d)
+PIDS=()
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+TINY="$SRC/tests/data/tiny"
+MLM="$WORK/mlm"
+mkdir -p "$MLM"
+cp "$SRC/assets/pretrained/tweets-tiny-mlm/"{config.json,model.safetensors} "$MLM/"
+cp "$SRC/assets/tokenizer/roberta-base/"{vocab.json,merges.txt} "$MLM/"
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+serve() {  # serve NAME DIR [FLAGS...] -> sets PORT
+  PORT=$(free_port)
+  "$BIN" serve --model "$1=$2" --host 127.0.0.1 --port "$PORT" --management-port -1 --precision fp32 \
+    --threads 1 "${@:3}" > "$WORK/$1.log" 2>&1 &
+  PIDS+=($!)
+  for _ in $(seq 1 300); do
+    curl -sf "http://127.0.0.1:$PORT/ping" >/dev/null 2>&1 && return 0
+    kill -0 "${PIDS[-1]}" 2>/dev/null || { cat "$WORK/$1.log"; echo "FAIL: serve $1 exited"; exit 1; }
+    sleep 0.1
+  done
+  cat "$WORK/$1.log"; echo "FAIL: serve $1 not ready in 30 s"; exit 1
+}
+serve tiny "$TINY"; TINY_PORT=$PORT
+serve mlm "$MLM"; MLM_PORT=$PORT
+serve tweets "$TINY" --preprocess tweet --function-to-apply sigmoid; TWEETS_PORT=$PORT
+
+# What the CLI prints for the same texts: the expectations client.mjs compares with.
+predict() { "$BIN" predict --model "$TINY" --precision fp32 --threads 1 "$@"; }
+fill() { "$BIN" fill-mask --model "$MLM" --threads 1 "$@"; }
+T1="Covid cases are increasing fast!"
+T2="I love this so much"
+M1="The weather is <mask> today."
+T3="@alice loved it https://t.co/xyz"
+cat > "$WORK/expected.json" <<JSON
+{
+  "classification": [
+    {"text": $(printf '%s' "$T1" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))'), "cli": $(predict "$T1")},
+    {"text": $(printf '%s' "$T2" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))'), "cli": $(predict "$T2")},
+    {"text": $(printf '%s' "$T2" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))'),
+     "parameters": {"function_to_apply": "sigmoid"}, "cli": $(predict --function-to-apply sigmoid "$T2")},
+    {"text": $(printf '%s' "$T1" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))'),
+     "parameters": {"top_k": 2}, "cli": $(predict "$T1")}
+  ],
+  "tweets": [
+    {"text": $(printf '%s' "$T3" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))'),
+     "cli": $(predict --preprocess tweet --function-to-apply sigmoid "$T3"), "unprocessed": $(predict --function-to-apply sigmoid "$T3")}
+  ],
+  "fill_mask": [
+    {"text": $(printf '%s' "$M1" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))'), "top_k": 5, "cli": $(fill --top-k 5 "$M1")},
+    {"text": $(printf '%s' "$M1" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))'), "top_k": 2, "cli": $(fill --top-k 2 "$M1")}
+  ]
+}
+JSON
+node "$CACHE/client.mjs" "http://127.0.0.1:$TINY_PORT" "http://127.0.0.1:$MLM_PORT" "$WORK/expected.json" \
+  "http://127.0.0.1:$TWEETS_PORT"
