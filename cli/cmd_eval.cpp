@@ -25,6 +25,9 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--label-column", o->label_column, "CSV/TSV/JSONL label field")->capture_default_str();
   cmd->add_option("--threshold", o->threshold, "Multi-label: predict a label when sigmoid(logit) > this")
       ->capture_default_str();
+  cmd->add_option("--tokens-column", o->tokens_column, "Token classification: JSONL words field")
+      ->capture_default_str();
+  cmd->add_option("--tags-column", o->tags_column, "Token classification: JSONL tags field")->capture_default_str();
   cmd->add_flag("--bf16", o->bf16, "bf16 GEMMs where the CPU has them");
   add_threads_option(*cmd, *threads);
   add_device_option(*cmd, o->device);

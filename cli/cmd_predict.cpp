@@ -1,5 +1,6 @@
 // roberta predict: labels and scores for texts, as a transformers text-classification
-// pipeline prints them, one JSON line per text in input order.
+// pipeline prints them, one JSON line per text in input order; for a token classifier (NER),
+// the token-classification pipeline's entities.
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -7,6 +8,9 @@
 #include "device/device_choice.h"
 #include "core/check.h"
 #include "core/tweet_text.h"
+#include "model/roberta_config.h"
+#include "model/param_layout.h"
+#include "model/token_classifier.h"
 #include "roberta/classifier.h"
 #include "model_source.h"
 #include "text_input.h"
@@ -16,6 +20,7 @@ namespace rc::cli {
 void add_predict_command(CLI::App& app) {
   struct Opts {
     std::string model, revision, input, precision, device = "cpu", function_to_apply, preprocess = "none";
+    std::string aggregation = "none";
     std::vector<std::string> texts, text_pairs;
     int batch_size = 32, max_length = 0, threads = 0;
     bool logits = false, init_head = false;
@@ -49,6 +54,10 @@ void add_predict_command(CLI::App& app) {
                   "softmax, sigmoid or none: how logits become scores, overriding the rule of transformers' "
                   "text-classification pipeline (regression: none; multi-label or one label: sigmoid; else softmax)")
       ->check(CLI::IsMember({"softmax", "sigmoid", "none"}, CLI::ignore_case));
+  cmd->add_option("--aggregation", opts->aggregation,
+                  "Token classification (NER) models: none | simple | first | average | max, transformers' "
+                  "aggregation_strategy; one JSON list of entities per text")
+      ->capture_default_str();
   add_preprocess_option(*cmd, opts->preprocess);
   cmd->add_flag("--logits", opts->logits, "Also print the raw logits");
   cmd->add_flag("--init-head", opts->init_head, "Allow a body-only checkpoint; the head is random (for testing only)");
@@ -65,7 +74,23 @@ void add_predict_command(CLI::App& app) {
     if (!opts->function_to_apply.empty()) load.function_to_apply = parse_score_function(opts->function_to_apply);
     const TextPreprocess preprocess = parse_text_preprocess(opts->preprocess);
     resolve_device_choice(opts->device);  // no CUDA device: exit 4 before loading anything
-    auto classifier = Classifier::load(resolve_model_source(opts->model, opts->revision), load);
+    const std::filesystem::path dir = resolve_model_source(opts->model, opts->revision);
+    const model::Aggregation aggregation = model::parse_aggregation(opts->aggregation);
+    if (model::head_kind_of(model::RobertaConfig::from_file(dir / "config.json").architectures) ==
+        model::HeadKind::token_classifier) {
+      // transformers' TokenClassificationPipeline: one list of entities per text.
+      RC_CHECK(opts->text_pairs.empty(), Errc::invalid_argument, "--text-pair: a token classifier tags single texts");
+      auto tagger = model::TokenClassifier::load(dir, load);
+      std::vector<std::string> texts = gather_texts(opts->texts, opts->input, nullptr);
+      preprocess_texts(preprocess, texts);
+      for (const model::TokenClassification& r : tagger->predict(texts, aggregation, opts->batch_size))
+        std::printf("%s\n", model::token_classification_to_json(r)
+                                .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                                .c_str());
+      std::fflush(stdout);
+      return;
+    }
+    auto classifier = Classifier::load(dir, load);
     std::vector<std::string> pairs = opts->text_pairs;
     RC_CHECK(pairs.empty() || pairs.size() == opts->texts.size(), Errc::invalid_argument, "--text-pair given ",
              pairs.size(), " times for ", opts->texts.size(), " texts\nHINT: one --text-pair per TEXT argument");

@@ -86,6 +86,14 @@ void add_train_command(CLI::App& app) {
                   "classifier's, else one --labels name is regression, else single-label");
   cmd->add_option("--threshold", f->o.threshold, "Multi-label: predict a label when sigmoid(logit) > this")
       ->capture_default_str();
+  cmd->add_option("--task", f->o.task,
+                  "text-classification | token-classification (NER: JSONL {\"tokens\", \"ner_tags\"} or CoNLL "
+                  "files). Default: the starting checkpoint's head, else text-classification");
+  cmd->add_option("--tokens-column", f->o.tokens_column, "Token classification: JSONL words field")
+      ->capture_default_str();
+  cmd->add_option("--tags-column", f->o.tags_column, "Token classification: JSONL tags field")->capture_default_str();
+  cmd->add_flag("--label-all-tokens", f->o.label_all_tokens,
+                "Token classification: every sub-token gets its word's label (B- as I-), as run_ner.py's flag");
   cmd->add_option("--max-steps", f->o.max_steps, "Stop after N optimizer steps (overrides --epochs)");
   cmd->add_flag("--no-shuffle", f->no_shuffle, "Keep the data order (parity tests)");
   cmd->add_flag("--group-by-length", f->o.group_by_length,

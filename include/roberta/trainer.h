@@ -29,6 +29,13 @@ struct TrainOptions {
   // regression), else the starting classifier's, else one label → regression, else single-label.
   std::string problem_type;
   double threshold = 0.5;  // multi-label: a label is predicted when sigmoid(logit) > threshold
+  // text-classification (RobertaForSequenceClassification) or token-classification
+  // (RobertaForTokenClassification: NER). Empty: the starting checkpoint's head, else text.
+  std::string task;
+  // Token classification: the data's fields (JSONL; CoNLL files have columns) and run_ner.py's
+  // --label_all_tokens (every sub-token gets its word's label, B- turned to I-).
+  std::string tokens_column = "tokens", tags_column = "ner_tags";
+  bool label_all_tokens = false;
 
   int64_t epochs = 10;
   int64_t batch_size = 16;
@@ -110,7 +117,8 @@ struct EvalOptions {
   std::filesystem::path model_dir, data;
   std::string split = "test";
   std::string text_column = "text", label_column = "label";
-  double threshold = 0.5;  // multi-label models
+  double threshold = 0.5;                                          // multi-label models
+  std::string tokens_column = "tokens", tags_column = "ner_tags";  // token classification (JSONL)
   int64_t batch_size = 64;
   int max_length = 512;
   bool bf16 = false;

@@ -229,7 +229,10 @@ std::string RobertaConfig::to_json() const {
   j["id2label"] = id2label_json;
   j["label2id"] = label2id_json;
   j.erase("num_labels");  // derived from id2label, as transformers writes it
-  if (!problem_type.empty()) j["problem_type"] = problem_type;
+  if (!problem_type.empty())
+    j["problem_type"] = problem_type;
+  else
+    j.erase("problem_type");  // unset: transformers' default (None), which save_pretrained leaves out
   if (!torch_dtype.empty())
     j["torch_dtype"] = torch_dtype;
   else if (!j.contains("torch_dtype"))

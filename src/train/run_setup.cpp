@@ -32,7 +32,7 @@ kernels::ExecCtx make_ctx(bool bf16, const std::string& device) {
 }
 
 std::unique_ptr<model::RobertaModel> with_config(const model::RobertaModel& m, model::RobertaConfig cfg) {
-  auto out = std::make_unique<model::RobertaModel>(std::move(cfg));
+  auto out = std::make_unique<model::RobertaModel>(std::move(cfg), m.head_kind());
   RC_ASSERT(out->num_params() == m.num_params());
   std::memcpy(out->params(), m.params(), size_t(m.num_params()) * sizeof(float));
   return out;
@@ -42,7 +42,7 @@ std::unique_ptr<model::RobertaModel> reheaded(const model::RobertaModel& m, cons
                                               uint64_t seed) {
   model::RobertaConfig cfg = m.config();
   cfg.id2label = labels;
-  auto out = std::make_unique<model::RobertaModel>(cfg);
+  auto out = std::make_unique<model::RobertaModel>(cfg, m.head_kind());
   out->init_weights(seed);  // HF init everywhere; the body is then overwritten
   for (const auto& e : m.layout().entries()) {
     if (e.is_head) continue;

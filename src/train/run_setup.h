@@ -47,7 +47,7 @@ model::DropoutConfig dropout_config(const Options& o, const model::RobertaConfig
 
 // A model with another config (labels renamed, problem type) but the same parameters.
 std::unique_ptr<model::RobertaModel> with_config(const model::RobertaModel& m, model::RobertaConfig cfg);
-// A new classification head with `labels`, HF-initialised; the body copied by name.
+// A new head of the same kind with `labels`, HF-initialised; the body copied by name.
 std::unique_ptr<model::RobertaModel> reheaded(const model::RobertaModel& m, const std::vector<std::string>& labels,
                                               uint64_t seed);
 

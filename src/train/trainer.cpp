@@ -41,6 +41,9 @@
 #include "train/train_loggers.h"
 #include "train/stop_signal.h"
 #include "train/train_step.h"
+#include "train/task.h"
+#include "train/task_setup.h"
+#include "train/token_data.h"
 #include "train/trainer_state.h"
 
 namespace rc {
@@ -89,33 +92,6 @@ void validate(const TrainOptions& o) {
   if (!o.problem_type.empty()) (void)train::parse_problem_type(o.problem_type);
 }
 
-// The problem type of a new run (TrainOptions::problem_type's rule) and the labels it starts
-// the head with.
-std::pair<train::ProblemType, std::vector<std::string>> choose_problem(const TrainOptions& o, const train::Dataset& ds,
-                                                                       const fs::path& model_dir) {
-  using train::ProblemType;
-  const model::RobertaConfig start = model::RobertaConfig::from_file(model_dir / "config.json");
-  const bool start_classifier = model::head_kind_of(start.architectures) == model::HeadKind::classifier;
-  std::optional<ProblemType> p;
-  if (!o.problem_type.empty()) p = train::parse_problem_type(o.problem_type);
-  if (!p) p = train::problem_type_of_data(ds);
-  if (!p && start_classifier && !start.problem_type.empty() && o.labels.empty())
-    p = train::parse_problem_type(start.problem_type);
-  if (!p) p = o.labels.size() == 1 ? ProblemType::regression : ProblemType::single_label;
-  std::vector<std::string> labels = o.labels;
-  if (labels.empty()) {
-    if (*p == ProblemType::multi_label)
-      labels = train::multi_label_names(ds);
-    else if (*p == ProblemType::single_label)
-      labels = train::dataset_label_names(ds);
-    else if (start_classifier && start.num_labels() == 1)
-      labels = start.id2label;
-    else
-      labels = {"LABEL_0"};
-  }
-  return {*p, labels};
-}
-
 // The collective of a launched job, or none for a single process.
 train::DataParallel connect(const TrainOptions& o, const kernels::ExecCtx& ctx, const dist::LaunchInfo& li) {
   if (!li.distributed()) return {};
@@ -159,66 +135,26 @@ TrainSummary fit(const TrainOptions& o) {
              "\nHINT: start without --resume");
   }
 
-  // Data.
-  const Dataset ds = load_dataset(o.data, DataColumns{o.text_column, o.label_column});
-  const TextSplit* train_split = ds.find("train");
-  RC_CHECK(train_split, Errc::not_found, "dataset ", o.data.string(), " has no train split");
-  const std::vector<std::string> data_names = dataset_label_names(ds);
-  const auto [problem0, problem_labels] = choose_problem(o, ds, o.model_dir);
-
-  // Model: the starting checkpoint, re-headed with --labels, labels named from the data when
-  // the checkpoint only has placeholder names. Ranks > 0 always build it this way and then
-  // receive rank 0's weights (a resumed run's live on rank 0's disk only).
+  // The task: its data, and the model with the task's head and labels. Ranks > 0 always
+  // build the model this way and then receive rank 0's weights (a resumed run's live on rank
+  // 0's disk only).
   const bool resume_here = o.resume && main_rank;
-  model::CheckpointLoadOptions lo;
-  // As from_pretrained: a checkpoint without a classifier (RobertaModel, RobertaForMaskedLM)
-  // loads its encoder, reports lm_head.* as unused and gets a new head, labels from the data.
-  lo.init_head = true;
-  lo.labels = problem_labels;
-  lo.seed = o.seed;
   const fs::path resume_dir = resume_here ? checkpoints.back().second : fs::path();
-  std::unique_ptr<model::RobertaModel> model =
-      model::load_checkpoint(resume_here ? resume_dir : o.model_dir, resume_here ? model::CheckpointLoadOptions{} : lo);
-  if (!resume_here) {
-    // A new head when the labels change: --labels, or a problem type whose labels differ from
-    // the starting classifier's (its multi-label names, one regression output).
-    const bool new_labels = !o.labels.empty() || problem0 != ProblemType::single_label;
-    if (new_labels && model->config().id2label != problem_labels) model = reheaded(*model, problem_labels, o.seed);
-    model::RobertaConfig cfg = model->config();
-    if (o.labels.empty() && is_default_label_names(cfg.id2label) && data_names.size() == cfg.id2label.size() &&
-        problem0 == ProblemType::single_label)
-      cfg.id2label = data_names;  // name the placeholder labels after the data
-    cfg.problem_type = problem_type_name(problem0);
-    model = with_config(*model, cfg);
-  }
+  TaskSetup setup =
+      is_token_task(o) ? setup_token_task(o, resume_dir, main_rank) : setup_sequence_task(o, resume_dir, main_rank);
+  std::unique_ptr<model::RobertaModel>& model = setup.model;
+  const Task& task = *setup.task;
   const model::RobertaConfig& cfg = model->config();
-  const int64_t K = cfg.num_labels();
-  const ProblemType problem = problem_type_of(cfg);
-  RC_CHECK(problem != ProblemType::single_label || K >= 2, Errc::invalid_argument, "the model has ", K,
-           " label(s); single-label classification needs at least 2",
-           "\nHINT: --problem-type regression for one output");
-  RC_CHECK(problem != ProblemType::regression || K == 1, Errc::invalid_argument, "regression trains one output, the ",
-           "model has ", K, "\nHINT: pass --labels NAME for a new one-output head");
-  RC_CHECK(K >= 1, Errc::invalid_argument, "the model has no labels\nHINT: pass --labels a,b,c");
-  const std::string metric = o.metric.empty() ? default_metric(problem) : o.metric;
+  const std::string metric = o.metric.empty() ? task.default_metric() : o.metric;
   const bool higher_is_better = greater_is_better(metric);
-
-  const auto tokenizer = Tokenizer::from_dir(o.model_dir);
-  model::check_tokenizer_fits(*tokenizer, cfg, o.model_dir);
+  const bool has_val = main_rank && task.has_split("val"), has_test = main_rank && task.has_split("test");
+  const TokenizedSplit& train_examples = task.train_examples();
   const int max_len = int(std::min<int64_t>(o.max_length, cfg.max_tokens()));
-  const PreparedSplit train_data = prepare_split(*train_split, data_names, cfg.id2label, *tokenizer, max_len, problem);
-  std::optional<PreparedSplit> val_data, test_data;
-  if (main_rank) {  // only rank 0 evaluates
-    if (const TextSplit* v = ds.find("val"))
-      val_data = prepare_split(*v, data_names, cfg.id2label, *tokenizer, max_len, problem);
-    if (const TextSplit* t = ds.find("test"))
-      test_data = prepare_split(*t, data_names, cfg.id2label, *tokenizer, max_len, problem);
-  }
 
   // Step arithmetic, as HF: micro-batches per epoch = ceil(N / B) (no drop_last); an optimizer
   // step every world x grad_accum micro-batches and at the end of an epoch.
   const int world = li.world_size;
-  const int64_t N = train_data.tok.size();
+  const int64_t N = train_examples.size();
   const int64_t B = o.batch_size, accum = o.grad_accum, per_step = accum * world;
   const int64_t batches_per_epoch = (N + B - 1) / B;
   const int64_t updates_per_epoch = (batches_per_epoch + per_step - 1) / per_step;
@@ -229,10 +165,10 @@ TrainSummary fit(const TrainOptions& o) {
   const kernels::ExecCtx ctx = make_ctx(o.bf16, device);
   TrainOptions resolved = o;
   resolved.metric = metric;
-  resolved.problem_type = problem_type_name(problem);
+  resolved.problem_type = setup.problem_type;
   const json args_json =
       options_json(resolved, total_steps, warmup, ctx.matmul_precision == kernels::MatmulPrecision::bf16);
-  const uint64_t data_fp = fingerprint(train_data.tok);
+  const uint64_t data_fp = fingerprint(train_examples);
   // A rank launched with other flags, data or starting weights is refused before any step.
   const uint64_t start_weights = resume_here ? 0 : hash_floats(model->params(), model->num_params());
   DataParallel dp = connect(o, ctx, li);
@@ -255,7 +191,7 @@ TrainSummary fit(const TrainOptions& o) {
   const OptimConfig oc = optim_config(o, LrSchedule{sched_kind, o.lr, warmup, total_steps});
   const model::DropoutConfig dropout = dropout_config(o, cfg);
 
-  const int64_t train_T = train_data.tok.max_length();
+  const int64_t train_T = train_examples.max_length();
   TrainEngine engine(*model, oc, ctx, dropout, o.seed, B, train_T);
   if (dp.distributed()) {
     engine.set_grad_sync(dp.hook());
@@ -269,8 +205,7 @@ TrainSummary fit(const TrainOptions& o) {
     }
   }
   int64_t eval_T = 1;
-  if (val_data) eval_T = std::max<int64_t>(eval_T, val_data->tok.max_length());
-  if (test_data) eval_T = std::max<int64_t>(eval_T, test_data->tok.max_length());
+  if (has_val || has_test) eval_T = std::max<int64_t>(eval_T, task.max_eval_length());
   std::optional<model::InferenceWorkspace> eval_ws;
   if (main_rank) eval_ws.emplace(ctx, cfg, o.eval_batch_size, eval_T);
 
@@ -317,15 +252,14 @@ TrainSummary fit(const TrainOptions& o) {
       "]; ", bf16_active ? "bf16" : "fp32", " GEMMs on ",
       ctx.device == Device::cuda ? "cuda:" + std::to_string(ctx.device_index) : std::string("cpu"), ", ", num_threads(),
       " threads");
-  log::info("train", "data: ", N, " train", val_data ? ", " + std::to_string(val_data->tok.size()) + " val" : "",
-            test_data ? ", " + std::to_string(test_data->tok.size()) + " test" : "", " examples (", ds.layout, "); ",
-            total_steps, " optimizer steps (", updates_per_epoch, " per epoch, ", num_epochs, " epochs), batch ", B,
-            " x accum ", accum, world > 1 ? " x ranks " + std::to_string(world) : "", ", warmup ", warmup,
-            ", longest train row ", train_T, " tokens");
+  log::info("train", "data: ", N, " train", setup.eval_counts, " examples (", setup.layout, "); ", total_steps,
+            " optimizer steps (", updates_per_epoch, " per epoch, ", num_epochs, " epochs), batch ", B, " x accum ",
+            accum, world > 1 ? " x ranks " + std::to_string(world) : "", ", warmup ", warmup, ", longest train row ",
+            train_T, " tokens");
 
   // Per-micro-batch buffers, sized once.
-  std::vector<PaddedBatch> micro(static_cast<size_t>(accum));
-  for (auto& pb : micro) pb.reserve(B, train_T, train_data.tok.target_width);
+  std::vector<TaskBatch> micro(static_cast<size_t>(accum));
+  for (auto& mb : micro) task.reserve(mb, B, train_T);
   std::vector<model::Batch> batches(static_cast<size_t>(accum));
   std::vector<model::Targets> batch_labels(static_cast<size_t>(accum));
 
@@ -355,7 +289,7 @@ TrainSummary fit(const TrainOptions& o) {
   for (; st.epoch < num_epochs && engine.global_step() < total_steps && !interrupted;
        ++st.epoch, st.update_in_epoch = 0) {
     const std::vector<int64_t> order =
-        epoch_order(N, o.seed, st.epoch, o.shuffle, o.group_by_length, train_data.tok.lengths, B);
+        epoch_order(N, o.seed, st.epoch, o.shuffle, o.group_by_length, train_examples.lengths, B);
     for (int64_t u = st.update_in_epoch; u < updates_per_epoch && engine.global_step() < total_steps; ++u) {
       if (o.on_step_begin) o.on_step_begin(engine.global_step());
       const double t0 = now_s();
@@ -365,16 +299,15 @@ TrainSummary fit(const TrainOptions& o) {
       for (int64_t k = 0; k < n_local; ++k) {
         const int64_t b = shard.m0 + shard.layout.first + k * shard.layout.stride;
         const int64_t i0 = b * B, i1 = std::min(N, i0 + B);
-        PaddedBatch& pb = micro[size_t(k)];
-        fill_batch(train_data.tok, std::span<const int64_t>(order.data() + i0, size_t(i1 - i0)), cfg.pad_token_id, pb);
-        batches[size_t(k)] = model::Batch{pb.B, pb.T, pb.ids.data(), pb.seq_lens.data(), nullptr};
-        batch_labels[size_t(k)] = problem == ProblemType::single_label ? model::Targets(pb.labels.data())
-                                                                       : model::Targets::of_values(pb.targets.data());
-        step_tokens += pb.tokens;
+        TaskBatch& mb = micro[size_t(k)];
+        task.collate(std::span<const int64_t>(order.data() + i0, size_t(i1 - i0)), cfg.pad_token_id, mb);
+        batches[size_t(k)] = mb.batch();
+        batch_labels[size_t(k)] = task.targets(mb);
+        step_tokens += mb.pb.tokens;
       }
       dp.before_step(step_tokens, train::StopSignalGuard::received() != 0);
       for (int64_t k = 0; k < n_local; ++k)
-        dp.mark_rows(micro[size_t(k)].ids.data(), micro[size_t(k)].B * micro[size_t(k)].T);
+        dp.mark_rows(micro[size_t(k)].pb.ids.data(), micro[size_t(k)].pb.B * micro[size_t(k)].pb.T);
       const StepResult r = engine.step(std::span(batches.data(), size_t(n_local)),
                                        std::span(batch_labels.data(), size_t(n_local)), shard.layout);
       RC_CHECK(std::isfinite(r.loss), Errc::internal, "loss is ", r.loss, " at step ", engine.global_step(),
@@ -440,8 +373,8 @@ TrainSummary fit(const TrainOptions& o) {
       if (eval_due && main_rank) {
         const double te = now_s();
         const std::string ckpt = (out / ("checkpoint-" + std::to_string(step))).string();
-        if (val_data) {
-          EvalResult e = evaluate_tokenized(ctx, *model, *val_data, o.eval_batch_size, *eval_ws, o.threshold);
+        if (has_val) {
+          EvalResult e = task.evaluate(ctx, *model, "val", o.eval_batch_size, *eval_ws);
           json h = eval_json(e, "eval");
           h.erase("eval_confusion_matrix");
           h.erase("eval_labels");
@@ -494,16 +427,18 @@ TrainSummary fit(const TrainOptions& o) {
   const std::string& best = st.best_checkpoint;
   if (!best.empty() && fs::exists(fs::path(best) / "model.safetensors") &&
       fs::path(best).filename() != ("checkpoint-" + std::to_string(s.global_step))) {
-    auto best_model = model::load_checkpoint(best, {});
+    model::CheckpointLoadOptions best_lo;
+    best_lo.head = model->head_kind();
+    auto best_model = model::load_checkpoint(best, best_lo);
     model->copy_params_from_host(best_model->params());
   }
-  if (val_data) {
+  if (has_val) {
     // The best eval from this process, or re-scored after a resume.
-    if (!best_eval) best_eval = evaluate_tokenized(ctx, *model, *val_data, o.eval_batch_size, *eval_ws, o.threshold);
+    if (!best_eval) best_eval = task.evaluate(ctx, *model, "val", o.eval_batch_size, *eval_ws);
     s.best_eval = best_eval;
   }
-  if (test_data) {
-    s.test = evaluate_tokenized(ctx, *model, *test_data, o.eval_batch_size, *eval_ws, o.threshold);
+  if (has_test) {
+    s.test = task.evaluate(ctx, *model, "test", o.eval_batch_size, *eval_ws);
     loggers->line(eval_line(*s.test, s.global_step));
   }
   st.log_history.push_back(json{{"epoch", s.epoch},
@@ -535,16 +470,33 @@ TrainSummary fit(const TrainOptions& o) {
 EvalResult evaluate(const EvalOptions& o) {
   using namespace rc::train;
   RC_CHECK(o.batch_size > 0, Errc::invalid_argument, "--batch-size must be > 0");
-  auto model = model::load_checkpoint(o.model_dir, {});
+  model::CheckpointLoadOptions lo;
+  lo.head = model::head_kind_of(model::RobertaConfig::from_file(o.model_dir / "config.json").architectures);
+  RC_CHECK(lo.head != model::HeadKind::masked_lm, Errc::invalid_argument, o.model_dir.string(),
+           " is a masked-LM model: eval scores classifiers\nHINT: `roberta pretrain --eval-data` reports perplexity");
+  auto model = model::load_checkpoint(o.model_dir, lo);
   const auto tokenizer = Tokenizer::from_dir(o.model_dir);
   model::check_tokenizer_fits(*tokenizer, model->config(), o.model_dir);
+  const int max_length = int(std::min<int64_t>(o.max_length, model->config().max_tokens()));
+  if (lo.head == model::HeadKind::token_classifier) {
+    const TokenColumns columns{o.tokens_column, o.tags_column};
+    const TaggedDataset ds = load_tagged_dataset(o.data, columns);
+    const TaggedSplit* split = ds.find(o.split);
+    if (!split && ds.splits.size() == 1) split = &ds.splits.begin()->second;
+    RC_CHECK(split, Errc::not_found, "dataset ", o.data.string(), " has no split '", o.split, "'");
+    const TokenLabelledSplit t =
+        tokenize_tagged_split(*tokenizer, *split, model->config().id2label, max_length, false, columns);
+    const kernels::ExecCtx ctx = train::make_ctx(o.bf16, o.device);
+    model->to_device(ctx);
+    model::InferenceWorkspace ws(ctx, model->config(), o.batch_size, std::max<int64_t>(1, t.tokens.max_length()));
+    return evaluate_token_split(ctx, *model, t, o.split, o.batch_size, ws);
+  }
   const Dataset ds = load_dataset(o.data, DataColumns{o.text_column, o.label_column});
   const TextSplit* split = ds.find(o.split);
   if (!split && ds.splits.size() == 1) split = &ds.splits.begin()->second;  // a single file
   RC_CHECK(split, Errc::not_found, "dataset ", o.data.string(), " has no split '", o.split, "'");
-  const int max_len = int(std::min<int64_t>(o.max_length, model->config().max_tokens()));
   const train::PreparedSplit p = train::prepare_split(*split, dataset_label_names(ds), model->config().id2label,
-                                                      *tokenizer, max_len, train::problem_type_of(model->config()));
+                                                      *tokenizer, max_length, train::problem_type_of(model->config()));
   const kernels::ExecCtx ctx = train::make_ctx(o.bf16, o.device);
   model->to_device(ctx);
   model::InferenceWorkspace ws(ctx, model->config(), o.batch_size, std::max<int64_t>(1, p.tok.max_length()));

@@ -1,0 +1,72 @@
+// What the training loop (fit, trainer.cpp) asks of a task, and nothing more: the train
+// examples, how rows of them become a micro-batch with the head's targets, how a split is
+// scored and by which metric the best checkpoint is kept. The loop knows no head, loss, label
+// format or metric; the model layer's heads take the targets (model::Targets).
+//
+// Tasks (task_*.cpp):
+//   - sequence classification, all three problem types (single-label, multi-label,
+//     regression: the head's loss follows config.problem_type);
+//   - token classification (NER): per-token labels aligned as run_ner.py, seqeval metrics.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kernels/exec_ctx.h"
+#include "model/roberta_model.h"
+#include "roberta/tokenizer.h"
+#include "roberta/trainer.h"
+#include "train/data_order.h"
+#include "train/evaluator.h"
+#include "train/token_data.h"
+
+namespace rc::train {
+
+// One micro-batch as a task fills it: the padded ids (pb) and, for per-token tasks, the B·T
+// labels (-100 on padding and on tokens without a target). Sized once (reserve): filling
+// allocates nothing.
+struct TaskBatch {
+  PaddedBatch pb;
+  std::vector<int32_t> token_labels;
+  model::Batch batch() const { return model::Batch{pb.B, pb.T, pb.ids.data(), pb.seq_lens.data(), nullptr}; }
+};
+
+class Task {
+ public:
+  virtual ~Task() = default;
+  // The training examples (their lengths drive the epoch order and --group-by-length; the
+  // fingerprint of their ids identifies the run's data on resume and across ranks).
+  virtual const TokenizedSplit& train_examples() const = 0;
+  virtual void reserve(TaskBatch& b, int64_t max_B, int64_t max_T) const = 0;
+  // Rows idx of the train examples as one micro-batch, and what the head scores them against.
+  virtual void collate(std::span<const int64_t> idx, int32_t pad_id, TaskBatch& out) const = 0;
+  virtual model::Targets targets(const TaskBatch& b) const = 0;
+  // The evaluation splits the data has ("val", "test"), their longest example, and scoring.
+  virtual bool has_split(const std::string& name) const = 0;
+  virtual int64_t max_eval_length() const = 0;
+  virtual EvalResult evaluate(const kernels::ExecCtx& ctx, const model::RobertaModel& model, const std::string& split,
+                              int64_t batch_size, model::InferenceWorkspace& ws) const = 0;
+  // --metric when the user gives none.
+  virtual std::string default_metric() const = 0;
+};
+
+// Sequence classification of prepared splits (evaluator.h) for the model's problem type;
+// threshold: multi-label's.
+std::unique_ptr<Task> sequence_classification_task(PreparedSplit train, std::vector<PreparedSplit> eval_splits,
+                                                   ProblemType problem, double threshold);
+
+// Token classification: sentences already tokenized and aligned (token_data.h).
+std::unique_ptr<Task> token_classification_task(TokenLabelledSplit train, std::vector<TokenLabelledSplit> eval_splits,
+                                                std::vector<std::string> eval_names);
+
+// The token classifier's evaluation of one split: the mean cross-entropy over the labelled
+// tokens and seqeval's entity metrics (precision, recall, f1 overall and per entity type;
+// token accuracy), as transformers' run_ner.py reports them. Shared by fit() and evaluate().
+EvalResult evaluate_token_split(const kernels::ExecCtx& ctx, const model::RobertaModel& model,
+                                const TokenLabelledSplit& s, const std::string& name, int64_t batch_size,
+                                model::InferenceWorkspace& ws);
+
+}  // namespace rc::train

@@ -1,0 +1,179 @@
+// The run's task and model (task_setup.h).
+#include "train/task_setup.h"
+
+#include "core/check.h"
+#include "model/checkpoint.h"
+#include "roberta/log.h"
+#include "train/dataset.h"
+#include "train/evaluator.h"
+#include "train/label_mapping.h"
+#include "train/run_setup.h"
+#include "train/token_data.h"
+
+namespace rc::train {
+namespace fs = std::filesystem;
+
+namespace {
+
+// The problem type of a new run (TrainOptions::problem_type's rule) and the labels it starts
+// the head with.
+std::pair<ProblemType, std::vector<std::string>> choose_problem(const TrainOptions& o, const Dataset& ds,
+                                                                const fs::path& model_dir) {
+  const model::RobertaConfig start = model::RobertaConfig::from_file(model_dir / "config.json");
+  const bool start_classifier = model::head_kind_of(start.architectures) == model::HeadKind::classifier;
+  std::optional<ProblemType> p;
+  if (!o.problem_type.empty()) p = parse_problem_type(o.problem_type);
+  if (!p) p = problem_type_of_data(ds);
+  if (!p && start_classifier && !start.problem_type.empty() && o.labels.empty())
+    p = parse_problem_type(start.problem_type);
+  if (!p) p = o.labels.size() == 1 ? ProblemType::regression : ProblemType::single_label;
+  std::vector<std::string> labels = o.labels;
+  if (labels.empty()) {
+    if (*p == ProblemType::multi_label)
+      labels = multi_label_names(ds);
+    else if (*p == ProblemType::single_label)
+      labels = dataset_label_names(ds);
+    else if (start_classifier && start.num_labels() == 1)
+      labels = start.id2label;
+    else
+      labels = {"LABEL_0"};
+  }
+  return {*p, labels};
+}
+
+std::string eval_counts(const std::vector<std::string>& names, const std::vector<int64_t>& sizes) {
+  std::string s;
+  for (size_t i = 0; i < names.size(); ++i) s += ", " + std::to_string(sizes[i]) + " " + names[i];
+  return s;
+}
+
+}  // namespace
+
+bool is_token_task(const TrainOptions& o) {
+  if (o.task == "token-classification") return true;
+  RC_CHECK(o.task.empty() || o.task == "text-classification", Errc::invalid_argument, "unknown --task '", o.task,
+           "'\nHINT: use text-classification or token-classification");
+  if (!o.task.empty() || o.model_dir.empty() || !fs::exists(o.model_dir / "config.json")) return false;
+  const model::RobertaConfig start = model::RobertaConfig::from_file(o.model_dir / "config.json");
+  return model::head_kind_of(start.architectures) == model::HeadKind::token_classifier;
+}
+
+TaskSetup setup_sequence_task(const TrainOptions& o, const fs::path& resume_dir, bool evaluate_splits) {
+  const Dataset ds = load_dataset(o.data, DataColumns{o.text_column, o.label_column});
+  const TextSplit* train_split = ds.find("train");
+  RC_CHECK(train_split, Errc::not_found, "dataset ", o.data.string(), " has no train split");
+  const std::vector<std::string> data_names = dataset_label_names(ds);
+  const auto [problem0, problem_labels] = choose_problem(o, ds, o.model_dir);
+
+  // As from_pretrained: a checkpoint without a classifier (RobertaModel, RobertaForMaskedLM)
+  // loads its encoder, reports lm_head.* as unused and gets a new head, labels from the data.
+  model::CheckpointLoadOptions lo;
+  lo.init_head = true;
+  lo.labels = problem_labels;
+  lo.seed = o.seed;
+  const bool resume = !resume_dir.empty();
+  std::unique_ptr<model::RobertaModel> model =
+      model::load_checkpoint(resume ? resume_dir : o.model_dir, resume ? model::CheckpointLoadOptions{} : lo);
+  if (!resume) {
+    // A new head when the labels change: --labels, or a problem type whose labels differ from
+    // the starting classifier's (its multi-label names, one regression output).
+    const bool new_labels = !o.labels.empty() || problem0 != ProblemType::single_label;
+    if (new_labels && model->config().id2label != problem_labels) model = reheaded(*model, problem_labels, o.seed);
+    model::RobertaConfig cfg = model->config();
+    if (o.labels.empty() && is_default_label_names(cfg.id2label) && data_names.size() == cfg.id2label.size() &&
+        problem0 == ProblemType::single_label)
+      cfg.id2label = data_names;  // name the placeholder labels after the data
+    cfg.problem_type = problem_type_name(problem0);
+    model = with_config(*model, cfg);
+  }
+  const model::RobertaConfig& cfg = model->config();
+  const int64_t K = cfg.num_labels();
+  const ProblemType problem = problem_type_of(cfg);
+  RC_CHECK(problem != ProblemType::single_label || K >= 2, Errc::invalid_argument, "the model has ", K,
+           " label(s); single-label classification needs at least 2",
+           "\nHINT: --problem-type regression for one output");
+  RC_CHECK(problem != ProblemType::regression || K == 1, Errc::invalid_argument, "regression trains one output, the ",
+           "model has ", K, "\nHINT: pass --labels NAME for a new one-output head");
+  RC_CHECK(K >= 1, Errc::invalid_argument, "the model has no labels\nHINT: pass --labels a,b,c");
+
+  const auto tokenizer = Tokenizer::from_dir(o.model_dir);
+  model::check_tokenizer_fits(*tokenizer, cfg, o.model_dir);
+  const int max_len = int(std::min<int64_t>(o.max_length, cfg.max_tokens()));
+  PreparedSplit train = prepare_split(*train_split, data_names, cfg.id2label, *tokenizer, max_len, problem);
+  std::vector<PreparedSplit> evals;
+  std::vector<std::string> names;
+  std::vector<int64_t> sizes;
+  if (evaluate_splits)  // only rank 0 evaluates
+    for (const char* name : {"val", "test"})
+      if (const TextSplit* sp = ds.find(name)) {
+        evals.push_back(prepare_split(*sp, data_names, cfg.id2label, *tokenizer, max_len, problem));
+        evals.back().name = name;
+        names.push_back(name);
+        sizes.push_back(evals.back().tok.size());
+      }
+  TaskSetup t;
+  t.layout = ds.layout;
+  t.problem_type = problem_type_name(problem);
+  t.eval_counts = eval_counts(names, sizes);
+  t.task = sequence_classification_task(std::move(train), std::move(evals), problem, o.threshold);
+  t.model = std::move(model);
+  return t;
+}
+
+TaskSetup setup_token_task(const TrainOptions& o, const fs::path& resume_dir, bool evaluate_splits) {
+  const TokenColumns columns{o.tokens_column, o.tags_column};
+  const TaggedDataset ds = load_tagged_dataset(o.data, columns);
+  const TaggedSplit* train_split = ds.find("train");
+  RC_CHECK(train_split, Errc::not_found, "dataset ", o.data.string(), " has no train split");
+  // The label list: --labels, else a token classifier's own (real) names, else the data's.
+  const model::RobertaConfig start = model::RobertaConfig::from_file(o.model_dir / "config.json");
+  std::vector<std::string> given = o.labels;
+  if (given.empty() && model::head_kind_of(start.architectures) == model::HeadKind::token_classifier &&
+      !is_default_label_names(start.id2label))
+    given = start.id2label;
+  const std::vector<std::string> labels = resolve_label_list(ds, given);
+
+  model::CheckpointLoadOptions lo;
+  lo.head = model::HeadKind::token_classifier;
+  lo.init_head = true;
+  lo.labels = labels;
+  lo.seed = o.seed;
+  const bool resume = !resume_dir.empty();
+  model::CheckpointLoadOptions resume_lo;
+  resume_lo.head = model::HeadKind::token_classifier;
+  std::unique_ptr<model::RobertaModel> model =
+      model::load_checkpoint(resume ? resume_dir : o.model_dir, resume ? resume_lo : lo);
+  if (!resume) {
+    if (model->config().id2label != labels) model = reheaded(*model, labels, o.seed);
+    model::RobertaConfig cfg = model->config();
+    cfg.problem_type.clear();
+    cfg.architectures = {"RobertaForTokenClassification"};
+    model = with_config(*model, cfg);
+  }
+  const model::RobertaConfig& cfg = model->config();
+  RC_CHECK(cfg.num_labels() >= 1, Errc::invalid_argument, "the model has no labels\nHINT: pass --labels O,B-PER,I-PER");
+  const auto tokenizer = Tokenizer::from_dir(o.model_dir);
+  model::check_tokenizer_fits(*tokenizer, cfg, o.model_dir);
+  const int max_len = int(std::min<int64_t>(o.max_length, cfg.max_tokens()));
+  TokenLabelledSplit train =
+      tokenize_tagged_split(*tokenizer, *train_split, cfg.id2label, max_len, o.label_all_tokens, columns);
+  std::vector<TokenLabelledSplit> evals;
+  std::vector<std::string> names;
+  std::vector<int64_t> sizes;
+  if (evaluate_splits)
+    for (const char* name : {"val", "test"})
+      if (const TaggedSplit* sp = ds.find(name)) {
+        evals.push_back(tokenize_tagged_split(*tokenizer, *sp, cfg.id2label, max_len, o.label_all_tokens, columns));
+        names.push_back(name);
+        sizes.push_back(evals.back().size());
+      }
+  TaskSetup t;
+  t.layout = ds.layout;
+  t.problem_type = "token_classification";
+  t.eval_counts = eval_counts(names, sizes);
+  t.task = token_classification_task(std::move(train), std::move(evals), std::move(names));
+  t.model = std::move(model);
+  return t;
+}
+
+}  // namespace rc::train
