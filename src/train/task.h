@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -41,8 +42,9 @@ class Task {
   // fingerprint of their ids identifies the run's data on resume and across ranks).
   virtual const TokenizedSplit& train_examples() const = 0;
   virtual void reserve(TaskBatch& b, int64_t max_B, int64_t max_T) const = 0;
-  // Rows idx of the train examples as one micro-batch, and what the head scores them against.
-  virtual void collate(std::span<const int64_t> idx, int32_t pad_id, TaskBatch& out) const = 0;
+  // Rows idx of the train examples as one micro-batch for optimizer step `step` (the masked-LM
+  // task draws its masks from it), and what the head scores them against.
+  virtual void collate(std::span<const int64_t> idx, int64_t step, int32_t pad_id, TaskBatch& out) const = 0;
   virtual model::Targets targets(const TaskBatch& b) const = 0;
   // The evaluation splits the data has ("val", "test"), their longest example, and scoring.
   virtual bool has_split(const std::string& name) const = 0;
@@ -51,6 +53,9 @@ class Task {
                               int64_t batch_size, model::InferenceWorkspace& ws) const = 0;
   // --metric when the user gives none.
   virtual std::string default_metric() const = 0;
+  // Whether only the batch's rows of the word embeddings get gradient (data parallel sends
+  // those alone); not with a decoder tied to them (masked LM).
+  virtual bool sparse_word_grads() const { return true; }
 };
 
 // Sequence classification of prepared splits (evaluator.h) for the model's problem type;
@@ -61,6 +66,13 @@ std::unique_ptr<Task> sequence_classification_task(PreparedSplit train, std::vec
 // Token classification: sentences already tokenized and aligned (token_data.h).
 std::unique_ptr<Task> token_classification_task(TokenLabelledSplit train, std::vector<TokenLabelledSplit> eval_splits,
                                                 std::vector<std::string> eval_names);
+
+// Masked-LM pretraining (run_mlm.py): examples from mlm_examples (line by line or packed
+// blocks), masks from (seed, step, example) (mlm_collator.h), evaluation = the masked-LM loss
+// over the held-out examples with fixed masks, and its perplexity.
+struct MlmMasking;
+std::unique_ptr<Task> masked_lm_task(TokenizedSplit train, std::optional<TokenizedSplit> eval,
+                                     const MlmMasking& masking, uint64_t seed);
 
 // The token classifier's evaluation of one split: the mean cross-entropy over the labelled
 // tokens and seqeval's entity metrics (precision, recall, f1 overall and per entity type;

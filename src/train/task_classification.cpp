@@ -26,7 +26,7 @@ class SequenceClassificationTask final : public Task {
   void reserve(TaskBatch& b, int64_t max_B, int64_t max_T) const override {
     b.pb.reserve(max_B, max_T, train_.tok.target_width);
   }
-  void collate(std::span<const int64_t> idx, int32_t pad_id, TaskBatch& out) const override {
+  void collate(std::span<const int64_t> idx, int64_t, int32_t pad_id, TaskBatch& out) const override {
     fill_batch(train_.tok, idx, pad_id, out.pb);
   }
   model::Targets targets(const TaskBatch& b) const override {
@@ -70,7 +70,7 @@ class TokenClassificationTask final : public Task {
     b.pb.reserve(max_B, max_T);
     b.token_labels.reserve(size_t(max_B * max_T));
   }
-  void collate(std::span<const int64_t> idx, int32_t pad_id, TaskBatch& out) const override {
+  void collate(std::span<const int64_t> idx, int64_t, int32_t pad_id, TaskBatch& out) const override {
     fill_batch(train_.tokens, idx, pad_id, out.pb);
     fill_token_labels(train_, idx, out.pb.T, out.token_labels);
   }

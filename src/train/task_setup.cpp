@@ -9,9 +9,18 @@
 #include "train/label_mapping.h"
 #include "train/run_setup.h"
 #include "train/token_data.h"
+#include "train/mlm_collator.h"
+#include "core/json_depth.h"
+#include "io/text_lines.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
 
 namespace rc::train {
 namespace fs = std::filesystem;
+using json = nlohmann::json;
 
 namespace {
 
@@ -39,6 +48,47 @@ std::pair<ProblemType, std::vector<std::string>> choose_problem(const TrainOptio
       labels = {"LABEL_0"};
   }
   return {*p, labels};
+}
+
+bool blank(const std::string& s) {
+  return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c); });
+}
+
+// One text per line: .txt (the line without its ending), .jsonl ({"text": ...}), .csv / .tsv
+// (a header row, the text column). Blank texts are dropped, as run_mlm.py's line_by_line does.
+// Read by io/text_lines.h, as `train` reads its data: a UTF-8 BOM dropped, CRLF ends a line,
+// NUL bytes (UTF-16, binary files) refused with the file and line named.
+std::vector<std::string> read_texts(const fs::path& path, const std::string& column) {
+  RC_CHECK(fs::is_regular_file(path), Errc::not_found, path.string(), ": no such file",
+           "\nHINT: --data takes a .txt, .jsonl, .csv or .tsv file with one text per line");
+  const std::string ext = path.extension().string();
+  std::vector<std::string> texts;
+  if (ext == ".jsonl" || ext == ".json") {
+    int64_t line_no = 0;
+    for (const std::string& line : io::read_text_lines(path)) {
+      ++line_no;
+      if (blank(line)) continue;
+      check_json_depth(line, path.string() + ":" + std::to_string(line_no));
+      json j;
+      try {
+        j = json::parse(line);
+      } catch (const json::exception& e) {
+        RC_THROW(Errc::format, path.string(), ":", line_no, ": not JSON (", e.what(), ")");
+      }
+      RC_CHECK(j.is_object() && j.contains(column) && j[column].is_string(), Errc::format, path.string(), ":", line_no,
+               ": no string field '", column, "'\nHINT: pass --text-column NAME");
+      texts.push_back(j[column].get<std::string>());
+    }
+  } else if (ext == ".csv" || ext == ".tsv") {
+    // The text column doubles as the (unused) label column.
+    TextSplit s = parse_delimited(io::read_text_file(path), ext == ".tsv" ? '\t' : ',', {column, column}, path);
+    texts = std::move(s.texts);
+  } else {
+    texts = io::read_text_lines(path);
+  }
+  texts.erase(std::remove_if(texts.begin(), texts.end(), blank), texts.end());
+  RC_CHECK(!texts.empty(), Errc::invalid_argument, path.string(), ": no texts");
+  return texts;
 }
 
 std::string eval_counts(const std::vector<std::string>& names, const std::vector<int64_t>& sizes) {
@@ -172,6 +222,64 @@ TaskSetup setup_token_task(const TrainOptions& o, const fs::path& resume_dir, bo
   t.problem_type = "token_classification";
   t.eval_counts = eval_counts(names, sizes);
   t.task = token_classification_task(std::move(train), std::move(evals), std::move(names));
+  t.model = std::move(model);
+  return t;
+}
+
+TaskSetup setup_masked_lm_task(const PretrainOptions& o, const fs::path& resume_dir) {
+  RC_CHECK(o.validation_split_percentage >= 0 && o.validation_split_percentage < 100, Errc::invalid_argument,
+           "--validation-split-percentage must be in [0, 100)");
+  model::CheckpointLoadOptions lo;
+  lo.head = model::HeadKind::masked_lm;
+  lo.init_head = true;
+  lo.seed = o.seed;
+  const bool resume = !resume_dir.empty();
+  auto model = model::load_checkpoint(resume ? resume_dir : o.model_dir, lo);
+  const model::RobertaConfig& cfg = model->config();
+  const auto tokenizer = Tokenizer::from_dir(o.model_dir);
+  RC_CHECK(tokenizer->vocab_size() <= cfg.vocab_size, Errc::invalid_argument, "the tokenizer has ",
+           tokenizer->vocab_size(), " tokens, the model ", cfg.vocab_size);
+  const int max_len = int(std::min<int64_t>(o.max_length, cfg.max_tokens()));
+
+  // The held-out split is the last validation_split_percentage of the texts (run_mlm.py takes
+  // train[:-p%] / train[-p%:]) unless --eval-data names a file.
+  std::vector<std::string> texts = read_texts(o.data, o.text_column);
+  std::vector<std::string> eval_texts;
+  if (!o.eval_data.empty()) {
+    eval_texts = read_texts(o.eval_data, o.text_column);
+  } else if (o.validation_split_percentage > 0) {
+    const size_t n_eval = texts.size() * size_t(o.validation_split_percentage) / 100;
+    eval_texts.assign(texts.end() - std::ptrdiff_t(n_eval), texts.end());
+    texts.resize(texts.size() - n_eval);
+  }
+  TokenizedSplit train = mlm_examples(*tokenizer, texts, max_len, o.group_texts);
+  std::optional<TokenizedSplit> eval;
+  if (!eval_texts.empty()) eval = mlm_examples(*tokenizer, eval_texts, max_len, o.group_texts);
+  const MlmMasking masking = MlmMasking::for_tokenizer(*tokenizer, o.mlm_probability);
+
+  TaskSetup t;
+  t.layout = o.group_texts ? "blocks of " + std::to_string(max_len) + " tokens" : "line by line";
+  t.problem_type = "masked_lm";
+  t.eval_counts = eval ? ", " + std::to_string(eval->size()) + " held-out" : "";
+  t.load_best_at_end = false;  // run_mlm.py's Trainer default: the last weights
+  // run_mlm.py's arguments: a resume with other ones is refused.
+  const nlohmann::json args{{"model_name_or_path", o.model_dir.string()},
+                            {"train_file", o.data.string()},
+                            {"validation_file", o.eval_data.string()},
+                            {"validation_split_percentage", o.validation_split_percentage},
+                            {"line_by_line", !o.group_texts},
+                            {"max_seq_length", max_len},
+                            {"mlm_probability", o.mlm_probability},
+                            {"learning_rate", o.lr},
+                            {"weight_decay", o.weight_decay},
+                            {"max_grad_norm", o.max_grad_norm},
+                            {"lr_scheduler_type", o.lr_scheduler},
+                            {"warmup_ratio", o.warmup_ratio},
+                            {"warmup_steps", o.warmup_steps},
+                            {"adam_beta2", o.adam_beta2},
+                            {"bf16", o.bf16}};
+  t.task_options = args.dump();
+  t.task = masked_lm_task(std::move(train), std::move(eval), masking, o.seed);
   t.model = std::move(model);
   return t;
 }

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "model/roberta_model.h"
+#include "roberta/pretrain.h"
 #include "roberta/trainer.h"
 #include "train/task.h"
 
@@ -16,10 +18,16 @@ namespace rc::train {
 struct TaskSetup {
   std::unique_ptr<model::RobertaModel> model;
   std::unique_ptr<Task> task;
-  std::string layout;        // the data's ("tweeteval", "jsonl", "conll", ...)
-  std::string problem_type;  // config.problem_type, or "token_classification"
-  std::string eval_counts;   // ", 40 val, 40 test" for the log line
+  std::string layout;            // the data's ("tweeteval", "jsonl", "conll", ...)
+  std::string problem_type;      // config.problem_type, or "token_classification"
+  std::string eval_counts;       // ", 40 val, 40 test" for the log line
+  bool load_best_at_end = true;  // HF's load_best_model_at_end (false: the last weights are the output)
+  std::string task_options;      // RunIdentity::task_options
 };
+
+// The one training loop (trainer.cpp): fit() and pretrain() differ only in the setup.
+using TaskSetupFn = std::function<TaskSetup(const std::filesystem::path& resume_dir, bool main_rank)>;
+TrainSummary run_training(const TrainOptions& o, const TaskSetupFn& make_setup);
 
 // --task token-classification, or (no --task) a starting checkpoint that is a
 // *ForTokenClassification. Throws invalid_argument for an unknown --task.
@@ -28,5 +36,8 @@ bool is_token_task(const TrainOptions& o);
 // process scores val / test (rank 0 only).
 TaskSetup setup_sequence_task(const TrainOptions& o, const std::filesystem::path& resume_dir, bool evaluate_splits);
 TaskSetup setup_token_task(const TrainOptions& o, const std::filesystem::path& resume_dir, bool evaluate_splits);
+// Masked-LM pretraining (run_mlm.py): texts read, held out and tokenized as `p` says; the
+// model a RobertaForMaskedLM (a missing lm_head gets HF's init).
+TaskSetup setup_masked_lm_task(const PretrainOptions& p, const std::filesystem::path& resume_dir);
 
 }  // namespace rc::train

@@ -108,6 +108,15 @@ train::DataParallel connect(const TrainOptions& o, const kernels::ExecCtx& ctx, 
 }  // namespace
 
 TrainSummary fit(const TrainOptions& o) {
+  return train::run_training(o, [&](const fs::path& resume_dir, bool main_rank) {
+    return train::is_token_task(o) ? train::setup_token_task(o, resume_dir, main_rank)
+                                   : train::setup_sequence_task(o, resume_dir, main_rank);
+  });
+}
+
+namespace train {
+
+TrainSummary run_training(const TrainOptions& o, const TaskSetupFn& make_setup) {
   using namespace rc::train;
   using train::ProblemType;
   validate(o);
@@ -140,8 +149,7 @@ TrainSummary fit(const TrainOptions& o) {
   // 0's disk only).
   const bool resume_here = o.resume && main_rank;
   const fs::path resume_dir = resume_here ? checkpoints.back().second : fs::path();
-  TaskSetup setup =
-      is_token_task(o) ? setup_token_task(o, resume_dir, main_rank) : setup_sequence_task(o, resume_dir, main_rank);
+  TaskSetup setup = make_setup(resume_dir, main_rank);
   std::unique_ptr<model::RobertaModel>& model = setup.model;
   const Task& task = *setup.task;
   const model::RobertaConfig& cfg = model->config();
@@ -197,8 +205,8 @@ TrainSummary fit(const TrainOptions& o) {
     engine.set_grad_sync(dp.hook());
     // Only the rows of the batch's tokens carry word-embedding gradient (no tied output head
     // in a classifier): those rows alone travel.
-    if (const model::ParamEntry* e = model->layout().find("roberta.embeddings.word_embeddings.weight"))
-      dp.set_sparse_rows(e->offset, e->shape[0], e->shape[1]);
+    const model::ParamEntry* e = model->layout().find("roberta.embeddings.word_embeddings.weight");
+    if (e && task.sparse_word_grads()) dp.set_sparse_rows(e->offset, e->shape[0], e->shape[1]);
     if (o.dist_overlap) {
       dp.enable_overlap(*model, engine.grads());
       if (dp.overlapping()) engine.set_layer_grads_ready(dp.layer_ready());
@@ -209,8 +217,16 @@ TrainSummary fit(const TrainOptions& o) {
   std::optional<model::InferenceWorkspace> eval_ws;
   if (main_rank) eval_ws.emplace(ctx, cfg, o.eval_batch_size, eval_T);
 
-  const RunIdentity identity{
-      o.seed, B, accum, world, o.shuffle, o.group_by_length, max_len, total_steps, std::to_string(data_fp)};
+  const RunIdentity identity{o.seed,
+                             B,
+                             accum,
+                             world,
+                             o.shuffle,
+                             o.group_by_length,
+                             max_len,
+                             total_steps,
+                             std::to_string(data_fp),
+                             setup.task_options};
   const StateLayout layout{updates_per_epoch, o.eval_every > 0 ? o.eval_every : updates_per_epoch,
                            o.logging_steps,   total_steps,
                            num_epochs,        B};
@@ -283,7 +299,7 @@ TrainSummary fit(const TrainOptions& o) {
   double eval_time = 0;
   bool interrupted = false;
   int64_t last_saved = resuming ? engine.global_step() : -1;
-  std::optional<EvalResult> best_eval;
+  std::optional<EvalResult> best_eval, last_eval;
   std::optional<double> best_metric = st.best_metric;
 
   for (; st.epoch < num_epochs && engine.global_step() < total_steps && !interrupted;
@@ -300,7 +316,8 @@ TrainSummary fit(const TrainOptions& o) {
         const int64_t b = shard.m0 + shard.layout.first + k * shard.layout.stride;
         const int64_t i0 = b * B, i1 = std::min(N, i0 + B);
         TaskBatch& mb = micro[size_t(k)];
-        task.collate(std::span<const int64_t>(order.data() + i0, size_t(i1 - i0)), cfg.pad_token_id, mb);
+        task.collate(std::span<const int64_t>(order.data() + i0, size_t(i1 - i0)), engine.global_step(),
+                     cfg.pad_token_id, mb);
         batches[size_t(k)] = mb.batch();
         batch_labels[size_t(k)] = task.targets(mb);
         step_tokens += mb.pb.tokens;
@@ -382,6 +399,7 @@ TrainSummary fit(const TrainOptions& o) {
           h["step"] = step;
           st.log_history.push_back(h);
           loggers->eval_log(e, h, step);
+          last_eval = e;
           const double v = metric_value(e, metric);
           if (!best_metric || (higher_is_better ? v > *best_metric : v < *best_metric)) {
             best_metric = v;
@@ -423,9 +441,11 @@ TrainSummary fit(const TrainOptions& o) {
   s.best_checkpoint = st.best_checkpoint;
   if (interrupted || !main_rank) return s;
 
-  // The best checkpoint becomes the output (load_best_model_at_end), and is scored on test.
+  // The best checkpoint becomes the output (load_best_model_at_end), and is scored on test;
+  // a task without it (masked LM, as run_mlm.py) keeps the last weights and their evaluation.
   const std::string& best = st.best_checkpoint;
-  if (!best.empty() && fs::exists(fs::path(best) / "model.safetensors") &&
+  if (!setup.load_best_at_end) best_eval = last_eval;
+  if (setup.load_best_at_end && !best.empty() && fs::exists(fs::path(best) / "model.safetensors") &&
       fs::path(best).filename() != ("checkpoint-" + std::to_string(s.global_step))) {
     model::CheckpointLoadOptions best_lo;
     best_lo.head = model->head_kind();
@@ -464,6 +484,8 @@ TrainSummary fit(const TrainOptions& o) {
   io::write_file_atomic(out / "report.html", render_report_html(state, shown, "roberta train: " + out.string()));
   return s;
 }
+
+}  // namespace train
 
 // ------------------------------------------------------------------------------ evaluate
 

@@ -41,6 +41,7 @@ json state_to_json(const TrainState& s, const RunIdentity& id, const StateLayout
   r["max_length"] = id.max_length;
   r["total_steps"] = id.total_steps;
   r["data_fingerprint"] = id.data_fingerprint;
+  if (!id.task_options.empty()) r["task_options"] = id.task_options;
   r["loss_sum_total"] = s.loss_sum_total;
   r["log_loss_sum"] = s.log_loss_sum;
   r["log_grad_sum"] = s.log_grad_sum;
@@ -84,6 +85,7 @@ TrainState state_from_json(const std::string& text, const std::string& where, co
   same("max_length", now.max_length, "--max-length");
   same("total_steps", now.total_steps, "--epochs / --max-steps");
   same("data_fingerprint", now.data_fingerprint, "--data (its contents)");
+  if (!now.task_options.empty()) same("task_options", now.task_options, "the training options");
   TrainState s;
   try {
     s.global_step = r.at("global_step").get<int64_t>();

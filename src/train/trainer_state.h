@@ -23,6 +23,9 @@ struct RunIdentity {
   bool shuffle = true, group_by_length = false;
   int64_t max_length = 0, total_steps = 0;
   std::string data_fingerprint;
+  // The task's own options that a resume must keep (masked LM: run_mlm.py's arguments, lr and
+  // masking included); empty: none beyond the above.
+  std::string task_options;
   int64_t global_batch() const { return batch_size * grad_accum * world_size; }
 };
 
