@@ -101,6 +101,7 @@ class TokenClassifierImpl final : public TokenClassifier {
   }
   const std::vector<std::string>& labels() const override { return model_->config().id2label; }
   const Tokenizer& tokenizer() const override { return *tokenizer_; }
+  int max_length() const override { return max_length_; }
 
  private:
   kernels::ExecCtx ctx_;

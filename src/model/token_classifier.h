@@ -30,6 +30,7 @@ class TokenClassifier {
                                                    const std::vector<std::string>& ignore_labels = {"O"}) const = 0;
   virtual const std::vector<std::string>& labels() const = 0;
   virtual const Tokenizer& tokenizer() const = 0;
+  virtual int max_length() const = 0;  // tokens incl. <s> </s>
 };
 
 }  // namespace rc::model

@@ -57,10 +57,19 @@ class InferenceBackend {
   // 413 past max_answer_bytes.
   virtual int32_t mask_id() const { return -1; }
   virtual std::string fill_mask(const std::string& text, int top_k, size_t max_answer_bytes) const;
+  // Token classifiers (RobertaForTokenClassification folders) answer with HF's
+  // token-classification pipeline instead: tags_tokens() is true, and tag_tokens() is one
+  // text's JSON list of entities for `aggregation` (none | simple | first | average | max),
+  // run on an inference thread as the row's work, like fill_mask.
+  virtual bool tags_tokens() const { return false; }
+  virtual std::string tag_tokens(const std::string& text, const std::string& aggregation) const;
 };
 
 inline std::string InferenceBackend::fill_mask(const std::string&, int, size_t) const {
   throw Error(Errc::unsupported, "this model is not a masked-LM model: it has no fill-mask answer");
+}
+inline std::string InferenceBackend::tag_tokens(const std::string&, const std::string&) const {
+  throw Error(Errc::unsupported, "this model is not a token classifier: it has no token-classification answer");
 }
 
 // Everything a loader may take from the serving settings of a package (code/serving.json)
@@ -88,5 +97,9 @@ std::shared_ptr<InferenceBackend> make_classifier_backend(const std::filesystem:
                                                           const BackendOptions& options);
 std::shared_ptr<InferenceBackend> make_fill_mask_backend(const std::filesystem::path& dir,
                                                          const BackendOptions& options = {});
+// model::TokenClassifier behind the interface (token_backend.cpp); make_classifier_backend
+// picks it for a *ForTokenClassification folder.
+std::shared_ptr<InferenceBackend> make_token_backend(const std::filesystem::path& dir,
+                                                     const BackendOptions& options = {});
 
 }  // namespace rc::serve

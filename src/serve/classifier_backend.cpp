@@ -86,8 +86,10 @@ std::shared_ptr<InferenceBackend> make_classifier_backend(const std::filesystem:
   // FIFO here once hung the loader forever, a folder said "basic_filebuf::underflow"), and
   // its errors name the file. Either engine below reads it again; it is a few KB.
   const model::RobertaConfig config = model::RobertaConfig::from_file(dir / "config.json");
-  for (const std::string& a : config.architectures)
+  for (const std::string& a : config.architectures) {
     if (a == "RobertaForMaskedLM") return make_fill_mask_backend(dir, options);
+    if (a == "RobertaForTokenClassification") return make_token_backend(dir, options);
+  }
   LoadOptions load;
   if (!options.precision.empty())
     load.precision = parse_precision(options.precision);

@@ -22,6 +22,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr const char* kTextClassification = "text-classification";
 constexpr const char* kFillMask = "fill-mask";
+constexpr const char* kTokenClassification = "token-classification";
 
 // The parameters of the Inference API's task specs, by task.
 struct TaskParameter {
@@ -32,9 +33,9 @@ constexpr TaskParameter kTaskParameters[] = {
     {"function_to_apply", kTextClassification},
     {"top_k", "text-classification or fill-mask"},
     {"targets", kFillMask},
-    {"aggregation_strategy", "token-classification"},
-    {"ignore_labels", "token-classification"},
-    {"stride", "token-classification"},
+    {"aggregation_strategy", kTokenClassification},
+    {"ignore_labels", kTokenClassification},
+    {"stride", kTokenClassification},
     {"candidate_labels", "zero-shot-classification"},
     {"hypothesis_template", "zero-shot-classification"},
     {"multi_label", "zero-shot-classification"},
@@ -87,6 +88,13 @@ void Router::hf_endpoint(const Ex& ex, const RouteMatch&) {
     return invoke_fill_mask(ex, model, in);
   }
 
+  if (backend.tags_tokens()) {
+    // The Inference API's token-classification answers entity groups ({entity_group, score,
+    // word, start, end}: what @huggingface/inference validates): aggregation "simple" unless
+    // the request asks for another.
+    check_parameters(*in, kTokenClassification, {"aggregation_strategy"}, *model);
+    return invoke_token_classification(ex, model, in, "simple");
+  }
   check_parameters(*in, kTextClassification, {"function_to_apply", "top_k", "truncation"}, *model);
   const auto t0 = Clock::now();
   std::vector<std::vector<int32_t>> rows = tokenize_inputs(*in, *model);

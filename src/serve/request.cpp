@@ -130,6 +130,21 @@ void read_function_to_apply(const json& obj, ParsedInputs& out) {
   }
 }
 
+// TokenClassificationPipeline's aggregation_strategy, checked here so a bad one is a 400.
+void read_aggregation(const json& obj, ParsedInputs& out) {
+  auto a = obj.find("aggregation_strategy");
+  if (a == obj.end() || a->is_null()) return;
+  static const char* const kNames[] = {"none", "simple", "first", "average", "max"};
+  const std::string v = a->is_string() ? a->get<std::string>() : std::string();
+  for (const char* n : kNames)
+    if (v == n) {
+      out.aggregation_strategy = v;
+      return;
+    }
+  throw bad_request("\"aggregation_strategy\" must be \"none\", \"simple\", \"first\", \"average\" or \"max\", got " +
+                    a->dump().substr(0, 64));
+}
+
 void read_params(const json& obj, ParsedInputs& out) {
   if (!obj.is_object()) return;
   out.all_scores = bool_param(obj, "return_all_scores", out.all_scores);
@@ -139,6 +154,7 @@ void read_params(const json& obj, ParsedInputs& out) {
   out.add_special_tokens = bool_param(obj, "add_special_tokens", out.add_special_tokens);
   read_top_k(obj, out);
   read_function_to_apply(obj, out);
+  read_aggregation(obj, out);
 }
 
 }  // namespace
@@ -228,6 +244,7 @@ ParsedInputs parse_hf_endpoint(std::string_view body) {
   for (const auto& item : p->items()) out.parameters.push_back(item.key());
   read_top_k(*p, out);
   read_function_to_apply(*p, out);
+  read_aggregation(*p, out);
   if (auto t = p->find("truncation"); t != p->end() && !t->is_null()) out.truncate = bool_param(*p, "truncation", true);
   return out;
 }

@@ -31,6 +31,9 @@ struct ParsedInputs {
   // against the served model's task.
   ScoreFunction function_to_apply = ScoreFunction::model_default;
   std::vector<std::string> parameters;
+  // Token classification: the pipeline's aggregation_strategy (none | simple | first | average
+  // | max), "" for the route's default.
+  std::string aggregation_strategy;
 };
 
 // POST /invocations, /predictions/..., /models/{name}/invoke.

@@ -595,8 +595,19 @@ void Router::invoke(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<L
                     "batch size " + std::to_string(in->texts.size()) + " > maximum allowed batch size " +
                         std::to_string(config_.max_client_batch_size));
   check_rows_fit_queue(in->texts.size(), model->limits.queue_size, model->name);  // 413 before tokenizing
-  // A masked-LM model answers HF's fill-mask pipeline instead.
+  // A masked-LM model answers HF's fill-mask pipeline instead, a token classifier HF's
+  // token-classification pipeline (the HF inference toolkit's default: no aggregation). TEI
+  // serves neither on /predict.
   if (format != Format::tei && model->backend->mask_id() >= 0) return invoke_fill_mask(ex, model, in);
+  if (model->backend->tags_tokens()) {
+    if (format == Format::tei)
+      throw HttpError(400, "validation",
+                      "model '" + model->name +
+                          "' is a token classifier: /predict serves sequence classification; POST /invocations or / "
+                          "answers token-classification",
+                      Errc::invalid_argument);
+    return invoke_token_classification(ex, model, in, "none");
+  }
   const ResponseFormat accept =
       format == Format::tei ? ResponseFormat::json : response_format(std::string(req[http::field::accept]));
   const auto t0 = Clock::now();
@@ -609,6 +620,36 @@ void Router::invoke(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<L
       return make_response(e.request, 200, render_invocation_csv(j.results, *in, labels), "text/csv");
     return make_response(e.request, 200, render_invocation_json(j.results, *in, labels));
   });
+}
+
+void Router::invoke_token_classification(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<LoadedModel>& model,
+                                         const std::shared_ptr<const ParsedInputs>& in, const char* aggregation) {
+  if (!in->pairs.empty())
+    throw HttpError(400, "validation", "a token classifier tags single texts, not {\"text\", \"text_pair\"} pairs",
+                    Errc::invalid_argument);
+  const std::string agg = in->aggregation_strategy.empty() ? aggregation : in->aggregation_strategy;
+  const auto t0 = Clock::now();
+  std::vector<std::vector<int32_t>> rows;
+  for (const std::string& text : in->texts) {
+    // The row's length is what the queue's token accounting sees; the work reads the text.
+    std::vector<int32_t> ids = model->backend->tokenize(text, model->max_length > 0 ? int(model->max_length) : 0);
+    rows.push_back(std::move(ids));
+  }
+  const double tokenize_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  auto answers = std::make_shared<std::vector<std::string>>(in->texts.size());
+  std::shared_ptr<const InferenceBackend> backend = model->backend;
+  auto run_row = [in, answers, backend, agg](size_t i) { (*answers)[i] = backend->tag_tokens(in->texts[i], agg); };
+  submit(
+      ex, model, std::move(rows), tokenize_seconds,
+      [in, answers](const Exchange& e, const Job&) {
+        // One text: its list of entities; several: a list of those lists (the pipeline's shape).
+        if (in->single && answers->size() == 1) return make_response(e.request, 200, std::move((*answers)[0]));
+        std::string body = "[";
+        for (size_t i = 0; i < answers->size(); ++i) body += (i ? "," : "") + (*answers)[i];
+        body += ']';
+        return make_response(e.request, 200, std::move(body));
+      },
+      std::move(run_row));
 }
 
 void Router::invoke_fill_mask(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<LoadedModel>& model,

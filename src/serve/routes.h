@@ -150,6 +150,10 @@ class Router {
   // model's queue, top_k x <mask> tokens bounded first (kMaxFillMaskCandidates).
   void invoke_fill_mask(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<LoadedModel>& model,
                         const std::shared_ptr<const struct ParsedInputs>& in);
+  // A token classifier's: HF's token-classification pipeline, one row per text through the
+  // model's queue; the request's aggregation_strategy, else `aggregation`.
+  void invoke_token_classification(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<LoadedModel>& model,
+                                   const std::shared_ptr<const struct ParsedInputs>& in, const char* aggregation);
   // Tokenizes every input (pairs too); 413 over the limit unless truncating.
   std::vector<std::vector<int32_t>> tokenize_inputs(const struct ParsedInputs& in, const LoadedModel& model) const;
   // Queues rows; on_done runs on the connection's thread with the finished job.

@@ -3,12 +3,12 @@
 // Every answer must pass the client's own validation (providers/hf-inference.js getResponse)
 // and equal what `roberta predict` / `roberta fill-mask` print for the same text, which
 // test_hf_client.sh ran first and passes in as JSON files.
-//   node client.mjs CLASSIFIER_URL MLM_URL EXPECTED.json TWEETS_URL
+//   node client.mjs CLASSIFIER_URL MLM_URL EXPECTED.json TWEETS_URL NER_URL
 // (TWEETS_URL: the classifier served with --preprocess tweet --function-to-apply sigmoid.)
 import { readFileSync } from "node:fs";
 import { InferenceClient, HfInference } from "@huggingface/inference";
 
-const [classifierUrl, mlmUrl, expectedPath, tweetsUrl] = process.argv.slice(2);
+const [classifierUrl, mlmUrl, expectedPath, tweetsUrl, nerUrl] = process.argv.slice(2);
 const expected = JSON.parse(readFileSync(expectedPath, "utf8"));
 let failures = 0;
 const fail = (what) => {
@@ -48,6 +48,17 @@ for (const c of expected.tweets) {
   checkClassification(`serve --preprocess tweet: textClassification(${JSON.stringify(c.text)})`, got, c.cli);
   if (Object.keys(c.cli.scores).every((l) => same(c.cli.scores[l], c.unprocessed.scores[l])))
     fail("the tweet must be one that preprocessing changes");
+}
+
+// tokenClassification: the entity groups `roberta predict --aggregation simple` prints.
+const ner = new InferenceClient().endpoint(nerUrl);
+for (const c of expected.tokens) {
+  const got = await ner.tokenClassification({ inputs: c.text });
+  const ok = Array.isArray(got) && c.cli.length > 0 && got.length === c.cli.length && got.every((g, i) =>
+    g.entity_group === c.cli[i].entity_group && same(g.score, c.cli[i].score) && g.word === c.cli[i].word &&
+    g.start === c.cli[i].start && g.end === c.cli[i].end);
+  if (!ok) fail(`tokenClassification(${JSON.stringify(c.text)}): ${JSON.stringify(got)} != roberta predict ${JSON.stringify(c.cli)}`);
+  else console.log(`ok: tokenClassification(${JSON.stringify(c.text)}): ${got.length} entity groups`);
 }
 
 const mlm = new InferenceClient().endpoint(mlmUrl);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The official @huggingface/inference client (npm, pinned by package-lock.json, installed once
-# into a cache) against `roberta serve` on loopback: textClassification on the tiny classifier
+# into a cache) against `roberta serve` on loopback: tokenClassification on a token classifier
+# trained here for one step, textClassification on the tiny classifier
 # (tests/data/tiny), fillMask on the tiny masked-LM model (assets/pretrained/tweets-tiny-mlm
 # with roberta-base's tokenizer), each answer equal to what `roberta predict` / `roberta
 # fill-mask` print for the same text (client.mjs), and a server started with --preprocess tweet
@@ -48,13 +49,22 @@ serve() {  # serve NAME DIR [FLAGS...] -> sets PORT
   done
   cat "$WORK/$1.log"; echo "FAIL: serve $1 not ready in 30 s"; exit 1
 }
+# A token classifier: the tiny body with a token head trained one step on two sentences.
+NER="$WORK/ner"
+printf '%s\n' '{"tokens": ["Ann", "went", "to", "Rome"], "ner_tags": ["B-PER", "O", "O", "B-LOC"]}' \
+  '{"tokens": ["Bob", "saw", "Paris", "today"], "ner_tags": ["B-PER", "O", "B-LOC", "O"]}' > "$WORK/ner.jsonl"
+"$BIN" train --model "$TINY" --task token-classification --data "$WORK/ner.jsonl" --output "$NER" --max-steps 1 \
+  --batch-size 2 --threads 1 > "$WORK/ner-train.log" 2>&1 || { cat "$WORK/ner-train.log"; echo "FAIL: train ner"; exit 1; }
 serve tiny "$TINY"; TINY_PORT=$PORT
 serve mlm "$MLM"; MLM_PORT=$PORT
 serve tweets "$TINY" --preprocess tweet --function-to-apply sigmoid; TWEETS_PORT=$PORT
+serve ner "$NER"; NER_PORT=$PORT
 
 # What the CLI prints for the same texts: the expectations client.mjs compares with.
 predict() { "$BIN" predict --model "$TINY" --precision fp32 --threads 1 "$@"; }
 fill() { "$BIN" fill-mask --model "$MLM" --threads 1 "$@"; }
+tag() { "$BIN" predict --model "$NER" --precision fp32 --threads 1 --aggregation simple "$@"; }
+N1="Ann went to Rome with Bob"
 T1="Covid cases are increasing fast!"
 T2="I love this so much"
 M1="The weather is <mask> today."
@@ -73,6 +83,9 @@ cat > "$WORK/expected.json" <<JSON
     {"text": $(printf '%s' "$T3" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))'),
      "cli": $(predict --preprocess tweet --function-to-apply sigmoid "$T3"), "unprocessed": $(predict --function-to-apply sigmoid "$T3")}
   ],
+  "tokens": [
+    {"text": $(printf '%s' "$N1" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))'), "cli": $(tag "$N1")}
+  ],
   "fill_mask": [
     {"text": $(printf '%s' "$M1" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))'), "top_k": 5, "cli": $(fill --top-k 5 "$M1")},
     {"text": $(printf '%s' "$M1" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))'), "top_k": 2, "cli": $(fill --top-k 2 "$M1")}
@@ -80,4 +93,4 @@ cat > "$WORK/expected.json" <<JSON
 }
 JSON
 node "$CACHE/client.mjs" "http://127.0.0.1:$TINY_PORT" "http://127.0.0.1:$MLM_PORT" "$WORK/expected.json" \
-  "http://127.0.0.1:$TWEETS_PORT"
+  "http://127.0.0.1:$TWEETS_PORT" "http://127.0.0.1:$NER_PORT"

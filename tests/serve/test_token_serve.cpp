@@ -1,0 +1,113 @@
+// A token classifier (RobertaForTokenClassification) on the server: POST / answers as the
+// Inference API's token-classification (entity groups, aggregation "simple" unless asked),
+// POST /invocations as the HF inference toolkit's pipeline (no aggregation unless asked), both
+// equal to model::TokenClassifier's answer; TEI's /predict refuses it, and another task's
+// parameters or a bad aggregation_strategy are 400s naming what is wrong.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "model/checkpoint.h"
+#include "model/token_classifier.h"
+#include "serve/serve_fixture.h"
+
+using namespace rc::serve;
+using namespace rc::serve::testing;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kTiny = fs::path(RC_TEST_DATA_DIR) / "tiny";
+
+// The tiny body with a fresh 5-label token head (random: most tokens get an entity).
+fs::path write_tagger(const fs::path& dir) {
+  rc::model::CheckpointLoadOptions lo;
+  lo.head = rc::model::HeadKind::token_classifier;
+  lo.init_head = true;
+  lo.labels = {"O", "B-PER", "I-PER", "B-LOC", "I-LOC"};
+  lo.seed = 3;
+  auto m = rc::model::load_checkpoint(kTiny, lo);
+  for (float& w : m->param("classifier.weight")) w *= 200.0f;  // decisive scores, away from ties
+  rc::model::save_checkpoint(dir, *m);
+  rc::model::copy_tokenizer_files(kTiny, dir);
+  return dir;
+}
+
+struct TaggerServer {
+  TempDir tmp;
+  fs::path model;
+  std::unique_ptr<Server> server;
+  TaggerServer() {
+    model = write_tagger(tmp.path() / "tagger");
+    ServerConfig c;
+    c.host = "127.0.0.1";
+    c.port = 0;
+    c.management_port = -1;
+    c.compute_threads = 1;
+    c.registry.work_dir = tmp.path();
+    c.registry.limits.max_batch_delay_ms = 1;
+    c.registry.backend.precision = "fp32";
+    server = std::make_unique<Server>(c, make_classifier_backend);
+    server->start();
+    ModelSpec spec;
+    spec.name = "m";
+    spec.path = model;
+    server->registry().load(spec);
+  }
+  HttpResult post(const std::string& target, const json& body) const {
+    return call("POST", "http://127.0.0.1:" + std::to_string(server->port()) + target, body.dump());
+  }
+};
+
+json expected(const rc::model::TokenClassifier& t, const std::string& text, rc::model::Aggregation a) {
+  return rc::model::token_classification_to_json(t.predict(std::vector<std::string>{text}, a)[0]);
+}
+
+}  // namespace
+
+TEST(TokenServe, HfEndpointAndInvocationsAnswerAsThePipeline) {
+  TaggerServer s;
+  rc::LoadOptions lo;
+  lo.precision = rc::Precision::fp32;
+  auto tagger = rc::model::TokenClassifier::load(s.model, lo);
+  const std::string a = "Ann went to Rome today", b = "the city saw Bob";
+  const json simple_a = expected(*tagger, a, rc::model::Aggregation::simple);
+  ASSERT_FALSE(simple_a.empty()) << "the fixture tags nothing: the test would prove little";
+
+  HttpResult r = s.post("/", {{"inputs", a}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body), simple_a);
+  for (const json& e : json::parse(r.body)) EXPECT_TRUE(e.contains("entity_group")) << e;  // what the client checks
+
+  r = s.post("/", {{"inputs", {a, b}}, {"parameters", {{"aggregation_strategy", "first"}}}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body), json::array({expected(*tagger, a, rc::model::Aggregation::first),
+                                              expected(*tagger, b, rc::model::Aggregation::first)}));
+
+  r = s.post("/invocations", {{"inputs", a}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body), expected(*tagger, a, rc::model::Aggregation::none));
+  r = s.post("/invocations", {{"inputs", a}, {"parameters", {{"aggregation_strategy", "max"}}}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body), expected(*tagger, a, rc::model::Aggregation::max));
+}
+
+TEST(TokenServe, OtherTasksAndBadParametersAreRefused) {
+  TaggerServer s;
+  HttpResult r = s.post("/predict", {{"inputs", "Ann went to Rome"}});
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_NE(r.body.find("token classifier"), std::string::npos) << r.body;
+
+  r = s.post("/", {{"inputs", "Ann"}, {"parameters", {{"function_to_apply", "softmax"}}}});
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_NE(r.body.find("text-classification"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("serves token-classification"), std::string::npos) << r.body;
+
+  r = s.post("/", {{"inputs", "Ann"}, {"parameters", {{"aggregation_strategy", "longest"}}}});
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_NE(r.body.find("aggregation_strategy"), std::string::npos) << r.body;
+
+  r = s.post("/invocations", {{"inputs", {{"text", "a"}, {"text_pair", "b"}}}});
+  EXPECT_EQ(r.status, 400) << r.body;
+}
