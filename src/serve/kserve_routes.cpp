@@ -253,6 +253,13 @@ void Router::v2_model_ready(const Ex& ex, const RouteMatch& m) {
 void Router::v2_infer(const Ex& ex, const RouteMatch& m) {
   require_ready();
   const auto model = v2_model(m);
+  // KServe's outputs here are a sequence classifier's (label, scores); other tasks have their
+  // own routes.
+  if (model->backend->tags_tokens() || model->backend->mask_id() >= 0)
+    throw bad(
+        "model '" + model->name + "' is a " +
+        (model->backend->tags_tokens() ? "token classifier (token-classification)" : "masked-LM model (fill-mask)") +
+        ": the v2 infer route serves text-classification; use POST /invocations or POST /");
   // Triton's binary tensor data extension (tritonclient sends BYTES this way by default): the
   // header says where the JSON ends and the inputs' binary data begins.
   std::optional<size_t> json_length;

@@ -110,4 +110,12 @@ TEST(TokenServe, OtherTasksAndBadParametersAreRefused) {
 
   r = s.post("/invocations", {{"inputs", {{"text", "a"}, {"text_pair", "b"}}}});
   EXPECT_EQ(r.status, 400) << r.body;
+
+  // KServe v2's outputs are a sequence classifier's: refused up front naming both tasks (the
+  // batch itself failed with "answers token-classification only" before).
+  r = s.post("/v2/models/m/infer",
+             {{"inputs", json::array({{{"name", "text"}, {"shape", {1}}, {"datatype", "BYTES"}, {"data", {"Ann"}}}})}});
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_NE(r.body.find("token-classification"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("text-classification"), std::string::npos) << r.body;
 }
