@@ -355,7 +355,13 @@ void run_benchmark(const BenchOptions& o, const std::function<void(const BenchRe
   const bool packed = o.mode == "infer" && !dev.cuda && !o.master_weights;
   if (precision == Precision::bf16 && !packed) ctx.matmul_precision = kernels::MatmulPrecision::bf16;
   const double load0 = now_s();
-  auto m = model::load_checkpoint(o.model_dir, {});
+  // The checkpoint's own head (config.json's architectures): a sequence or a token classifier.
+  model::CheckpointLoadOptions lo;
+  lo.head = model::head_kind_of(model::RobertaConfig::from_file(o.model_dir / "config.json").architectures);
+  RC_CHECK(lo.head != model::HeadKind::masked_lm, Errc::invalid_argument, o.model_dir.string(),
+           " is a masked-LM model; bench times classifiers (sequence or token)");
+  const bool per_token = lo.head == model::HeadKind::token_classifier;
+  auto m = model::load_checkpoint(o.model_dir, lo);
   m->to_device(ctx);
   const double load_ms = (now_s() - load0) * 1e3;
   const model::RobertaConfig& c = m->config();
@@ -381,7 +387,7 @@ void run_benchmark(const BenchOptions& o, const std::function<void(const BenchRe
       std::optional<BenchProfile> profile;
       if (o.mode == "infer") {
         model::InferenceWorkspace ws(ctx, c, B, T);
-        std::vector<float> logits(size_t(B) * c.num_labels());
+        std::vector<float> logits(size_t(B) * size_t(per_token ? T : 1) * c.num_labels());
         // forward_logits returns host logits: on CUDA each call ends synchronised.
         auto run = [&] { model::forward_logits(ctx, *m, batch, ws, logits.data()); };
         timing = time_guarded(run, o.iters, o.warmup, o.busy_threshold);
@@ -392,7 +398,12 @@ void run_benchmark(const BenchOptions& o, const std::function<void(const BenchRe
         flops *= 3;
         train::TrainEngine engine(*m, bench_optim(), ctx, model::DropoutConfig::from(c), 42, B, T);
         const model::Batch micro[] = {batch};
-        const int32_t* micro_labels[] = {labels.data()};
+        // A token classifier scores every real token (its label: the row's, for the shape).
+        std::vector<int32_t> token_labels;
+        if (per_token)
+          for (int b = 0; b < B; ++b)
+            for (int t = 0; t < T; ++t) token_labels.push_back(t < lens[size_t(b)] ? labels[size_t(b)] : -100);
+        const int32_t* micro_labels[] = {per_token ? token_labels.data() : labels.data()};
         auto run = [&] { engine.step(micro, micro_labels); };
         timing = time_guarded(run, o.iters, o.warmup, o.busy_threshold);
         if (o.profile) profile = profile_runs([&](kernels::Profiler* p) { engine.set_profiler(p); }, o.iters, run);

@@ -13,6 +13,8 @@
 #include "kernels/optimizer.h"
 #include "model/checkpoint.h"
 #include "model/roberta_model.h"
+
+#include <random>
 #include "support/golden.h"
 
 #if RC_WITH_CUDA
@@ -155,6 +157,67 @@ TEST(ModelGpu, TwentyTrainingStepsMatchCpuFp32) {
     expect_close("train20.losses." + tag, losses, want_losses,
                  tag == "fp32" ? rc::test::Tol{1e-4, 1e-4} : rc::test::Tol{5e-2, 5e-2});
     expect_nmse("train20.weights." + tag, w, want_w, tag == "fp32" ? 1e-8 : 1e-4);
+  }
+}
+
+// The heads issue 29 added, one forward + backward on each device from the same weights,
+// dropout on: multi-label (BCE), regression (MSE) and token classification (cross-entropy over
+// the tokens not labelled -100). Loss and every gradient against the CPU fp32 path.
+TEST(ModelGpu, TaskHeadsMatchCpuFp32) {
+  RC_REQUIRE_GPU();
+  struct Case {
+    const char* name;
+    m::HeadKind head;
+    std::string problem_type;
+    std::vector<std::string> labels;
+  };
+  const Case cases[] = {
+      {"multi_label", m::HeadKind::classifier, "multi_label_classification", {"a", "b", "c"}},
+      {"regression", m::HeadKind::classifier, "regression", {"score"}},
+      {"token", m::HeadKind::token_classifier, "", {"O", "B-X", "I-X", "B-Y"}},
+  };
+  for (const Case& k : cases) {
+    m::CheckpointLoadOptions lo;
+    lo.head = k.head;
+    lo.init_head = true;
+    lo.labels = k.labels;
+    auto cpu = m::load_checkpoint(rc::test::tiny_dir(), lo);
+    m::RobertaConfig cfg = cpu->config();
+    cfg.id2label = k.labels;
+    cfg.problem_type = k.problem_type;
+    auto make = [&] {
+      auto out = std::make_unique<m::RobertaModel>(cfg, k.head);
+      std::copy(cpu->params(), cpu->params() + cpu->num_params(), out->params());
+      return out;
+    };
+    auto host = make(), gpu = make();
+    const Data d = random_data(cfg, 7);
+    const int64_t K = int64_t(k.labels.size()), n = host->num_params();
+    std::vector<float> values(size_t(d.B * K));
+    std::vector<int32_t> token_labels(size_t(d.B * d.T), -100);
+    std::mt19937 rng(5);
+    for (float& v : values) v = k.problem_type == "regression" ? float(int(rng() % 7)) - 3.0f : float(rng() % 2);
+    for (int64_t b = 0; b < d.B; ++b)
+      for (int64_t t = 1; t + 1 < d.lens[size_t(b)]; ++t)
+        if (rng() % 4) token_labels[size_t(b * d.T + t)] = int32_t(rng() % uint32_t(K));
+    const m::Targets targets = k.head == m::HeadKind::token_classifier ? m::Targets(token_labels.data())
+                                                                       : m::Targets::of_values(values.data());
+    const m::Batch batch{d.B, d.T, d.ids.data(), d.lens.data(), nullptr};
+    std::vector<float> want_g(static_cast<size_t>(n), 0.0f);
+    m::TrainWorkspace cws(cfg, d.B, d.T, k.head);
+    const float want = m::forward_backward(ExecCtx{}, *host, batch, targets, m::DropoutConfig::from(cfg), 9, 1.0f,
+                                           want_g.data(), cws, nullptr);
+    const ExecCtx g = cuda_ctx();
+    gpu->to_device(g);
+    m::TrainWorkspace gws(g, cfg, d.B, d.T, k.head);
+    rc::Buffer grads = rc::kernels::alloc_floats(g, n);
+    rc::kernels::zero(g, grads.f32(), n);
+    const float got =
+        m::forward_backward(g, *gpu, batch, targets, m::DropoutConfig::from(cfg), 9, 1.0f, grads.f32(), gws, nullptr);
+    std::vector<float> got_g(static_cast<size_t>(n));
+    rc::kernels::download(g, got_g.data(), grads.f32(), size_t(n) * sizeof(float));
+    expect_close(std::string("model.task_heads.") + k.name + ".loss", {got}, {want}, rc::test::Tol{1e-4, 1e-4});
+    expect_close(std::string("model.task_heads.") + k.name + ".grads", got_g, want_g, rc::test::Tol{1e-4, 1e-3});
   }
 }
 
