@@ -91,6 +91,10 @@ TEST(TokenServe, HfEndpointAndInvocationsAnswerAsThePipeline) {
   r = s.post("/invocations", {{"inputs", a}, {"parameters", {{"aggregation_strategy", "max"}}}});
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(json::parse(r.body), expected(*tagger, a, rc::model::Aggregation::max));
+  // TorchServe's inference API takes the same bodies.
+  r = s.post("/predictions/m", {{"inputs", a}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body), expected(*tagger, a, rc::model::Aggregation::none));
 }
 
 TEST(TokenServe, OtherTasksAndBadParametersAreRefused) {
