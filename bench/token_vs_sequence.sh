@@ -3,7 +3,7 @@
 # classifier of the same size and batch. Both models share one body (`roberta init --config
 # SHAPE`); the token head is put on it by one step of `train --task token-classification`.
 # Both run `roberta bench infer` in the same process order, same threads, same shapes.
-# Usage: bench/token_vs_sequence.sh [path/to/roberta] [shape: tiny|small|base] [threads] [batch] [seq_len]
+# Usage: [ITERS=20] bench/token_vs_sequence.sh [path/to/roberta] [shape: tiny|small|base] [threads] [batch] [seq_len]
 set -euo pipefail
 BIN=${1:-build/cli/roberta}
 SHAPE=${2:-small} THREADS=${3:-2} BATCH=${4:-32} SEQ=${5:-64}
@@ -17,7 +17,7 @@ printf '%s\n' '{"tokens": ["Ann", "went", "to", "Rome"], "ner_tags": ["B-PER", "
 for p in fp32 int8; do
   for m in seq tok; do
     "$BIN" bench infer --model "$W/$m" --batch-size "$BATCH" --seq-len "$SEQ" --precision "$p" \
-      --threads "$THREADS" 2>/dev/null > "$W/$m-$p.json"
+      --threads "$THREADS" --iters "${ITERS:-20}" 2>/dev/null > "$W/$m-$p.json"
   done
   python3 - "$W/seq-$p.json" "$W/tok-$p.json" "$p" <<'PY'
 import json, sys
