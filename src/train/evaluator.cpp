@@ -169,7 +169,11 @@ json eval_json(const EvalResult& e, const std::string& p) {
   json j;
   if (e.confusion.empty()) {  // multi-label, regression: their own metrics
     j[p + "_loss"] = e.loss;
-    for (const auto& [name, v] : e.metrics) j[p + "_" + name] = std::isfinite(v) ? json(v) : json(nullptr);
+    for (const auto& [name, v] : e.metrics) {
+      // run_mlm.py saves its perplexity unprefixed (metrics["perplexity"] = ...).
+      const std::string key = e.problem_type == "masked_lm" && name == "perplexity" ? name : p + "_" + name;
+      j[key] = std::isfinite(v) ? json(v) : json(nullptr);
+    }
     for (size_t k = 0; k < e.labels.size() && k < e.f1.size(); ++k) {
       j[p + "_precision_" + e.labels[k]] = e.precision[k];
       j[p + "_recall_" + e.labels[k]] = e.recall[k];
@@ -177,7 +181,7 @@ json eval_json(const EvalResult& e, const std::string& p) {
       j[p + "_support_" + e.labels[k]] = e.support[k];
     }
     j[p + "_problem_type"] = e.problem_type;
-    j[p + "_labels"] = e.labels;
+    if (!e.labels.empty()) j[p + "_labels"] = e.labels;
     j[p + "_samples"] = e.num_examples;
     j[p + "_runtime"] = e.runtime_s;
     j[p + "_samples_per_second"] = e.runtime_s > 0 ? double(e.num_examples) / e.runtime_s : 0.0;

@@ -2,6 +2,8 @@
 // folder, eval loss and perplexity are reported, and a run resumed from checkpoint-3 ends with
 // the same bits as the uninterrupted run.
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <filesystem>
@@ -59,6 +61,11 @@ TEST(PretrainResume, OutputIsMaskedLmAndResumeIsBitIdentical) {
   EXPECT_GT(*a.eval_loss, 0);
   EXPECT_NEAR(*a.perplexity, std::exp(*a.eval_loss), 1e-6 * *a.perplexity);
   EXPECT_NE(io::read_file(tmp.path / "a" / "config.json").find("RobertaForMaskedLM"), std::string::npos);
+  {  // eval_results.json as run_mlm.py saves it: eval_loss, and perplexity without a prefix
+    const auto r = nlohmann::json::parse(io::read_file(tmp.path / "a" / "eval_results.json"));
+    EXPECT_EQ(r.at("eval_loss").get<double>(), *a.eval_loss);
+    EXPECT_NEAR(r.at("perplexity").get<double>(), *a.perplexity, 1e-9 * *a.perplexity);
+  }
   ASSERT_TRUE(fs::exists(tmp.path / "a" / "checkpoint-3" / "optimizer.safetensors"));
 
   // Resume from checkpoint-3 in a fresh folder.
