@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -93,5 +94,52 @@ inline nlohmann::json expect_error(const HttpResult& r, int status) {
   }
   return j;
 }
+
+// The tiny masked-LM asset (assets/pretrained/tweets-tiny-mlm, 2 layers) with roberta-base's
+// tokenizer, written to `dir`.
+inline std::filesystem::path write_tiny_mlm(const std::filesystem::path& dir) {
+  const std::filesystem::path src = RC_SOURCE_DIR;
+  std::filesystem::create_directories(dir);
+  for (const char* f : {"config.json", "model.safetensors"})
+    std::filesystem::copy_file(src / "assets/pretrained/tweets-tiny-mlm" / f, dir / f);
+  for (const char* f : {"vocab.json", "merges.txt"})
+    std::filesystem::copy_file(src / "assets/tokenizer/roberta-base" / f, dir / f);
+  return dir;
+}
+
+// A Server with the real backends (make_classifier_backend: classifier, masked-LM or token
+// classifier by the folder's architectures) on loopback, the model at `model` loaded as
+// `name`. fp32 weights, no management port, 1 ms batching delay, unless `tweak` says otherwise.
+struct RealModelServer {
+  TempDir tmp;
+  std::unique_ptr<Server> server;
+  explicit RealModelServer(const std::filesystem::path& model, const std::function<void(ServerConfig&)>& tweak = {},
+                           const std::string& name = "m") {
+    ServerConfig c;
+    c.host = "127.0.0.1";
+    c.port = 0;
+    c.management_port = -1;
+    c.compute_threads = 1;
+    c.registry.work_dir = tmp.path();
+    c.registry.limits.max_batch_delay_ms = 1;
+    c.registry.backend.precision = "fp32";  // the server's default is the CPU's best
+    if (tweak) tweak(c);
+    server = std::make_unique<Server>(c, make_classifier_backend);
+    server->start();
+    ModelSpec spec;
+    spec.name = name;
+    spec.path = model;
+    server->registry().load(spec);
+  }
+  std::string url(const std::string& target) const {
+    return "http://127.0.0.1:" + std::to_string(server->port()) + target;
+  }
+  std::string mgmt(const std::string& target) const {
+    return "http://127.0.0.1:" + std::to_string(server->management_port()) + target;
+  }
+  HttpResult post(const std::string& target, const nlohmann::json& body) const {
+    return call("POST", url(target), body.dump());
+  }
+};
 
 }  // namespace rc::serve::testing

@@ -69,39 +69,21 @@ std::string big_tokenize_body(int mb) {
   return json{{"inputs", text}, {"truncate", false}}.dump();
 }
 
-// The tiny masked-LM model in a folder of its own.
-fs::path write_mlm(const fs::path& dir) {
-  const fs::path src = RC_SOURCE_DIR;
-  fs::create_directories(dir);
-  for (const char* f : {"config.json", "model.safetensors"})
-    fs::copy_file(src / "assets/pretrained/tweets-tiny-mlm" / f, dir / f);
-  for (const char* f : {"vocab.json", "merges.txt"}) fs::copy_file(src / "assets/tokenizer/roberta-base" / f, dir / f);
-  return dir;
-}
-
-struct MlmServer {
-  TempDir tmp;
-  fs::path dir = write_mlm(tmp.path() / "mlm");
-  std::unique_ptr<Server> server;
-  MlmServer() {
-    ServerConfig c;
-    c.host = "127.0.0.1";
-    c.port = 0;
-    c.management_port = 0;
-    c.registry.work_dir = tmp.path();
-    c.registry.limits.max_batch_delay_ms = 1;
-    c.compute_threads = 1;
-    server = std::make_unique<Server>(c, make_classifier_backend);
-    server->start();
-    ModelSpec spec;
-    spec.name = "mlm";
-    spec.path = dir;
-    server->registry().load(spec);
-  }
-  std::string url(const std::string& t) const { return "http://127.0.0.1:" + std::to_string(server->port()) + t; }
-  std::string mgmt(const std::string& t) const {
-    return "http://127.0.0.1:" + std::to_string(server->management_port()) + t;
-  }
+// The tiny masked-LM model in a folder of its own, served with the management port (a test
+// scales its workers) and the server's default precision.
+struct MlmFolder {
+  TempDir models;
+  fs::path dir = write_tiny_mlm(models.path() / "mlm");
+};
+struct MlmServer : MlmFolder, RealModelServer {
+  MlmServer()
+      : RealModelServer(
+            dir,
+            [](ServerConfig& c) {
+              c.management_port = 0;
+              c.registry.backend.precision.clear();
+            },
+            "mlm") {}
 };
 
 json fill_request(const json& inputs, int top_k) {

@@ -43,41 +43,6 @@ std::string hf_error(const HttpResult& r, int status) {
   return j.is_object() && j.contains("error") && j["error"].is_string() ? j["error"].get<std::string>() : "";
 }
 
-struct RealServer {
-  TempDir tmp;
-  std::unique_ptr<Server> server;
-  explicit RealServer(const fs::path& model, const std::function<void(ServerConfig&)>& tweak = {}) {
-    ServerConfig c;
-    c.host = "127.0.0.1";
-    c.port = 0;
-    c.management_port = -1;
-    c.compute_threads = 1;
-    c.registry.work_dir = tmp.path();
-    c.registry.limits.max_batch_delay_ms = 1;
-    c.registry.backend.precision = "fp32";  // the server's default is the CPU's best
-    if (tweak) tweak(c);
-    server = std::make_unique<Server>(c, make_classifier_backend);
-    server->start();
-    ModelSpec spec;
-    spec.name = "m";
-    spec.path = model;
-    server->registry().load(spec);
-  }
-  HttpResult post(const std::string& target, const json& body) const {
-    return call("POST", "http://127.0.0.1:" + std::to_string(server->port()) + target, body.dump());
-  }
-};
-
-// The tiny masked-LM model with roberta-base's tokenizer (as test_answer_bounds.cpp).
-fs::path write_mlm(const fs::path& dir) {
-  const fs::path src = RC_SOURCE_DIR;
-  fs::create_directories(dir);
-  for (const char* f : {"config.json", "model.safetensors"})
-    fs::copy_file(src / "assets/pretrained/tweets-tiny-mlm" / f, dir / f);
-  for (const char* f : {"vocab.json", "merges.txt"}) fs::copy_file(src / "assets/tokenizer/roberta-base" / f, dir / f);
-  return dir;
-}
-
 // Every label of one input, as the classifier's own scores put them: best first.
 void expect_all_labels_best_first(const json& got, const rc::Prediction& want, const std::string& what) {
   ASSERT_TRUE(got.is_array()) << what;
@@ -147,7 +112,7 @@ TEST(HfEndpointLive, TextClassificationEqualsTheClassifier) {
   const std::vector<std::string> texts = {"Covid cases are increasing fast!", "I love this", ""};
   auto direct = rc::Classifier::load(kTiny);
   const auto want = direct->predict(texts);
-  RealServer s(kTiny);
+  RealModelServer s(kTiny);
   HttpResult r = s.post("/", {{"inputs", texts[0]}});
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.headers["content-type"], "application/json");
@@ -185,7 +150,7 @@ TEST(HfEndpointLive, TextClassificationEqualsTheClassifier) {
 }
 
 TEST(HfEndpointLive, AnotherTasksRequestIsRefusedNamingBoth) {
-  RealServer s(kTiny);
+  RealModelServer s(kTiny);
   std::string e = hf_error(s.post("/", {{"inputs", "a"}, {"parameters", {{"targets", {"x"}}}}}), 400);
   EXPECT_NE(e.find("fill-mask"), std::string::npos) << e;
   EXPECT_NE(e.find("serves text-classification"), std::string::npos) << e;
@@ -198,7 +163,7 @@ TEST(HfEndpointLive, AnotherTasksRequestIsRefusedNamingBoth) {
   hf_error(s.post("/", {{"inputs", "a"}, {"parameters", {{"function_to_apply", "relu"}}}}), 400);
 
   TempDir tmp;
-  RealServer mlm(write_mlm(tmp.path() / "mlm"));
+  RealModelServer mlm(write_tiny_mlm(tmp.path() / "mlm"));
   e = hf_error(mlm.post("/", {{"inputs", "a <mask>"}, {"parameters", {{"function_to_apply", "sigmoid"}}}}), 400);
   EXPECT_NE(e.find("text-classification"), std::string::npos) << e;
   EXPECT_NE(e.find("serves fill-mask"), std::string::npos) << e;
@@ -211,9 +176,9 @@ TEST(HfEndpointLive, AnotherTasksRequestIsRefusedNamingBoth) {
 
 TEST(HfEndpointLive, FillMaskEqualsTheFillMasker) {
   TempDir tmp;
-  const fs::path dir = write_mlm(tmp.path() / "mlm");
+  const fs::path dir = write_tiny_mlm(tmp.path() / "mlm");
   auto fm = rc::FillMasker::load(dir);
-  RealServer s(dir);
+  RealModelServer s(dir);
   const std::string text = "the cat <mask> on the mat";
   HttpResult r = s.post("/", {{"inputs", text}});
   ASSERT_EQ(r.status, 200) << r.body;
@@ -235,7 +200,7 @@ TEST(HfEndpointLive, ServerOptionsApplyOnEveryRoute) {
   const rc::Prediction want = direct->predict(std::vector<std::string>{cooked})[0];
   const rc::Prediction unprocessed = direct->predict(std::vector<std::string>{raw})[0];
   ASSERT_GT(std::abs(want.logits[0] - unprocessed.logits[0]), 1e-4) << "the test needs a text preprocessing changes";
-  RealServer s(kTiny, [](ServerConfig& c) {
+  RealModelServer s(kTiny, [](ServerConfig& c) {
     c.registry.backend.function_to_apply = "sigmoid";
     c.registry.backend.preprocess = "tweet";
   });
@@ -265,11 +230,11 @@ TEST(HfEndpointLive, PackageRecordsTheServingOptions) {
   rc::LoadOptions none;
   none.function_to_apply = rc::ScoreFunction::none;
   auto direct = rc::Classifier::load(kTiny, none);
-  RealServer packaged(archive);
+  RealModelServer packaged(archive);
   expect_all_labels_best_first(json::parse(packaged.post("/", {{"inputs", raw}}).body)[0],
                                direct->predict(std::vector<std::string>{rc::preprocess_tweet(raw)})[0], "packaged");
   // A flag given to `serve` wins over the package's setting.
-  RealServer overridden(archive, [](ServerConfig& c) { c.registry.backend.preprocess = "none"; });
+  RealModelServer overridden(archive, [](ServerConfig& c) { c.registry.backend.preprocess = "none"; });
   expect_all_labels_best_first(json::parse(overridden.post("/", {{"inputs", raw}}).body)[0],
                                direct->predict(std::vector<std::string>{raw})[0], "--preprocess none");
 }

@@ -34,30 +34,12 @@ fs::path write_tagger(const fs::path& dir) {
   return dir;
 }
 
-struct TaggerServer {
-  TempDir tmp;
-  fs::path model;
-  std::unique_ptr<Server> server;
-  TaggerServer() {
-    model = write_tagger(tmp.path() / "tagger");
-    ServerConfig c;
-    c.host = "127.0.0.1";
-    c.port = 0;
-    c.management_port = -1;
-    c.compute_threads = 1;
-    c.registry.work_dir = tmp.path();
-    c.registry.limits.max_batch_delay_ms = 1;
-    c.registry.backend.precision = "fp32";
-    server = std::make_unique<Server>(c, make_classifier_backend);
-    server->start();
-    ModelSpec spec;
-    spec.name = "m";
-    spec.path = model;
-    server->registry().load(spec);
-  }
-  HttpResult post(const std::string& target, const json& body) const {
-    return call("POST", "http://127.0.0.1:" + std::to_string(server->port()) + target, body.dump());
-  }
+struct TaggerFolder {
+  TempDir models;
+  fs::path model = write_tagger(models.path() / "tagger");
+};
+struct TaggerServer : TaggerFolder, RealModelServer {
+  TaggerServer() : RealModelServer(model) {}
 };
 
 json expected(const rc::model::TokenClassifier& t, const std::string& text, rc::model::Aggregation a) {
