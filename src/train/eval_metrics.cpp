@@ -44,19 +44,25 @@ ClassMetrics classification_metrics(std::span<const int32_t> labels, std::span<c
   return m;
 }
 
-double cross_entropy_mean(std::span<const float> logits, std::span<const int32_t> labels, int64_t K) {
-  RC_CHECK(int64_t(logits.size()) == int64_t(labels.size()) * K, Errc::internal, "cross_entropy_mean: shapes");
-  if (labels.empty()) return 0.0;
-  double total = 0;
+CrossEntropyTotal cross_entropy_total(std::span<const float> logits, std::span<const int32_t> labels, int64_t K) {
+  RC_CHECK(int64_t(logits.size()) == int64_t(labels.size()) * K, Errc::internal, "cross_entropy_total: shapes");
+  CrossEntropyTotal t;
   for (size_t i = 0; i < labels.size(); ++i) {
+    if (labels[i] < 0) continue;
     const float* z = logits.data() + i * size_t(K);
     double mx = z[0];
     for (int64_t k = 1; k < K; ++k) mx = std::max(mx, double(z[k]));
     double s = 0;
     for (int64_t k = 0; k < K; ++k) s += std::exp(double(z[k]) - mx);
-    total += std::log(s) + mx - double(z[labels[i]]);
+    t.sum += std::log(s) + mx - double(z[labels[i]]);
+    ++t.count;
   }
-  return total / double(labels.size());
+  return t;
+}
+
+double cross_entropy_mean(std::span<const float> logits, std::span<const int32_t> labels, int64_t K) {
+  const CrossEntropyTotal t = cross_entropy_total(logits, labels, K);
+  return t.count > 0 ? t.sum / double(t.count) : 0.0;
 }
 
 std::vector<int32_t> argmax_rows(std::span<const float> logits, int64_t K) {

@@ -22,6 +22,13 @@ struct ClassMetrics {
 ClassMetrics classification_metrics(std::span<const int32_t> labels, std::span<const int32_t> predictions, int64_t K);
 
 // Mean cross-entropy of logits (N, K) against labels, in double; and argmax predictions.
+// The sum and count behind it, for a mean over several calls: rows labelled < 0 (HF's -100,
+// token classification) are left out, as torch's ignore_index.
+struct CrossEntropyTotal {
+  double sum = 0;
+  int64_t count = 0;
+};
+CrossEntropyTotal cross_entropy_total(std::span<const float> logits, std::span<const int32_t> labels, int64_t K);
 double cross_entropy_mean(std::span<const float> logits, std::span<const int32_t> labels, int64_t K);
 std::vector<int32_t> argmax_rows(std::span<const float> logits, int64_t K);
 

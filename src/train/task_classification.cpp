@@ -6,6 +6,7 @@
 
 #include "core/check.h"
 #include "model/batch.h"
+#include "train/eval_metrics.h"
 #include "train/evaluator.h"
 #include "train/seqeval.h"
 #include "train/task.h"
@@ -137,15 +138,9 @@ EvalResult evaluate_token_split(const kernels::ExecCtx& ctx, const model::Robert
     model::forward_logits(ctx, model, model::Batch{pb.B, pb.T, pb.ids.data(), pb.seq_lens.data(), nullptr}, ws,
                           logits.data());
     // The trained loss: cross-entropy over the tokens with a label, in double.
-    for (int64_t i = 0; i < pb.B * pb.T; ++i) {
-      if (labels[size_t(i)] < 0) continue;
-      const float* row = logits.data() + i * K;
-      const double mx = *std::max_element(row, row + K);
-      double z = 0;
-      for (int64_t k = 0; k < K; ++k) z += std::exp(double(row[k]) - mx);
-      loss_sum += mx + std::log(z) - double(row[labels[size_t(i)]]);
-      ++counted;
-    }
+    const CrossEntropyTotal ce = cross_entropy_total(logits, labels, K);
+    loss_sum += ce.sum;
+    counted += ce.count;
     const NerSequences seqs = ner_tag_sequences(logits, labels, pb.B, pb.T, c.id2label);
     for (size_t r = 0; r < idx.size(); ++r) {
       gold[size_t(idx[r])] = seqs.gold[r];

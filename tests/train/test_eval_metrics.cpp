@@ -34,5 +34,12 @@ TEST(EvalMetrics, CrossEntropyAndArgmax) {
   const std::vector<int32_t> labels{1, 0};
   const double want = (std::log(3.0) + (std::log(std::exp(2.0) + std::exp(1.0) + 1.0) - 2.0)) / 2;
   EXPECT_NEAR(cross_entropy_mean(logits, labels, 3), want, 1e-12);
+  // A row labelled -100 (token classification's ignore_index) is left out of sum and count.
+  const std::vector<float> three{0, 0, 0, 9, -9, 5, 2, 1, 0};
+  const std::vector<int32_t> with_ignored{1, -100, 0};
+  const CrossEntropyTotal t = cross_entropy_total(three, with_ignored, 3);
+  EXPECT_EQ(t.count, 2);
+  EXPECT_NEAR(t.sum / double(t.count), want, 1e-12);
+  EXPECT_NEAR(cross_entropy_mean(three, with_ignored, 3), want, 1e-12);
   EXPECT_EQ(argmax_rows(logits, 3), (std::vector<int32_t>{0, 0}));
 }
