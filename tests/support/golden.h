@@ -14,13 +14,14 @@ namespace rc::test {
 
 inline std::string tiny_dir() { return RC_TEST_DATA_DIR "/tiny"; }
 
+// A golden file of tests/data/tiny (fixture_version 1) and the generator that writes it.
 class Golden {
  public:
-  Golden() : src_(io::open_safetensors(tiny_dir() + "/golden.safetensors")) {
+  explicit Golden(const std::string& file = "golden.safetensors", const std::string& generator = "tools/make_golden.py")
+      : src_(io::open_safetensors(tiny_dir() + "/" + file)) {
     auto it = src_->metadata().find("fixture_version");
     if (it == src_->metadata().end() || it->second != "1")
-      ADD_FAILURE()
-          << "golden.safetensors fixture_version mismatch\n---> HINT: re-run /usr/bin/python3 tools/make_golden.py";
+      ADD_FAILURE() << file << " fixture_version mismatch\n---> HINT: re-run /usr/bin/python3 " << generator;
   }
   bool has(const std::string& name) const { return src_->find(name) != nullptr; }
   const io::TensorInfo& info(const std::string& name) const {

@@ -10,6 +10,8 @@
 #include <filesystem>
 
 #include "io/tensor_source.h"
+#include "support/golden.h"
+#include "support/golden_optim.h"
 #include "model/checkpoint.h"
 #include "train/train_step.h"
 
@@ -20,23 +22,6 @@ namespace {
 
 const fs::path kTiny = fs::path(RC_TEST_DATA_DIR) / "tiny";
 
-template <typename T>
-std::vector<T> read(const io::TensorSource& src, const std::string& name) {
-  const auto* info = src.find(name);
-  EXPECT_NE(info, nullptr) << name;
-  if (!info) return {};
-  auto bytes = src.data(name);
-  if constexpr (std::is_same_v<T, int32_t>) {
-    std::vector<int64_t> wide(size_t(info->numel()));
-    std::memcpy(wide.data(), bytes.data(), bytes.size());
-    return std::vector<int32_t>(wide.begin(), wide.end());
-  } else {
-    std::vector<T> v(size_t(info->numel()));
-    std::memcpy(v.data(), bytes.data(), bytes.size());
-    return v;
-  }
-}
-
 struct TaskSpec {
   std::string name;
   model::HeadKind head;
@@ -45,7 +30,7 @@ struct TaskSpec {
 };
 
 // The tiny body with the task's head, as the reference built it (head weights from the golden).
-std::unique_ptr<model::RobertaModel> task_model(const io::TensorSource& g, const TaskSpec& t) {
+std::unique_ptr<model::RobertaModel> task_model(const test::Golden& g, const TaskSpec& t) {
   auto tiny = model::load_checkpoint(kTiny, {});
   model::RobertaConfig cfg = tiny->config();
   cfg.id2label = t.labels;
@@ -54,7 +39,7 @@ std::unique_ptr<model::RobertaModel> task_model(const io::TensorSource& g, const
   for (const auto& e : m->layout().entries()) {
     auto dst = m->param(e.name);
     if (e.is_head) {
-      const auto v = read<float>(g, t.name + ".init." + e.name);
+      const auto v = g.f32(t.name + ".init." + e.name);
       EXPECT_EQ(v.size(), dst.size()) << e.name;
       std::copy(v.begin(), v.end(), dst.begin());
     } else {
@@ -71,29 +56,27 @@ struct StepData {
   std::vector<float> values;
 };
 
-StepData step_data(const io::TensorSource& g, const std::string& p, bool int_targets) {
+StepData step_data(const test::Golden& g, const std::string& p, bool int_targets) {
   StepData d;
-  const auto* info = g.find(p + "input_ids");
-  d.B = info->shape[0];
-  d.T = info->shape[1];
-  d.ids = read<int32_t>(g, p + "input_ids");
-  const auto mask = read<int32_t>(g, p + "attention_mask");
+  const io::TensorInfo& info = g.info(p + "input_ids");
+  d.B = info.shape[0];
+  d.T = info.shape[1];
+  d.ids = g.i32(p + "input_ids");
+  const auto mask = g.i32(p + "attention_mask");
   for (int64_t b = 0; b < d.B; ++b) {
     int32_t n = 0;
     for (int64_t t = 0; t < d.T; ++t) n += mask[size_t(b * d.T + t)];
     d.lens.push_back(n);
   }
   if (int_targets)
-    d.labels = read<int32_t>(g, p + "targets");
+    d.labels = g.i32(p + "targets");
   else
-    d.values = read<float>(g, p + "targets");
+    d.values = g.f32(p + "targets");
   return d;
 }
 
 void check_task(const TaskSpec& t) {
-  auto g = io::open_safetensors(kTiny / "tasks_golden.safetensors");
-  const auto& meta = g->metadata();
-  ASSERT_EQ(meta.at("fixture_version"), "1") << "HINT: /usr/bin/python3 tools/make_golden_tasks.py";
+  auto g = std::make_unique<test::Golden>("tasks_golden.safetensors", "tools/make_golden_tasks.py");
   auto m = task_model(*g, t);
   const bool int_targets = t.head == model::HeadKind::token_classifier;
 
@@ -104,7 +87,7 @@ void check_task(const TaskSpec& t) {
     const int64_t K = m->config().num_labels(), rows = int_targets ? d.B * d.T : d.B;
     std::vector<float> logits(size_t(rows * K));
     model::forward_logits({}, *m, model::Batch{d.B, d.T, d.ids.data(), d.lens.data(), nullptr}, ws, logits.data());
-    const auto want = read<float>(*g, t.name + ".logits0");
+    const auto want = g->f32(t.name + ".logits0");
     ASSERT_EQ(want.size(), logits.size());
     for (int64_t r = 0; r < rows; ++r) {
       if (int_targets && (r % d.T) >= d.lens[size_t(r / d.T)]) continue;  // padding: HF's value is arbitrary
@@ -113,19 +96,12 @@ void check_task(const TaskSpec& t) {
     }
   }
 
-  train::OptimConfig oc;
-  oc.weight_decay = std::stod(meta.at("weight_decay"));
-  oc.beta1 = std::stod(meta.at("beta1"));
-  oc.beta2 = std::stod(meta.at("beta2"));
-  oc.eps = std::stod(meta.at("eps"));
-  oc.max_grad_norm = std::stod(meta.at("max_grad_norm"));
-  const int steps = std::stoi(meta.at("steps"));
-  oc.schedule = train::LrSchedule{train::LrScheduleKind::linear, std::stod(meta.at("lr")),
-                                  std::stoll(meta.at("warmup_steps")), steps};
+  const int steps = std::stoi(g->meta("steps"));
+  const train::OptimConfig oc = test::golden_optim([&](const char* k) { return g->meta(k); }, steps);
   train::TrainEngine engine(*m, oc, kernels::ExecCtx{}, model::DropoutConfig{}, 0, 4, 64);
-  const auto want_loss = read<float>(*g, t.name + ".losses");
-  const auto want_lr = read<float>(*g, t.name + ".lrs");
-  const auto want_norm = read<float>(*g, t.name + ".grad_norms");
+  const auto want_loss = g->f32(t.name + ".losses");
+  const auto want_lr = g->f32(t.name + ".lrs");
+  const auto want_norm = g->f32(t.name + ".grad_norms");
   ASSERT_EQ(int(want_loss.size()), steps);
   double max_rel = 0;
   for (int s = 0; s < steps; ++s) {
@@ -143,7 +119,7 @@ void check_task(const TaskSpec& t) {
   std::printf("%s: max |loss - torch| / max(1, loss) over %d steps = %.3g\n", t.name.c_str(), steps, max_rel);
   for (const auto& e : m->layout().entries()) {
     if (!e.is_head) continue;
-    const auto want = read<float>(*g, t.name + ".final." + e.name);
+    const auto want = g->f32(t.name + ".final." + e.name);
     const auto got = m->param(e.name);
     ASSERT_EQ(want.size(), got.size());
     for (size_t i = 0; i < got.size(); ++i)

@@ -12,6 +12,7 @@
 #include "device/cpu_isa.h"
 #include "io/tensor_source.h"
 #include "model/checkpoint.h"
+#include "support/golden_optim.h"
 #include "train/train_step.h"
 
 namespace fs = std::filesystem;
@@ -72,15 +73,8 @@ Curve run_golden_curve(kernels::MatmulPrecision precision) {
   EXPECT_EQ(meta.at("fixture_version"), "1") << "HINT: /usr/bin/python3 tools/make_golden.py";
   Curve c;
   c.model = model::load_checkpoint(kTiny, {});
-  train::OptimConfig oc;
-  oc.weight_decay = std::stod(meta.at("weight_decay"));
-  oc.beta1 = std::stod(meta.at("beta1"));
-  oc.beta2 = std::stod(meta.at("beta2"));
-  oc.eps = std::stod(meta.at("eps"));
-  oc.max_grad_norm = std::stod(meta.at("max_grad_norm"));
   const int steps = std::stoi(meta.at("train_steps"));
-  oc.schedule = train::LrSchedule{train::LrScheduleKind::linear, std::stod(meta.at("lr")),
-                                  std::stoll(meta.at("warmup_steps")), steps};
+  const train::OptimConfig oc = test::golden_optim([&](const char* k) { return meta.at(k); }, steps);
   kernels::ExecCtx ctx;
   ctx.matmul_precision = precision;
   train::TrainEngine engine(*c.model, oc, ctx, model::DropoutConfig{}, /*seed=*/0, 4, 128);
