@@ -8,8 +8,7 @@
 #include "device/device_choice.h"
 #include "core/check.h"
 #include "core/tweet_text.h"
-#include "model/roberta_config.h"
-#include "model/param_layout.h"
+#include "model/checkpoint.h"
 #include "model/token_classifier.h"
 #include "roberta/classifier.h"
 #include "model_source.h"
@@ -76,8 +75,7 @@ void add_predict_command(CLI::App& app) {
     resolve_device_choice(opts->device);  // no CUDA device: exit 4 before loading anything
     const std::filesystem::path dir = resolve_model_source(opts->model, opts->revision);
     const model::Aggregation aggregation = model::parse_aggregation(opts->aggregation);
-    if (model::head_kind_of(model::RobertaConfig::from_file(dir / "config.json").architectures) ==
-        model::HeadKind::token_classifier) {
+    if (model::checkpoint_head_kind(dir) == model::HeadKind::token_classifier) {
       // transformers' TokenClassificationPipeline: one list of entities per text.
       RC_CHECK(opts->text_pairs.empty(), Errc::invalid_argument, "--text-pair: a token classifier tags single texts");
       auto tagger = model::TokenClassifier::load(dir, load);

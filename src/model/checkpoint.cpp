@@ -84,6 +84,10 @@ WeightFormat packed_weight_format(Precision precision) noexcept {
   return WeightFormat::fp32_packed;
 }
 
+HeadKind checkpoint_head_kind(const fs::path& dir) {
+  return head_kind_of(RobertaConfig::from_file(dir / "config.json").architectures);
+}
+
 std::unique_ptr<RobertaModel> load_checkpoint(const fs::path& dir, const CheckpointLoadOptions& options,
                                               LoadReport* report) {
   std::error_code ec;

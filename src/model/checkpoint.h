@@ -40,6 +40,9 @@ struct CheckpointLoadOptions {
 // fp32 -> fp32_packed, bf16 -> bf16, int8 -> int8.
 WeightFormat packed_weight_format(Precision precision) noexcept;
 
+// The head a checkpoint folder's config.json names (its architectures: head_kind_of).
+HeadKind checkpoint_head_kind(const std::filesystem::path& dir);
+
 // Reads DIR/config.json and DIR/model.safetensors (preferred) or DIR/pytorch_model.bin.
 std::unique_ptr<RobertaModel> load_checkpoint(const std::filesystem::path& dir, const CheckpointLoadOptions& options,
                                               LoadReport* report = nullptr);

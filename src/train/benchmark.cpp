@@ -357,7 +357,7 @@ void run_benchmark(const BenchOptions& o, const std::function<void(const BenchRe
   const double load0 = now_s();
   // The checkpoint's own head (config.json's architectures): a sequence or a token classifier.
   model::CheckpointLoadOptions lo;
-  lo.head = model::head_kind_of(model::RobertaConfig::from_file(o.model_dir / "config.json").architectures);
+  lo.head = model::checkpoint_head_kind(o.model_dir);
   RC_CHECK(lo.head != model::HeadKind::masked_lm, Errc::invalid_argument, o.model_dir.string(),
            " is a masked-LM model; bench times classifiers (sequence or token)");
   const bool per_token = lo.head == model::HeadKind::token_classifier;

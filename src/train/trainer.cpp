@@ -493,7 +493,7 @@ EvalResult evaluate(const EvalOptions& o) {
   using namespace rc::train;
   RC_CHECK(o.batch_size > 0, Errc::invalid_argument, "--batch-size must be > 0");
   model::CheckpointLoadOptions lo;
-  lo.head = model::head_kind_of(model::RobertaConfig::from_file(o.model_dir / "config.json").architectures);
+  lo.head = model::checkpoint_head_kind(o.model_dir);
   RC_CHECK(lo.head != model::HeadKind::masked_lm, Errc::invalid_argument, o.model_dir.string(),
            " is a masked-LM model: eval scores classifiers\nHINT: `roberta pretrain --eval-data` reports perplexity");
   auto model = model::load_checkpoint(o.model_dir, lo);
