@@ -92,11 +92,20 @@ void check_number_in_range(const CLI::Option& opt, const std::string& raw_key, c
 
 // train's flags built from the hyperparameters: "batch_size": "32" -> --batch-size 32,
 // "bf16": "true" -> --bf16. Unknown keys are errors (a typo must not train with a default).
-std::vector<std::string> flags_from_hyperparameters(const train::SageMakerEnv& env, std::string& model) {
+// The job's command ("train" or "pretrain") registered on a fresh app.
+CLI::App* register_command(CLI::App& app, const std::string& command) {
+  if (command == "pretrain")
+    add_pretrain_command(app);
+  else
+    add_train_command(app);
+  return app.get_subcommand(command);
+}
+
+std::vector<std::string> flags_from_hyperparameters(const train::SageMakerEnv& env, const std::string& command,
+                                                    std::string& model) {
   CLI::App probe;
-  add_train_command(probe);
-  CLI::App* train_cmd = probe.get_subcommand("train");
-  static const std::set<std::string> set_by_contract{"data", "output", "resume", "help"};
+  CLI::App* train_cmd = register_command(probe, command);
+  static const std::set<std::string> set_by_contract{"data", "eval-data", "output", "resume", "help"};
   std::vector<std::string> args;
   for (const auto& [raw_key, value] : env.hyperparameters) {
     if (raw_key.rfind("sagemaker_", 0) == 0 || raw_key.rfind("_", 0) == 0) {
@@ -114,9 +123,9 @@ std::vector<std::string> flags_from_hyperparameters(const train::SageMakerEnv& e
       continue;
     }
     const CLI::Option* opt = train_cmd->get_option_no_throw("--" + key);
-    RC_CHECK(
-        opt != nullptr, Errc::invalid_argument, "unknown hyperparameter '", raw_key,
-        "'\nHINT: hyperparameters are `roberta train --help` flag names with - or _ (epochs, batch_size, lr, ...)");
+    RC_CHECK(opt != nullptr, Errc::invalid_argument, "unknown hyperparameter '", raw_key,
+             "'\nHINT: hyperparameters are `roberta ", command,
+             " --help` flag names with - or _ (epochs, batch_size, lr, ...)");
     if (opt->get_expected_min() == 0) {  // a flag: SageMaker sends "true"/"false"
       std::string v = value;
       for (char& c : v) c = char(std::tolower(static_cast<unsigned char>(c)));
@@ -132,7 +141,7 @@ std::vector<std::string> flags_from_hyperparameters(const train::SageMakerEnv& e
   return args;
 }
 
-void run_job(const fs::path& root) {
+void run_job(const fs::path& root, const std::string& command) {
   const train::SageMakerEnv env = train::load_sagemaker_env(root);
   std::string channels;
   for (const auto& [name, ch] : env.channels) channels += " " + name;
@@ -143,7 +152,7 @@ void run_job(const fs::path& root) {
   const bool main_host = dist::detect_launch_from_process_env().rank == 0;
 
   std::string model;
-  std::vector<std::string> flags = flags_from_hyperparameters(env, model);
+  std::vector<std::string> flags = flags_from_hyperparameters(env, command, model);
   if (model.empty()) {
     auto it = env.channels.find("model");
     RC_CHECK(it != env.channels.end(), Errc::invalid_argument,
@@ -151,27 +160,32 @@ void run_job(const fs::path& root) {
              "\nHINT: a channel named 'model' holding an HF folder (config.json, model.safetensors, tokenizer files)");
     model = it->second.dir.string();
   }
-  const fs::path staging = fs::temp_directory_path() / ("roberta-sagemaker-data-" + std::to_string(getpid()));
-  g_staging = staging;
+  std::vector<std::string> args{command, "--model", model};
   const StagingRemover remove_staging_at_end;
-  train::stage_sagemaker_dataset(env, staging);
-
+  if (command == "pretrain") {  // text files straight from the channels
+    const train::SageMakerTextFiles texts = train::sagemaker_text_files(env);
+    args.insert(args.end(), {"--data", texts.train.string()});
+    if (!texts.validation.empty()) args.insert(args.end(), {"--eval-data", texts.validation.string()});
+  } else {  // a dataset folder of links into the channels
+    const fs::path staging = fs::temp_directory_path() / ("roberta-sagemaker-data-" + std::to_string(getpid()));
+    g_staging = staging;
+    train::stage_sagemaker_dataset(env, staging);
+    args.insert(args.end(), {"--data", staging.string()});
+  }
   const bool resume = has_checkpoint(env.checkpoint_dir());
   if (resume) log::info("sagemaker", "resuming from the checkpoints in ", env.checkpoint_dir().string());
-  std::vector<std::string> args{
-      "train",        "--model", model, "--data", staging.string(), "--output", env.checkpoint_dir().string(),
-      "--no-progress"};
+  args.insert(args.end(), {"--output", env.checkpoint_dir().string(), "--no-progress"});
   if (resume) args.push_back("--resume");
   args.insert(args.end(), flags.begin(), flags.end());
 
   CLI::App app;
-  add_train_command(app);
+  register_command(app, command);
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last-first
   try {
     app.parse(reversed);
   } catch (const CLI::ParseError& e) {
     RC_THROW(Errc::invalid_argument, "bad hyperparameter: ", e.what(),
-             "\nHINT: values are train's flag values as strings (`roberta train --help`)");
+             "\nHINT: values are the flag values of `roberta ", command, " --help`, as strings");
   }
   remove_staging();  // trained: the links are not needed to publish
   if (!main_host) return;
@@ -192,15 +206,15 @@ bool run_sagemaker_training(CLI::App& train_cmd) {
   // count_all() counts the subcommand's own name once per use; anything beyond that is a flag.
   if (train_cmd.count_all() > train_cmd.count()) {  // flags given: an ordinary run, so the usual requirements hold
     for (const char* name : {"--model", "--data", "--output"})
-      RC_CHECK(train_cmd.count(name) > 0, Errc::invalid_argument, name,
-               " is required\nHINT: `roberta train` with no flags at all reads a SageMaker job's /opt/ml files");
+      RC_CHECK(train_cmd.count(name) > 0, Errc::invalid_argument, name, " is required\nHINT: `roberta ",
+               train_cmd.get_name(), "` with no flags at all reads a SageMaker job's /opt/ml files");
     return false;
   }
   const fs::path root = train::kSageMakerRoot;
   g_job_running = true;
   std::atexit(at_exit_during_job);
   try {
-    run_job(root);
+    run_job(root, train_cmd.get_name());
   } catch (const Error& e) {
     g_job_running = false;
     train::write_sagemaker_failure(root, reason_of(e));

@@ -37,6 +37,26 @@ void scatter_first_tokens(const ExecCtx& ctx, float* dst, const float* src, int6
   }
 }
 
+void gather_rows(const ExecCtx& ctx, float* dst, const float* src, const int64_t* index, int64_t M, int64_t C) {
+  RC_ASSERT(M >= 0 && C >= 0 && (M * C == 0 || (dst && src && index)));
+  switch (ctx.device) {
+    case Device::cpu:
+      return cpu::gather_rows(dst, src, index, M, C);
+    case Device::cuda:
+      RC_CUDA_RETURN(gather_rows, dst, src, index, M, C, ctx.stream);
+  }
+}
+
+void scatter_rows(const ExecCtx& ctx, float* dst, const float* src, const int64_t* index, int64_t M, int64_t C) {
+  RC_ASSERT(M >= 0 && C >= 0 && (M * C == 0 || (dst && src && index)));
+  switch (ctx.device) {
+    case Device::cpu:
+      return cpu::scatter_rows(dst, src, index, M, C);
+    case Device::cuda:
+      RC_CUDA_RETURN(scatter_rows, dst, src, index, M, C, ctx.stream);
+  }
+}
+
 void mean_forward(const ExecCtx& ctx, float* out, const float* x, int64_t n) {
   RC_ASSERT(n >= 1 && out && x);
   switch (ctx.device) {

@@ -2,36 +2,40 @@
 #include "model/mlm_head.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "core/check.h"
 #include "kernels/activation.h"
 #include "kernels/layernorm.h"
 #include "kernels/loss.h"
 #include "kernels/matmul.h"
+#include "kernels/rows.h"
 
 namespace rc::model {
 
 using kernels::ExecCtx;
 
-MlmWorkspace::MlmWorkspace(const RobertaConfig& c, int64_t max_rows) : max_rows_(max_rows) {
+MlmWorkspace::MlmWorkspace(const ExecCtx& ctx, const RobertaConfig& c, int64_t max_rows) : max_rows_(max_rows) {
   RC_CHECK(max_rows > 0, Errc::invalid_argument, "masked-LM workspace needs a positive row count");
   const int64_t C = c.hidden_size, V = c.vocab_size, R = std::min(kChunkRows, max_rows);
-  const ExecCtx host{};  // the head gathers rows by host loops: CPU only (check_masked_lm)
-  rows_ = kernels::alloc_floats(host, max_rows * C);
-  pre_ = kernels::alloc_floats(host, max_rows * C);
-  act_ = kernels::alloc_floats(host, max_rows * C);
-  ln_ = kernels::alloc_floats(host, max_rows * C);
-  mean_ = kernels::alloc_floats(host, max_rows);
-  rstd_ = kernels::alloc_floats(host, max_rows);
-  d_a_ = kernels::alloc_floats(host, max_rows * C);
-  d_b_ = kernels::alloc_floats(host, max_rows * C);
-  logits_ = kernels::alloc_floats(host, R * V);
-  probs_ = kernels::alloc_floats(host, R * V);
-  losses_ = kernels::alloc_floats(host, R);
+  rows_ = kernels::alloc_floats(ctx, max_rows * C);
+  pre_ = kernels::alloc_floats(ctx, max_rows * C);
+  act_ = kernels::alloc_floats(ctx, max_rows * C);
+  ln_ = kernels::alloc_floats(ctx, max_rows * C);
+  mean_ = kernels::alloc_floats(ctx, max_rows);
+  rstd_ = kernels::alloc_floats(ctx, max_rows);
+  d_a_ = kernels::alloc_floats(ctx, max_rows * C);
+  d_b_ = kernels::alloc_floats(ctx, max_rows * C);
+  logits_ = kernels::alloc_floats(ctx, R * V);
+  probs_ = kernels::alloc_floats(ctx, R * V);
+  losses_ = kernels::alloc_floats(ctx, R);
+  index_dev_ = kernels::alloc(ctx, size_t(max_rows) * sizeof(int64_t));
+  targets_dev_ = kernels::alloc(ctx, size_t(max_rows) * sizeof(int32_t));
   index_.reserve(size_t(max_rows));
   targets_.reserve(size_t(max_rows));
+  losses_host_.resize(size_t(R));
 }
+
+MlmWorkspace::MlmWorkspace(const RobertaConfig& c, int64_t max_rows) : MlmWorkspace(ExecCtx{}, c, max_rows) {}
 
 // The workspace's buffers for the functions below (the class keeps them private).
 struct MlmAccess {
@@ -49,6 +53,17 @@ struct MlmAccess {
   float* losses() { return w.losses_.f32(); }
   std::vector<int64_t>& index() { return w.index_; }
   std::vector<int32_t>& targets() { return w.targets_; }
+  int64_t* index_dev() { return w.index_dev_.as<int64_t>(); }
+  int32_t* targets_dev() { return w.targets_dev_.as<int32_t>(); }
+  float* losses_host() { return w.losses_host_.data(); }
+  // The host index (and targets) to the device, then the indexed rows of x gathered.
+  void gather(const ExecCtx& ctx, const float* x, int64_t C) {
+    const int64_t M = int64_t(w.index_.size());
+    kernels::upload(ctx, index_dev(), w.index_.data(), size_t(M) * sizeof(int64_t));
+    if (!w.targets_.empty())
+      kernels::upload(ctx, targets_dev(), w.targets_.data(), w.targets_.size() * sizeof(int32_t));
+    kernels::gather_rows(ctx, rows(), x, index_dev(), M, C);
+  }
 };
 
 namespace {
@@ -65,18 +80,18 @@ void transform_forward(const ExecCtx& ctx, const RobertaModel& model, MlmAccess&
                              c.layer_norm_eps);
 }
 
-void check_masked_lm(const RobertaModel& model) {
+void check_masked_lm(const ExecCtx& ctx, const RobertaModel& model) {
   RC_CHECK(model.head_kind() == HeadKind::masked_lm, Errc::invalid_argument,
            "this model has a classification head, not a masked-LM head (lm_head.*)");
-  RC_CHECK(model.device() == Device::cpu, Errc::device,
-           "the masked-LM head runs on the CPU only\nHINT: pretrain with --device cpu");
+  RC_CHECK(model.device() == ctx.device, Errc::invalid_argument,
+           "the masked-LM head runs where its model is: move the model to the context's device first");
 }
 
 }  // namespace
 
 MlmLoss mlm_head_forward_backward(const ExecCtx& ctx, const RobertaModel& model, const float* x, const int32_t* labels,
                                   int64_t rows, float loss_scale, float* grads, float* d_x, MlmWorkspace& ws) {
-  check_masked_lm(model);
+  check_masked_lm(ctx, model);
   const RobertaConfig& c = model.config();
   const ModelOffsets& o = model.offsets();
   const float* P = model.params();
@@ -100,7 +115,7 @@ MlmLoss mlm_head_forward_backward(const ExecCtx& ctx, const RobertaModel& model,
   out.count = M;
   if (M == 0) return out;
 
-  for (int64_t m = 0; m < M; ++m) std::memcpy(a.rows() + m * C, x + index[size_t(m)] * C, size_t(C) * sizeof(float));
+  a.gather(ctx, x, C);
   transform_forward(ctx, model, a, M);
 
   // Decoder + cross-entropy in chunks of rows; d(ln) gathered in d_a.
@@ -109,11 +124,12 @@ MlmLoss mlm_head_forward_backward(const ExecCtx& ctx, const RobertaModel& model,
     const int64_t R = std::min(MlmWorkspace::kChunkRows, M - r0);
     const float* h = a.ln() + r0 * C;
     kernels::matmul_nt(ctx, a.logits(), h, P + o.wte, P + o.lm_bias, R, V, C);
-    kernels::cross_entropy_forward(ctx, a.losses(), a.probs(), a.logits(), targets.data() + r0, R, V);
-    for (int64_t r = 0; r < R; ++r) out.loss_sum += double(a.losses()[r]);
+    kernels::cross_entropy_forward(ctx, a.losses(), a.probs(), a.logits(), a.targets_dev() + r0, R, V);
+    kernels::download(ctx, a.losses_host(), a.losses(), size_t(R) * sizeof(float));
+    for (int64_t r = 0; r < R; ++r) out.loss_sum += double(a.losses_host()[r]);
     if (!grads) continue;
     float* d_logits = a.probs();  // in place: the backward reads each prob once, where it writes
-    kernels::cross_entropy_backward(ctx, d_logits, a.probs(), targets.data() + r0, R, V, grad_scale);
+    kernels::cross_entropy_backward(ctx, d_logits, a.probs(), a.targets_dev() + r0, R, V, grad_scale);
     kernels::linear_backward(ctx, a.d_a() + r0 * C, grads + o.wte, grads + o.lm_bias, d_logits, h, P + o.wte, nullptr,
                              R, V, C, false);  // the tied decoder
   }
@@ -125,7 +141,7 @@ MlmLoss mlm_head_forward_backward(const ExecCtx& ctx, const RobertaModel& model,
   kernels::gelu_erf_backward(ctx, a.d_b(), a.d_b(), a.pre(), M * C);
   kernels::linear_backward(ctx, a.d_a(), grads + o.lm_dense_w, grads + o.lm_dense_b, a.d_b(), a.rows(),
                            P + o.lm_dense_w, nullptr, M, C, C, false);
-  for (int64_t m = 0; m < M; ++m) std::memcpy(d_x + index[size_t(m)] * C, a.d_a() + m * C, size_t(C) * sizeof(float));
+  kernels::scatter_rows(ctx, d_x, a.d_a(), a.index_dev(), M, C);
   return out;
 }
 
@@ -162,8 +178,9 @@ struct LogitsHead final : HiddenHead {
     const float* P = model.params();
     const int64_t C = cfg.hidden_size, V = cfg.vocab_size, M = int64_t(positions.size());
     MlmAccess a{ws};
-    for (int64_t m = 0; m < M; ++m)
-      std::memcpy(a.rows() + m * C, x_last + positions[size_t(m)] * C, size_t(C) * sizeof(float));
+    a.index().assign(positions.begin(), positions.end());
+    a.targets().clear();
+    a.gather(ctx, x_last, C);
     transform_forward(ctx, model, a, M);
     kernels::matmul_nt(ctx, logits, a.ln(), P + o.wte, P + o.lm_bias, M, V, C);
     return {0.0f, false};
@@ -175,7 +192,7 @@ struct LogitsHead final : HiddenHead {
 MlmLoss mlm_forward_backward(const ExecCtx& ctx, const RobertaModel& model, const Batch& batch, const int32_t* labels,
                              const DropoutConfig& dropout, uint64_t seed, float loss_scale, float* grads,
                              TrainWorkspace& ws, MlmWorkspace& mlm) {
-  check_masked_lm(model);
+  check_masked_lm(ctx, model);
   MlmTrainHead head(ctx, model, labels, batch.B * batch.T, loss_scale, grads, mlm);
   forward_backward_hidden(ctx, model, batch, dropout, seed, grads, ws, head);
   return head.loss;
@@ -183,7 +200,7 @@ MlmLoss mlm_forward_backward(const ExecCtx& ctx, const RobertaModel& model, cons
 
 void mlm_logits(const ExecCtx& ctx, const RobertaModel& model, const Batch& batch,
                 const std::vector<int64_t>& positions, float* logits, TrainWorkspace& ws, MlmWorkspace& mlm) {
-  check_masked_lm(model);
+  check_masked_lm(ctx, model);
   RC_CHECK(int64_t(positions.size()) <= mlm.max_rows(), Errc::invalid_argument, "more than ", mlm.max_rows(),
            " positions to predict");
   for (int64_t p : positions)

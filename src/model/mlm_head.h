@@ -6,7 +6,9 @@
 // The backward adds the decoder's gradient to the word-embedding gradient (one tensor, as
 // PyTorch's tied parameter), over every row, the padding row included.
 // The vocabulary-wide logits are computed in chunks of rows, so memory is bounded by
-// kChunkRows × vocab whatever the batch.
+// kChunkRows × vocab whatever the batch. Every step runs on the model's device: the masked
+// rows are chosen on the host (the labels come from the collator there), their row numbers
+// uploaded, and the rows gathered and scattered by kernels (kernels/rows.h).
 #pragma once
 
 #include <cstdint>
@@ -22,16 +24,19 @@ inline constexpr int32_t kIgnoreLabel = -100;  // torch CrossEntropyLoss's ignor
 class MlmWorkspace {
  public:
   static constexpr int64_t kChunkRows = 128;
-  // Up to max_rows masked positions per call.
-  MlmWorkspace(const RobertaConfig& config, int64_t max_rows);
+  // Up to max_rows masked positions per call, on ctx's device.
+  MlmWorkspace(const kernels::ExecCtx& ctx, const RobertaConfig& config, int64_t max_rows);
+  MlmWorkspace(const RobertaConfig& config, int64_t max_rows);  // CPU
   int64_t max_rows() const { return max_rows_; }
 
  private:
   friend struct MlmAccess;
   int64_t max_rows_;
   Buffer rows_, pre_, act_, ln_, mean_, rstd_, d_a_, d_b_, logits_, probs_, losses_;
+  Buffer index_dev_, targets_dev_;  // the host vectors below, on the device
   std::vector<int64_t> index_;
   std::vector<int32_t> targets_;
+  std::vector<float> losses_host_;
 };
 
 struct MlmLoss {
@@ -40,10 +45,10 @@ struct MlmLoss {
   double mean() const { return count > 0 ? loss_sum / double(count) : 0.0; }
 };
 
-// The head on final hidden states x (rows, C) with labels (rows; -100 = not a target; other
-// values checked against the vocabulary). grads null: forward only. Otherwise gradients of
-// (mean loss · loss_scale) ACCUMULATE into grads (lm_head.* and the word embeddings) and
-// d_x (rows, C) gets the hidden states' gradient at the masked rows (other rows untouched).
+// The head on final hidden states x (rows, C, on the model's device) with labels (rows, on the
+// HOST; -100 = not a target; other values checked against the vocabulary). grads null: forward only. Otherwise
+// gradients of (mean loss · loss_scale) ACCUMULATE into grads (lm_head.* and the word embeddings) and d_x (rows, C)
+// gets the hidden states' gradient at the masked rows (other rows untouched).
 MlmLoss mlm_head_forward_backward(const kernels::ExecCtx& ctx, const RobertaModel& model, const float* x,
                                   const int32_t* labels, int64_t rows, float loss_scale, float* grads, float* d_x,
                                   MlmWorkspace& ws);
@@ -57,7 +62,7 @@ MlmLoss mlm_forward_backward(const kernels::ExecCtx& ctx, const RobertaModel& mo
                              float* grads, TrainWorkspace& ws, MlmWorkspace& mlm);
 
 // Eval-mode vocabulary logits (n, V) at flat positions b·T + t of the batch (fill-mask).
-// At most mlm.max_rows() positions. OVERWRITES logits.
+// At most mlm.max_rows() positions. OVERWRITES logits (on ctx's device).
 void mlm_logits(const kernels::ExecCtx& ctx, const RobertaModel& model, const Batch& batch,
                 const std::vector<int64_t>& positions, float* logits, TrainWorkspace& ws, MlmWorkspace& mlm);
 

@@ -161,22 +161,65 @@ SageMakerEnv load_sagemaker_env(const fs::path& root) {
   return env;
 }
 
-fs::path stage_sagemaker_dataset(const SageMakerEnv& env, const fs::path& staging) {
+namespace {
+
+// A channel by name, checked to be readable here (not Pipe mode, its folder present).
+const SageMakerChannel* readable_channel(const SageMakerEnv& env, const std::string& name) {
+  auto it = env.channels.find(name);
+  if (it == env.channels.end()) return nullptr;
+  const SageMakerChannel& ch = it->second;
+  RC_CHECK(ch.input_mode != "Pipe", Errc::unsupported, "SageMaker channel '", name,
+           "' uses Pipe input mode, which roberta does not read\nHINT: use TrainingInputMode File or FastFile");
+  RC_CHECK(fs::is_directory(ch.dir), Errc::not_found, "SageMaker channel '", name,
+           "' is listed in inputdataconfig.json but ", ch.dir.string(), " does not exist");
+  return &ch;
+}
+
+std::string channel_names(const SageMakerEnv& env) {
   std::string listed;
   for (const auto& [name, ch] : env.channels) listed += (listed.empty() ? "" : ", ") + name;
-  auto channel = [&](const std::string& name) -> const SageMakerChannel* {
-    auto it = env.channels.find(name);
-    if (it == env.channels.end()) return nullptr;
-    const SageMakerChannel& ch = it->second;
-    RC_CHECK(ch.input_mode != "Pipe", Errc::unsupported, "SageMaker channel '", name,
-             "' uses Pipe input mode, which roberta train does not read\nHINT: use TrainingInputMode File or FastFile");
-    RC_CHECK(fs::is_directory(ch.dir), Errc::not_found, "SageMaker channel '", name,
-             "' is listed in inputdataconfig.json but ", ch.dir.string(), " does not exist");
-    return &ch;
+  return listed.empty() ? "none" : listed;
+}
+
+}  // namespace
+
+SageMakerTextFiles sagemaker_text_files(const SageMakerEnv& env) {
+  static const char* const kExts[] = {".txt", ".jsonl", ".csv", ".tsv"};
+  auto file_of = [](const SageMakerChannel& ch, const std::string& split) -> fs::path {
+    for (const std::string& a : split_aliases(split))
+      for (const char* ext : kExts)
+        if (fs::is_regular_file(ch.dir / (a + ext))) return ch.dir / (a + ext);
+    std::vector<fs::path> found;
+    for (const auto& e : fs::directory_iterator(ch.dir)) {
+      const std::string name = e.path().filename().string();
+      if (name.empty() || name[0] == '.' || !e.is_regular_file()) continue;
+      for (const char* ext : kExts)
+        if (e.path().extension() == ext) found.push_back(e.path());
+    }
+    RC_CHECK(!found.empty(), Errc::not_found, "SageMaker channel '", ch.name, "' (", ch.dir.string(),
+             ") has no text file\nHINT: put a .txt (one text a line), .jsonl ({\"text\"}), .csv or .tsv file in it");
+    RC_CHECK(found.size() == 1, Errc::invalid_argument, "SageMaker channel '", ch.name, "' (", ch.dir.string(),
+             ") holds ", found.size(), " text files and none is named for the ", split, " split\nHINT: one file per ",
+             "channel, or name it ", split, ".txt / ", split, ".jsonl");
+    return found[0];
   };
+  const SageMakerChannel* train_ch = readable_channel(env, "train");
+  RC_CHECK(train_ch, Errc::not_found, "SageMaker channel 'train' is missing: no ", (env.data_dir() / "train").string(),
+           " (channels: ", channel_names(env),
+           ")\nHINT: give the pretraining job an InputDataConfig channel named 'train' (optional: 'validation')");
+  const SageMakerChannel* val_ch = readable_channel(env, "validation");
+  if (!val_ch) val_ch = readable_channel(env, "val");
+  SageMakerTextFiles out;
+  out.train = file_of(*train_ch, "train");
+  if (val_ch) out.validation = file_of(*val_ch, "val");
+  return out;
+}
+
+fs::path stage_sagemaker_dataset(const SageMakerEnv& env, const fs::path& staging) {
+  auto channel = [&](const std::string& name) { return readable_channel(env, name); };
   const SageMakerChannel* train_ch = channel("train");
   RC_CHECK(train_ch, Errc::not_found, "SageMaker channel 'train' is missing: no ", (env.data_dir() / "train").string(),
-           " (channels: ", listed.empty() ? "none" : listed,
+           " (channels: ", channel_names(env),
            ")\nHINT: give the training job an InputDataConfig channel named 'train' (optional: 'validation', 'test')");
   const SageMakerChannel* val_ch = channel("validation");
   if (!val_ch) val_ch = channel("val");

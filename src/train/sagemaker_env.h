@@ -62,6 +62,15 @@ SageMakerEnv load_sagemaker_env(const std::filesystem::path& root = kSageMakerRo
 // invalid_argument with the channel named. Returns `staging`.
 std::filesystem::path stage_sagemaker_dataset(const SageMakerEnv& env, const std::filesystem::path& staging);
 
+// `roberta pretrain`'s texts: the train channel's file (required) and the validation (or val)
+// channel's (optional, else run_mlm.py's validation_split_percentage applies). In each channel
+// the split's file by name (train.txt, validation.jsonl, ...) or else its only .txt / .jsonl /
+// .csv / .tsv file. Errors as stage_sagemaker_dataset's.
+struct SageMakerTextFiles {
+  std::filesystem::path train, validation;  // validation empty: none
+};
+SageMakerTextFiles sagemaker_text_files(const SageMakerEnv& env);
+
 // Copies the final HF folder (the regular files at the top of `from`, not checkpoint-N/) to `to`.
 void publish_model_files(const std::filesystem::path& from, const std::filesystem::path& to);
 

@@ -30,16 +30,19 @@ class MaskedLmTask final : public Task {
   bool has_split(const std::string& name) const override { return name == "val" && eval_.has_value(); }
   int64_t max_eval_length() const override { return eval_ ? eval_->max_length() : 1; }
   // The held-out loss with fixed masks (step -1) and no dropout: the same number every time for
-  // the same weights, so evaluations compare. The masked-LM head runs on the CPU.
+  // the same weights, so evaluations compare. Runs on the model's device.
   EvalResult evaluate(const kernels::ExecCtx& ctx, const model::RobertaModel& model, const std::string& split,
                       int64_t batch_size, model::InferenceWorkspace&) const override {
     RC_CHECK(split == "val" && eval_, Errc::not_found, "no '", split, "' split");
     const double t0 = now_s();
     const TokenizedSplit& s = *eval_;
     if (!ws_ || ws_->max_B() < batch_size) {
-      // fp32 activations whatever ctx's GEMMs (as pretraining always evaluated).
-      ws_ = std::make_unique<model::TrainWorkspace>(model.config(), batch_size, std::max<int64_t>(1, s.max_length()));
-      mlm_ = std::make_unique<model::MlmWorkspace>(model.config(), batch_size * std::max<int64_t>(1, s.max_length()));
+      const int64_t T = std::max<int64_t>(1, s.max_length());
+      // On the CPU fp32 activations whatever ctx's GEMMs (as pretraining always evaluated).
+      ws_ = ctx.device == Device::cpu ? std::make_unique<model::TrainWorkspace>(model.config(), batch_size, T)
+                                      : std::make_unique<model::TrainWorkspace>(ctx, model.config(), batch_size, T,
+                                                                                model::HeadKind::masked_lm);
+      mlm_ = std::make_unique<model::MlmWorkspace>(ctx, model.config(), batch_size * T);
     }
     PaddedBatch pb;
     pb.reserve(batch_size, s.max_length());

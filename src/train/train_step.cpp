@@ -37,7 +37,7 @@ TrainEngine::TrainEngine(model::RobertaModel& model, const OptimConfig& optim, c
   RC_CHECK(model.device() == ctx.device, Errc::invalid_argument,
            "TrainEngine: move the model to the training device first (RobertaModel::to_device)");
   if (model.head_kind() == model::HeadKind::masked_lm)
-    mlm_ws_ = std::make_unique<model::MlmWorkspace>(model.config(), max_B * max_T);
+    mlm_ws_ = std::make_unique<model::MlmWorkspace>(ctx, model.config(), max_B * max_T);
   if (ctx.device == Device::cpu && ctx.matmul_precision == kernels::MatmulPrecision::bf16) {
     bf16_ = std::make_unique<model::Bf16WeightCopy>(model);
     bf16_plan_ = bf16_->plan_adamw(segments_);

@@ -151,6 +151,40 @@ TEST_F(SageMakerEnv, EmptyAmbiguousMixedAndPipeChannels) {
   EXPECT_EQ(stage_error(), rc::Errc::unsupported);
 }
 
+// pretrain's texts: the split's file by name, else the channel's only text file; validation
+// optional; ambiguity, emptiness and Pipe mode refused as for train.
+TEST_F(SageMakerEnv, PretrainTextFilesFromTheChannels) {
+  auto files_error = [&] {
+    try {
+      rc::train::sagemaker_text_files(load_sagemaker_env(root));
+    } catch (const rc::Error& e) {
+      last_message = e.what();
+      return e.errc();
+    }
+    ADD_FAILURE() << "no error";
+    return rc::Errc::internal;
+  };
+  EXPECT_EQ(files_error(), rc::Errc::not_found);  // no train channel
+  EXPECT_NE(last_message.find("channel 'train' is missing"), std::string::npos) << last_message;
+  put(data("train") / "part-0.txt", "a tweet\n");
+  auto f = rc::train::sagemaker_text_files(load_sagemaker_env(root));
+  EXPECT_EQ(f.train, data("train") / "part-0.txt");
+  EXPECT_TRUE(f.validation.empty());
+  put(data("train") / "part-1.jsonl", "{\"text\": \"x\"}\n");
+  EXPECT_EQ(files_error(), rc::Errc::invalid_argument);  // two files, neither named train
+  EXPECT_NE(last_message.find("2 text files"), std::string::npos) << last_message;
+  put(data("train") / "train.jsonl", "{\"text\": \"y\"}\n");  // the split's name wins
+  put(data("validation") / "eval.csv", "text\nz\n");
+  put(data("validation") / "notes.md", "not data");
+  f = rc::train::sagemaker_text_files(load_sagemaker_env(root));
+  EXPECT_EQ(f.train, data("train") / "train.jsonl");
+  EXPECT_EQ(f.validation, data("validation") / "eval.csv");
+  fs::remove(data("validation") / "eval.csv");
+  EXPECT_EQ(files_error(), rc::Errc::not_found);  // a validation channel with no text file
+  put(root / "input/config/inputdataconfig.json", R"({"train": {"TrainingInputMode": "Pipe"}})");
+  EXPECT_EQ(files_error(), rc::Errc::unsupported);
+}
+
 TEST_F(SageMakerEnv, PublishCopiesTheModelNotTheCheckpoints) {
   const fs::path out = root / "checkpoints";
   put(out / "config.json", "{}");

@@ -10,7 +10,10 @@
 #   - a bad hyperparameter value, an unknown one, a bad switch value, a missing train channel,
 #     two hosts whose master does not resolve, a number out of range: non-zero exit with the
 #     reason in /opt/ml/output/failure, that file at most 1,024 bytes (SageMaker keeps no more;
-#     a 1 MB reason was written), and no staging folder left in the temporary folder.
+#     a 1 MB reason was written), and no staging folder left in the temporary folder;
+#   - `roberta pretrain` as the job's command (ContainerArguments ["pretrain"]): text files from
+#     the train and validation channels, a RobertaForMaskedLM folder in /opt/ml/model with its
+#     perplexity; pretrain's own contract keys and unknown keys refused.
 # Usage: test_sagemaker_training.sh path/to/roberta
 set -euo pipefail
 BIN=$(readlink -f "$1")
@@ -143,4 +146,31 @@ expect_failure 2 "hyperparameter 'lr' is out of range: \"1e999\"" '{"lr": "1e999
 expect_failure 2 "Could not convert: --epochs = many" '{"epochs": "many"}'
 # A reason of 1 MB (a hyperparameter name of a million bytes) is cut to what SageMaker keeps.
 expect_failure 2 "unknown hyperparameter 'xxxxxxxx" "{\"$(head -c 1000000 /dev/zero | tr '\0' x)\": \"1\"}"
+echo "== 4. pretrain as the job's command: texts from the channels, a masked-LM model out"
+pretrain_job() {
+  new_job "$1"
+  rm -rf "$ML/input/data/train"/* "$ML/input/data/validation"/* "$ML/input/data/test"
+  head -n 64 "$SRC/data/tweeteval/sentiment/train_text.txt" > "$ML/input/data/train/tweets.txt"
+  head -n 16 "$SRC/data/tweeteval/sentiment/val_text.txt" | "$PY" -c 'import json,sys; [print(json.dumps({"text": l.rstrip("\n")})) for l in sys.stdin]' > "$ML/input/data/validation/part-0.jsonl"
+  echo '{"train": {"TrainingInputMode": "File"}, "validation": {"TrainingInputMode": "File"}, "model": {}}' > "$ML/input/config/inputdataconfig.json"
+}
+pretrain_cmd=("${job_cmd[@]:0:${#job_cmd[@]}-1}" pretrain)
+pretrain_job '{"max_steps": "4", "batch_size": "8", "max_length": "32", "mlm_probability": "0.2", "eval_every": "2", "logging_steps": "1", "threads": "1"}'
+"${pretrain_cmd[@]}" > "$WORK/pretrain.log" 2>&1 || { cat "$WORK/pretrain.log"; fail "pretrain job failed: $(cat "$ML/output/failure" 2>/dev/null)"; }
+grep -q '"RobertaForMaskedLM"' "$ML/model/config.json" || fail "/opt/ml/model is not a RobertaForMaskedLM folder"
+grep -q '"perplexity"' "$ML/model/eval_results.json" || fail "no perplexity from the validation channel"
+grep -q '16 held-out' "$WORK/pretrain.log" || { grep -i held "$WORK/pretrain.log"; fail "the validation channel's 16 texts were not the held-out split"; }
+steps=$(grep -c '^train: step' "$WORK/pretrain.log")
+[ "$steps" = 4 ] || fail "expected 4 logged pretraining steps, got $steps"
+echo "ok: pretrain job wrote a masked-LM model with its perplexity"
+pretrain_failure() {  # pretrain_failure TEXT HYPERPARAMETERS
+  local rc=0
+  pretrain_job "$2"
+  "${pretrain_cmd[@]}" > "$WORK/out.txt" 2>&1 || rc=$?
+  [ "$rc" = 2 ] || { cat "$WORK/out.txt"; fail "expected exit 2, got $rc for $2"; }
+  grep -qF -- "$1" "$ML/output/failure" || fail "failure file lacks '$1': $(head -c 300 "$ML/output/failure")"
+  echo "ok: pretrain exit 2, failure: $(head -n1 "$ML/output/failure" | head -c 200)"
+}
+pretrain_failure "cannot be set in a SageMaker job" '{"eval_data": "/tmp/x.txt"}'
+pretrain_failure "unknown hyperparameter 'labels'" '{"labels": "a,b"}'
 echo "PASS"

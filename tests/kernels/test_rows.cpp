@@ -3,6 +3,7 @@
 // the trainer takes (mean over rows of cross-entropy) against cross_entropy_backward's 1/B.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -51,6 +52,31 @@ TEST(Rows, GatherAndScatterFirstTokensMatchRef) {
         for (int64_t c = 0; c < C; ++c) others += std::fabs(sg[size_t(r * C + c)]);
     EXPECT_EQ(others, 0.0);
   }
+}
+
+TEST(Rows, GatherAndScatterRowsByIndexMatchRef) {
+  const int64_t rows = 11, C = 5;
+  const std::vector<int64_t> index = {7, 0, 10, 3};  // distinct, unordered
+  const int64_t M = int64_t(index.size());
+  const auto src = test::randn(rows * C, 3, 1.0f);
+  std::vector<float> got(size_t(M * C), 9.0f), want(size_t(M * C), -9.0f);
+  gather_rows(kCpu, got.data(), src.data(), index.data(), M, C);
+  ref::gather_rows(want.data(), src.data(), index.data(), M, C);
+  EXPECT_EQ(got, want);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t c = 0; c < C; ++c) EXPECT_EQ(got[size_t(m * C + c)], src[size_t(index[size_t(m)] * C + c)]);
+
+  // scatter into a zeroed gradient: the indexed rows get the values, the others stay 0.
+  std::vector<float> sg(size_t(rows * C), 0.0f), sw(size_t(rows * C), 0.0f);
+  scatter_rows(kCpu, sg.data(), got.data(), index.data(), M, C);
+  ref::scatter_rows(sw.data(), got.data(), index.data(), M, C);
+  EXPECT_EQ(sg, sw);
+  for (int64_t r = 0; r < rows; ++r) {
+    const bool hit = std::find(index.begin(), index.end(), r) != index.end();
+    for (int64_t c = 0; c < C; ++c) EXPECT_EQ(sg[size_t(r * C + c)], hit ? src[size_t(r * C + c)] : 0.0f) << r;
+  }
+  gather_rows(kCpu, got.data(), src.data(), index.data(), 0, C);  // M = 0: nothing touched
+  EXPECT_EQ(got, want);
 }
 
 TEST(Rows, MeanMatchesRefAndIsTheSumOverN) {

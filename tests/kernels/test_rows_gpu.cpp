@@ -48,6 +48,26 @@ TEST(RowsGpu, PositionIdsGatherScatterMeanMatchRef) {
   }
 }
 
+TEST(RowsGpu, GatherAndScatterRowsByIndexMatchRef) {
+  RC_REQUIRE_GPU();
+  const int64_t rows = 4096, C = 768;
+  std::vector<int64_t> index;
+  for (int64_t r = rows - 1; r >= 0; r -= 7) index.push_back(r);  // distinct, descending
+  const int64_t M = int64_t(index.size());
+  const auto src = randn(rows * C, 9);
+  std::vector<float> g(size_t(M * C)), s(size_t(rows * C), 0.0f);
+  k::ref::gather_rows(g.data(), src.data(), index.data(), M, C);
+  k::ref::scatter_rows(s.data(), g.data(), index.data(), M, C);
+  auto dsrc = up(src);
+  auto dindex = up(index);
+  Dev<float> dg(size_t(M * C));
+  auto ds = up(std::vector<float>(size_t(rows * C), 0.0f));
+  k::gather_rows(cuda_ctx(), dg.data(), dsrc.data(), dindex.data(), M, C);
+  k::scatter_rows(cuda_ctx(), ds.data(), dg.data(), dindex.data(), M, C);
+  expect_close("gather_rows", down(dg), g, {0, 0});
+  expect_close("scatter_rows", down(ds), s, {0, 0});
+}
+
 }  // namespace
 #else
 TEST(RowsGpu, NotBuilt) { GTEST_SKIP() << "built without RC_WITH_CUDA"; }

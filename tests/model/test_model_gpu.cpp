@@ -12,6 +12,7 @@
 #include "kernels/gpu_test_util.h"
 #include "kernels/optimizer.h"
 #include "model/checkpoint.h"
+#include "model/mlm_head.h"
 #include "model/roberta_model.h"
 
 #include <random>
@@ -219,6 +220,57 @@ TEST(ModelGpu, TaskHeadsMatchCpuFp32) {
     expect_close(std::string("model.task_heads.") + k.name + ".loss", {got}, {want}, rc::test::Tol{1e-4, 1e-4});
     expect_close(std::string("model.task_heads.") + k.name + ".grads", got_g, want_g, rc::test::Tol{1e-4, 1e-3});
   }
+}
+
+// The masked-LM head on CUDA (rows chosen on the host, gathered and scattered by kernels)
+// against the CPU: loss, masked-position count and every gradient (the tied decoder's into
+// the word embeddings included), then the eval-mode logits fill-mask reads.
+TEST(ModelGpu, MaskedLmHeadMatchesCpuFp32) {
+  RC_REQUIRE_GPU();
+  m::CheckpointLoadOptions lo;
+  lo.head = m::HeadKind::masked_lm;
+  lo.init_head = true;
+  auto cpu = m::load_checkpoint(rc::test::tiny_dir(), lo);
+  const m::RobertaConfig& cfg = cpu->config();
+  auto gpu = std::make_unique<m::RobertaModel>(cfg, m::HeadKind::masked_lm);
+  std::copy(cpu->params(), cpu->params() + cpu->num_params(), gpu->params());
+  const Data d = random_data(cfg, 11);
+  std::vector<int32_t> labels(size_t(d.B * d.T), m::kIgnoreLabel);
+  std::mt19937 rng(3);
+  for (int64_t b = 0; b < d.B; ++b)
+    for (int64_t t = 1; t + 1 < d.lens[size_t(b)]; ++t)
+      if (rng() % 3 == 0) labels[size_t(b * d.T + t)] = int32_t(rng() % uint32_t(cfg.vocab_size));
+  const m::Batch batch{d.B, d.T, d.ids.data(), d.lens.data(), nullptr};
+  const int64_t n = cpu->num_params();
+  std::vector<float> want_g(size_t(n), 0.0f);
+  m::TrainWorkspace cws(cfg, d.B, d.T, m::HeadKind::masked_lm);
+  m::MlmWorkspace cmlm(cfg, d.B * d.T);
+  const m::MlmLoss want = m::mlm_forward_backward(ExecCtx{}, *cpu, batch, labels.data(), m::DropoutConfig::from(cfg), 9,
+                                                  1.0f, want_g.data(), cws, cmlm);
+  const ExecCtx g = cuda_ctx();
+  gpu->to_device(g);
+  m::TrainWorkspace gws(g, cfg, d.B, d.T, m::HeadKind::masked_lm);
+  m::MlmWorkspace gmlm(g, cfg, d.B * d.T);
+  rc::Buffer grads = rc::kernels::alloc_floats(g, n);
+  rc::kernels::zero(g, grads.f32(), n);
+  const m::MlmLoss got = m::mlm_forward_backward(g, *gpu, batch, labels.data(), m::DropoutConfig::from(cfg), 9, 1.0f,
+                                                 grads.f32(), gws, gmlm);
+  std::vector<float> got_g(size_t(n));
+  rc::kernels::download(g, got_g.data(), grads.f32(), size_t(n) * sizeof(float));
+  ASSERT_GT(want.count, 0);
+  EXPECT_EQ(got.count, want.count);
+  expect_close("model.mlm.loss", {float(got.mean())}, {float(want.mean())}, rc::test::Tol{1e-4, 1e-4});
+  expect_close("model.mlm.grads", got_g, want_g, rc::test::Tol{1e-4, 1e-3});
+
+  const std::vector<int64_t> positions = {1, d.T + 2, 3 * d.T - 1};
+  const int64_t V = cfg.vocab_size, P = int64_t(positions.size());
+  std::vector<float> want_l(size_t(P * V));
+  m::mlm_logits(ExecCtx{}, *cpu, batch, positions, want_l.data(), cws, cmlm);
+  rc::Buffer logits = rc::kernels::alloc_floats(g, P * V);
+  m::mlm_logits(g, *gpu, batch, positions, logits.f32(), gws, gmlm);
+  std::vector<float> got_l(size_t(P * V));
+  rc::kernels::download(g, got_l.data(), logits.f32(), got_l.size() * sizeof(float));
+  expect_close("model.mlm.logits", got_l, want_l, rc::test::Tol{1e-4, 1e-4});
 }
 
 }  // namespace

@@ -91,6 +91,8 @@ bool gemm_s8_on_fp32(int32_t* acc, const int8_t* xq, const int8_t* wq, int64_t M
 void position_ids(int32_t* positions, const int32_t* ids, int64_t B, int64_t T, int32_t pad) noexcept;
 void gather_first_tokens(float* dst, const float* src, int64_t B, int64_t T, int64_t C) noexcept;
 void scatter_first_tokens(float* dst, const float* src, int64_t B, int64_t T, int64_t C) noexcept;
+void gather_rows(float* dst, const float* src, const int64_t* index, int64_t M, int64_t C) noexcept;
+void scatter_rows(float* dst, const float* src, const int64_t* index, int64_t M, int64_t C) noexcept;
 void mean_forward(float* out, const float* x, int64_t n) noexcept;
 
 // optimizer.h

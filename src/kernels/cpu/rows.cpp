@@ -24,6 +24,14 @@ void scatter_first_tokens(float* dst, const float* src, int64_t B, int64_t T, in
   for (int64_t b = 0; b < B; ++b) std::memcpy(dst + b * T * C, src + b * C, size_t(C) * sizeof(float));
 }
 
+void gather_rows(float* dst, const float* src, const int64_t* index, int64_t M, int64_t C) noexcept {
+  for (int64_t m = 0; m < M; ++m) std::memcpy(dst + m * C, src + index[m] * C, size_t(C) * sizeof(float));
+}
+
+void scatter_rows(float* dst, const float* src, const int64_t* index, int64_t M, int64_t C) noexcept {
+  for (int64_t m = 0; m < M; ++m) std::memcpy(dst + index[m] * C, src + m * C, size_t(C) * sizeof(float));
+}
+
 void mean_forward(float* out, const float* x, int64_t n) noexcept {
   double s = 0;
   for (int64_t i = 0; i < n; ++i) s += double(x[i]);

@@ -140,6 +140,9 @@ void pointwise_loss_backward(PointwiseLoss kind, float* dlogits, const float* lo
 void position_ids(int32_t* positions, const int32_t* ids, int64_t B, int64_t T, int32_t pad, void* stream);
 void gather_first_tokens(float* dst, const float* src, int64_t B, int64_t T, int64_t C, void* stream);
 void scatter_first_tokens(float* dst, const float* src, int64_t B, int64_t T, int64_t C, void* stream);
+// index: M device int64 rows.
+void gather_rows(float* dst, const float* src, const int64_t* index, int64_t M, int64_t C, void* stream);
+void scatter_rows(float* dst, const float* src, const int64_t* index, int64_t M, int64_t C, void* stream);
 // One block, fixed reduction order: deterministic (n is a batch's rows).
 void mean_forward(float* out, const float* x, int64_t n, void* stream);
 

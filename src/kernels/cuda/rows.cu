@@ -31,6 +31,16 @@ __global__ void scatter_first_tokens_kernel(float* dst, const float* src, int64_
   }
 }
 
+__global__ void gather_rows_kernel(float* dst, const float* src, const int64_t* index, int64_t M, int64_t C) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < M * C; i += int64_t(gridDim.x) * blockDim.x)
+    dst[i] = src[index[i / C] * C + i % C];
+}
+
+__global__ void scatter_rows_kernel(float* dst, const float* src, const int64_t* index, int64_t M, int64_t C) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < M * C; i += int64_t(gridDim.x) * blockDim.x)
+    dst[index[i / C] * C + i % C] = src[i];
+}
+
 constexpr int kMeanThreads = 256;
 
 __global__ void mean_kernel(float* out, const float* x, int64_t n) {
@@ -65,6 +75,20 @@ void scatter_first_tokens(float* dst, const float* src, int64_t B, int64_t T, in
   const int64_t blocks = grid_1d(B * T * C, 256);
   if (blocks == 0) return;
   scatter_first_tokens_kernel<<<unsigned(blocks), 256, 0, as_stream(stream)>>>(dst, src, B, T, C);
+  RC_CUDA_CHECK_LAUNCH();
+}
+
+void gather_rows(float* dst, const float* src, const int64_t* index, int64_t M, int64_t C, void* stream) {
+  const int64_t blocks = grid_1d(M * C, 256);
+  if (blocks == 0) return;
+  gather_rows_kernel<<<unsigned(blocks), 256, 0, as_stream(stream)>>>(dst, src, index, M, C);
+  RC_CUDA_CHECK_LAUNCH();
+}
+
+void scatter_rows(float* dst, const float* src, const int64_t* index, int64_t M, int64_t C, void* stream) {
+  const int64_t blocks = grid_1d(M * C, 256);
+  if (blocks == 0) return;
+  scatter_rows_kernel<<<unsigned(blocks), 256, 0, as_stream(stream)>>>(dst, src, index, M, C);
   RC_CUDA_CHECK_LAUNCH();
 }
 

@@ -23,6 +23,16 @@ void scatter_first_tokens(float* dst, const float* src, int64_t B, int64_t T, in
     for (int64_t c = 0; c < C; ++c) dst[b * T * C + c] = src[b * C + c];
 }
 
+void gather_rows(float* dst, const float* src, const int64_t* index, int64_t M, int64_t C) {
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t c = 0; c < C; ++c) dst[m * C + c] = src[index[m] * C + c];
+}
+
+void scatter_rows(float* dst, const float* src, const int64_t* index, int64_t M, int64_t C) {
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t c = 0; c < C; ++c) dst[index[m] * C + c] = src[m * C + c];
+}
+
 void mean_forward(float* out, const float* x, int64_t n) {
   double s = 0;
   for (int64_t i = 0; i < n; ++i) s += double(x[i]);
