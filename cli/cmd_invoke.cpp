@@ -8,10 +8,17 @@
 #include "commands.h"
 #include "core/check.h"
 #include "core/json_depth.h"
-#include "serve/http_client.h"
+#include "net/http.h"
 #include "text_input.h"
 
 namespace rc::cli {
+namespace {
+
+// Answers are JSON for a batch of texts: megabytes at most. A larger one is an error, not
+// memory.
+constexpr size_t kMaxAnswerBytes = size_t(64) << 20;
+
+}  // namespace
 
 void add_invoke_command(CLI::App& app) {
   struct Opts {
@@ -40,18 +47,20 @@ void add_invoke_command(CLI::App& app) {
     RC_CHECK(o->version.empty() || !o->model.empty(), Errc::invalid_argument, "--version needs --model");
     const std::vector<std::string> texts = gather_texts(o->texts, o->input);
     RC_CHECK(!texts.empty(), Errc::invalid_argument, "no texts to send");
-    serve::Url base = serve::parse_url(o->url);  // validates the URL
+    RC_CHECK(net::is_http_url(o->url) && !net::origin_of(o->url).empty(), Errc::invalid_argument, "URL '", o->url,
+             "' is not an http:// or https:// URL\nHINT: e.g. http://127.0.0.1:8080");
     std::string url = o->url;
     while (!url.empty() && url.back() == '/') url.pop_back();
+    const bool bare_origin = url.find('/', url.find("://") + 3) == std::string::npos;  // no path
     if (!o->model.empty())
       url += "/predictions/" + o->model + (o->version.empty() ? "" : "/" + o->version);
-    else if (base.target == "/")
+    else if (bare_origin)
       url += "/invocations";
 
     nlohmann::json body;
     body["inputs"] = texts.size() == 1 ? nlohmann::json(texts[0]) : nlohmann::json(texts);
     if (o->all_scores) body["parameters"] = {{"return_all_scores", true}};
-    serve::HttpCall call;
+    net::Request call;
     call.method = "POST";
     call.url = url;
     call.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -59,9 +68,13 @@ void add_invoke_command(CLI::App& app) {
     const char* env_token = std::getenv("RC_AUTH_TOKEN");
     const std::string token = !o->token.empty() ? o->token : env_token ? env_token : "";
     if (!token.empty()) call.headers.emplace_back("Authorization", "Bearer " + token);
-    call.timeout = std::chrono::milliseconds(int64_t(o->timeout * 1000));
-    call.insecure = o->insecure;
-    const serve::HttpResult r = serve::http_call(call);
+    call.total_timeout_ms = long(o->timeout * 1000);
+    call.follow_redirects = false;  // an endpoint answers itself; a redirect is reported
+    call.verify_tls = !o->insecure;
+    const net::Response r = net::perform(call, {}, kMaxAnswerBytes);
+    RC_CHECK(r.status != 0, Errc::io, "no answer from ", url, ": ", r.error,
+             "\nHINT: is the server running (roberta serve) and the URL right?");
+    RC_CHECK(!r.body_truncated, Errc::io, "the answer from ", url, " is larger than ", kMaxAnswerBytes >> 20, " MiB");
     if (r.status >= 400) {
       std::string message = r.body;
       nlohmann::json j =

@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <new>
 #include <set>
@@ -27,8 +28,8 @@ namespace {
 // Set while a job runs: a std::exit() from train (130 after SIGTERM/SIGINT saved a checkpoint)
 // still leaves SageMaker a reason.
 bool g_job_running = false;
-// The job's dataset staging folder (symlinks into the channels), removed on every way out:
-// returning, throwing, and train's std::exit() (which runs no destructors).
+// The job's private temporary folder (the staged dataset: symlinks into the channels), removed
+// on every way out: returning, throwing, and train's std::exit() (which runs no destructors).
 fs::path g_staging;
 
 void remove_staging() noexcept {
@@ -167,8 +168,13 @@ void run_job(const fs::path& root, const std::string& command) {
     args.insert(args.end(), {"--data", texts.train.string()});
     if (!texts.validation.empty()) args.insert(args.end(), {"--eval-data", texts.validation.string()});
   } else {  // a dataset folder of links into the channels
-    const fs::path staging = fs::temp_directory_path() / ("roberta-sagemaker-data-" + std::to_string(getpid()));
-    g_staging = staging;
+    // A private folder (mkdtemp: a fresh name, mode 0700) that no other user can have put a
+    // link at; the staged dataset lives inside it.
+    std::string private_dir = (fs::temp_directory_path() / "roberta-sagemaker-XXXXXX").string();
+    RC_CHECK(mkdtemp(private_dir.data()) != nullptr, Errc::io, "cannot create a temporary folder in ",
+             fs::temp_directory_path().string(), ": ", std::strerror(errno), "\nHINT: set TMPDIR to a writable folder");
+    g_staging = private_dir;
+    const fs::path staging = fs::path(private_dir) / "data";
     train::stage_sagemaker_dataset(env, staging);
     args.insert(args.end(), {"--data", staging.string()});
   }

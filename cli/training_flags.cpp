@@ -62,8 +62,8 @@ void apply_training_flags(const TrainingFlags& f, TrainOptions& o) {
   if (f.eval_every != "epoch") {
     char* end = nullptr;
     const long long n = std::strtoll(f.eval_every.c_str(), &end, 10);
-    RC_CHECK(end && *end == 0 && n > 0, Errc::invalid_argument, "--eval-every must be 'epoch' or a positive step count, got '",
-             f.eval_every, "'");
+    RC_CHECK(end && *end == 0 && n > 0, Errc::invalid_argument,
+             "--eval-every must be 'epoch' or a positive step count, got '", f.eval_every, "'");
     o.eval_every = n;
   }
   RC_CHECK(o.logging_steps > 0, Errc::invalid_argument, "--logging-steps must be > 0");

@@ -28,7 +28,6 @@
 
 #include "roberta/classifier.h"
 #include "roberta/runtime.h"
-#include "serve/http_client.h"
 
 namespace beast = boost::beast;
 namespace http = beast::http;
@@ -37,6 +36,24 @@ using tcp = asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
 namespace {
+
+// http://host[:port][/path] (the load generator speaks plain HTTP/1.1 to a local server).
+struct Url {
+  std::string host, port = "80", target = "/";
+};
+Url parse_url(const std::string& url) {
+  if (url.rfind("http://", 0) != 0) throw std::runtime_error("--url must start with http://, got " + url);
+  const std::string rest = url.substr(7);
+  const size_t slash = rest.find('/');
+  const std::string authority = rest.substr(0, slash);
+  Url u;
+  if (slash != std::string::npos) u.target = rest.substr(slash);
+  const size_t colon = authority.rfind(':');
+  u.host = authority.substr(0, colon);
+  if (colon != std::string::npos) u.port = authority.substr(colon + 1);
+  if (u.host.empty()) throw std::runtime_error("--url has no host: " + url);
+  return u;
+}
 
 std::vector<std::string> read_lines(const std::string& path, size_t limit) {
   std::ifstream in(path);
@@ -70,8 +87,8 @@ struct Stats {
 
 class Client : public std::enable_shared_from_this<Client> {
  public:
-  Client(asio::io_context& ioc, const tcp::endpoint& ep, const rc::serve::Url& url,
-         const std::vector<std::string>& bodies, size_t start, Clock::time_point deadline, Stats& stats)
+  Client(asio::io_context& ioc, const tcp::endpoint& ep, const Url& url, const std::vector<std::string>& bodies,
+         size_t start, Clock::time_point deadline, Stats& stats)
       : stream_(ioc), ep_(ep), url_(url), bodies_(bodies), next_(start), deadline_(deadline), stats_(stats) {}
   void start() { connect(); }
 
@@ -121,7 +138,7 @@ class Client : public std::enable_shared_from_this<Client> {
 
   beast::tcp_stream stream_;
   tcp::endpoint ep_;
-  rc::serve::Url url_;
+  Url url_;
   const std::vector<std::string>& bodies_;
   size_t next_;
   Clock::time_point deadline_, t0_;
@@ -140,7 +157,7 @@ double percentile(std::vector<double> v, double p) {
 
 void run_load(const std::string& url_text, const std::vector<std::string>& texts, const std::vector<int>& levels,
               double duration_s) {
-  const rc::serve::Url url = rc::serve::parse_url(url_text);
+  const Url url = parse_url(url_text);
   std::vector<std::string> bodies;
   for (const auto& t : texts)
     bodies.push_back(nlohmann::json{{"inputs", t}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));

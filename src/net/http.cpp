@@ -84,6 +84,7 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
   }
   const size_t room = ex->max_body > ex->resp->body.size() ? ex->max_body - ex->resp->body.size() : 0;
   ex->resp->body.append(data, std::min(room, bytes));
+  if (room < bytes) ex->resp->body_truncated = true;
   return bytes;
 }
 
@@ -149,8 +150,8 @@ void perform_once(const Request& req, const std::string& url, bool send_auth, co
   curl_easy_setopt(h, CURLOPT_BUFFERSIZE, 512L * 1024);
   curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
   curl_easy_setopt(h, CURLOPT_USERAGENT, "roberta.cpp (libcurl)");
-  curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
-  curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+  curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, req.verify_tls ? 1L : 0L);
+  curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, req.verify_tls ? 2L : 0L);
   for (const char* name : {"SSL_CERT_FILE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE"})
     if (const char* v = env_nonempty(name)) {
       curl_easy_setopt(h, CURLOPT_CAINFO, v);

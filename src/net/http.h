@@ -1,5 +1,6 @@
-// The one HTTP client for remote models (Hugging Face Hub and S3), on libcurl.
-// TLS verification always on; CA bundle from SSL_CERT_FILE / CURL_CA_BUNDLE /
+// The one HTTP client, on libcurl: remote models (Hugging Face Hub and S3), `roberta invoke`
+// and the server's tests. TLS verification on unless a request turns it off (only `invoke
+// --insecure` does, for self-signed test servers); CA bundle from SSL_CERT_FILE / CURL_CA_BUNDLE /
 // REQUESTS_CA_BUNDLE, else the system's; proxies from https_proxy / HTTPS_PROXY /
 // http_proxy / NO_PROXY (libcurl reads those itself). Redirects are followed here, not by
 // libcurl, so that the Authorization header is dropped as soon as the host changes (the
@@ -35,6 +36,7 @@ struct Request {
   long low_speed_limit_bps = 1;   // abort when under this many bytes/s ...
   long low_speed_timeout_s = 60;  // ... for this long (a stalled or trickling peer)
   long total_timeout_ms = 0;      // 0: none (the caller bounds large downloads itself)
+  bool verify_tls = true;         // false: no certificate or host name check (invoke --insecure)
   // Called once with the status and headers of a 2xx answer before its first body byte
   // reaches the sink (e.g. 200 instead of 206: the server ignored Range). false aborts.
   std::function<bool(long status, const std::map<std::string, std::string>& headers)> on_answer;
@@ -44,6 +46,7 @@ struct Response {
   long status = 0;                             // 0: no complete HTTP answer (see error)
   std::map<std::string, std::string> headers;  // lower-case names, of the last answer
   std::string body;                            // when no sink took it (capped, see max_body)
+  bool body_truncated = false;                 // the answer had more than max_body bytes
   std::string url;                             // the URL that answered last
   std::string error;                           // transport failure, "" when an answer came
   bool transport_retryable = false;            // dropped connection, timeout, refused

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "serve/fake_backend.h"
-#include "serve/http_client.h"
+#include "serve/http_test_client.h"
 #include "serve/http_server.h"
 
 namespace rc::serve::testing {
