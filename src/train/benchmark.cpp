@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -18,6 +17,7 @@
 #include <sstream>
 
 #include "core/check.h"
+#include "core/clock.h"
 #include "device/cpu_isa.h"
 #include "device/device_choice.h"
 #include "kernels/profile.h"
@@ -28,8 +28,6 @@
 namespace rc {
 
 namespace {
-
-double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 // CPU seconds used by all processes (from /proc/stat) and by this one.
 double all_busy_s() {
@@ -64,13 +62,13 @@ Timing time_guarded(Fn fn, int iters, int warmup, double busy_threshold) {
   int blocks = 0;
   while (int(t.ms.size()) < iters) {
     std::vector<double> block;
-    const double a0 = all_busy_s(), s0 = self_busy_s(), w0 = now_s();
+    const double a0 = all_busy_s(), s0 = self_busy_s(), w0 = monotonic_seconds();
     do {
-      const double t0 = now_s();
+      const double t0 = monotonic_seconds();
       fn();
-      block.push_back((now_s() - t0) * 1e3);
-    } while (now_s() - w0 < 0.25 && int(t.ms.size() + block.size()) < iters);
-    const double wall = now_s() - w0;
+      block.push_back((monotonic_seconds() - t0) * 1e3);
+    } while (monotonic_seconds() - w0 < 0.25 && int(t.ms.size() + block.size()) < iters);
+    const double wall = monotonic_seconds() - w0;
     const double others = std::max(0.0, ((all_busy_s() - a0) - (self_busy_s() - s0)) / wall);
     if (others > busy_threshold && t.busy_retries < 10) {
       ++t.busy_retries;
@@ -106,9 +104,9 @@ BenchProfile profile_runs(Attach attach, int iters, Fn fn) {
   attach(&prof);
   double wall = 0;
   for (int i = 0; i < iters; ++i) {
-    const double t0 = now_s();
+    const double t0 = monotonic_seconds();
     fn();
-    wall += now_s() - t0;
+    wall += monotonic_seconds() - t0;
   }
   attach(nullptr);
   BenchProfile p;
@@ -230,7 +228,7 @@ BenchResult bench_train_lengths(const kernels::ExecCtx& ctx, model::RobertaModel
   const double C = double(c.hidden_size), L = double(c.num_hidden_layers), K = double(c.num_labels());
   const double per_token = L * 12 * C * C + C * C + K * C;
   double flops = 0, tokens = 0;
-  const double t0 = now_s();
+  const double t0 = monotonic_seconds();
   for (const Host& h : host) {
     step(h);
     for (int32_t n : h.lens) {
@@ -238,7 +236,7 @@ BenchResult bench_train_lengths(const kernels::ExecCtx& ctx, model::RobertaModel
       flops += 6.0 * per_token * n + 12.0 * L * C * double(n) * n;
     }
   }
-  const double sec = now_s() - t0;
+  const double sec = monotonic_seconds() - t0;
   const double tflops = flops / sec / 1e12;
   nlohmann::ordered_json j;
   j["engine"] = "roberta.cpp";
@@ -354,7 +352,7 @@ void run_benchmark(const BenchOptions& o, const std::function<void(const BenchRe
            "\nHINT: drop --master-weights (training and bf16 / int8 inference have one weight path each)");
   const bool packed = o.mode == "infer" && !dev.cuda && !o.master_weights;
   if (precision == Precision::bf16 && !packed) ctx.matmul_precision = kernels::MatmulPrecision::bf16;
-  const double load0 = now_s();
+  const double load0 = monotonic_seconds();
   // The checkpoint's own head (config.json's architectures): a sequence or a token classifier.
   model::CheckpointLoadOptions lo;
   lo.head = model::checkpoint_head_kind(o.model_dir);
@@ -363,13 +361,13 @@ void run_benchmark(const BenchOptions& o, const std::function<void(const BenchRe
   const bool per_token = lo.head == model::HeadKind::token_classifier;
   auto m = model::load_checkpoint(o.model_dir, lo);
   m->to_device(ctx);
-  const double load_ms = (now_s() - load0) * 1e3;
+  const double load_ms = (monotonic_seconds() - load0) * 1e3;
   const model::RobertaConfig& c = m->config();
   double pack_ms = 0;
   if (packed) {
-    const double t0 = now_s();
+    const double t0 = monotonic_seconds();
     m->set_weight_format(model::packed_weight_format(precision));
-    pack_ms = (now_s() - t0) * 1e3;
+    pack_ms = (monotonic_seconds() - t0) * 1e3;
   }
   if (!o.lengths.empty()) {
     for (int B : o.batch_sizes) on_result(bench_train_lengths(ctx, *m, dev, B, o, load_ms));

@@ -2,13 +2,12 @@
 #include "train/data_parallel.h"
 
 #include <algorithm>
-#include <chrono>
 
 #include "core/check.h"
+#include "core/clock.h"
 
 namespace rc::train {
 namespace {
-double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 // 4 Mi floats (16 MiB) per all-reduce: big enough to amortise latency, small enough that
 // gloo's ring pipelines it.
 constexpr int64_t kBucket = int64_t(4) << 20;
@@ -94,7 +93,7 @@ void DataParallel::comm_loop() {
       job = queue_.front();
       queue_.erase(queue_.begin());
     }
-    const double t0 = now_s();
+    const double t0 = monotonic_seconds();
     try {
       if (!comm_error_) reduce_layer(job.first, job.second);  // after an error: drain without talking
     } catch (...) {
@@ -103,7 +102,7 @@ void DataParallel::comm_loop() {
     }
     {
       std::lock_guard<std::mutex> lock(mu_);
-      thread_comm_s_ += now_s() - t0;
+      thread_comm_s_ += monotonic_seconds() - t0;
       --busy_;
     }
     cv_.notify_all();
@@ -193,14 +192,14 @@ void DataParallel::allreduce_rest(float* g, int64_t begin, int64_t end) {
 GradSync DataParallel::hook() {
   return [this](float* grads, int64_t n, double* loss_sum) {
     if (!c_) return;
-    const double t0 = now_s();
+    const double t0 = monotonic_seconds();
     double waited = 0;
     if (overlapping()) {
       // The layers the backward handed over, then those it did not reach (a rank without data
       // this step): the same collectives in the same order on every rank.
-      const double w0 = now_s();
+      const double w0 = monotonic_seconds();
       wait_comm_thread();
-      waited = now_s() - w0;
+      waited = monotonic_seconds() - w0;
       for (; next_layer_ >= 0; --next_layer_) reduce_layer(next_layer_);
     }
     float* g = grads;
@@ -236,7 +235,7 @@ GradSync DataParallel::hook() {
     *loss_sum = s[0];
     tokens_ = int64_t(s[1]);
     stop_ = s[2] > 0;
-    exposed_s_ = now_s() - t0;
+    exposed_s_ = monotonic_seconds() - t0;
     std::lock_guard<std::mutex> lock(mu_);
     comm_s_ = thread_comm_s_ + (exposed_s_ - waited);  // the thread's collectives + the hook's own
     thread_comm_s_ = 0;

@@ -2,12 +2,12 @@
 #include "train/evaluator.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
 
 #include "core/check.h"
+#include "core/clock.h"
 #include "model/batch.h"
 #include "train/eval_metrics.h"
 #include "train/label_mapping.h"
@@ -23,7 +23,6 @@ namespace train {
 using json = nlohmann::json;
 
 namespace {
-double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 std::string fixed(double v, int digits) {
   char b[64];
   std::snprintf(b, sizeof b, "%.*f", digits, v);
@@ -117,7 +116,7 @@ void fill_float_metrics(EvalResult& e, ProblemType problem, std::span<const floa
 
 EvalResult evaluate_tokenized(const kernels::ExecCtx& ctx, const model::RobertaModel& model, const PreparedSplit& s,
                               int64_t batch_size, model::InferenceWorkspace& ws, double threshold) {
-  const double t0 = now_s();
+  const double t0 = monotonic_seconds();
   const int64_t N = s.tok.size(), K = model.config().num_labels();
   // The batching order of Classifier::predict (model/batch.h).
   std::vector<int64_t> order(static_cast<size_t>(N));
@@ -146,7 +145,7 @@ EvalResult evaluate_tokenized(const kernels::ExecCtx& ctx, const model::RobertaM
     RC_CHECK(s.tok.target_width == K, Errc::invalid_argument, "split '", s.name, "' has ", s.tok.target_width,
              " targets per example, the model ", K, " outputs (", e.problem_type, ")");
     fill_float_metrics(e, problem, logits, s.tok.targets, K, threshold);
-    e.runtime_s = now_s() - t0;
+    e.runtime_s = monotonic_seconds() - t0;
     return e;
   }
   e.loss = cross_entropy_mean(logits, s.tok.labels, K);
@@ -161,7 +160,7 @@ EvalResult evaluate_tokenized(const kernels::ExecCtx& ctx, const model::RobertaM
   e.f1 = m.f1;
   e.support = m.support;
   e.confusion = m.confusion;
-  e.runtime_s = now_s() - t0;
+  e.runtime_s = monotonic_seconds() - t0;
   return e;
 }
 

@@ -1,10 +1,10 @@
 // The training tasks behind task.h: sequence classification (three problem types) and token
 // classification (NER).
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 
 #include "core/check.h"
+#include "core/clock.h"
 #include "model/batch.h"
 #include "train/eval_metrics.h"
 #include "train/evaluator.h"
@@ -15,8 +15,6 @@
 namespace rc::train {
 
 namespace {
-
-double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 class SequenceClassificationTask final : public Task {
  public:
@@ -117,7 +115,7 @@ std::unique_ptr<Task> token_classification_task(TokenLabelledSplit train, std::v
 EvalResult evaluate_token_split(const kernels::ExecCtx& ctx, const model::RobertaModel& model,
                                 const TokenLabelledSplit& s, const std::string& name, int64_t batch_size,
                                 model::InferenceWorkspace& ws) {
-  const double t0 = now_s();
+  const double t0 = monotonic_seconds();
   const model::RobertaConfig& c = model.config();
   const int64_t N = s.size(), K = c.num_labels();
   const auto order = model::length_sorted_order(size_t(N), [&](size_t i) { return s.tokens.lengths[i]; });
@@ -164,7 +162,7 @@ EvalResult evaluate_token_split(const kernels::ExecCtx& ctx, const model::Robert
   e.accuracy = rep.accuracy;
   // run_ner.py's compute_metrics: overall precision / recall / f1 / accuracy.
   e.metrics = {{"precision", rep.precision}, {"recall", rep.recall}, {"f1", rep.f1}, {"accuracy", rep.accuracy}};
-  e.runtime_s = now_s() - t0;
+  e.runtime_s = monotonic_seconds() - t0;
   return e;
 }
 

@@ -1,8 +1,8 @@
 // The masked-LM task (task.h): run_mlm.py's examples and masking on the training loop.
-#include <chrono>
 #include <cmath>
 
 #include "core/check.h"
+#include "core/clock.h"
 #include "model/mlm_head.h"
 #include "train/mlm_collator.h"
 #include "train/task.h"
@@ -10,8 +10,6 @@
 namespace rc::train {
 
 namespace {
-
-double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 class MaskedLmTask final : public Task {
  public:
@@ -34,7 +32,7 @@ class MaskedLmTask final : public Task {
   EvalResult evaluate(const kernels::ExecCtx& ctx, const model::RobertaModel& model, const std::string& split,
                       int64_t batch_size, model::InferenceWorkspace&) const override {
     RC_CHECK(split == "val" && eval_, Errc::not_found, "no '", split, "' split");
-    const double t0 = now_s();
+    const double t0 = monotonic_seconds();
     const TokenizedSplit& s = *eval_;
     if (!ws_ || ws_->max_B() < batch_size) {
       const int64_t T = std::max<int64_t>(1, s.max_length());
@@ -67,7 +65,7 @@ class MaskedLmTask final : public Task {
     e.problem_type = "masked_lm";
     e.loss = count > 0 ? loss_sum / double(count) : 0.0;
     e.metrics = {{"perplexity", std::exp(e.loss)}};
-    e.runtime_s = now_s() - t0;
+    e.runtime_s = monotonic_seconds() - t0;
     return e;
   }
   std::string default_metric() const override { return "loss"; }

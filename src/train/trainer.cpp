@@ -21,6 +21,7 @@
 #include <memory>
 
 #include "core/check.h"
+#include "core/clock.h"
 #include "device/cpu_isa.h"
 #include "device/device_choice.h"
 #include "dist/collective.h"
@@ -70,8 +71,6 @@ static json summary_json(const TrainSummary& s) {
 std::string TrainSummary::to_json(int indent) const { return summary_json(*this).dump(indent); }
 
 namespace {
-
-double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 void validate(const TrainOptions& o) {
   RC_CHECK(o.batch_size > 0, Errc::invalid_argument, "--batch-size must be > 0, got ", o.batch_size);
@@ -294,7 +293,7 @@ TrainSummary run_training(const TrainOptions& o, const TaskSetupFn& make_setup) 
   };
 
   train::StopSignalGuard signals;
-  const double t_start = now_s();
+  const double t_start = monotonic_seconds();
   int64_t tokens_run = 0, steps_run = 0;
   double eval_time = 0;
   bool interrupted = false;
@@ -308,7 +307,7 @@ TrainSummary run_training(const TrainOptions& o, const TaskSetupFn& make_setup) 
         epoch_order(N, o.seed, st.epoch, o.shuffle, o.group_by_length, train_examples.lengths, B);
     for (int64_t u = st.update_in_epoch; u < updates_per_epoch && engine.global_step() < total_steps; ++u) {
       if (o.on_step_begin) o.on_step_begin(engine.global_step());
-      const double t0 = now_s();
+      const double t0 = monotonic_seconds();
       const StepShard shard = step_shard(u, batches_per_epoch, accum, dp.rank(), world);
       const int64_t n_local = shard.local_count();
       int64_t step_tokens = 0;
@@ -333,7 +332,7 @@ TrainSummary run_training(const TrainOptions& o, const TaskSetupFn& make_setup) 
       // One process: a signal that came during the step stops after it. Several: the flag
       // each rank had before the step, OR-ed by the hook, so every rank stops after the same step.
       const bool stop = dp.distributed() ? dp.any_stop() : train::StopSignalGuard::received() != 0;
-      const double dt = now_s() - t0;
+      const double dt = monotonic_seconds() - t0;
       const int64_t step = engine.global_step();
       tokens_run += step_tokens;
       st.tokens_total += step_tokens;
@@ -343,7 +342,7 @@ TrainSummary run_training(const TrainOptions& o, const TaskSetupFn& make_setup) 
       st.log_grad_sum += r.grad_norm;
       ++st.log_count;
       const double ep_f = double(st.epoch) + double(u + 1) / double(updates_per_epoch);
-      const double elapsed = now_s() - t_start - eval_time;
+      const double elapsed = monotonic_seconds() - t_start - eval_time;
       TrainLogLine line;
       line.step = step;
       line.total_steps = total_steps;
@@ -383,12 +382,12 @@ TrainSummary run_training(const TrainOptions& o, const TaskSetupFn& make_setup) 
         st.epoch = epoch_end ? cur_epoch + 1 : cur_epoch;
         st.update_in_epoch = epoch_end ? 0 : u + 1;
         st.samples_in_epoch = epoch_end ? 0 : std::min(N, shard.m1 * B);
-        save(train_time_before + now_s() - t_start - eval_time);
+        save(train_time_before + monotonic_seconds() - t_start - eval_time);
         st.epoch = cur_epoch;
         last_saved = step;
       };
       if (eval_due && main_rank) {
-        const double te = now_s();
+        const double te = monotonic_seconds();
         const std::string ckpt = (out / ("checkpoint-" + std::to_string(step))).string();
         if (has_val) {
           EvalResult e = task.evaluate(ctx, *model, "val", o.eval_batch_size, *eval_ws);
@@ -411,7 +410,7 @@ TrainSummary run_training(const TrainOptions& o, const TaskSetupFn& make_setup) 
           st.best_checkpoint = ckpt;
         }
         save_here();
-        eval_time += now_s() - te;
+        eval_time += monotonic_seconds() - te;
       }
       if (stop) {
         if (main_rank && last_saved != step) save_here();
@@ -430,7 +429,7 @@ TrainSummary run_training(const TrainOptions& o, const TaskSetupFn& make_setup) 
   s.global_step = engine.global_step();
   s.interrupted = interrupted;
   s.world_process_zero = main_rank;
-  const double train_time = train_time_before + now_s() - t_start - eval_time;
+  const double train_time = train_time_before + monotonic_seconds() - t_start - eval_time;
   s.train_runtime = train_time;
   s.epoch = double(s.global_step) / double(updates_per_epoch);
   s.train_loss = s.global_step > 0 ? st.loss_sum_total / double(s.global_step) : 0.0;
