@@ -14,7 +14,7 @@ namespace rc::cli {
 void add_fill_mask_command(CLI::App& app) {
   struct Flags {
     std::string model;
-    std::vector<std::string> texts;
+    std::vector<std::string> texts, targets;
     int top_k = 5;
     int threads = 0;
   };
@@ -23,12 +23,17 @@ void add_fill_mask_command(CLI::App& app) {
   cmd->add_option("--model", f->model, "RobertaForMaskedLM folder (`roberta pretrain` output)")->required();
   cmd->add_option("texts", f->texts, "Texts with <mask> (default: one per stdin line)");
   cmd->add_option("--top-k", f->top_k, "Candidates per <mask>")->capture_default_str();
+  cmd->add_option("--targets", f->targets,
+                  "Only these tokens are candidates (the pipeline's targets), e.g. --targets Ġhappy,Ġsad; a word "
+                  "not in the vocabulary stands for its first token")
+      ->delimiter(',')
+      ->allow_extra_args(false);  // one comma-separated value: the texts after it stay texts
   add_threads_option(*cmd, f->threads);
   cmd->callback([f] {
     apply_threads(f->threads);
     const auto fm = FillMasker::load(f->model);
     auto run = [&](const std::string& text) {
-      std::printf("%s\n", fm->fill_json({text}, f->top_k, true).c_str());
+      std::printf("%s\n", fm->fill_json({text}, f->top_k, true, 0, f->targets).c_str());
       std::fflush(stdout);
     };
     if (!f->texts.empty()) {

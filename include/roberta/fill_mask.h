@@ -26,12 +26,20 @@ class FillMasker {
   // mask, a list of lists for several). A text longer than max_length() is truncated after
   // its masks were found. Throws invalid_argument when the text has no <mask>, more than
   // max_masks, or a <mask> past max_length(). Thread-safe.
-  virtual std::vector<std::vector<FillMaskCandidate>> fill(const std::string& text, int top_k = 5) const = 0;
+  // targets (FillMaskPipeline's `targets`): when not empty, only these tokens are candidates,
+  // scored by their probability over the whole vocabulary, and top_k is capped at their count.
+  // Each is looked up in the vocabulary (byte-level form, "Ġhappy"), else tokenized without
+  // special tokens and its first token used (HF's get_target_ids); one giving no token is
+  // skipped; duplicates count once. Throws invalid_argument when none is left.
+  virtual std::vector<std::vector<FillMaskCandidate>> fill(const std::string& text, int top_k = 5,
+                                                           const std::vector<std::string>& targets = {}) const = 0;
   // The pipeline's JSON for texts: per text a list of candidates (one <mask>) or a list of
   // such lists (several); a single text unwrapped when `single`. Throws
   // rc::Error(resource_exhausted) once the answer passes max_bytes (0: no bound).
-  std::string fill_json(const std::vector<std::string>& texts, int top_k, bool single, size_t max_bytes = 0) const;
-  virtual int max_length() const = 0;  // tokens incl. <s> </s>
+  std::string fill_json(const std::vector<std::string>& texts, int top_k, bool single, size_t max_bytes = 0,
+                        const std::vector<std::string>& targets = {}) const;
+  static constexpr size_t max_targets = 4096;  // per call: targets a request controls
+  virtual int max_length() const = 0;          // tokens incl. <s> </s>
   static constexpr int max_masks = 64;
 };
 

@@ -27,8 +27,33 @@ class FillMaskerImpl final : public FillMasker {
     model::check_tokenizer_fits(*tok_, model_->config(), dir);
   }
 
-  std::vector<std::vector<FillMaskCandidate>> fill(const std::string& text, int top_k) const override {
+  // HF's FillMaskPipeline.get_target_ids: the vocabulary's id, else the first token of the
+  // target tokenized alone; sorted and deduplicated (HF: list(set(...))).
+  std::vector<int32_t> target_ids(const std::vector<std::string>& targets) const {
+    RC_CHECK(targets.size() <= max_targets, Errc::invalid_argument, targets.size(), " targets, more than ", max_targets,
+             "\nHINT: send at most ", max_targets, " target tokens");
+    std::vector<int32_t> ids;
+    for (const std::string& t : targets) {
+      int32_t id = tok_->token_to_id(t);
+      if (id < 0) {
+        const std::vector<int32_t> pieces = tok_->encode(t, false, 0);
+        if (pieces.empty()) continue;  // HF: "ignoring it"
+        id = pieces[0];
+      }
+      if (id < model_->config().vocab_size) ids.push_back(id);
+    }
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    RC_CHECK(!ids.empty(), Errc::invalid_argument,
+             "no target is a token of this model's vocabulary (HF: \"At least one target must be provided when "
+             "passed.\")\nHINT: give targets as words, e.g. [\"happy\", \"sad\"]");
+    return ids;
+  }
+
+  std::vector<std::vector<FillMaskCandidate>> fill(const std::string& text, int top_k,
+                                                   const std::vector<std::string>& targets) const override {
     RC_CHECK(top_k >= 1, Errc::invalid_argument, "top_k must be >= 1, got ", top_k);
+    const std::vector<int32_t> allowed = targets.empty() ? std::vector<int32_t>() : target_ids(targets);
     const model::RobertaConfig& c = model_->config();
     // The masks are looked for before truncating, so that one past the model's length is
     // named as such rather than reported missing (issue 27 finding 19).
@@ -48,7 +73,14 @@ class FillMaskerImpl final : public FillMasker {
     }
     RC_CHECK(int64_t(positions.size()) <= max_masks, Errc::invalid_argument, "more than ", max_masks,
              " <mask> tokens in one text");
-    const int64_t T = int64_t(ids.size()), V = c.vocab_size, K = std::min<int64_t>(top_k, V);
+    const int64_t T = int64_t(ids.size()), V = c.vocab_size;
+    // The candidates: every token, or the targets (top_k capped at their count, as HF).
+    std::vector<int32_t> pool = allowed;
+    if (pool.empty()) {
+      pool.resize(size_t(V));
+      std::iota(pool.begin(), pool.end(), 0);
+    }
+    const int64_t K = std::min<int64_t>(top_k, int64_t(pool.size()));
     const int32_t len = int32_t(T);
     std::vector<float> logits(positions.size() * size_t(V));
     {
@@ -63,8 +95,7 @@ class FillMaskerImpl final : public FillMasker {
       const float mx = *std::max_element(l, l + V);
       double sum = 0;
       for (int64_t v = 0; v < V; ++v) sum += std::exp(double(l[v]) - mx);
-      std::vector<int32_t> order(static_cast<size_t>(V));
-      std::iota(order.begin(), order.end(), 0);
+      std::vector<int32_t> order = pool;
       std::partial_sort(order.begin(), order.begin() + K, order.end(),
                         [&](int32_t a, int32_t b) { return l[a] > l[b] || (l[a] == l[b] && a < b); });
       std::vector<FillMaskCandidate> cands;
@@ -95,8 +126,8 @@ class FillMaskerImpl final : public FillMasker {
 
 }  // namespace
 
-std::string FillMasker::fill_json(const std::vector<std::string>& texts, int top_k, bool single,
-                                  size_t max_bytes) const {
+std::string FillMasker::fill_json(const std::vector<std::string>& texts, int top_k, bool single, size_t max_bytes,
+                                  const std::vector<std::string>& targets) const {
   using nlohmann::json;
   // Written straight into one string (a tree of JSON objects took ~7x the answer's size),
   // checked against max_bytes as it grows.
@@ -109,7 +140,7 @@ std::string FillMasker::fill_json(const std::vector<std::string>& texts, int top
   const bool unwrap = single && texts.size() == 1;
   if (!unwrap) out += '[';
   for (size_t t = 0; t < texts.size(); ++t) {
-    const auto res = fill(texts[t], top_k);
+    const auto res = fill(texts[t], top_k, targets);
     if (t) out += ',';
     if (res.size() != 1) out += '[';  // one list per <mask>; a single mask's list unwrapped
     for (size_t m = 0; m < res.size(); ++m) {

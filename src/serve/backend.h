@@ -54,9 +54,10 @@ class InferenceBackend {
   // classifier), and fill_mask() one text's answer: a list of candidates for one <mask>, a
   // list of such lists for several. The batcher runs it on an inference thread as the row's
   // work (issue 27 finding 3: it ran on the HTTP thread, beside the queue). Throws HttpError
-  // 413 past max_answer_bytes.
+  // 413 past max_answer_bytes. targets: the pipeline's `targets` (empty: the whole vocabulary).
   virtual int32_t mask_id() const { return -1; }
-  virtual std::string fill_mask(const std::string& text, int top_k, size_t max_answer_bytes) const;
+  virtual std::string fill_mask(const std::string& text, int top_k, size_t max_answer_bytes,
+                                const std::vector<std::string>& targets) const;
   // Token classifiers (RobertaForTokenClassification folders) answer with HF's
   // token-classification pipeline instead: tags_tokens() is true, and tag_tokens() is one
   // text's JSON list of entities for `aggregation` (none | simple | first | average | max),
@@ -65,7 +66,7 @@ class InferenceBackend {
   virtual std::string tag_tokens(const std::string& text, const std::string& aggregation) const;
 };
 
-inline std::string InferenceBackend::fill_mask(const std::string&, int, size_t) const {
+inline std::string InferenceBackend::fill_mask(const std::string&, int, size_t, const std::vector<std::string>&) const {
   throw Error(Errc::unsupported, "this model is not a masked-LM model: it has no fill-mask answer");
 }
 inline std::string InferenceBackend::tag_tokens(const std::string&, const std::string&) const {

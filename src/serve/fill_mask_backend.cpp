@@ -45,9 +45,10 @@ class FillMaskBackend final : public InferenceBackend {
   int max_length() const override { return fm_->max_length(); }
   std::string describe() const override { return "RobertaForMaskedLM (fill-mask)"; }
   int32_t mask_id() const override { return tok_->mask_id(); }
-  std::string fill_mask(const std::string& text, int top_k, size_t max_answer_bytes) const override {
+  std::string fill_mask(const std::string& text, int top_k, size_t max_answer_bytes,
+                        const std::vector<std::string>& targets) const override {
     try {
-      return fm_->fill_json({preprocess_text(preprocess_, text)}, top_k, true, max_answer_bytes);
+      return fm_->fill_json({preprocess_text(preprocess_, text)}, top_k, true, max_answer_bytes, targets);
     } catch (const Error& e) {
       if (e.errc() != Errc::resource_exhausted) throw;
       throw HttpError(413, "PayloadTooLarge", e.what(), Errc::invalid_argument);

@@ -59,8 +59,6 @@ void check_parameters(const ParsedInputs& in, const char* task, std::initializer
         throw bad_input("parameter '" + name + "' belongs to " + p.task + ", but this endpoint serves " + task +
                         " (model '" + model.name + "'); its parameters are " + accepted_list);
       }
-    if (name == "targets")  // fill-mask's own parameter, which this server does not implement
-      throw bad_input("fill-mask parameter 'targets' is not supported by this server; send top_k only");
     throw bad_input("unknown " + std::string(task) + " parameter '" + name + "'; this endpoint takes " + accepted_list);
   }
 }
@@ -74,7 +72,7 @@ void Router::hf_endpoint(const Ex& ex, const RouteMatch&) {
   const InferenceBackend& backend = *model->backend;
 
   if (backend.mask_id() >= 0) {
-    check_parameters(*in, kFillMask, {"top_k"}, *model);
+    check_parameters(*in, kFillMask, {"top_k", "targets"}, *model);
     if (in->all_scores) throw bad_input("fill-mask's top_k must be a positive integer, not null");
     if (!in->pairs.empty()) throw bad_input("fill-mask takes texts, not {\"text\", \"text_pair\"} pairs");
     // A text without the mask token is no fill-mask request: most likely a text to classify,

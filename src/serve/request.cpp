@@ -9,6 +9,7 @@
 
 #include "core/json_depth.h"
 #include "io/csv.h"
+#include "roberta/fill_mask.h"
 #include "serve/http_error.h"
 #include "serve/multipart.h"
 
@@ -145,6 +146,23 @@ void read_aggregation(const json& obj, ParsedInputs& out) {
                     a->dump().substr(0, 64));
 }
 
+// FillMaskPipeline's targets: one string or a list of them (bounded: FillMasker::max_targets).
+void read_targets(const json& obj, ParsedInputs& out) {
+  const auto t = obj.find("targets");
+  if (t == obj.end() || t->is_null()) return;
+  const bool list = t->is_array();
+  if (!t->is_string() &&
+      !(list && !t->empty() && std::all_of(t->begin(), t->end(), [](const json& v) { return v.is_string(); })))
+    throw bad_request("\"targets\" must be a string or a non-empty list of strings");
+  if (list && t->size() > FillMasker::max_targets)
+    throw bad_request("\"targets\" holds " + std::to_string(t->size()) + " strings, more than " +
+                      std::to_string(FillMasker::max_targets));
+  if (list)
+    for (const json& v : *t) out.targets.push_back(v.get<std::string>());
+  else
+    out.targets.push_back(t->get<std::string>());
+}
+
 void read_params(const json& obj, ParsedInputs& out) {
   if (!obj.is_object()) return;
   out.all_scores = bool_param(obj, "return_all_scores", out.all_scores);
@@ -155,6 +173,7 @@ void read_params(const json& obj, ParsedInputs& out) {
   read_top_k(obj, out);
   read_function_to_apply(obj, out);
   read_aggregation(obj, out);
+  read_targets(obj, out);
 }
 
 }  // namespace
@@ -245,6 +264,7 @@ ParsedInputs parse_hf_endpoint(std::string_view body) {
   read_top_k(*p, out);
   read_function_to_apply(*p, out);
   read_aggregation(*p, out);
+  read_targets(*p, out);
   if (auto t = p->find("truncation"); t != p->end() && !t->is_null()) out.truncate = bool_param(*p, "truncation", true);
   return out;
 }

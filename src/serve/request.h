@@ -34,6 +34,8 @@ struct ParsedInputs {
   // Token classification: the pipeline's aggregation_strategy (none | simple | first | average
   // | max), "" for the route's default.
   std::string aggregation_strategy;
+  // Fill-mask: the pipeline's `targets` (a string or a list of strings), empty for none.
+  std::vector<std::string> targets;
 };
 
 // POST /invocations, /predictions/..., /models/{name}/invoke.

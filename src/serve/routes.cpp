@@ -678,7 +678,7 @@ void Router::invoke_fill_mask(const std::shared_ptr<Exchange>& ex, const std::sh
   const size_t max_bytes = config_.max_answer_bytes;
   std::shared_ptr<const InferenceBackend> backend = model->backend;
   auto run_row = [in, answers, backend, top_k, max_bytes](size_t i) {
-    (*answers)[i] = backend->fill_mask(in->texts[i], top_k, max_bytes);
+    (*answers)[i] = backend->fill_mask(in->texts[i], top_k, max_bytes, in->targets);
   };
   submit(
       ex, model, std::move(rows), tokenize_seconds,

@@ -170,8 +170,8 @@ TEST(HfEndpointLive, AnotherTasksRequestIsRefusedNamingBoth) {
   e = hf_error(mlm.post("/", {{"inputs", "a text to classify"}}), 400);
   EXPECT_NE(e.find("no <mask>"), std::string::npos) << e;
   EXPECT_NE(e.find("text-classification"), std::string::npos) << e;
-  e = hf_error(mlm.post("/", {{"inputs", "a <mask>"}, {"parameters", {{"targets", {"cat"}}}}}), 400);
-  EXPECT_NE(e.find("'targets' is not supported"), std::string::npos) << e;
+  e = hf_error(mlm.post("/", {{"inputs", "a <mask>"}, {"parameters", {{"targets", {1, 2}}}}}), 400);
+  EXPECT_NE(e.find("\"targets\" must be a string or a non-empty list of strings"), std::string::npos) << e;
 }
 
 TEST(HfEndpointLive, FillMaskEqualsTheFillMasker) {
@@ -187,6 +187,17 @@ TEST(HfEndpointLive, FillMaskEqualsTheFillMasker) {
   r = s.post("/", {{"inputs", {text, "<mask> is good"}}, {"parameters", {{"top_k", 2}}}});
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.body, fm->fill_json({text, "<mask> is good"}, 2, false));
+  // targets, as a list on POST / and as one string on /invocations.
+  const std::vector<std::string> targets = {"sat", "Ġran", "dog"};
+  r = s.post("/", {{"inputs", text}, {"parameters", {{"targets", targets}}}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body, fm->fill_json({text}, 5, true, 0, targets));
+  EXPECT_EQ(json::parse(r.body).size(), 3u);  // top_k capped at the targets' count
+  r = s.post("/invocations", {{"inputs", text}, {"parameters", {{"targets", "Ġsat"}}}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body, fm->fill_json({text}, 5, true, 0, {"Ġsat"}));
+  r = s.post("/invocations", {{"inputs", text}, {"parameters", {{"targets", std::vector<std::string>(5000, "x")}}}});
+  EXPECT_EQ(r.status, 400) << r.body;
 }
 
 // --function-to-apply and --preprocess tweet on the server: every route's raw text is the

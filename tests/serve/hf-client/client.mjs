@@ -63,11 +63,12 @@ for (const c of expected.tokens) {
 
 const mlm = new InferenceClient().endpoint(mlmUrl);
 for (const c of expected.fill_mask) {
-  const got = await mlm.fillMask({ inputs: c.text, parameters: { top_k: c.top_k } });
+  const parameters = c.targets ? { top_k: c.top_k, targets: c.targets } : { top_k: c.top_k };
+  const got = await mlm.fillMask({ inputs: c.text, parameters });
   const ok = Array.isArray(got) && got.length === c.cli.length && got.every((g, i) =>
     same(g.score, c.cli[i].score) && g.token === c.cli[i].token && g.token_str === c.cli[i].token_str && g.sequence === c.cli[i].sequence);
   if (!ok) fail(`fillMask(${JSON.stringify(c.text)}): ${JSON.stringify(got)} != roberta fill-mask ${JSON.stringify(c.cli)}`);
-  else console.log(`ok: fillMask(${JSON.stringify(c.text)}, top_k ${c.top_k}): ${got.length} candidates`);
+  else console.log(`ok: fillMask(${JSON.stringify(c.text)}, top_k ${c.top_k}${c.targets ? ", targets " + c.targets : ""}): ${got.length} candidates`);
 }
 
 // A task the model cannot serve: the client surfaces our {"error"} message, naming both tasks.

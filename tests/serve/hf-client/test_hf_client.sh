@@ -88,7 +88,9 @@ cat > "$WORK/expected.json" <<JSON
   ],
   "fill_mask": [
     {"text": $(printf '%s' "$M1" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))'), "top_k": 5, "cli": $(fill --top-k 5 "$M1")},
-    {"text": $(printf '%s' "$M1" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))'), "top_k": 2, "cli": $(fill --top-k 2 "$M1")}
+    {"text": $(printf '%s' "$M1" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))'), "top_k": 2, "cli": $(fill --top-k 2 "$M1")},
+    {"text": $(printf '%s' "$M1" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))'), "top_k": 5,
+     "targets": ["Ġgood", "Ġbad", "sunny"], "cli": $(fill --top-k 5 --targets Ġgood,Ġbad,sunny "$M1")}
   ]
 }
 JSON
