@@ -239,12 +239,119 @@ def make_components(lines):
     })
 
 
+def bytes_to_unicode():
+    # GPT-2's byte-to-unicode map (tokenizers' ByteLevel BYTES_CHAR).
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("\u00a1"), ord("\u00ac") + 1)) + \
+        list(range(ord("\u00ae"), ord("\u00ff") + 1))
+    cs, n = bs[:], 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return dict(zip(bs, map(chr, cs)))
+
+
+def train_bpe(words, alphabet, n_merges, vocab):
+    """A small BPE trainer (most frequent pair first, ties by the pair): merges and vocab."""
+    syms = {w: list(w) for w in words}
+    merges = []
+    for _ in range(n_merges):
+        pairs = collections.Counter()
+        for w, s in syms.items():
+            for a, b in zip(s, s[1:]):
+                pairs[(a, b)] += words[w]
+        if not pairs:
+            break
+        (a, b), _ = min(pairs.items(), key=lambda x: (-x[1], x[0]))
+        merges.append([a, b])
+        vocab.setdefault(a + b, len(vocab))
+        for w, s in syms.items():
+            i, out = 0, []
+            while i < len(s):
+                if i + 1 < len(s) and s[i] == a and s[i + 1] == b:
+                    out.append(a + b)
+                    i += 2
+                else:
+                    out.append(s[i])
+                    i += 1
+            syms[w] = out
+    return merges
+
+
+def make_components2(lines):
+    """Byte-level BPE in the general pipeline, and the split behaviours and forms not used above."""
+    b2u = bytes_to_unicode()
+    words = collections.Counter()
+    for line in lines[:3000]:
+        t = unicodedata.normalize("NFC", unicodedata.normalize("NFKD", line))
+        for w in re.findall(r" ?[^\W\d_]+| ?\d+| ?[^\s\w]+|\s+", t):
+            words["".join(b2u[b] for b in w.encode("utf-8"))] += 1
+    vocab = {"[CLS]": 0, "[SEP]": 1, "[PAD]": 2, "<unk>": 3}
+    for b in range(256):
+        vocab.setdefault(b2u[b], len(vocab))
+    merges = train_bpe(words, None, 800, vocab)
+    n = len(vocab)
+    write_json(os.path.join(OUT, "bytelevel-mix", "tokenizer.json"), {
+        "version": "1.0", "truncation": None, "padding": {"strategy": "BatchLongest", "direction": "Right",
+                                                           "pad_to_multiple_of": None, "pad_id": 2,
+                                                           "pad_type_id": 0, "pad_token": "[PAD]"},
+        "added_tokens": [conv.added_token("[CLS]", 0), conv.added_token("[SEP]", 1), conv.added_token("[PAD]", 2),
+                         {"id": n, "content": "<mention>", "single_word": False, "lstrip": True, "rstrip": True,
+                          "normalized": False, "special": False},
+                         {"id": n + 1, "content": "hello", "single_word": True, "lstrip": False, "rstrip": False,
+                          "normalized": True, "special": False}],
+        "normalizer": {"type": "Sequence", "normalizers": [
+            {"type": "NFKD"}, {"type": "NFC"},
+            {"type": "Replace", "pattern": {"Regex": "@user"}, "content": "<mention>"}]},
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"String": "-"}, "behavior": "MergedWithPrevious", "invert": False},
+            {"type": "Split", "pattern": {"Regex": "[,;]"}, "behavior": "Removed", "invert": False},
+            {"type": "Split", "pattern": {"Regex": "\\p{L}+"}, "behavior": "Contiguous", "invert": True},
+            {"type": "CharDelimiterSplit", "delimiter": "|"},
+            {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}]},
+        "post_processor": {"type": "Sequence", "processors": [
+            {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+            {"type": "TemplateProcessing",
+             "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                        {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
+             "pair": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                      {"SpecialToken": {"id": "[SEP]", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}},
+                      {"SpecialToken": {"id": "[SEP]", "type_id": 1}}],
+             "special_tokens": {"[CLS]": {"id": "[CLS]", "ids": [0], "tokens": ["[CLS]"]},
+                                "[SEP]": {"id": "[SEP]", "ids": [1], "tokens": ["[SEP]"]}}}]},
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": True,
+                  "vocab": vocab, "merges": merges},
+    })
+    # WordPiece with a Prepend normalizer, Punctuation merged with the previous piece,
+    # contiguous Digits, RobertaProcessing (its trim_offsets) and a WordPiece decoder without cleanup.
+    uncased = conv.load_vocab(os.path.join(OUT, "bert-uncased-slow", "vocab.txt"))
+    write_json(os.path.join(OUT, "wordpiece-mix", "tokenizer.json"), {
+        "version": "1.0", "truncation": None, "padding": None,
+        "added_tokens": [conv.added_token(t, uncased[t]) for t in ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]],
+        "normalizer": {"type": "Sequence", "normalizers": [
+            {"type": "NFD"}, {"type": "StripAccents"}, {"type": "Lowercase"}, {"type": "Prepend", "prepend": "x"},
+            {"type": "Strip", "strip_left": False, "strip_right": True}]},
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "WhitespaceSplit"}, {"type": "Punctuation", "behavior": "MergedWithPrevious"},
+            {"type": "Digits", "individual_digits": False}]},
+        "post_processor": {"type": "RobertaProcessing", "sep": ["[SEP]", uncased["[SEP]"]],
+                           "cls": ["[CLS]", uncased["[CLS]"]], "trim_offsets": True, "add_prefix_space": False},
+        "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": False},
+        "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
+                  "max_input_chars_per_word": 12, "vocab": uncased},
+    })
+
+
 def main():
     lines = tweets(6000)
     make_bert("bert-uncased", lines, True)
     make_bert("bert-cased", lines, False)
     make_xlmr(lines)
     make_components(lines)
+    make_components2(lines)
     print("wrote", OUT)
 
 

@@ -95,20 +95,20 @@ TEST_P(TokenizerPipeline, MatchesHuggingFace) {
   EXPECT_EQ(failures, 0u) << p.load_as << ": " << failures << " cases differ from HF";
 }
 
-INSTANTIATE_TEST_SUITE_P(Goldens, TokenizerPipeline,
-                         ::testing::Values(PipelineCase{"bert-uncased", "bert-uncased"},
-                                           PipelineCase{"bert-uncased", "bert-uncased-slow"},
-                                           PipelineCase{"bert-cased", "bert-cased"},
-                                           PipelineCase{"bert-cased", "bert-cased-slow"}, PipelineCase{"xlmr", "xlmr"},
-                                           PipelineCase{"xlmr", "xlmr-slow"}, PipelineCase{"wordlevel", "wordlevel"},
-                                           PipelineCase{"bpe-general", "bpe-general"},
-                                           PipelineCase{"unigram-bytes", "unigram-bytes"}),
-                         [](const auto& info) {
-                           std::string n = info.param.load_as;
-                           for (char& ch : n)
-                             if (ch == '-') ch = '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Goldens, TokenizerPipeline,
+    ::testing::Values(PipelineCase{"bert-uncased", "bert-uncased"}, PipelineCase{"bert-uncased", "bert-uncased-slow"},
+                      PipelineCase{"bert-cased", "bert-cased"}, PipelineCase{"bert-cased", "bert-cased-slow"},
+                      PipelineCase{"xlmr", "xlmr"}, PipelineCase{"xlmr", "xlmr-slow"},
+                      PipelineCase{"wordlevel", "wordlevel"}, PipelineCase{"bpe-general", "bpe-general"},
+                      PipelineCase{"unigram-bytes", "unigram-bytes"}, PipelineCase{"bytelevel-mix", "bytelevel-mix"},
+                      PipelineCase{"wordpiece-mix", "wordpiece-mix"}),
+    [](const auto& info) {
+      std::string n = info.param.load_as;
+      for (char& ch : n)
+        if (ch == '-') ch = '_';
+      return n;
+    });
 
 // BERT's special ids are its [CLS] [SEP] [PAD] [UNK] [MASK]; XLM-R's its <s> </s> <pad> <unk> <mask>.
 TEST(TokenizerPipelineRoles, SpecialIds) {
