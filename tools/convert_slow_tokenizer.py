@@ -122,11 +122,14 @@ def read_model_proto(path):
 
 
 # --- SpmConverter + XLMRobertaConverter ------------------------------------------------------
-def xlm_roberta_converter(proto):
+def xlm_roberta_converter(proto, camembert=False):
     assert proto["model_type"] == 1, "not a Unigram model"
-    # XLMRobertaConverter.vocab / unk_id
-    vocab = [["<s>", 0.0], ["<pad>", 0.0], ["</s>", 0.0], ["<unk>", 0.0]]
-    vocab += [[p["piece"], p["score"]] for p in proto["pieces"][3:]]
+    if camembert:  # CamembertConverter.vocab / unk_id (3)
+        vocab = [["<s>NOTUSED", 0.0], ["<pad>", 0.0], ["</s>NOTUSED", 0.0], ["<unk>", 0.0], ["<unk>NOTUSED", -100]]
+        vocab += [[p["piece"], p["score"]] for p in proto["pieces"][1:]]
+    else:  # XLMRobertaConverter.vocab / unk_id (3)
+        vocab = [["<s>", 0.0], ["<pad>", 0.0], ["</s>", 0.0], ["<unk>", 0.0]]
+        vocab += [[p["piece"], p["score"]] for p in proto["pieces"][3:]]
     vocab += [["<mask>", 0.0]]
     token_to_id = {}
     for i, (t, _) in enumerate(vocab):
@@ -158,7 +161,9 @@ def xlm_roberta_converter(proto):
     if proto["precompiled_charsmap"]:
         normalizers = [{"type": "Precompiled", "precompiled_charsmap":
                         base64.b64encode(proto["precompiled_charsmap"]).decode("ascii")}] + normalizers
-    # XLMRobertaTokenizer has no add_prefix_space and no legacy: prepend_scheme "always".
+    # XLMRobertaTokenizer (CamembertTokenizer) has no add_prefix_space and no legacy:
+    # prepend_scheme "always". (CamembertTokenizerFast's "<s>NOTUSED"-style
+    # additional_special_tokens are left out, as convert.cpp does.)
     metaspace = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True}
     return {
         "version": "1.0", "truncation": None, "padding": None, "added_tokens": added,

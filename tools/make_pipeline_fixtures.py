@@ -110,6 +110,10 @@ def make_xlmr(lines):
     train_spm(lines, model, 1200, False)
     write_json(os.path.join(slow, "tokenizer_config.json"), {"tokenizer_class": "XLMRobertaTokenizer"})
     write_json(os.path.join(OUT, "xlmr", "tokenizer.json"), conv.xlm_roberta_converter(conv.read_model_proto(model)))
+    # CamemBERT's converter on the same model (the test copies the model beside a
+    # tokenizer_config.json naming CamembertTokenizer).
+    write_json(os.path.join(OUT, "camembert", "tokenizer.json"),
+               conv.xlm_roberta_converter(conv.read_model_proto(model), camembert=True))
 
 
 def make_components(lines):

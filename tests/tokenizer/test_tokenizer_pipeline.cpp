@@ -35,13 +35,28 @@ TruncationSide side_of(const json& c) {
 struct PipelineCase {
   std::string name;     // tokenizer.json folder and goldens
   std::string load_as;  // folder loaded: the same, or the slow files converted
+  // A folder made for the test: xlmr-slow's sentencepiece model beside a tokenizer_config.json
+  // naming this tokenizer_class (CamemBERT's converter on the same model).
+  std::string spm_class = {};
 };
+
+std::unique_ptr<Tokenizer> load_case(const PipelineCase& p) {
+  if (p.spm_class.empty()) return Tokenizer::from_dir(pipeline_dir() / p.load_as);
+  const fs::path dir = fs::temp_directory_path() / ("rc_pipe_" + p.load_as + "_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::copy_file(pipeline_dir() / "xlmr-slow/sentencepiece.bpe.model", dir / "sentencepiece.bpe.model",
+                fs::copy_options::overwrite_existing);
+  std::ofstream(dir / "tokenizer_config.json") << json{{"tokenizer_class", p.spm_class}}.dump();
+  auto tok = Tokenizer::from_dir(dir);
+  fs::remove_all(dir);
+  return tok;
+}
 
 class TokenizerPipeline : public ::testing::TestWithParam<PipelineCase> {};
 
 TEST_P(TokenizerPipeline, MatchesHuggingFace) {
   const PipelineCase& p = GetParam();
-  const auto tok = Tokenizer::from_dir(pipeline_dir() / p.load_as);
+  const auto tok = load_case(p);
   const auto cases = read_jsonl(pipeline_dir() / (p.name + ".jsonl"));
   ASSERT_GT(cases.size(), 400u);
   size_t failures = 0;
@@ -100,6 +115,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(PipelineCase{"bert-uncased", "bert-uncased"}, PipelineCase{"bert-uncased", "bert-uncased-slow"},
                       PipelineCase{"bert-cased", "bert-cased"}, PipelineCase{"bert-cased", "bert-cased-slow"},
                       PipelineCase{"xlmr", "xlmr"}, PipelineCase{"xlmr", "xlmr-slow"},
+                      PipelineCase{"camembert", "camembert"},
+                      PipelineCase{"camembert", "camembert-slow", "CamembertTokenizer"},
                       PipelineCase{"wordlevel", "wordlevel"}, PipelineCase{"bpe-general", "bpe-general"},
                       PipelineCase{"unigram-bytes", "unigram-bytes"}, PipelineCase{"bytelevel-mix", "bytelevel-mix"},
                       PipelineCase{"wordpiece-mix", "wordpiece-mix"}),

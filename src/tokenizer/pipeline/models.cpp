@@ -156,16 +156,40 @@ class UnigramModel final : public Model {
   UnigramModel(std::vector<std::pair<std::string, double>> pieces, int32_t unk_id, bool byte_fallback)
       : unk_id_(unk_id), byte_fallback_(byte_fallback) {
     scores_.reserve(pieces.size());
+    // The trie of the pieces (HF's Trie<u8>): built with a child list per node, then flattened
+    // into sorted edge arrays.
+    std::vector<std::vector<std::pair<uint8_t, uint32_t>>> children(1);
+    std::vector<int32_t> node_piece(1, -1);
     for (size_t id = 0; id < pieces.size(); ++id) {
       min_score_ = std::min(min_score_, pieces[id].second);
-      max_piece_bytes_ = std::max(max_piece_bytes_, pieces[id].first.size());
       scores_.push_back(pieces[id].second);
+      const std::string& piece = pieces[id].first;
+      uint32_t node = 0;
+      for (unsigned char b : piece) {
+        uint32_t next = 0;
+        for (const auto& [byte, child] : children[node])
+          if (byte == b) next = child;
+        if (next == 0) {
+          next = uint32_t(children.size());
+          children[node].push_back({b, next});
+          children.emplace_back();
+          node_piece.push_back(-1);
+        }
+        node = next;
+      }
+      if (!piece.empty()) node_piece[node] = int32_t(id);  // a repeated piece: the last id, as token_to_ids
       vocab_.add(std::move(pieces[id].first), int32_t(id));
+    }
+    nodes_.resize(children.size());
+    for (size_t n = 0; n < children.size(); ++n) {
+      std::sort(children[n].begin(), children[n].end());
+      nodes_[n] = {uint32_t(edges_.size()), uint32_t(children[n].size()), node_piece[n]};
+      edges_.insert(edges_.end(), children[n].begin(), children[n].end());
     }
   }
   void tokenize(std::string_view text, std::vector<Token>& out) const override {
     if (text.empty()) return;
-    struct Node {
+    struct BestNode {
       int32_t id = 0;
       double score = 0;
       size_t starts_at = SIZE_MAX;
@@ -173,24 +197,31 @@ class UnigramModel final : public Model {
     const size_t n = text.size();
     const auto* s = reinterpret_cast<const unsigned char*>(text.data());
     const double unk_score = min_score_ - 10.0;
-    std::vector<Node> best(n + 1);
+    std::vector<BestNode> best(n + 1);
     for (size_t start = 0; start < n;) {
       const double here = best[start].score;
       const size_t mblen = size_t(utf8_lead_length(s[start]));
       bool has_single = false;
-      const size_t limit = std::min(n - start, max_piece_bytes_);
-      for (size_t len = 1; len <= limit; ++len) {
-        if (start + len < n && (s[start + len] & 0xC0) == 0x80) continue;  // pieces are whole characters
-        const int32_t id = vocab_.find(text.substr(start, len));
+      // common_prefix_search: the pieces starting here, shortest first.
+      uint32_t node = 0;
+      for (size_t len = 1; start + len <= n; ++len) {
+        const Node& tn = nodes_[node];
+        const auto* first = edges_.data() + tn.first_edge;
+        const auto* last = first + tn.n_edges;
+        const uint8_t b = s[start + len - 1];
+        const auto* e = std::lower_bound(first, last, std::pair<uint8_t, uint32_t>{b, 0});
+        if (e == last || e->first != b) break;
+        node = e->second;
+        const int32_t id = nodes_[node].piece;
         if (id < 0) continue;
-        Node& target = best[start + len];
+        BestNode& target = best[start + len];
         const double candidate = scores_[size_t(id)] + here;
         if (target.starts_at == SIZE_MAX || candidate > target.score) target = {id, candidate, start};
         if (len == mblen) has_single = true;
       }
       if (!has_single) {
         if (unk_id_ < 0) missing_unk("Unigram");
-        Node& target = best[start + mblen];
+        BestNode& target = best[start + mblen];
         const double candidate = unk_score + here;
         if (target.starts_at == SIZE_MAX || candidate > target.score) target = {unk_id_, candidate, start};
       }
@@ -200,7 +231,7 @@ class UnigramModel final : public Model {
     std::vector<ByteRange> pieces;
     size_t end = n, unk_end = SIZE_MAX;
     while (end > 0) {
-      const Node& node = best[end];
+      const BestNode& node = best[end];
       if (node.id == unk_id_) {
         if (unk_end == SIZE_MAX) unk_end = end;
       } else {
@@ -244,10 +275,15 @@ class UnigramModel final : public Model {
   }
 
  private:
+  struct Node {
+    uint32_t first_edge, n_edges;
+    int32_t piece;  // id of the piece ending here, -1 for none
+  };
   Vocab vocab_;
   std::vector<double> scores_;
+  std::vector<Node> nodes_;
+  std::vector<std::pair<uint8_t, uint32_t>> edges_;  // (byte, child), sorted per node
   double min_score_ = 1e300;
-  size_t max_piece_bytes_ = 0;
   int32_t unk_id_;
   bool byte_fallback_;
 };
