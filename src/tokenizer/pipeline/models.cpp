@@ -13,6 +13,7 @@ using nlohmann::json;
 
 void Vocab::add(std::string token, int32_t id) {
   if (size_t(id) >= by_id_.size()) by_id_.resize(size_t(id) + 1), present_.resize(size_t(id) + 1, 0);
+  max_token_bytes_ = std::max(max_token_bytes_, token.size());
   by_id_[size_t(id)] = token;
   present_[size_t(id)] = 1;
   to_id_.insert_or_assign(std::move(token), id);
@@ -78,7 +79,10 @@ class WordPieceModel final : public Model {
     std::string piece;
     size_t start = 0;
     while (!bad && start < text.size()) {
-      size_t end = text.size();
+      // No token is longer than the longest in the vocabulary: start there (same result,
+      // without a quadratic walk when a file allows very long words).
+      size_t end = std::min(text.size(), start + vocab_.max_token_bytes());
+      while (end > start && end < text.size() && (s[end] & 0xC0) == 0x80) --end;
       int32_t id = -1;
       while (start < end) {
         piece.clear();

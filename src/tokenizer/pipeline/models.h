@@ -26,11 +26,13 @@ class Vocab {
   const std::string* token(int32_t id) const;  // null when absent
   size_t size() const { return to_id_.size(); }
   size_t id_bound() const { return by_id_.size(); }
+  size_t max_token_bytes() const { return max_token_bytes_; }
 
  private:
   std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> to_id_;
   std::vector<std::string> by_id_;
   std::vector<uint8_t> present_;
+  size_t max_token_bytes_ = 0;
 };
 
 std::unique_ptr<Model> make_wordpiece(Vocab vocab, std::string unk, std::string prefix, size_t max_chars);
