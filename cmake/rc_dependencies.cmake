@@ -9,6 +9,9 @@ find_package(LibArchive REQUIRED)
 # libre2-dev: the server's --allowed-urls, matched in linear time without recursion
 # (std::regex recursed per character: a 30 KB URL overflowed the stack, issue 27).
 pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
+# libpcre2-dev: the tokenizer pipeline's patterns (tokenizer.json Split/Replace), which HF runs
+# with a backtracking engine (Oniguruma) and so may use lookaround; bounded by match limits.
+pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
 find_package(OpenSSL REQUIRED)
 find_package(CURL 7.75 REQUIRED)  # CURLOPT_AWS_SIGV4 (Debian 12: 7.88)
 find_package(Boost 1.74 REQUIRED)

@@ -1,6 +1,10 @@
-// Byte-level BPE tokenizer as RoBERTa/GPT-2 use it, giving the ids Hugging Face's
-// `tokenizers` gives. Loaded from a folder with tokenizer.json, or vocab.json + merges.txt
-// (+ tokenizer_config.json / special_tokens_map.json when present).
+// Tokenizers giving the ids Hugging Face's `tokenizers` gives. Two implementations behind one
+// interface: byte-level BPE as RoBERTa/GPT-2 use it (a fast path, from tokenizer.json or
+// vocab.json + merges.txt), and a general pipeline of HF's components (normalizer,
+// pre-tokenizer, model, post-processor, decoder: BERT's WordPiece, XLM-R's Unigram, ...) for
+// every other tokenizer.json, a BERT vocab.txt or a SentencePiece sentencepiece.bpe.model.
+// The comments below state the semantics for RoBERTa; the pipeline follows HF's for its files
+// (its special tokens, its post-processor's template, its decoder).
 #pragma once
 
 #include <cstdint>
@@ -46,10 +50,23 @@ struct OffsetsEncoding {
   std::vector<uint8_t> special_tokens_mask;  // one per id: 1 for the post-processor's <s> </s>
 };
 
+// A pair's ids and HF's token_type_ids (the post-processor template's type of each id: BERT
+// gives 0 to [CLS] A [SEP] and 1 to B [SEP]; RoBERTa gives 0 to all).
+struct PairEncoding {
+  std::vector<int32_t> ids;
+  std::vector<int32_t> type_ids;  // one per id
+};
+
 class Tokenizer {
  public:
-  // Throws rc::Error (not_found / format) naming the file when the folder has neither
-  // tokenizer.json nor vocab.json + merges.txt, or when a file is malformed.
+  // The folder's tokenizer: tokenizer.json (byte-level BPE files the fast path handles, the
+  // pipeline for the rest), else vocab.json + merges.txt (byte-level BPE), else vocab.txt
+  // (BERT, converted as transformers' BertConverter does, reading tokenizer_config.json), else
+  // sentencepiece.bpe.model (XLM-R; CamemBERT when tokenizer_config.json says
+  // CamembertTokenizer; converted as transformers' XLMRobertaConverter / CamembertConverter do).
+  // Throws rc::Error (not_found / format) naming the file when the folder has none of them, or
+  // when a file is malformed; (unsupported) naming the component type and file when a
+  // tokenizer.json uses a component the pipeline does not implement.
   static std::unique_ptr<Tokenizer> from_dir(const std::filesystem::path& dir);
   // vocab.json + merges.txt alone, with RoBERTa's special tokens (<s> </s> <unk> <pad>,
   // <mask> with lstrip); from_dir also reads tokenizer_config.json / special_tokens_map.json.
@@ -75,6 +92,9 @@ class Tokenizer {
   // what fits, else both get half the budget, the second the odd token), from `side`.
   virtual std::vector<int32_t> encode_pair(std::string_view text, std::string_view text_pair, int max_length = 0,
                                            TruncationSide side = TruncationSide::right) const = 0;
+  // encode_pair() with each id's token type (HF's return_token_type_ids=True).
+  virtual PairEncoding encode_pair_with_types(std::string_view text, std::string_view text_pair, int max_length = 0,
+                                              TruncationSide side = TruncationSide::right) const = 0;
   // HF's tokenizer(words, is_split_into_words=True, truncation=True, max_length=max_length)
   // with add_prefix_space=True, what run_ner.py requires of RoBERTa, whatever the loaded
   // files say (tokenizers' Tokenizer::encode_single_sequence, InputSequence::PreTokenized):
@@ -83,6 +103,8 @@ class Tokenizer {
   // "<mask>"; none when it starts with a space), the ids are joined, cut to max_length - 2
   // when max_length > 0, and put between <s> and </s>. A word may give no ids ("") or several.
   // Words with invalid UTF-8 are repaired as encode() does. Throws invalid_argument as encode().
+  // The pipeline runs each word alone through its own files' steps (no forced prefix space),
+  // as HF's pre-tokenized input does.
   virtual WordsEncoding encode_words(std::span<const std::string> words, int max_length = 0) const = 0;
   // encode(text, true, max_length) with each id's offsets in `text` and HF's special-tokens
   // mask, as HF's fast tokenizer gives them (tokenizers' encode_char_offsets):
@@ -109,11 +131,12 @@ class Tokenizer {
   virtual int32_t token_to_id(std::string_view token) const = 0;  // -1 when unknown
   virtual std::string id_to_token(int32_t id) const = 0;          // "" when unknown; byte-level form ("Ġthe")
   virtual int64_t vocab_size() const = 0;                         // including added tokens
-  virtual int32_t bos_id() const = 0;                             // <s>
-  virtual int32_t eos_id() const = 0;                             // </s>
-  virtual int32_t pad_id() const = 0;                             // <pad>
-  virtual int32_t unk_id() const = 0;                             // <unk>
-  virtual int32_t mask_id() const = 0;                            // <mask>
+  // Special ids (-1 when the tokenizer has none); BERT's are [CLS] [SEP] [PAD] [UNK] [MASK].
+  virtual int32_t bos_id() const = 0;   // <s>
+  virtual int32_t eos_id() const = 0;   // </s>
+  virtual int32_t pad_id() const = 0;   // <pad>
+  virtual int32_t unk_id() const = 0;   // <unk>
+  virtual int32_t mask_id() const = 0;  // <mask>
 };
 
 // The characters [start, end) (code points, as TokenOffset counts them) of text, as UTF-8.

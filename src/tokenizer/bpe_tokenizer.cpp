@@ -19,6 +19,7 @@
 #include "tokenizer/added_tokens.h"
 #include "tokenizer/bpe.h"
 #include "tokenizer/byte_level.h"
+#include "tokenizer/pipeline/pipeline_tokenizer.h"
 #include "tokenizer/pretokenize.h"
 #include "tokenizer/tokenizer_files.h"
 #include "tokenizer/utf8.h"
@@ -233,6 +234,16 @@ class BpeTokenizer final : public Tokenizer {
     out.insert(out.end(), pair_middle_.begin(), pair_middle_.end());
     out.insert(out.end(), b.begin(), b.end());
     out.insert(out.end(), pair_suffix_.begin(), pair_suffix_.end());
+    return out;
+  }
+
+  // Every type id is 0: read_tokenizer_json sends the files whose post-processor gives other
+  // types (BertProcessing, a template with type_id 1) to the pipeline.
+  PairEncoding encode_pair_with_types(std::string_view text, std::string_view text_pair, int max_length,
+                                      TruncationSide side) const override {
+    PairEncoding out;
+    out.ids = encode_pair(text, text_pair, max_length, side);
+    out.type_ids.assign(out.ids.size(), 0);
     return out;
   }
 
@@ -500,11 +511,34 @@ std::unique_ptr<Tokenizer> Tokenizer::from_dir(const std::filesystem::path& dir)
            "merges.txt), e.g. assets/tokenizer/roberta-base");
   // Present also when it cannot be looked at (a symlink loop): the reader then says why,
   // rather than the other layout being read in its place.
-  if (path_present(dir / "tokenizer.json"))
-    return std::make_unique<BpeTokenizer>(tk::read_tokenizer_json(dir / "tokenizer.json"));
+  if (path_present(dir / "tokenizer.json")) {
+    // The byte-level BPE fast path for the files it handles; the pipeline for the rest
+    // (the fast reader refuses them as unsupported).
+    try {
+      return std::make_unique<BpeTokenizer>(tk::read_tokenizer_json(dir / "tokenizer.json"));
+    } catch (const Error& e) {
+      if (e.errc() != Errc::unsupported) throw;
+    }
+    const std::string file = (dir / "tokenizer.json").string();
+    return tk::pipeline::make_pipeline_tokenizer(tk::pipeline::read_tokenizer_document(dir / "tokenizer.json"), file,
+                                                 tk::pipeline::read_roles(dir));
+  }
   const bool has_vocab = path_present(dir / "vocab.json"), has_merges = path_present(dir / "merges.txt");
+  if (!has_vocab && !has_merges) {
+    // transformers' slow-tokenizer files, converted as its convert_slow_tokenizer.py does.
+    if (path_present(dir / "vocab.txt"))
+      return tk::pipeline::make_pipeline_tokenizer(tk::pipeline::convert_bert_vocab(dir), (dir / "vocab.txt").string(),
+                                                   tk::pipeline::read_roles(dir));
+    if (path_present(dir / "sentencepiece.bpe.model")) {
+      const tk::pipeline::Roles roles = tk::pipeline::read_roles(dir);
+      const bool camembert = tk::pipeline::is_camembert_config(dir);
+      return tk::pipeline::make_pipeline_tokenizer(
+          tk::pipeline::convert_sentencepiece(dir / "sentencepiece.bpe.model", camembert),
+          (dir / "sentencepiece.bpe.model").string(), roles);
+    }
+  }
   RC_CHECK(has_vocab && has_merges, Errc::not_found, "tokenizer folder '", dir.string(),
-           "' has no tokenizer.json and no vocab.json + merges.txt",
+           "' has no tokenizer.json, vocab.json + merges.txt, vocab.txt or sentencepiece.bpe.model",
            (has_vocab    ? " (merges.txt is missing)"
             : has_merges ? " (vocab.json is missing)"
                          : ""),

@@ -174,6 +174,14 @@ void read_post_processor(const json& p, const fs::path& file, TokenizerSpec& spe
   RC_CHECK(p.is_object(), Errc::format, "tokenizer file '", file.string(),
            "': post_processor must be an object or null, found ", p.type_name(), kFileHint);
   const std::string type = p.value("type", "");
+  // BertProcessing gives the second text type 1, as may a template: the pipeline gives type ids.
+  if (type == "BertProcessing") unsupported(file, "post_processor 'BertProcessing' (token type ids)");
+  if (type == "TemplateProcessing")
+    for (const char* key : {"single", "pair"})
+      for (const json& piece : p.value(key, json::array()))
+        for (const auto& [kind, body] : piece.items())
+          if (body.is_object() && body.value("type_id", 0) != 0)
+            unsupported(file, "a TemplateProcessing with type_id " + std::to_string(body.value("type_id", 0)));
   if (type == "RobertaProcessing" || type == "BertProcessing") {
     spec.prefix_ids = {special_id(p.value("cls", json()), file, "cls")};
     spec.suffix_ids = {special_id(p.value("sep", json()), file, "sep")};

@@ -1,0 +1,86 @@
+// The pipeline's components, as HF tokenizers defines them (tokenizers/src/normalizers,
+// pre_tokenizers, models, processors, decoders), each named by the "type" tag of its
+// tokenizer.json object. Components are immutable once built: encode() runs from many threads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "tokenizer/pipeline/normalized.h"
+
+namespace rc::tokenizer::pipeline {
+
+class Normalizer {
+ public:
+  virtual ~Normalizer() = default;
+  virtual void normalize(NormalizedString& s) const = 0;
+};
+
+class PreTokenizer {
+ public:
+  virtual ~PreTokenizer() = default;
+  virtual void pre_tokenize(PreTokenizedString& s) const = 0;
+};
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  // The tokens of one piece (offsets: bytes of `text`). Throws rc::Error when HF's model would
+  // fail (an unknown character with no unk token).
+  virtual void tokenize(std::string_view text, std::vector<Token>& out) const = 0;
+  virtual int32_t token_to_id(std::string_view token) const = 0;  // -1 when unknown
+  virtual const std::string* id_to_token(int32_t id) const = 0;   // null when unknown
+  virtual int64_t vocab_size() const = 0;
+  virtual std::string unk_token() const { return {}; }
+};
+
+// HF Encoding, the part of it the interface gives back.
+struct Encoding {
+  std::vector<int32_t> ids, type_ids;
+  std::vector<std::string> tokens;
+  std::vector<ByteRange> offsets;  // code points of the original text
+  std::vector<uint8_t> special_tokens_mask;
+  std::vector<int32_t> word_ids;  // -1: none
+  size_t size() const { return ids.size(); }
+  void push(int32_t id, int32_t type_id, std::string token, ByteRange offset, uint8_t special, int32_t word) {
+    ids.push_back(id);
+    type_ids.push_back(type_id);
+    tokens.push_back(std::move(token));
+    offsets.push_back(offset);
+    special_tokens_mask.push_back(special);
+    word_ids.push_back(word);
+  }
+  void append(const Encoding& e) {
+    for (size_t i = 0; i < e.size(); ++i)
+      push(e.ids[i], e.type_ids[i], e.tokens[i], e.offsets[i], e.special_tokens_mask[i], e.word_ids[i]);
+  }
+  // Keeps n tokens: the first n (right truncation) or the last n (left).
+  void truncate(size_t n, bool left);
+};
+
+class PostProcessor {
+ public:
+  virtual ~PostProcessor() = default;
+  // Tokens it adds to one sequence (pair = false) or a pair.
+  virtual size_t added_tokens(bool pair) const = 0;
+  // HF process_encodings: specials around the encodings, type ids, offsets trimmed; the caller
+  // then concatenates what is left (HF Encoding::merge).
+  virtual void process_encodings(std::vector<Encoding>& encodings, bool add_special_tokens) const = 0;
+};
+
+class Decoder {
+ public:
+  virtual ~Decoder() = default;
+  // HF decode_chain: token strings in, strings out (joined with "" by the caller).
+  virtual std::vector<std::string> decode_chain(std::vector<std::string> tokens) const = 0;
+};
+
+// HF ByteLevel's process_offsets (trim_offsets): leading/trailing spaces of a token's string
+// (whitespace or 'Ġ') cut off its offsets.
+void trim_byte_level_offsets(Encoding& e, bool add_prefix_space);
+
+}  // namespace rc::tokenizer::pipeline

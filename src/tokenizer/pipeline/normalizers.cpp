@@ -1,0 +1,258 @@
+// Normalizers (tokenizers/src/normalizers/*.rs) and the common parts of the factories.
+#include <string_view>
+
+#include "core/check.h"
+#include "tokenizer/pipeline/build.h"
+#include "tokenizer/pipeline/precompiled.h"
+#include "tokenizer/pipeline/unicode.h"
+#include "tokenizer/utf8.h"
+
+namespace rc::tokenizer::pipeline {
+using nlohmann::json;
+
+void unknown_type(const Source& src, const char* kind, const std::string& type) {
+  RC_THROW(Errc::unsupported, "tokenizer file '", src.file, "': ", kind, " type '", type, "' is not supported",
+           "\nHINT: supported are the normalizers, pre-tokenizers, models, post-processors and decoders of "
+           "BERT, XLM-R, RoBERTa and GPT-2 tokenizers (docs/tokenizer.md lists them)");
+}
+
+std::string type_of(const json& j, const Source& src, const char* kind) {
+  RC_CHECK(j.is_object() && j.contains("type") && j["type"].is_string(), Errc::format, "tokenizer file '", src.file,
+           "': a ", kind, " must be an object with a string \"type\", found ", j.dump().substr(0, 120),
+           "\nHINT: the file is corrupt; download it again");
+  return j["type"].get<std::string>();
+}
+
+bool get_bool(const json& j, const char* key, bool fallback) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_boolean() ? it->get<bool>() : fallback;
+}
+
+std::string get_string(const json& j, const char* key, const std::string& fallback) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+Pattern read_pattern(const json& j, const Source& src, const char* where) {
+  Pattern p;
+  if (j.is_object() && j.contains("String") && j["String"].is_string()) {
+    p.literal = j["String"].get<std::string>();
+    RC_CHECK(is_valid_utf8(p.literal), Errc::format, "tokenizer file '", src.file, "': ", where,
+             " pattern is not valid UTF-8");
+    return p;
+  }
+  RC_CHECK(j.is_object() && j.contains("Regex") && j["Regex"].is_string(), Errc::format, "tokenizer file '", src.file,
+           "': ", where, " pattern must be {\"String\": ...} or {\"Regex\": ...}, found ", j.dump().substr(0, 120),
+           "\nHINT: the file is corrupt; download it again");
+  p.regex = std::make_shared<Regex>(j["Regex"].get<std::string>(), "tokenizer file '" + src.file + "': " + where);
+  return p;
+}
+
+SplitBehavior read_behavior(const json& j, const Source& src) {
+  const std::string b = j.is_string() ? j.get<std::string>() : "";
+  // serde's names (tokenizers' SplitDelimiterBehavior), and the lower-case ones its Python API takes.
+  if (b == "Removed" || b == "removed") return SplitBehavior::removed;
+  if (b == "Isolated" || b == "isolated") return SplitBehavior::isolated;
+  if (b == "MergedWithPrevious" || b == "merged_with_previous") return SplitBehavior::merged_with_previous;
+  if (b == "MergedWithNext" || b == "merged_with_next") return SplitBehavior::merged_with_next;
+  if (b == "Contiguous" || b == "contiguous") return SplitBehavior::contiguous;
+  RC_THROW(Errc::format, "tokenizer file '", src.file, "': split behavior ", j.dump().substr(0, 60),
+           " is not one of Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous",
+           "\nHINT: the file is corrupt; download it again");
+}
+
+namespace {
+
+// tokenizers/src/normalizers/bert.rs
+class BertNormalizer final : public Normalizer {
+ public:
+  BertNormalizer(bool clean_text, bool chinese, bool strip_accents, bool lowercase)
+      : clean_text_(clean_text), chinese_(chinese), strip_accents_(strip_accents), lowercase_(lowercase) {}
+  void normalize(NormalizedString& s) const override {
+    if (clean_text_) {
+      s.filter([](uint32_t c) {
+        const bool control = !(c == '\t' || c == '\n' || c == '\r') && is_other(c);
+        return !(c == 0 || c == 0xFFFD || control);
+      });
+      s.map([](uint32_t c) { return c == '\t' || c == '\n' || c == '\r' || is_unicode_whitespace(c) ? ' ' : c; });
+    }
+    if (chinese_) {
+      std::vector<CharChange> dest;
+      for (uint32_t c : code_points(s.get())) {
+        if (is_chinese_char(c)) {  // 0.22: the space replaces the character, which is then new
+          dest.push_back({' ', 0});
+          dest.push_back({c, 1});
+          dest.push_back({' ', 1});
+        } else {
+          dest.push_back({c, 0});
+        }
+      }
+      s.transform(dest, 0);
+    }
+    if (strip_accents_) {
+      s.transform(normalize_form(s.get(), NormalForm::nfd), 0);
+      s.filter([](uint32_t c) { return !is_mark_nonspacing(c); });
+    }
+    if (lowercase_) s.lowercase();
+  }
+
+ private:
+  bool clean_text_, chinese_, strip_accents_, lowercase_;
+};
+
+class FormNormalizer final : public Normalizer {
+ public:
+  explicit FormNormalizer(NormalForm form) : form_(form) {}
+  void normalize(NormalizedString& s) const override { s.transform(normalize_form(s.get(), form_), 0); }
+
+ private:
+  NormalForm form_;
+};
+
+class LowercaseNormalizer final : public Normalizer {
+ public:
+  void normalize(NormalizedString& s) const override { s.lowercase(); }
+};
+
+// strip.rs StripAccents: every combining mark (Mn, Mc, Me: measured on tokenizers 0.22, which
+// drops U+0903 and U+20E3 too), unlike BertNormalizer's strip_accents (Mn only).
+class StripAccentsNormalizer final : public Normalizer {
+ public:
+  void normalize(NormalizedString& s) const override {
+    s.filter([](uint32_t c) { return !is_combining_mark(c); });
+  }
+};
+
+class StripNormalizer final : public Normalizer {
+ public:
+  StripNormalizer(bool left, bool right) : left_(left), right_(right) {}
+  void normalize(NormalizedString& s) const override { s.lrstrip(left_, right_); }
+
+ private:
+  bool left_, right_;
+};
+
+class ReplaceNormalizer final : public Normalizer {
+ public:
+  ReplaceNormalizer(Pattern pattern, std::string content)
+      : pattern_(std::move(pattern)), content_(std::move(content)) {}
+  void normalize(NormalizedString& s) const override { s.replace(pattern_.find_matches(s.get()), content_); }
+
+ private:
+  Pattern pattern_;
+  std::string content_;
+};
+
+class PrependNormalizer final : public Normalizer {
+ public:
+  explicit PrependNormalizer(std::string prepend) : prepend_(std::move(prepend)) {}
+  void normalize(NormalizedString& s) const override {
+    if (!s.empty()) s.prepend(prepend_);
+  }
+
+ private:
+  std::string prepend_;
+};
+
+class SequenceNormalizer final : public Normalizer {
+ public:
+  explicit SequenceNormalizer(std::vector<std::unique_ptr<Normalizer>> steps) : steps_(std::move(steps)) {}
+  void normalize(NormalizedString& s) const override {
+    for (const auto& n : steps_) n->normalize(s);
+  }
+
+ private:
+  std::vector<std::unique_ptr<Normalizer>> steps_;
+};
+
+// tokenizers/src/normalizers/precompiled.rs (the replace() form of 0.13 and later): each
+// grapheme under 6 bytes is looked up whole, else each of its characters.
+void replace_changes(std::vector<CharChange>& t, std::string_view old_part, std::string_view new_part) {
+  const int64_t old_count = int64_t(code_points(old_part).size());
+  const std::vector<uint32_t> added = code_points(new_part);
+  const int64_t diff = int64_t(added.size()) - old_count;
+  for (uint32_t c : added) t.push_back({c, 0});
+  if (diff > 0) {
+    for (int64_t k = 0; k < diff && size_t(k) < t.size(); ++k) t[t.size() - 1 - size_t(k)].change = 1;
+  } else if (diff < 0 && !t.empty()) {
+    t.back().change += diff;
+  }
+}
+
+class PrecompiledNormalizer final : public Normalizer {
+ public:
+  explicit PrecompiledNormalizer(PrecompiledCharsmap map) : map_(std::move(map)) {}
+  void normalize(NormalizedString& s) const override {
+    const std::string& text = s.get();
+    std::vector<CharChange> t;
+    t.reserve(text.size());
+    bool modified = false;
+    for (const ByteRange& g : graphemes(text)) {
+      const std::string_view grapheme = std::string_view(text).substr(g.first, g.second - g.first);
+      if (grapheme.size() < 6) {
+        if (auto norm = map_.transform(grapheme)) {
+          modified = true;
+          replace_changes(t, grapheme, *norm);
+          continue;
+        }
+      }
+      const auto* p = reinterpret_cast<const unsigned char*>(grapheme.data());
+      for (size_t i = 0; i < grapheme.size();) {
+        const size_t len = size_t(utf8_lead_length(p[i]));
+        const std::string_view part = grapheme.substr(i, len);
+        if (auto norm = map_.transform(part)) {
+          modified = true;
+          replace_changes(t, part, *norm);
+        } else {
+          t.push_back({utf8_decode(p + i, int(len)), 0});
+        }
+        i += len;
+      }
+    }
+    if (modified) s.transform(t, 0);
+  }
+
+ private:
+  PrecompiledCharsmap map_;
+};
+
+}  // namespace
+
+std::unique_ptr<Normalizer> make_normalizer(const json& j, const Source& src) {
+  const std::string type = type_of(j, src, "normalizer");
+  if (type == "BertNormalizer") {
+    const bool lowercase = get_bool(j, "lowercase", true);
+    // strip_accents: null follows lowercase (tokenizers' BertNormalizer, transformers' BasicTokenizer).
+    const bool strip = get_bool(j, "strip_accents", lowercase);
+    return std::make_unique<BertNormalizer>(get_bool(j, "clean_text", true), get_bool(j, "handle_chinese_chars", true),
+                                            strip, lowercase);
+  }
+  if (type == "NFC") return std::make_unique<FormNormalizer>(NormalForm::nfc);
+  if (type == "NFD") return std::make_unique<FormNormalizer>(NormalForm::nfd);
+  if (type == "NFKC") return std::make_unique<FormNormalizer>(NormalForm::nfkc);
+  if (type == "NFKD") return std::make_unique<FormNormalizer>(NormalForm::nfkd);
+  if (type == "Lowercase") return std::make_unique<LowercaseNormalizer>();
+  if (type == "StripAccents") return std::make_unique<StripAccentsNormalizer>();
+  if (type == "Strip")
+    return std::make_unique<StripNormalizer>(get_bool(j, "strip_left", true), get_bool(j, "strip_right", true));
+  if (type == "Replace")
+    return std::make_unique<ReplaceNormalizer>(read_pattern(j.value("pattern", json()), src, "Replace normalizer"),
+                                               get_string(j, "content", ""));
+  if (type == "Prepend") return std::make_unique<PrependNormalizer>(get_string(j, "prepend", ""));
+  if (type == "Precompiled") {
+    const std::string b64 = get_string(j, "precompiled_charsmap", "");
+    return std::make_unique<PrecompiledNormalizer>(
+        PrecompiledCharsmap::from_base64(b64, "tokenizer file '" + src.file + "': Precompiled normalizer"));
+  }
+  if (type == "Sequence") {
+    const json& list = j.value("normalizers", json::array());
+    RC_CHECK(list.is_array() && list.size() <= kMaxComponents, Errc::format, "tokenizer file '", src.file,
+             "': normalizer Sequence must list at most ", kMaxComponents, " normalizers");
+    std::vector<std::unique_ptr<Normalizer>> steps;
+    for (const json& n : list) steps.push_back(make_normalizer(n, src));
+    return std::make_unique<SequenceNormalizer>(std::move(steps));
+  }
+  unknown_type(src, "normalizer", type);
+}
+
+}  // namespace rc::tokenizer::pipeline

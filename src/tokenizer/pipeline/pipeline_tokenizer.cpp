@@ -1,0 +1,424 @@
+// PipelineTokenizer: HF tokenizers' encode path over the pipeline's components.
+//   1. repair invalid UTF-8 (U+FFFD per maximal subpart, as Python's errors="replace");
+//   2. added tokens with normalized=false split out of the raw text (AddedVocab);
+//   3. the normalizer on the other pieces, then added tokens with normalized=true split out of
+//      the normalized pieces (their contents normalized too), as added_vocabulary.rs's
+//      extract_and_normalize does;
+//   4. the pre-tokenizer, the model on each piece;
+//   5. offsets back to the original text (NormalizedString alignments), as code points;
+//   6. truncation (longest_first) on the budget left by the post-processor's added tokens, then
+//      the post-processor (specials, type ids, trimmed offsets).
+#include "tokenizer/pipeline/pipeline_tokenizer.h"
+
+#include <algorithm>
+#include <climits>
+
+#include "core/check.h"
+#include "core/json_depth.h"
+#include "core/regular_file.h"
+#include "tokenizer/pipeline/build.h"
+#include "tokenizer/tokenizer_files.h"
+#include "tokenizer/utf8.h"
+
+namespace rc::tokenizer::pipeline {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+AddedToken parse_added(const json& t, const Source& src) {
+  RC_CHECK(t.is_object() && t.contains("content") && t["content"].is_string(), Errc::format, "tokenizer file '",
+           src.file, "': an added token must be an object with a string \"content\", found ", t.dump().substr(0, 120),
+           "\nHINT: the file is corrupt; download it again");
+  AddedToken a;
+  a.content = t["content"].get<std::string>();
+  RC_CHECK(is_valid_utf8(a.content) && a.content.size() <= kMaxTokenBytes, Errc::format, "tokenizer file '", src.file,
+           "': added token '", a.content.substr(0, 60), "' is not valid UTF-8 or longer than ", kMaxTokenBytes,
+           " bytes", "\nHINT: the file is corrupt");
+  auto id = t.find("id");
+  RC_CHECK(id != t.end() && id->is_number_integer() && id->get<int64_t>() >= 0 && id->get<int64_t>() < INT32_MAX,
+           Errc::format, "tokenizer file '", src.file, "': added token '", a.content, "' has no valid id",
+           "\nHINT: the file is corrupt");
+  a.id = int32_t(id->get<int64_t>());
+  a.special = get_bool(t, "special", false);
+  a.lstrip = get_bool(t, "lstrip", false);
+  a.rstrip = get_bool(t, "rstrip", false);
+  a.single_word = get_bool(t, "single_word", false);
+  a.normalized = get_bool(t, "normalized", !a.special);
+  return a;
+}
+
+class PipelineTokenizer final : public Tokenizer {
+ public:
+  PipelineTokenizer(const json& doc, const std::string& file, const Roles& roles) {
+    const Source src{file};
+    RC_CHECK(doc.is_object() && doc.contains("model") && doc["model"].is_object(), Errc::format, "tokenizer file '",
+             file, "' has no \"model\" object", "\nHINT: the file is corrupt; download it again");
+    model_ = make_model(doc["model"], src);
+    if (auto it = doc.find("normalizer"); it != doc.end() && !it->is_null()) normalizer_ = make_normalizer(*it, src);
+    if (auto it = doc.find("pre_tokenizer"); it != doc.end() && !it->is_null())
+      pre_tokenizer_ = make_pre_tokenizer(*it, src);
+    if (auto it = doc.find("post_processor"); it != doc.end() && !it->is_null())
+      post_processor_ = make_post_processor(*it, src);
+    if (auto it = doc.find("decoder"); it != doc.end() && !it->is_null()) decoder_ = make_decoder(*it, src);
+    std::vector<AddedToken> added;
+    if (auto it = doc.find("added_tokens"); it != doc.end() && !it->is_null()) {
+      RC_CHECK(it->is_array() && it->size() <= kMaxVocab, Errc::format, "tokenizer file '", file,
+               "': added_tokens must be an array", "\nHINT: the file is corrupt");
+      for (const json& t : *it) added.push_back(parse_added(t, src));
+    }
+    id_bound_ = model_->vocab_size();
+    for (const AddedToken& a : added) {
+      added_to_id_[a.content] = a.id;
+      if (size_t(a.id) >= added_by_id_.size()) added_by_id_.resize(size_t(a.id) + 1);
+      added_by_id_[size_t(a.id)] = a.content;
+      if (a.special) special_contents_.push_back(a.content);
+      id_bound_ = std::max<int64_t>(id_bound_, int64_t(a.id) + 1);
+    }
+    RC_CHECK(id_bound_ <= int64_t(kMaxVocab) * 2, Errc::format, "tokenizer file '", file, "': ids up to ", id_bound_,
+             " are far past any real vocabulary", "\nHINT: the file is corrupt");
+    // added_vocabulary.rs: non-normalized tokens match the raw text, normalized ones the
+    // normalized text, their contents normalized as it is.
+    std::vector<AddedToken> raw, normalized;
+    for (AddedToken a : added) {
+      if (a.normalized) {
+        if (normalizer_) {
+          NormalizedString n(a.content);
+          normalizer_->normalize(n);
+          a.content = n.get();
+        }
+        normalized.push_back(std::move(a));
+      } else {
+        raw.push_back(std::move(a));
+      }
+    }
+    raw_added_ = AddedVocab(std::move(raw));
+    normalized_added_ = AddedVocab(std::move(normalized));
+    // Roles: the files' own (template specials, model's unk, padding), then tokenizer_config.json.
+    {
+      Encoding probe;
+      probe.push(-7, 0, "x", {0, 0}, 0, 0);
+      std::vector<Encoding> encs{probe};
+      if (post_processor_) post_processor_->process_encodings(encs, true);
+      const Encoding& e = encs[0];
+      size_t body = 0;
+      while (body < e.size() && e.ids[body] != -7) ++body;
+      if (body > 0) bos_ = e.ids[0];
+      if (body + 1 < e.size()) eos_ = e.ids.back();
+    }
+    auto first_of = [&](std::initializer_list<const char*> names) {
+      for (const char* n : names)
+        if (const int32_t id = token_to_id(n); id >= 0) return id;
+      return int32_t(-1);
+    };
+    if (bos_ < 0) bos_ = first_of({"<s>", "[CLS]"});
+    if (eos_ < 0) eos_ = first_of({"</s>", "[SEP]"});
+    if (auto it = doc.find("padding"); it != doc.end() && it->is_object())
+      if (auto id = it->find("pad_id"); id != it->end() && id->is_number_integer()) pad_ = id->get<int32_t>();
+    if (pad_ < 0) pad_ = first_of({"<pad>", "[PAD]"});
+    if (const std::string u = model_->unk_token(); !u.empty()) unk_ = token_to_id(u);
+    if (unk_ < 0) unk_ = first_of({"<unk>", "[UNK]"});
+    mask_ = first_of({"<mask>", "[MASK]"});
+    auto role = [&](const std::string& name, int32_t& id) {
+      if (name.empty()) return;
+      if (const int32_t found = token_to_id(name); found >= 0) id = found;
+    };
+    role(roles.bos, bos_);
+    role(roles.eos, eos_);
+    role(roles.pad, pad_);
+    role(roles.unk, unk_);
+    role(roles.mask, mask_);
+  }
+
+  std::vector<int32_t> encode(std::string_view text, bool add_special_tokens, int max_length) const override {
+    return run(text, nullptr, add_special_tokens, max_length, TruncationSide::right).ids;
+  }
+  std::vector<int32_t> encode(std::string_view text, int max_length, TruncationSide side) const override {
+    return run(text, nullptr, true, max_length, side).ids;
+  }
+  std::vector<int32_t> encode_pair(std::string_view text, std::string_view text_pair, int max_length,
+                                   TruncationSide side) const override {
+    return run(text, &text_pair, true, max_length, side).ids;
+  }
+  PairEncoding encode_pair_with_types(std::string_view text, std::string_view text_pair, int max_length,
+                                      TruncationSide side) const override {
+    Encoding e = run(text, &text_pair, true, max_length, side);
+    return {std::move(e.ids), std::move(e.type_ids)};
+  }
+
+  WordsEncoding encode_words(std::span<const std::string> words, int max_length) const override {
+    RC_CHECK(max_length >= 0, Errc::invalid_argument, "max_length must be >= 0 (0: no limit), got ", max_length);
+    RC_CHECK(words.size() < size_t(INT32_MAX), Errc::invalid_argument, "encode_words: ", words.size(),
+             " words is more than a word index holds");
+    // tokenizer/mod.rs encode_single_sequence, InputSequence::PreTokenized: each word alone.
+    Encoding joined;
+    for (size_t w = 0; w < words.size(); ++w) {
+      Encoding e = encode_sequence(words[w], 0);
+      e.word_ids.assign(e.size(), int32_t(w));
+      joined.append(e);
+    }
+    std::vector<Encoding> encs{std::move(joined)};
+    finish(encs, true, max_length, TruncationSide::right);
+    WordsEncoding out;
+    out.ids = std::move(encs[0].ids);
+    out.word_ids = std::move(encs[0].word_ids);
+    return out;
+  }
+
+  OffsetsEncoding encode_with_offsets(std::string_view text, int max_length) const override {
+    RC_CHECK(text.size() < size_t(INT32_MAX), Errc::invalid_argument, "encode_with_offsets: a text of ", text.size(),
+             " bytes is past what an int32 offset counts");
+    Encoding e = run(text, nullptr, true, max_length, TruncationSide::right);
+    OffsetsEncoding out;
+    out.ids = std::move(e.ids);
+    out.special_tokens_mask = std::move(e.special_tokens_mask);
+    out.offsets.reserve(e.offsets.size());
+    for (const ByteRange& o : e.offsets) out.offsets.push_back({int32_t(o.first), int32_t(o.second)});
+    return out;
+  }
+
+  EncodedBatch encode_batch(std::span<const std::string> texts, int max_length) const override {
+    std::vector<std::vector<int32_t>> rows;
+    rows.reserve(texts.size());
+    EncodedBatch b;
+    b.batch = int64_t(texts.size());
+    for (const std::string& text : texts) {
+      rows.push_back(encode(text, true, max_length));
+      b.max_len = std::max<int64_t>(b.max_len, int64_t(rows.back().size()));
+    }
+    b.ids.assign(size_t(b.batch * b.max_len), pad_);
+    b.attention_mask.assign(size_t(b.batch * b.max_len), 0);
+    b.lengths.resize(size_t(b.batch));
+    for (size_t r = 0; r < rows.size(); ++r) {
+      std::copy(rows[r].begin(), rows[r].end(), b.ids.begin() + int64_t(r) * b.max_len);
+      std::fill_n(b.attention_mask.begin() + int64_t(r) * b.max_len, rows[r].size(), 1);
+      b.lengths[r] = int32_t(rows[r].size());
+    }
+    return b;
+  }
+
+  // tokenizer/mod.rs decode: added tokens first, then the model's; specials skipped on request;
+  // the decoder's chain joined, or the tokens joined by spaces without a decoder.
+  std::string decode(std::span<const int32_t> ids, bool skip_special_tokens) const override {
+    std::vector<std::string> tokens;
+    tokens.reserve(ids.size());
+    for (int32_t id : ids) {
+      const std::string* t = token_of(id);
+      if (!t) continue;
+      if (skip_special_tokens &&
+          std::find(special_contents_.begin(), special_contents_.end(), *t) != special_contents_.end())
+        continue;
+      tokens.push_back(*t);
+    }
+    std::string out;
+    if (decoder_) {
+      for (const std::string& s : decoder_->decode_chain(std::move(tokens))) out += s;
+    } else {
+      for (size_t i = 0; i < tokens.size(); ++i) out += (i ? " " : "") + tokens[i];
+    }
+    return is_valid_utf8(out) ? out : repair_utf8(out);
+  }
+
+  int32_t token_to_id(std::string_view token) const override {
+    if (auto it = added_to_id_.find(std::string(token)); it != added_to_id_.end()) return it->second;
+    return model_->token_to_id(token);
+  }
+  std::string id_to_token(int32_t id) const override {
+    const std::string* t = token_of(id);
+    return t ? *t : std::string();
+  }
+  int64_t vocab_size() const override { return id_bound_; }
+  int32_t bos_id() const override { return bos_; }
+  int32_t eos_id() const override { return eos_; }
+  int32_t pad_id() const override { return pad_; }
+  int32_t unk_id() const override { return unk_; }
+  int32_t mask_id() const override { return mask_; }
+
+ private:
+  const std::string* token_of(int32_t id) const {
+    if (id >= 0 && size_t(id) < added_by_id_.size() && !added_by_id_[size_t(id)].empty())
+      return &added_by_id_[size_t(id)];
+    return model_->id_to_token(id);
+  }
+
+  // One text through steps 1-5 (no specials, no truncation), its tokens of type `type_id`.
+  Encoding encode_sequence(std::string_view input, int32_t type_id) const {
+    std::string repaired;
+    if (!is_valid_utf8(input)) {
+      repaired = repair_utf8(input);
+      input = repaired;
+    }
+    PreTokenizedString pts(input);
+    auto split_added = [](const AddedVocab& vocab, NormalizedString&& n) {
+      std::vector<Segment> segments;
+      vocab.split(n.get(), segments);
+      std::vector<Split> out;
+      if (segments.size() == 1 && segments[0].id < 0) {
+        out.push_back({std::move(n), std::nullopt});
+        return out;
+      }
+      for (const Segment& s : segments) {
+        NormalizedString piece = n.slice(s.begin, s.end);
+        if (s.id >= 0) {
+          std::vector<Token> t{{s.id, piece.get(), 0, piece.len()}};
+          out.push_back({std::move(piece), std::move(t)});
+        } else {
+          out.push_back({std::move(piece), std::nullopt});
+        }
+      }
+      return out;
+    };
+    pts.split([&](size_t, NormalizedString&& n) { return split_added(raw_added_, std::move(n)); });
+    pts.split([&](size_t, NormalizedString&& n) {
+      if (normalizer_) normalizer_->normalize(n);
+      return split_added(normalized_added_, std::move(n));
+    });
+    if (pre_tokenizer_) pre_tokenizer_->pre_tokenize(pts);
+    // pre_tokenizer.rs into_encoding with OffsetType::Char.
+    const std::string& original = pts.original();
+    std::vector<int32_t> char_of(original.size());
+    {
+      int32_t chars = -1;
+      for (size_t b = 0; b < original.size(); ++b) {
+        if ((static_cast<unsigned char>(original[b]) & 0xC0) != 0x80) ++chars;
+        char_of[b] = chars;
+      }
+    }
+    auto to_chars = [&](ByteRange o) -> ByteRange {
+      if (o.first >= original.size()) return o;  // BytesToCharOffsetConverter: start not in the map
+      const size_t start = size_t(char_of[o.first]);
+      if (o.second < original.size()) return {start, size_t(char_of[o.second])};
+      const size_t last = o.second >= 1 && o.second - 1 < original.size() ? size_t(char_of[o.second - 1]) : start + 1;
+      return {start, last + 1};
+    };
+    Encoding out;
+    std::vector<Token> tokens;
+    const std::vector<Split>& splits = pts.splits();
+    for (size_t idx = 0; idx < splits.size(); ++idx) {
+      const Split& split = splits[idx];
+      const std::vector<Token>* list = split.tokens ? &*split.tokens : nullptr;
+      if (!list) {
+        tokens.clear();
+        model_->tokenize(split.normalized.get(), tokens);
+        list = &tokens;
+      }
+      const size_t shift = split.normalized.offsets_original().first;
+      for (const Token& t : *list) {
+        ByteRange o{t.begin, t.end};
+        if (auto r = split.normalized.normalized_to_original(t.begin, t.end)) o = {shift + r->first, shift + r->second};
+        out.push(t.id, type_id, t.value, to_chars(o), 0, int32_t(idx));
+      }
+    }
+    return out;
+  }
+
+  // tokenizer/mod.rs post_process: truncation, then the post-processor (or the encodings
+  // merged); encs holds one encoding or a pair.
+  void finish(std::vector<Encoding>& encs, bool add_special_tokens, int max_length, TruncationSide side) const {
+    RC_CHECK(max_length >= 0, Errc::invalid_argument, "max_length must be >= 0 (0: no limit), got ", max_length);
+    const bool pair = encs.size() > 1;
+    const bool left = side == TruncationSide::left;
+    if (max_length > 0) {
+      const size_t n_special = add_special_tokens && post_processor_ ? post_processor_->added_tokens(pair) : 0;
+      RC_CHECK(size_t(max_length) >= n_special, Errc::invalid_argument, "max_length ", max_length,
+               " leaves no room for the ", n_special, " special tokens", "\nHINT: use max_length >= ", n_special,
+               ", or 0 for no limit");
+      const size_t budget = size_t(max_length) - n_special;
+      if (!pair) {
+        encs[0].truncate(budget, left);
+      } else if (encs[0].size() + encs[1].size() > budget) {
+        // utils/truncation.rs truncate_encodings, LongestFirst.
+        size_t n1 = encs[0].size(), n2 = encs[1].size();
+        const bool swapped = n1 > n2;
+        if (swapped) std::swap(n1, n2);
+        n2 = n1 > budget ? n1 : std::max(n1, budget - n1);
+        if (n1 + n2 > budget) {
+          n1 = budget / 2;
+          n2 = n1 + budget % 2;
+        }
+        if (swapped) std::swap(n1, n2);
+        encs[0].truncate(n1, left);
+        encs[1].truncate(n2, left);
+      }
+    }
+    if (post_processor_) post_processor_->process_encodings(encs, add_special_tokens);
+    for (size_t i = 1; i < encs.size(); ++i) encs[0].append(encs[i]);
+    encs.resize(1);
+  }
+
+  Encoding run(std::string_view text, const std::string_view* pair, bool add_special_tokens, int max_length,
+               TruncationSide side) const {
+    RC_CHECK(max_length >= 0, Errc::invalid_argument, "max_length must be >= 0 (0: no limit), got ", max_length);
+    std::vector<Encoding> encs;
+    encs.push_back(encode_sequence(text, 0));
+    if (pair) encs.push_back(encode_sequence(*pair, 1));
+    finish(encs, add_special_tokens, max_length, side);
+    return std::move(encs[0]);
+  }
+
+  std::unique_ptr<Normalizer> normalizer_;
+  std::unique_ptr<PreTokenizer> pre_tokenizer_;
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<PostProcessor> post_processor_;
+  std::unique_ptr<Decoder> decoder_;
+  AddedVocab raw_added_, normalized_added_;
+  std::unordered_map<std::string, int32_t> added_to_id_;
+  std::vector<std::string> added_by_id_;
+  std::vector<std::string> special_contents_;
+  int64_t id_bound_ = 0;
+  int32_t bos_ = -1, eos_ = -1, pad_ = -1, unk_ = -1, mask_ = -1;
+};
+
+}  // namespace
+
+std::unique_ptr<Tokenizer> make_pipeline_tokenizer(const json& doc, const std::string& file, const Roles& roles) {
+  try {
+    return std::make_unique<PipelineTokenizer>(doc, file, roles);
+  } catch (const json::exception& e) {  // a field of the wrong JSON type
+    RC_THROW(Errc::format, "tokenizer file '", file, "' has an unexpected layout: ", e.what(),
+             "\nHINT: the file is corrupt; download it again");
+  }
+}
+
+json read_tokenizer_document(const fs::path& file) {
+  const std::string text = read_regular_file(file, kMaxTokenizerFileBytes, "tokenizer file",
+                                             "real tokenizer files are at most ~17 MB (multilingual tokenizer.json); "
+                                             "is it corrupt or padded?");
+  check_json_depth(text, "tokenizer file '" + file.string() + "'");
+  try {
+    return json::parse(text);
+  } catch (const json::exception& e) {
+    RC_THROW(Errc::format, "tokenizer file '", file.string(), "' is not valid JSON: ", e.what(),
+             "\nHINT: the file is truncated or corrupt; download it again from the model repository");
+  }
+}
+
+Roles read_roles(const fs::path& dir) {
+  Roles r;
+  for (const char* name : {"tokenizer_config.json", "special_tokens_map.json"}) {
+    const fs::path file = dir / name;
+    std::error_code ec;
+    if (!fs::is_regular_file(file, ec)) continue;
+    const std::string text = read_regular_file(file, kMaxSmallJsonFileBytes, "tokenizer config");
+    check_json_depth(text, "tokenizer config '" + file.string() + "'");
+    const json j = json::parse(text, nullptr, false);
+    if (!j.is_object()) continue;
+    auto read = [&](const char* key, std::string& out) {
+      auto it = j.find(key);
+      if (it == j.end()) return;
+      if (it->is_string()) out = it->get<std::string>();
+      if (it->is_object() && it->contains("content") && (*it)["content"].is_string())
+        out = (*it)["content"].get<std::string>();
+    };
+    read("cls_token", r.bos);
+    read("bos_token", r.bos);
+    read("sep_token", r.eos);
+    read("eos_token", r.eos);
+    read("pad_token", r.pad);
+    read("unk_token", r.unk);
+    read("mask_token", r.mask);
+  }
+  return r;
+}
+
+}  // namespace rc::tokenizer::pipeline

@@ -1,0 +1,40 @@
+// The general pipeline as an rc::Tokenizer: HF tokenizers' Tokenizer::encode
+// (tokenizers/src/tokenizer/mod.rs) step by step, with added tokens split out before and after
+// normalization (added_vocabulary.rs), truncation and post-processing of encodings.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "roberta/tokenizer.h"
+#include "tokenizer/added_tokens.h"
+#include "tokenizer/pipeline/components.h"
+
+namespace rc::tokenizer::pipeline {
+
+// Role tokens a folder's tokenizer_config.json may name (empty: not named).
+struct Roles {
+  std::string bos, eos, pad, unk, mask;
+};
+
+// A tokenizer.json document (parsed) as a tokenizer; `file` names it in errors.
+std::unique_ptr<Tokenizer> make_pipeline_tokenizer(const nlohmann::json& doc, const std::string& file,
+                                                   const Roles& roles = {});
+// tokenizer.json, bounded and depth-checked before parsing.
+nlohmann::json read_tokenizer_document(const std::filesystem::path& file);
+// The roles in dir/tokenizer_config.json (and special_tokens_map.json) when present.
+Roles read_roles(const std::filesystem::path& dir);
+
+// transformers' converters (convert_slow_tokenizer.py), as tokenizer.json documents.
+// BertConverter of vocab.txt with tokenizer_config.json's do_lower_case, strip_accents,
+// tokenize_chinese_chars and special tokens.
+nlohmann::json convert_bert_vocab(const std::filesystem::path& dir);
+// Whether dir/tokenizer_config.json names CamembertTokenizer(Fast) as its tokenizer_class.
+bool is_camembert_config(const std::filesystem::path& dir);
+// XLMRobertaConverter (or CamembertConverter) of a SentencePiece Unigram model file.
+nlohmann::json convert_sentencepiece(const std::filesystem::path& model_file, bool camembert);
+
+}  // namespace rc::tokenizer::pipeline

@@ -1,0 +1,186 @@
+// Character properties and normalization forms from utf8proc.
+#include "tokenizer/pipeline/unicode.h"
+
+#include <utf8proc.h>
+
+#include <algorithm>
+
+#include "tokenizer/utf8.h"
+
+namespace rc::tokenizer::pipeline {
+namespace {
+
+utf8proc_category_t category(uint32_t cp) { return utf8proc_category(utf8proc_int32_t(cp)); }
+
+int combining_class(uint32_t cp) { return utf8proc_get_property(utf8proc_int32_t(cp))->combining_class; }
+
+// Decomposition of one character (canonical, or compatibility too), unordered.
+void decompose(uint32_t cp, bool compat, std::vector<uint32_t>& out) {
+  utf8proc_int32_t buf[32];
+  const int options = UTF8PROC_DECOMPOSE | (compat ? UTF8PROC_COMPAT : 0);
+  int boundclass = 0;
+  const utf8proc_ssize_t n =
+      utf8proc_decompose_char(utf8proc_int32_t(cp), buf, 32, utf8proc_option_t(options), &boundclass);
+  if (n <= 0 || n > 32) {
+    out.push_back(cp);
+    return;
+  }
+  for (utf8proc_ssize_t i = 0; i < n; ++i) out.push_back(uint32_t(buf[i]));
+}
+
+// Canonical composition of decomposed characters.
+std::vector<uint32_t> compose(std::vector<uint32_t> cps) {
+  if (cps.empty()) return cps;
+  std::vector<utf8proc_int32_t> buf(cps.begin(), cps.end());
+  const utf8proc_ssize_t n =
+      utf8proc_normalize_utf32(buf.data(), utf8proc_ssize_t(buf.size()), utf8proc_option_t(UTF8PROC_COMPOSE));
+  if (n < 0) return cps;
+  return std::vector<uint32_t>(buf.begin(), buf.begin() + n);
+}
+
+}  // namespace
+
+bool is_mark_nonspacing(uint32_t cp) noexcept { return category(cp) == UTF8PROC_CATEGORY_MN; }
+
+bool is_combining_mark(uint32_t cp) noexcept {
+  const utf8proc_category_t c = category(cp);
+  return c == UTF8PROC_CATEGORY_MN || c == UTF8PROC_CATEGORY_MC || c == UTF8PROC_CATEGORY_ME;
+}
+
+bool is_punctuation(uint32_t cp) noexcept {
+  if (cp < 0x80)
+    return (cp >= 0x21 && cp <= 0x2F) || (cp >= 0x3A && cp <= 0x40) || (cp >= 0x5B && cp <= 0x60) ||
+           (cp >= 0x7B && cp <= 0x7E);
+  const utf8proc_category_t c = category(cp);
+  return c >= UTF8PROC_CATEGORY_PC && c <= UTF8PROC_CATEGORY_PO;
+}
+
+bool is_other(uint32_t cp) noexcept {
+  const utf8proc_category_t c = category(cp);
+  return c == UTF8PROC_CATEGORY_CC || c == UTF8PROC_CATEGORY_CF || c == UTF8PROC_CATEGORY_CN ||
+         c == UTF8PROC_CATEGORY_CO || c == UTF8PROC_CATEGORY_CS;
+}
+
+bool is_numeric(uint32_t cp) noexcept {
+  if (cp < 0x80) return cp >= '0' && cp <= '9';
+  const utf8proc_category_t c = category(cp);
+  return c == UTF8PROC_CATEGORY_ND || c == UTF8PROC_CATEGORY_NL || c == UTF8PROC_CATEGORY_NO;
+}
+
+bool is_chinese_char(uint32_t cp) noexcept {  // tokenizers/src/normalizers/bert.rs
+  return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x20000 && cp <= 0x2A6DF) ||
+         (cp >= 0x2A700 && cp <= 0x2B73F) || (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B920 && cp <= 0x2CEAF) ||
+         (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
+}
+
+void append_lowercase(uint32_t cp, std::vector<uint32_t>& out) {
+  if (cp < 0x80) {
+    out.push_back(cp >= 'A' && cp <= 'Z' ? cp + 32 : cp);
+    return;
+  }
+  if (cp == 0x130) {  // SpecialCasing.txt's one unconditional multi-character lowercase
+    out.push_back('i');
+    out.push_back(0x307);
+    return;
+  }
+  out.push_back(uint32_t(utf8proc_tolower(utf8proc_int32_t(cp))));
+}
+
+std::vector<CharChange> normalize_form(std::string_view text, NormalForm form) {
+  const bool compat = form == NormalForm::nfkc || form == NormalForm::nfkd;
+  const std::vector<uint32_t> cps = code_points(text);
+  // Decompose each character: its first output replaces it, the others are new.
+  std::vector<CharChange> d;
+  d.reserve(cps.size());
+  std::vector<uint32_t> parts;
+  for (uint32_t cp : cps) {
+    parts.clear();
+    decompose(cp, compat, parts);
+    for (size_t i = 0; i < parts.size(); ++i) d.push_back({parts[i], i == 0 ? 0 : 1});
+  }
+  // Canonical ordering: a stable sort of each run of non-starters by combining class; each
+  // character keeps its change.
+  for (size_t i = 0; i < d.size();) {
+    if (combining_class(d[i].cp) == 0) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < d.size() && combining_class(d[j].cp) != 0) ++j;
+    std::stable_sort(
+        d.begin() + std::ptrdiff_t(i), d.begin() + std::ptrdiff_t(j),
+        [](const CharChange& a, const CharChange& b) { return combining_class(a.cp) < combining_class(b.cp); });
+    i = j;
+  }
+  if (form == NormalForm::nfd || form == NormalForm::nfkd) return d;
+  // Composition: groups of a starter and its non-starters, joined to the next group when they
+  // compose together (Hangul L+V+T, starter pairs). A group of n characters composing to m < n
+  // gives m characters whose first removes the n - m others; the changes of the decomposition
+  // are summed onto it, so the result is one transformation of the original text.
+  std::vector<CharChange> out;
+  out.reserve(d.size());
+  size_t i = 0;
+  while (i < d.size()) {
+    size_t j = i + 1;
+    while (j < d.size() && combining_class(d[j].cp) != 0) ++j;
+    std::vector<uint32_t> group;
+    for (size_t k = i; k < j; ++k) group.push_back(d[k].cp);
+    std::vector<uint32_t> composed = compose(group);
+    // Take the following groups in while they compose with this one.
+    while (j < d.size()) {
+      size_t k2 = j + 1;
+      while (k2 < d.size() && combining_class(d[k2].cp) != 0) ++k2;
+      std::vector<uint32_t> next;
+      for (size_t k = j; k < k2; ++k) next.push_back(d[k].cp);
+      std::vector<uint32_t> joined = composed;
+      joined.insert(joined.end(), next.begin(), next.end());
+      std::vector<uint32_t> joined_composed = compose(joined);
+      if (joined_composed.size() >= composed.size() + compose(next).size()) break;
+      group.insert(group.end(), next.begin(), next.end());
+      composed = std::move(joined_composed);
+      j = k2;
+    }
+    // Net change of the group in the original: sum of the decomposition's changes and the
+    // composition's removal.
+    int64_t inserted = 0;
+    for (size_t k = i; k < j; ++k) inserted += d[k].change;
+    if (composed.size() == j - i) {
+      for (size_t k = i; k < j; ++k) out.push_back({composed[k - i], d[k].change});
+    } else {
+      // The composed characters stand for the group's sources: the first one replaces them
+      // (removing the rest), any others are new.
+      const int64_t sources = int64_t(j - i) - inserted;  // original characters in the group
+      for (size_t k = 0; k < composed.size(); ++k) {
+        if (k == 0)
+          out.push_back({composed[0], -(sources - 1)});
+        else
+          out.push_back({composed[k], 1});
+      }
+      if (sources <= 0) out.back().change = 1;  // a group of only new characters
+    }
+    i = j;
+  }
+  return out;
+}
+
+std::vector<ByteRange> graphemes(std::string_view text) {
+  std::vector<ByteRange> out;
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  utf8proc_int32_t state = 0;
+  uint32_t prev = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < text.size();) {
+    const int len = utf8_lead_length(s[i]);
+    const uint32_t cp = utf8_decode(s + i, len);
+    if (i > 0 && utf8proc_grapheme_break_stateful(utf8proc_int32_t(prev), utf8proc_int32_t(cp), &state)) {
+      out.push_back({start, i});
+      start = i;
+    }
+    prev = cp;
+    i += size_t(len);
+  }
+  if (start < text.size()) out.push_back({start, text.size()});
+  return out;
+}
+
+}  // namespace rc::tokenizer::pipeline
