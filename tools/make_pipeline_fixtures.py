@@ -329,6 +329,16 @@ def make_components2(lines):
                   "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": True,
                   "vocab": vocab, "merges": merges},
     })
+    # GPT-2's pattern as a Split regex (PCRE2 here, Oniguruma in HF) before a ByteLevel without
+    # its own regex: how newer byte-level tokenizers are written.
+    doc = json.load(open(os.path.join(OUT, "bytelevel-mix", "tokenizer.json"), encoding="utf-8"))
+    doc["normalizer"] = None
+    doc["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|"
+                                                "\\s+(?!\\S)|\\s+"}, "behavior": "Isolated", "invert": False},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}
+    doc["added_tokens"] = doc["added_tokens"][:3]
+    write_json(os.path.join(OUT, "split-gpt2", "tokenizer.json"), doc)
     # WordPiece with a Prepend normalizer, Punctuation merged with the previous piece,
     # contiguous Digits, RobertaProcessing (its trim_offsets) and a WordPiece decoder without cleanup.
     uncased = conv.load_vocab(os.path.join(OUT, "bert-uncased-slow", "vocab.txt"))

@@ -119,7 +119,7 @@ INSTANTIATE_TEST_SUITE_P(
                       PipelineCase{"camembert", "camembert-slow", "CamembertTokenizer"},
                       PipelineCase{"wordlevel", "wordlevel"}, PipelineCase{"bpe-general", "bpe-general"},
                       PipelineCase{"unigram-bytes", "unigram-bytes"}, PipelineCase{"bytelevel-mix", "bytelevel-mix"},
-                      PipelineCase{"wordpiece-mix", "wordpiece-mix"}),
+                      PipelineCase{"split-gpt2", "split-gpt2"}, PipelineCase{"wordpiece-mix", "wordpiece-mix"}),
     [](const auto& info) {
       std::string n = info.param.load_as;
       for (char& ch : n)
