@@ -92,7 +92,12 @@ def make_bert(name, lines, lower):
 
 def train_spm(lines, prefix, vocab_size, byte_fallback):
     import sentencepiece as spm
-    with tempfile.TemporaryDirectory() as tmp:
+    # A fixed folder: the model records its input's path (trainer_spec.input), so the same
+    # path keeps the file the same from run to run.
+    tmp = os.path.join(tempfile.gettempdir(), "rc_pipeline_spm")
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    try:
         corpus = os.path.join(tmp, "corpus.txt")
         with open(corpus, "w", encoding="utf-8") as f:
             f.write("\n".join(lines) + "\n")
@@ -101,6 +106,8 @@ def train_spm(lines, prefix, vocab_size, byte_fallback):
                                        byte_fallback=byte_fallback, seed_sentencepiece_size=200000,
                                        minloglevel=2)
         shutil.copy(os.path.join(tmp, "m.model"), prefix)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def make_xlmr(lines):
