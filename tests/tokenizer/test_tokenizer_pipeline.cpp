@@ -264,6 +264,14 @@ TEST(TokenizerPipelineErrors, BadPatternsAndCharsmapsAreRefused) {
   }
 }
 
+TEST(TokenizerPipelineErrors, HugeAddedTokenIdsAreRefusedBeforeAnythingIsSized) {
+  Scratch d("huge_added_id");
+  json doc = bert_doc();
+  doc["added_tokens"].push_back({{"id", 2147483000}, {"content", "<big>"}, {"special", true}});
+  d.write("tokenizer.json", doc.dump());
+  expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::format, {"<big>", "2147483000", "tokenizer.json"});
+}
+
 // A backtracking pattern that explodes is stopped by PCRE2's match limit: an error, not a hang.
 TEST(TokenizerPipelineErrors, CatastrophicRegexIsBounded) {
   Scratch d("catastrophic");

@@ -69,6 +69,14 @@ class PipelineTokenizer final : public Tokenizer {
       for (const json& t : *it) added.push_back(parse_added(t, src));
     }
     id_bound_ = model_->vocab_size();
+    // Ids index a table: dense, as in every real file (a 40-byte added token with id 2^31 - 2
+    // would otherwise ask for a 64 GB table).
+    const int64_t dense_bound = 2 * (model_->vocab_size() + int64_t(added.size())) + 1024;
+    for (const AddedToken& a : added)
+      RC_CHECK(a.id < dense_bound, Errc::format, "tokenizer file '", file, "': added token '", a.content.substr(0, 60),
+               "' has id ", a.id, ", far past the ", model_->vocab_size() + int64_t(added.size()),
+               " tokens defined (ids must be dense, below ", dense_bound, ")",
+               "\nHINT: the file is corrupt; real vocabularies number their tokens 0, 1, 2, ...");
     for (const AddedToken& a : added) {
       added_to_id_[a.content] = a.id;
       if (size_t(a.id) >= added_by_id_.size()) added_by_id_.resize(size_t(a.id) + 1);
