@@ -242,6 +242,20 @@ TEST(TokenizerPipelineErrors, BadPatternsAndCharsmapsAreRefused) {
     expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::format, {"(unclosed", "tokenizer.json"});
   }
   {
+    Scratch d("byte_regex");  // \C matches one byte of a character: it would cut text apart
+    json doc = bert_doc();
+    doc["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Regex", "\\C"}}}, {"behavior", "Isolated"}};
+    d.write("tokenizer.json", doc.dump());
+    expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::format, {"does not compile"});
+  }
+  {
+    Scratch d("empty_literal");
+    json doc = bert_doc();
+    doc["normalizer"] = {{"type", "Replace"}, {"pattern", {{"String", ""}}}, {"content", "x"}};
+    d.write("tokenizer.json", doc.dump());
+    expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::unsupported, {"empty pattern"});
+  }
+  {
     Scratch d("long_regex");
     json doc = bert_doc();
     doc["normalizer"] = {{"type", "Replace"}, {"pattern", {{"Regex", std::string(5000, 'a')}}}, {"content", ""}};
