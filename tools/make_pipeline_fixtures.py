@@ -92,7 +92,12 @@ def make_bert(name, lines, lower):
 
 def train_spm(lines, prefix, vocab_size, byte_fallback):
     import sentencepiece as spm
-    with tempfile.TemporaryDirectory() as tmp:
+    # A fixed folder: the model records its input's path (trainer_spec.input), so the same
+    # path keeps the file the same from run to run.
+    tmp = os.path.join(tempfile.gettempdir(), "rc_pipeline_spm")
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    try:
         corpus = os.path.join(tmp, "corpus.txt")
         with open(corpus, "w", encoding="utf-8") as f:
             f.write("\n".join(lines) + "\n")
@@ -101,6 +106,8 @@ def train_spm(lines, prefix, vocab_size, byte_fallback):
                                        byte_fallback=byte_fallback, seed_sentencepiece_size=200000,
                                        minloglevel=2)
         shutil.copy(os.path.join(tmp, "m.model"), prefix)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def make_xlmr(lines):
@@ -329,6 +336,16 @@ def make_components2(lines):
                   "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": True,
                   "vocab": vocab, "merges": merges},
     })
+    # GPT-2's pattern as a Split regex (PCRE2 here, Oniguruma in HF) before a ByteLevel without
+    # its own regex: how newer byte-level tokenizers are written.
+    doc = json.load(open(os.path.join(OUT, "bytelevel-mix", "tokenizer.json"), encoding="utf-8"))
+    doc["normalizer"] = None
+    doc["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|"
+                                                "\\s+(?!\\S)|\\s+"}, "behavior": "Isolated", "invert": False},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}
+    doc["added_tokens"] = doc["added_tokens"][:3]
+    write_json(os.path.join(OUT, "split-gpt2", "tokenizer.json"), doc)
     # WordPiece with a Prepend normalizer, Punctuation merged with the previous piece,
     # contiguous Digits, RobertaProcessing (its trim_offsets) and a WordPiece decoder without cleanup.
     uncased = conv.load_vocab(os.path.join(OUT, "bert-uncased-slow", "vocab.txt"))

@@ -39,7 +39,8 @@ const hard = [
   'supercalifragilisticexpialidocious antidisestablishmentarianism', '...!!!???', '""\'\'``', 'a.b,c;d:e',
   '[CLS] [SEP] [MASK] [UNK] [PAD]', '<s> </s> <mask> <unk> <pad>', 'a [MASK] b', 'a <mask> b', 'a<mask>b',
   'x [link] y[link]z [link]', '\u3000ideographic\u3000space', 'multiple     spaces     here', ' ▁ meta▁space',
-  'Ⓐ ⓑ ㈱ ㎏ ™ ℃', 'a <mention> b', '  <mention>  x', 'x<mention>y', 'hello world hellos Hello', 'ab-cd--ef, g;h|i', 'ǅ ǆ ﬃ ᵃ', '\ufeffbom', 'a\u0000b', 'replacement \ufffd char', '𠀀𠀁 ext-b',
+  'Ⓐ ⓑ ㈱ ㎏ ™ ℃', 'a <mention> b', '  <mention>  x', 'x<mention>y', 'hello world hellos Hello', 'ab-cd--ef, g;h|i',
+  'x \u3000 y', '\u3000\u3000z', 'a\u00a0\u00a0b', 'tab\t\u3000end \u2028 x', 'q\u2003\u2003 \u0085r', 'ǅ ǆ ﬃ ᵃ', '\ufeffbom', 'a\u0000b', 'replacement \ufffd char', '𠀀𠀁 ext-b',
 ];
 const hexes = ['61e282', 'c0af', 'eda080', 'ff', '68656c6c6fff776f726c64', 'e4b8ade6', 'f09f98', '80808061',
   'c3', 'efbfbd', '6162c3a9', 'e282ac20f0', '2020ff2020'];
@@ -47,6 +48,9 @@ const hexes = ['61e282', 'c0af', 'eda080', 'ff', '68656c6c6fff776f726c64', 'e4b8
 let rand = rng(20261202);
 const pick = (xs) => xs[Math.floor(rand() * xs.length)];
 const decoder = new TextDecoder('utf-8');
+const pool = ['a', 'Z', 'é', 'ß', 'İ', 'ǅ', '日', '한', 'ا', 'א', 'ह', 'ि', '\u0301', '\u20e3', '1', '٣', '½', '²', ' ', '  ',
+  '\t', '\n', '\u00a0', '\u3000', '\u200b', '\u200d', '\u0085', '\u2028', '.', ',', "'", '-', '#', '@', '$', '_', '😀',
+  '👍🏽', '🇫🇷', '\ufe0f', 'ﬁ', 'Ａ', '\u0000', '\u001f', '\ufffd', '[MASK]', '<mask>', '<s>', '▁', "'s", "'ll", 'x'];
 
 for (const name of fs.readdirSync(dir).sort()) {
   const file = path.join(dir, name, 'tokenizer.json');
@@ -67,6 +71,11 @@ for (const name of fs.readdirSync(dir).sort()) {
   };
   for (const t of [...hard, ...tweets]) await encodeCase(t);
   for (const h of hexes) await encodeCase(decoder.decode(Buffer.from(h, 'hex')), h);
+  for (let i = 0; i < 40; ++i) {  // random strings over a pool of character kinds
+    let t = '';
+    for (let k = 1 + Math.floor(rand() * 12); k > 0; --k) t += pick(pool);
+    await encodeCase(t);
+  }
   for (const t of [...hard.slice(0, 30), ...tweets.slice(0, 30)]) {
     const e = await tok.encode(t, null, { addSpecialTokens: false });
     lines.push({ kind: 'plain', text: t, ids: Array.from(e.getIds()) });

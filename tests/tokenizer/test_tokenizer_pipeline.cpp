@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <thread>
 
 #include <unistd.h>
 
@@ -119,7 +120,7 @@ INSTANTIATE_TEST_SUITE_P(
                       PipelineCase{"camembert", "camembert-slow", "CamembertTokenizer"},
                       PipelineCase{"wordlevel", "wordlevel"}, PipelineCase{"bpe-general", "bpe-general"},
                       PipelineCase{"unigram-bytes", "unigram-bytes"}, PipelineCase{"bytelevel-mix", "bytelevel-mix"},
-                      PipelineCase{"wordpiece-mix", "wordpiece-mix"}),
+                      PipelineCase{"split-gpt2", "split-gpt2"}, PipelineCase{"wordpiece-mix", "wordpiece-mix"}),
     [](const auto& info) {
       std::string n = info.param.load_as;
       for (char& ch : n)
@@ -152,6 +153,38 @@ TEST(TokenizerPipelineRoles, SpecialIds) {
   const EncodedBatch b = bert->encode_batch(texts);
   ASSERT_EQ(b.batch, 2);
   EXPECT_EQ(b.ids[size_t(b.max_len) - 1], bert->pad_id());  // row 0 padded with [PAD]
+}
+
+// The interface's promise: encode may run from several threads at once (components are immutable).
+TEST(TokenizerPipelineThreads, ConcurrentEncodesMatchSequentialOnes) {
+  for (const char* dir : {"bert-uncased", "xlmr", "bpe-general"}) {
+    const auto tok = Tokenizer::from_dir(pipeline_dir() / dir);
+    std::vector<std::string> texts;
+    for (const json& c : read_jsonl(pipeline_dir() / (std::string(dir) + ".jsonl")))
+      if (c["kind"] == "encode" && c.contains("text")) texts.push_back(c["text"].get<std::string>());
+    std::vector<std::vector<int32_t>> expected;
+    for (const std::string& t : texts) expected.push_back(tok->encode(t));
+    std::vector<int> mismatches(4, 0);
+    std::vector<std::thread> threads;
+    for (int w = 0; w < 4; ++w)
+      threads.emplace_back([&, w] {
+        for (int round = 0; round < 3; ++round)
+          for (size_t i = size_t(w); i < texts.size(); i += 2)
+            if (tok->encode_with_offsets(texts[i]).ids != expected[i]) ++mismatches[size_t(w)];
+      });
+    for (std::thread& t : threads) t.join();
+    for (int m : mismatches) EXPECT_EQ(m, 0) << dir;
+  }
+}
+
+TEST(TokenizerPipelineErrors, MaxLengthIsChecked) {
+  const auto tok = Tokenizer::from_dir(pipeline_dir() / "bert-uncased");
+  EXPECT_THROW(tok->encode("a b c", true, -1), rc::Error);
+  EXPECT_THROW(tok->encode("a b c", true, 1), rc::Error);  // [CLS] and [SEP] need 2
+  EXPECT_THROW(tok->encode_pair("a", "b", 2), rc::Error);  // [CLS] A [SEP] B [SEP] needs 3
+  EXPECT_EQ(tok->encode("a b c", true, 2).size(), 2u);     // only the specials left
+  EXPECT_EQ(tok->encode("a b c", false, 2).size(), 2u);    // no specials: 2 of the words
+  EXPECT_EQ(tok->encode_words(std::vector<std::string>{"a", "b", "c"}, 3).ids.size(), 3u);
 }
 
 struct Scratch {
@@ -209,6 +242,20 @@ TEST(TokenizerPipelineErrors, BadPatternsAndCharsmapsAreRefused) {
     expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::format, {"(unclosed", "tokenizer.json"});
   }
   {
+    Scratch d("byte_regex");  // \C matches one byte of a character: it would cut text apart
+    json doc = bert_doc();
+    doc["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Regex", "\\C"}}}, {"behavior", "Isolated"}};
+    d.write("tokenizer.json", doc.dump());
+    expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::format, {"does not compile"});
+  }
+  {
+    Scratch d("empty_literal");
+    json doc = bert_doc();
+    doc["normalizer"] = {{"type", "Replace"}, {"pattern", {{"String", ""}}}, {"content", "x"}};
+    d.write("tokenizer.json", doc.dump());
+    expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::unsupported, {"empty pattern"});
+  }
+  {
     Scratch d("long_regex");
     json doc = bert_doc();
     doc["normalizer"] = {{"type", "Replace"}, {"pattern", {{"Regex", std::string(5000, 'a')}}}, {"content", ""}};
@@ -229,6 +276,14 @@ TEST(TokenizerPipelineErrors, BadPatternsAndCharsmapsAreRefused) {
     d.write("sentencepiece.bpe.model", bytes.substr(0, bytes.size() / 3));
     expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::format, {"sentencepiece.bpe.model"});
   }
+}
+
+TEST(TokenizerPipelineErrors, HugeAddedTokenIdsAreRefusedBeforeAnythingIsSized) {
+  Scratch d("huge_added_id");
+  json doc = bert_doc();
+  doc["added_tokens"].push_back({{"id", 2147483000}, {"content", "<big>"}, {"special", true}});
+  d.write("tokenizer.json", doc.dump());
+  expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::format, {"<big>", "2147483000", "tokenizer.json"});
 }
 
 // A backtracking pattern that explodes is stopped by PCRE2's match limit: an error, not a hang.

@@ -196,42 +196,39 @@ void NormalizedString::lrstrip(bool left, bool right) {
   transform(dest, leading);
 }
 
+// HF's replace runs transform_range on each match with the content's characters all new
+// (change 1) after removing the match (initial_offset): every content character gets the
+// alignment of the last byte of the match (of the byte before it for an empty match, (0, 0) at
+// the start). Built here in one pass, the same result without a splice per match (quadratic
+// in the matches: XLM-R's " {2,}" on a text of double spaces).
 void NormalizedString::replace(const std::vector<PatternMatch>& matches, std::string_view content) {
-  const std::vector<uint32_t> content_cps = code_points(content);
-  // One character for one (Metaspace's ' ' -> U+2581): HF's per-match transform gives the new
-  // character the alignment of the one it replaces, as one pass of (c, 0) does; one pass
-  // instead of a splice per match, which is quadratic in the matches.
-  if (content_cps.size() == 1) {
-    bool single = true;
-    for (const PatternMatch& m : matches)
-      if (m.is_match && (m.end - m.begin == 0 ||
-                         m.end - m.begin != size_t(utf8_lead_length(static_cast<unsigned char>(normalized_[m.begin])))))
-        single = false;
-    if (single) {
-      std::vector<CharChange> dest;
-      dest.reserve(normalized_.size());
-      for (const PatternMatch& m : matches) {
-        if (m.is_match) {
-          dest.push_back({content_cps[0], 0});
-        } else {
-          for (uint32_t c : code_points(std::string_view(normalized_).substr(m.begin, m.end - m.begin)))
-            dest.push_back({c, 0});
-        }
-      }
-      transform_range(0, normalized_.size(), dest, 0);
-      return;
-    }
-  }
-  int64_t offset = 0;
+  // Nothing matched: nothing changes (an empty literal's single piece counts characters, not
+  // bytes, HF's quirk: it must not be copied as a byte range).
+  if (std::none_of(matches.begin(), matches.end(), [](const PatternMatch& m) { return m.is_match; })) return;
+  std::string normalized;
+  std::vector<ByteRange> alignments;
+  normalized.reserve(normalized_.size());
+  alignments.reserve(alignments_.size());
   for (const PatternMatch& m : matches) {
-    if (!m.is_match) continue;
-    const size_t begin = size_t(int64_t(m.begin) + offset), end = size_t(int64_t(m.end) + offset);
-    const size_t removed_chars = code_points(std::string_view(normalized_).substr(begin, end - begin)).size();
-    std::vector<CharChange> dest;
-    for (uint32_t cp : content_cps) dest.push_back({cp, 1});
-    transform_range(begin, end, dest, removed_chars);
-    offset += int64_t(content.size()) - int64_t(m.end - m.begin);
+    if (!m.is_match) {
+      normalized.append(normalized_, m.begin, m.end - m.begin);
+      alignments.insert(alignments.end(), alignments_.begin() + std::ptrdiff_t(m.begin),
+                        alignments_.begin() + std::ptrdiff_t(m.end));
+      continue;
+    }
+    ByteRange align{0, 0};
+    if (m.end > m.begin)
+      align = alignments_[m.end - 1];
+    else if (!alignments.empty())
+      align = alignments.back();
+    normalized.append(content);
+    alignments.insert(alignments.end(), content.size(), align);
   }
+  const size_t covered = matches.empty() ? 0 : matches.back().end;
+  normalized.append(normalized_, covered, std::string::npos);
+  alignments.insert(alignments.end(), alignments_.begin() + std::ptrdiff_t(covered), alignments_.end());
+  normalized_ = std::move(normalized);
+  alignments_ = std::move(alignments);
 }
 
 std::vector<NormalizedString> NormalizedString::split(std::vector<PatternMatch> matches, SplitBehavior behavior) const {

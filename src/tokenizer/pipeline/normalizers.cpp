@@ -38,7 +38,11 @@ Pattern read_pattern(const json& j, const Source& src, const char* where) {
   if (j.is_object() && j.contains("String") && j["String"].is_string()) {
     p.literal = j["String"].get<std::string>();
     RC_CHECK(is_valid_utf8(p.literal), Errc::format, "tokenizer file '", src.file, "': ", where,
-             " pattern is not valid UTF-8");
+             " pattern is not valid UTF-8", "\nHINT: the file is corrupt; download it again");
+    // HF gives an empty pattern one piece of the text's length in characters used as bytes,
+    // which cuts a character apart (its split panics): refused.
+    RC_CHECK(!p.literal.empty(), Errc::unsupported, "tokenizer file '", src.file, "': ", where, " has an empty pattern",
+             "\nHINT: HF's tokenizers mis-splits non-ASCII text with it; remove the step");
     return p;
   }
   RC_CHECK(j.is_object() && j.contains("Regex") && j["Regex"].is_string(), Errc::format, "tokenizer file '", src.file,

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <unordered_set>
 
 #include "core/check.h"
 #include "core/json_depth.h"
@@ -68,11 +69,19 @@ class PipelineTokenizer final : public Tokenizer {
       for (const json& t : *it) added.push_back(parse_added(t, src));
     }
     id_bound_ = model_->vocab_size();
+    // Ids index a table: dense, as in every real file (a 40-byte added token with id 2^31 - 2
+    // would otherwise ask for a 64 GB table).
+    const int64_t dense_bound = 2 * (model_->vocab_size() + int64_t(added.size())) + 1024;
+    for (const AddedToken& a : added)
+      RC_CHECK(a.id < dense_bound, Errc::format, "tokenizer file '", file, "': added token '", a.content.substr(0, 60),
+               "' has id ", a.id, ", far past the ", model_->vocab_size() + int64_t(added.size()),
+               " tokens defined (ids must be dense, below ", dense_bound, ")",
+               "\nHINT: the file is corrupt; real vocabularies number their tokens 0, 1, 2, ...");
     for (const AddedToken& a : added) {
       added_to_id_[a.content] = a.id;
       if (size_t(a.id) >= added_by_id_.size()) added_by_id_.resize(size_t(a.id) + 1);
       added_by_id_[size_t(a.id)] = a.content;
-      if (a.special) special_contents_.push_back(a.content);
+      if (a.special) special_contents_.insert(a.content);
       id_bound_ = std::max<int64_t>(id_bound_, int64_t(a.id) + 1);
     }
     RC_CHECK(id_bound_ <= int64_t(kMaxVocab) * 2, Errc::format, "tokenizer file '", file, "': ids up to ", id_bound_,
@@ -205,9 +214,7 @@ class PipelineTokenizer final : public Tokenizer {
     for (int32_t id : ids) {
       const std::string* t = token_of(id);
       if (!t) continue;
-      if (skip_special_tokens &&
-          std::find(special_contents_.begin(), special_contents_.end(), *t) != special_contents_.end())
-        continue;
+      if (skip_special_tokens && special_contents_.count(*t)) continue;
       tokens.push_back(*t);
     }
     std::string out;
@@ -364,7 +371,7 @@ class PipelineTokenizer final : public Tokenizer {
   AddedVocab raw_added_, normalized_added_;
   std::unordered_map<std::string, int32_t> added_to_id_;
   std::vector<std::string> added_by_id_;
-  std::vector<std::string> special_contents_;
+  std::unordered_set<std::string> special_contents_;
   int64_t id_bound_ = 0;
   int32_t bos_ = -1, eos_ = -1, pad_ = -1, unk_ = -1, mask_ = -1;
 };

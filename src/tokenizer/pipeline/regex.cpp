@@ -30,7 +30,9 @@ Regex::Regex(std::string_view pattern, const std::string& where) : pattern_(patt
   int error = 0;
   PCRE2_SIZE error_offset = 0;
   impl_->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
-                              PCRE2_UTF | PCRE2_UCP | PCRE2_NO_UTF_CHECK, &error, &error_offset, nullptr);
+                              // \C (one byte in UTF mode) would cut a character apart: refused.
+                              PCRE2_UTF | PCRE2_UCP | PCRE2_NO_UTF_CHECK | PCRE2_NEVER_BACKSLASH_C, &error,
+                              &error_offset, nullptr);
   if (!impl_->code) {
     PCRE2_UCHAR message[256];
     pcre2_get_error_message(error, message, sizeof message);
