@@ -67,6 +67,16 @@ void tanh_backward(float* dx, const float* dy, const float* y, int64_t n) noexce
   for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * (1.0f - y[i] * y[i]);
 }
 
+void relu_forward(float* y, const float* x, int64_t n) noexcept {
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+void relu_backward(float* dx, const float* dy, const float* y, int64_t n) noexcept {
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+  for (int64_t i = 0; i < n; ++i) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+}
+
 void add(float* y, const float* a, const float* b, int64_t n) noexcept {
 #pragma omp parallel for schedule(static) if (n >= kParallelMin)
   for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];

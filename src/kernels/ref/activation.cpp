@@ -1,4 +1,5 @@
 // Scalar fp32 oracles for the activations (activation.h), computed in double.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -45,6 +46,15 @@ void tanh_backward(float* dx, const float* dy, const float* y, int64_t n) {
     const double t = y[i];
     dx[i] = float(double(dy[i]) * (1.0 - t * t));
   }
+}
+
+// Written as max(x, 0) and the mask of y > 0, the definitions, not the CPU kernel's loop.
+void relu_forward(float* y, const float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = std::max(x[i], 0.0f);
+}
+
+void relu_backward(float* dx, const float* dy, const float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dx[i] = float(y[i] > 0.0f) * dy[i];
 }
 
 }  // namespace rc::kernels::ref
