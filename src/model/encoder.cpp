@@ -63,7 +63,8 @@ void encoder_layer_forward(const ExecCtx& ctx, const RobertaConfig& c, const Lay
   });
   if (drop)
     profiled(ctx, F::dropout, [&] {
-      kernels::dropout_forward(ctx, a.proj, a.proj, B, T * C, drop->hidden, drop->attn_out_seed, drop->first_sample);
+      kernels::dropout_forward(ctx, a.proj, a.proj, B, T * C, drop->attention_output(), drop->attn_out_seed,
+                               drop->first_sample);
     });
   profiled(ctx, F::layernorm, [&] {
     kernels::add_layernorm_forward(ctx, a.ln1, a.attn_sum, a.ln1_mean, a.ln1_rstd, a.proj, residual, w.ln1_gamma,
@@ -156,7 +157,7 @@ void encoder_layer_backward(const ExecCtx& ctx, const RobertaConfig& c, const La
   });
   // d_x now holds d(x_in) through the residual; d_s takes the attention branch.
   profiled(ctx, F::dropout, [&] {
-    kernels::dropout_backward(ctx, d_s, d_x, B, T * C, drop.hidden, drop.attn_out_seed, drop.first_sample);
+    kernels::dropout_backward(ctx, d_s, d_x, B, T * C, drop.attention_output(), drop.attn_out_seed, drop.first_sample);
   });
   profiled(ctx, F::gemm_attn_out, [&] {
     kernels::linear_backward(ctx, s.d_attn, g.attn_out_w, g.attn_out_b, d_s, attn.f32, w.attn_out.w, w.attn_out.w16, BT,

@@ -65,6 +65,9 @@ struct LayerDropout {
   float hidden = 0, attention = 0;
   uint64_t attn_seed = 0, attn_out_seed = 0, ffn_out_seed = 0;
   uint64_t first_sample = 0;  // the batch's row key base (Batch::first_sample)
+  // DistilBERT's TransformerBlock has no dropout after the attention output (out_lin).
+  bool no_attention_output_dropout = false;
+  float attention_output() const { return no_attention_output_dropout ? 0.0f : hidden; }
 };
 
 // The rows a layer carries past its attention: every token, or token 0 of each sequence
