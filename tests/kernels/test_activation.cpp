@@ -1,5 +1,5 @@
-// gelu_erf, tanh, relu and add: CPU vs the reference (incl. the vectorised erf), in-place aliasing,
-// and the reference backward vs finite differences.
+// gelu_erf, gelu_tanh ("gelu_new"), tanh, relu and add: CPU vs the reference (incl. the vectorised erf), in-place
+// aliasing, and the reference backward vs finite differences.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -133,6 +133,39 @@ TEST(ActivationRef, ReluBackwardMatchesFiniteDifferences) {
   relu_loss();
   ref::relu_backward(dx.data(), w.data(), y.data(), n);
   EXPECT_LE(RC_GRAD_ERROR(dx, test::numeric_grad(x, relu_loss, 1e-2f)), 1e-5);
+}
+
+// "gelu_new" (NewGELUActivation): CPU vs the reference, the reference against the formula's
+// known value and against finite differences.
+TEST(Activation, GeluTanhMatchesRef) {
+  const ExecCtx ctx{};
+  for (int64_t n : kSizes) {
+    auto x = gelu_inputs(n, 12), dy = randn(n, 13);
+    std::vector<float> y(static_cast<size_t>(n)), ry(static_cast<size_t>(n)), dx(static_cast<size_t>(n)),
+        rdx(static_cast<size_t>(n));
+    gelu_tanh_forward(ctx, y.data(), x.data(), n);
+    ref::gelu_tanh_forward(ry.data(), x.data(), n);
+    RC_EXPECT_CLOSE(y.data(), ry.data(), n, (test::Tol{1e-6, 1e-6}));
+    gelu_tanh_backward(ctx, dx.data(), dy.data(), x.data(), n);
+    ref::gelu_tanh_backward(rdx.data(), dy.data(), x.data(), n);
+    RC_EXPECT_CLOSE(dx.data(), rdx.data(), n, (test::Tol{1e-6, 1e-6}));
+  }
+}
+
+TEST(ActivationRef, GeluTanhIsTheTanhApproximation) {
+  // 0.5·(1 + tanh(√(2/π)·1.044715)) at x = 1: 0.8411919906082768, not erf's 0.8413447.
+  float x = 1.0f, y = 0;
+  ref::gelu_tanh_forward(&y, &x, 1);
+  EXPECT_NEAR(y, 0.8411919906082768, 1e-7);
+  const int64_t n = 40;
+  auto xs = randn(n, 14, 2.0f), w = randn(n, 15);
+  std::vector<float> ys(static_cast<size_t>(n)), dx(static_cast<size_t>(n));
+  auto loss = [&] {
+    ref::gelu_tanh_forward(ys.data(), xs.data(), n);
+    return test::dot(w, ys);
+  };
+  ref::gelu_tanh_backward(dx.data(), w.data(), xs.data(), n);
+  EXPECT_LE(RC_GRAD_ERROR(dx, test::numeric_grad(xs, loss, 1e-2f)), 1e-5);
 }
 
 }  // namespace
