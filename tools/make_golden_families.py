@@ -18,7 +18,8 @@ and what the reference computes on it:
                                                                     off), one step per batch
 
 Cases: bert-{seq,token,mlm}, distilbert-{seq,token,mlm}, xlm-roberta-seq, camembert-mlm (the
-RoBERTa graph under other names: a check of the names and config keys).
+RoBERTa graph under other names: a check of the names and config keys), bert-seq-gelu_new and
+distilbert-token-relu (the FFN's other activations).
 Deterministic: torch.manual_seed per case, one thread. /usr/bin/python3 (torch 1.13).
 """
 import os
@@ -91,13 +92,21 @@ MODELS = {
 }
 CASES = [("bert", "seq"), ("bert", "token"), ("bert", "mlm"), ("distilbert", "seq"), ("distilbert", "token"),
          ("distilbert", "mlm"), ("xlm-roberta", "seq"), ("camembert", "mlm")]
+# The other FFN activations (ACT2FN "gelu_new", "relu"): <family>-<head>-<activation>.
+ACTIVATION_CASES = [("bert", "seq", "gelu_new"), ("distilbert", "token", "relu")]
 
 
-def make_config(family, head):
+def make_config(family, head, activation=None):
     if family == "bert":
-        return bert_config(head)
+        c = bert_config(head)
+        if activation:
+            c.hidden_act = activation
+        return c
     if family == "distilbert":
-        return distilbert_config(head)
+        c = distilbert_config(head)
+        if activation:
+            c.activation = activation
+        return c
     return roberta_like_config(family, {"xlm-roberta": "XLMRoberta", "camembert": "Camembert"}[family], head)
 
 
@@ -142,16 +151,16 @@ def make_batch(family, head, cls_id, sep_id, pad):
     return ids, mask, (types if family == "bert" else None), labels
 
 
-def run_case(family, head, out_root):
-    torch.manual_seed(30 + CASES.index((family, head)))
-    config = make_config(family, head)
+def run_case(family, head, out_root, activation=None, seed=0):
+    torch.manual_seed(seed)
+    config = make_config(family, head, activation)
     model = MODELS[(family, head)](config)
     roberta = family in ("xlm-roberta", "camembert")
     pad = config.pad_token_id
     cls_id, sep_id = (0, 2) if roberta else (2, 3)
     randomize(model, pad, roberta)
     model.eval()
-    case_dir = os.path.join(out_root, f"{family}-{head}")
+    case_dir = os.path.join(out_root, f"{family}-{head}" + (f"-{activation}" if activation else ""))
     os.makedirs(case_dir, exist_ok=True)
     sd = {n: p.detach().clone() for n, p in rr.hf_saved_parameters(model)}
     hf_io.write_config(os.path.join(case_dir, "config.json"), config.to_dict())
@@ -206,15 +215,17 @@ def run_case(family, head, out_root):
             "warmup_steps": str(TRAIN["warmup_steps"]), "max_grad_norm": repr(TRAIN["max_grad_norm"])}
     hf_io.write_safetensors(os.path.join(case_dir, "golden.safetensors"), golden, meta)
     size = sum(os.path.getsize(os.path.join(case_dir, f)) for f in os.listdir(case_dir))
-    print(f"  {family}-{head}: loss {golden['loss'].item():.4f}, steps", " ".join(f"{x:.4f}" for x in losses),
+    print(f"  {os.path.basename(case_dir)}: loss {golden['loss'].item():.4f}, steps", " ".join(f"{x:.4f}" for x in losses),
           f"({size} bytes)")
 
 
 def main():
     torch.set_num_threads(1)
     out_root = os.path.join(hf_io.REPO_ROOT, "tests", "data", "tiny_families")
-    for family, head in CASES:
-        run_case(family, head, out_root)
+    for i, (family, head) in enumerate(CASES):
+        run_case(family, head, out_root, seed=30 + i)
+    for i, (family, head, activation) in enumerate(ACTIVATION_CASES):
+        run_case(family, head, out_root, activation, seed=50 + i)
 
 
 if __name__ == "__main__":

@@ -71,7 +71,25 @@ void encoder_layer_forward(const ExecCtx& ctx, const RobertaConfig& c, const Lay
                                    w.ln1_beta, M, C, eps, a.ln1_gemm);
   });
   const kernels::GemmInput ln1 = input(a.ln1_gemm, a.ln1);
-  if (a.ffn_pre) {
+  const Activation act = c.activation();
+  if (act != Activation::gelu) {
+    // gelu_new / relu: no fused epilogue or bf16 variant; fp32 rows (pre-activation kept for
+    // the backward in training).
+    RC_CHECK(a.ffn_type == ActType::f32, Errc::unsupported, "hidden_act '", c.hidden_act,
+             "' runs with fp32 FFN activations only\nHINT: bf16 training on the CPU supports hidden_act gelu");
+    float* pre = a.ffn_pre ? a.ffn_pre : static_cast<float*>(a.ffn_act);
+    profiled(ctx, F::gemm_ffn_up, [&] {
+      kernels::linear_forward(ctx, pre, ActType::f32, ln1.data, ln1.type, w.ffn_in, w.ffn_in_b, M, Epilogue::none,
+                              ln1.row_scale);
+    });
+    profiled(ctx, F::gelu, [&] {
+      float* out = static_cast<float*>(a.ffn_act);
+      if (act == Activation::relu)
+        kernels::relu_forward(ctx, out, pre, M * c.intermediate_size);
+      else
+        kernels::gelu_tanh_forward(ctx, out, pre, M * c.intermediate_size);
+    });
+  } else if (a.ffn_pre) {
     // Training: the pre-GELU rows kept in fp32 for the GELU backward; the GELU output in fp32,
     // or in bf16 at bf16 GEMMs (the down projection's input and its saved dW input).
     RC_ASSERT(a.ffn_type == ActType::f32 || a.ffn_type == ActType::bf16);
@@ -143,7 +161,16 @@ void encoder_layer_backward(const ExecCtx& ctx, const RobertaConfig& c, const La
     kernels::linear_backward(ctx, s.d_ffn, g.ffn_out_w, g.ffn_out_b, d_x, ffn_act.f32, w.ffn_out.w, w.ffn_out.w16, BT,
                              C, I, false, ffn_act.bf16);
   });
-  profiled(ctx, F::gelu, [&] { kernels::gelu_erf_backward(ctx, s.d_ffn, s.d_ffn, a.ffn_pre, BT * I); });
+  profiled(ctx, F::gelu, [&] {
+    switch (c.activation()) {
+      case Activation::gelu:
+        return kernels::gelu_erf_backward(ctx, s.d_ffn, s.d_ffn, a.ffn_pre, BT * I);
+      case Activation::gelu_new:
+        return kernels::gelu_tanh_backward(ctx, s.d_ffn, s.d_ffn, a.ffn_pre, BT * I);
+      case Activation::relu:  // the mask of y > 0 is that of x > 0: the pre-activation serves as y
+        return kernels::relu_backward(ctx, s.d_ffn, s.d_ffn, a.ffn_pre, BT * I);
+    }
+  });
   // d(ln1) = d_ffn·W1 + d_s (residual)
   profiled(ctx, F::gemm_ffn_up, [&] {
     kernels::linear_backward(ctx, d_s, g.ffn_in_w, g.ffn_in_b, s.d_ffn, ln1.f32, w.ffn_in.w, w.ffn_in.w16, BT, I, C,

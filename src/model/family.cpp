@@ -38,6 +38,14 @@ std::string EncoderFamily::tensor_name(Role role, int64_t layer) const {
   return name;
 }
 
-bool is_supported_activation(std::string_view name) { return name == "gelu"; }
+bool is_supported_activation(std::string_view name) {
+  return name == "gelu" || name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "relu";
+}
+
+Activation activation_by_name(std::string_view name) {
+  RC_ASSERT(is_supported_activation(name));
+  if (name == "relu") return Activation::relu;
+  return name == "gelu" ? Activation::gelu : Activation::gelu_new;
+}
 
 }  // namespace rc::model

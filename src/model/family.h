@@ -133,7 +133,10 @@ const std::vector<const EncoderFamily*>& all_families();
 // "roberta, xlm-roberta, ..." for messages.
 std::string supported_model_types();
 
-// Activations the encoder runs, as transformers' ACT2FN names them.
+// The FFN activations the encoder runs, by transformers' ACT2FN names (activations.py):
+// "gelu" the erf form, "gelu_new" / "gelu_pytorch_tanh" the tanh approximation, "relu".
+enum class Activation { gelu, gelu_new, relu };
 bool is_supported_activation(std::string_view name);
+Activation activation_by_name(std::string_view name);  // RC_ASSERTs a supported name
 
 }  // namespace rc::model

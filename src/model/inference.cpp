@@ -118,7 +118,9 @@ void forward_logits(const ExecCtx& ctx, const RobertaModel& model, const Batch& 
     a.ffn_act = ws.ffn_.data();
     a.ffn_type = w.ffn_in.preferred_hidden_type();
     // int8 → int8: the up projection's epilogue quantises the GELU rows for the down projection.
-    if (w.ffn_in.gemm_input_type() == ActType::s8 && w.ffn_out.gemm_input_type() == ActType::s8) {
+    if (c.activation() != Activation::gelu) {
+      a.ffn_type = ActType::f32;  // no fused epilogue but the erf GELU: fp32 rows, activation after
+    } else if (w.ffn_in.gemm_input_type() == ActType::s8 && w.ffn_out.gemm_input_type() == ActType::s8) {
       a.ffn_type = ActType::s8;
       a.ffn_act_scale = ws.ffn_scale_.f32();
     }

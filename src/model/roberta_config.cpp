@@ -172,7 +172,7 @@ RobertaConfig RobertaConfig::from_json(std::string_view text, std::string_view s
   RC_CHECK(c.hidden_size % c.num_attention_heads == 0, Errc::format, source, ": hidden_size ", c.hidden_size,
            " is not a multiple of num_attention_heads ", c.num_attention_heads);
   RC_CHECK(is_supported_activation(c.hidden_act), Errc::unsupported, source, ": ", keys.hidden_act, " '", c.hidden_act,
-           "' is not supported (supported: 'gelu', the erf form)");
+           "' is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh, relu)");
   RC_CHECK(c.pad_token_id >= 0 && c.pad_token_id < c.vocab_size, Errc::format, source, ": pad_token_id ",
            c.pad_token_id, " outside the vocabulary of ", c.vocab_size);
   RC_CHECK(c.max_tokens() >= 3, Errc::format, source, ": max_position_embeddings ", c.max_position_embeddings,

@@ -49,6 +49,7 @@ struct RobertaConfig {
   std::string to_json() const;
 
   const EncoderFamily& family() const { return family_of(model_type); }
+  Activation activation() const { return activation_by_name(hidden_act); }  // the FFN's
   int64_t num_labels() const { return int64_t(id2label.size()); }
   int64_t head_dim() const { return hidden_size / num_attention_heads; }
   float classifier_dropout_prob() const { return classifier_dropout.value_or(hidden_dropout_prob); }

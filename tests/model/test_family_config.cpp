@@ -1,0 +1,196 @@
+// The families' config.json mapping (family.h): each family's keys and defaults onto the one
+// encoder config and back, the refusals at load naming the value, and the checkpoint name
+// rules (bare base-model keys, ties, BERT's pooler) on the tiny family checkpoints.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include "io/tensor_source.h"
+#include "model/checkpoint.h"
+#include "model/roberta_config.h"
+#include "roberta/error.h"
+
+namespace fs = std::filesystem;
+using namespace rc;
+using model::RobertaConfig;
+
+namespace {
+
+const fs::path kRoot = fs::path(RC_TEST_DATA_DIR) / "tiny_families";
+
+std::string error_of(const std::string& json) {
+  try {
+    RobertaConfig::from_json(json, "config.json");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// DistilBertConfig's keys (configuration_distilbert.py) map onto the encoder's fields; the
+// absent ones take its defaults, and its LayerNorm eps is the fixed 1e-12.
+TEST(FamilyConfig, DistilBertKeysMapOntoTheEncoderConfig) {
+  const auto c = RobertaConfig::from_json(
+      R"({"model_type": "distilbert", "dim": 64, "n_layers": 3, "n_heads": 4, "hidden_dim": 128,
+          "dropout": 0.05, "attention_dropout": 0.15, "seq_classif_dropout": 0.3, "vocab_size": 100,
+          "max_position_embeddings": 40})",
+      "c");
+  EXPECT_EQ(c.hidden_size, 64);
+  EXPECT_EQ(c.num_hidden_layers, 3);
+  EXPECT_EQ(c.num_attention_heads, 4);
+  EXPECT_EQ(c.intermediate_size, 128);
+  EXPECT_FLOAT_EQ(c.hidden_dropout_prob, 0.05f);
+  EXPECT_FLOAT_EQ(c.attention_probs_dropout_prob, 0.15f);
+  EXPECT_FLOAT_EQ(c.classifier_dropout_prob(), 0.3f);
+  EXPECT_FLOAT_EQ(c.layer_norm_eps, 1e-12f);
+  EXPECT_EQ(c.pad_token_id, 0);
+  EXPECT_EQ(c.type_vocab_size, 0);
+  EXPECT_FALSE(c.family().has_token_types());
+  EXPECT_EQ(c.max_tokens(), 40);  // positions from 0: every row of the table
+  const auto d = RobertaConfig::from_json(R"({"model_type": "distilbert"})", "c");
+  EXPECT_EQ(d.hidden_size, 768);
+  EXPECT_EQ(d.num_hidden_layers, 6);
+  EXPECT_EQ(d.vocab_size, 30522);
+  EXPECT_FLOAT_EQ(d.classifier_dropout_prob(), 0.2f);
+  // Saved with DistilBERT's own keys only: no hidden_size, layer_norm_eps, type_vocab_size, bos.
+  const auto j = nlohmann::json::parse(c.to_json());
+  EXPECT_EQ(j["dim"], 64);
+  EXPECT_EQ(j["hidden_dim"], 128);
+  EXPECT_EQ(j["architectures"][0], "DistilBertForSequenceClassification");
+  for (const char* absent : {"hidden_size", "num_hidden_layers", "layer_norm_eps", "type_vocab_size", "bos_token_id",
+                             "hidden_act", "position_embedding_type"})
+    EXPECT_FALSE(j.contains(absent)) << absent;
+}
+
+// BertConfig's defaults (configuration_bert.py), and positions from 0 (max_tokens = the table).
+TEST(FamilyConfig, BertDefaultsAndLimits) {
+  const auto c = RobertaConfig::from_json(R"({"model_type": "bert"})", "c");
+  EXPECT_EQ(c.vocab_size, 30522);
+  EXPECT_EQ(c.pad_token_id, 0);
+  EXPECT_EQ(c.type_vocab_size, 2);
+  EXPECT_FLOAT_EQ(c.layer_norm_eps, 1e-12f);
+  EXPECT_EQ(c.max_tokens(), 512);
+  EXPECT_EQ(c.family().positions, model::PositionIds::from_zero);
+  const auto j = nlohmann::json::parse(c.to_json());
+  EXPECT_EQ(j["architectures"][0], "BertForSequenceClassification");
+  EXPECT_FALSE(j.contains("bos_token_id"));
+  EXPECT_EQ(j["position_embedding_type"], "absolute");
+  // RoBERTa's positions start after the pad id.
+  EXPECT_EQ(RobertaConfig::from_json(R"({"max_position_embeddings": 514})", "c").max_tokens(), 512);
+  const auto x = RobertaConfig::from_json(R"({"model_type": "xlm-roberta"})", "c");
+  EXPECT_EQ(x.vocab_size, 30522);
+  EXPECT_EQ(nlohmann::json::parse(x.to_json())["architectures"][0], "XLMRobertaForSequenceClassification");
+}
+
+// Refused at load with the value named (FAMILIES.md), as Errc::unsupported.
+TEST(FamilyConfig, RefusesWhatNoFamilyRunsNamingTheValue) {
+  EXPECT_NE(error_of(R"({"model_type": "deberta-v2"})").find("model_type 'deberta-v2'"), std::string::npos);
+  EXPECT_NE(error_of(R"({"model_type": "bert", "position_embedding_type": "relative_key"})")
+                .find("position_embedding_type 'relative_key'"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"model_type": "roberta", "position_embedding_type": "relative_key_query"})")
+                .find("'relative_key_query'"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"model_type": "bert", "hidden_act": "silu"})").find("hidden_act 'silu'"), std::string::npos);
+  EXPECT_NE(error_of(R"({"model_type": "distilbert", "activation": "swish"})").find("activation 'swish'"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"model_type": "distilbert", "sinusoidal_pos_embds": true})").find("sinusoidal_pos_embds true"),
+            std::string::npos);
+  try {
+    RobertaConfig::from_json(R"({"model_type": "gpt2"})", "c");
+    ADD_FAILURE() << "gpt2 accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.errc(), Errc::unsupported);
+  }
+  // A DistilBERT config's absent position_embedding_type key is no refusal (it has none).
+  EXPECT_EQ(error_of(R"({"model_type": "distilbert"})"), "");
+}
+
+class FamilyCheckpointCopy : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("rc_family_ckpt_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  // The case's checkpoint with its tensors renamed by `rename` ("" drops one).
+  void copy(const std::string& name, const std::function<std::string(const std::string&)>& rename) {
+    fs::copy_file(kRoot / name / "config.json", dir_ / "config.json");
+    const auto src = io::open_safetensors(kRoot / name / "model.safetensors");
+    std::vector<io::TensorToWrite> out;
+    for (const auto& t : src->tensors()) {
+      const std::string n = rename(t.name);
+      if (!n.empty()) out.push_back({n, t.dtype, t.shape, src->data(t.name).data()});
+    }
+    io::write_safetensors(dir_ / "model.safetensors", out, {{"format", "pt"}});
+  }
+  std::vector<float> params(const fs::path& dir, model::HeadKind head, model::LoadReport* report = nullptr,
+                            bool init_head = false) {
+    model::CheckpointLoadOptions o;
+    o.head = head;
+    o.init_head = init_head;
+    auto m = model::load_checkpoint(dir, o, report);
+    std::vector<float> p(size_t(m->num_params()));
+    m->copy_params_to_host(p.data());
+    return p;
+  }
+  fs::path dir_;
+};
+
+// A base model saved bare (BertModel / DistilBertModel: no "bert." / "distilbert." prefix) loads
+// the same weights, as from_pretrained adds the prefix.
+TEST_F(FamilyCheckpointCopy, BareBaseModelKeysGetTheFamilysPrefix) {
+  for (auto [name, prefix] : {std::pair{"bert-seq", "bert."}, {"distilbert-seq", "distilbert."}}) {
+    SCOPED_TRACE(name);
+    const std::string p = prefix;
+    copy(name, [&](const std::string& n) { return n.rfind(p, 0) == 0 ? n.substr(p.size()) : n; });
+    model::LoadReport report;
+    EXPECT_EQ(params(dir_, model::HeadKind::classifier, &report), params(kRoot / name, model::HeadKind::classifier));
+    EXPECT_TRUE(report.missing_keys.empty() && report.unexpected_keys.empty());
+    fs::remove(dir_ / "config.json");
+  }
+}
+
+// A tied decoder saved anyway (cls.predictions.decoder.*, vocab_projector.weight: older
+// save_pretrained and pytorch_model.bin keep them) is ignored, not unexpected.
+TEST_F(FamilyCheckpointCopy, TiedDecodersAreIgnored) {
+  copy("distilbert-mlm", [](const std::string& n) { return n; });
+  {
+    // Add vocab_projector.weight = the word embeddings.
+    const auto src = io::open_safetensors(kRoot / "distilbert-mlm" / "model.safetensors");
+    std::vector<io::TensorToWrite> out;
+    for (const auto& t : src->tensors()) out.push_back({t.name, t.dtype, t.shape, src->data(t.name).data()});
+    const io::TensorInfo* wte = src->find("distilbert.embeddings.word_embeddings.weight");
+    out.push_back({"vocab_projector.weight", wte->dtype, wte->shape, src->data(wte->name).data()});
+    io::write_safetensors(dir_ / "model.safetensors", out, {{"format", "pt"}});
+  }
+  model::LoadReport report;
+  params(dir_, model::HeadKind::masked_lm, &report);
+  EXPECT_TRUE(report.unexpected_keys.empty());
+  EXPECT_EQ(report.ignored_keys, std::vector<std::string>{"vocab_projector.weight"});
+}
+
+// BertForSequenceClassification from a checkpoint without a pooler (a BertForMaskedLM or
+// BertForTokenClassification save): the pooler and the classifier are initialised, as HF
+// does; a pooler present is kept by --init-head.
+TEST_F(FamilyCheckpointCopy, BertPoolerIsPartOfTheBaseModel) {
+  model::LoadReport report;
+  params(kRoot / "bert-token", model::HeadKind::classifier, &report, /*init_head=*/false);
+  EXPECT_TRUE(std::count(report.missing_keys.begin(), report.missing_keys.end(), "bert.pooler.dense.weight"));
+  copy("bert-seq", [](const std::string& n) { return n.rfind("classifier.", 0) == 0 ? std::string() : n; });
+  auto want = params(kRoot / "bert-seq", model::HeadKind::classifier);
+  auto got = params(dir_, model::HeadKind::classifier, &report, /*init_head=*/true);
+  model::CheckpointLoadOptions o;
+  auto m = model::load_checkpoint(kRoot / "bert-seq", o);
+  const model::ParamEntry* pooler = m->layout().find("bert.pooler.dense.weight");
+  ASSERT_TRUE(pooler);
+  EXPECT_FALSE(pooler->is_head);
+  for (int64_t i = 0; i < pooler->numel; ++i)
+    ASSERT_EQ(got[size_t(pooler->offset + i)], want[size_t(pooler->offset + i)]);
+  EXPECT_EQ(report.missing_keys, (std::vector<std::string>{"classifier.weight", "classifier.bias"}));
+}
+
+}  // namespace
