@@ -4,7 +4,8 @@
 transcribed). For each family x head a tiny random checkpoint in HF's names and config format
 and what the reference computes on it:
 
-  tests/data/tiny_families/<case>/config.json, model.safetensors   the checkpoint
+  tests/data/tiny_families/<case>/config.json, model.safetensors   the checkpoint (bert-seq: also
+                                                                    pytorch_model.bin, buffers and all)
   tests/data/tiny_families/<case>/golden.safetensors               inputs and outputs:
     input_ids, attention_mask (B, T) [, token_type_ids], labels     the batch (labels: per row
                                                                     or per token, -100 ignored)
@@ -165,6 +166,18 @@ def run_case(family, head, out_root, activation=None, seed=0):
     sd = {n: p.detach().clone() for n, p in rr.hf_saved_parameters(model)}
     hf_io.write_config(os.path.join(case_dir, "config.json"), config.to_dict())
     hf_io.write_safetensors(os.path.join(case_dir, "model.safetensors"), sd, {"format": "pt"})
+    if (family, head, activation) == ("bert", "seq", None):
+        # pytorch_model.bin as transformers <= 4.30 wrote it: model.state_dict() with the
+        # persistent buffers of the time (embeddings.position_ids, token_type_ids) first.
+        from collections import OrderedDict
+        state = model.state_dict()
+        buffers = OrderedDict()
+        buffers["bert.embeddings.position_ids"] = torch.arange(SIZES["max_pos"]).expand((1, -1))
+        buffers["bert.embeddings.token_type_ids"] = torch.zeros((1, SIZES["max_pos"]), dtype=torch.int64)
+        for k, v in state.items():
+            buffers[k] = v.detach()
+        buffers._metadata = state._metadata
+        hf_io.save_torch_bin(os.path.join(case_dir, "pytorch_model.bin"), buffers)
 
     golden = {}
     ids, mask, types, labels = make_batch(family, head, cls_id, sep_id, pad)

@@ -156,21 +156,21 @@ RobertaConfig RobertaConfig::from_json(std::string_view text, std::string_view s
   read_key(j, "architectures", c.architectures, source);
   read_key(j, "problem_type", c.problem_type, source);
 
-  check_at_most(c.vocab_size, kMaxVocab, "vocab_size", source);
-  check_at_most(c.num_attention_heads, kMaxHeads, "num_attention_heads", source);
-  check_at_most(c.hidden_size, kMaxHidden, "hidden_size", source);
-  check_at_most(c.num_hidden_layers, kMaxLayers, "num_hidden_layers", source);
-  check_at_most(c.intermediate_size, kMaxIntermediate, "intermediate_size", source);
-  check_at_most(c.max_position_embeddings, kMaxPositions, "max_position_embeddings", source);
+  check_at_most(c.vocab_size, kMaxVocab, keys.vocab_size, source);
+  check_at_most(c.num_attention_heads, kMaxHeads, keys.num_attention_heads, source);
+  check_at_most(c.hidden_size, kMaxHidden, keys.hidden_size, source);
+  check_at_most(c.num_hidden_layers, kMaxLayers, keys.num_hidden_layers, source);
+  check_at_most(c.intermediate_size, kMaxIntermediate, keys.intermediate_size, source);
+  check_at_most(c.max_position_embeddings, kMaxPositions, keys.max_position_embeddings, source);
   check_at_most(c.type_vocab_size, kMaxTypeVocab, "type_vocab_size", source);
-  check_positive(c.vocab_size, "vocab_size", source);
-  check_positive(c.hidden_size, "hidden_size", source);
-  check_positive(c.num_hidden_layers, "num_hidden_layers", source);
-  check_positive(c.num_attention_heads, "num_attention_heads", source);
-  check_positive(c.intermediate_size, "intermediate_size", source);
+  check_positive(c.vocab_size, keys.vocab_size, source);
+  check_positive(c.hidden_size, keys.hidden_size, source);
+  check_positive(c.num_hidden_layers, keys.num_hidden_layers, source);
+  check_positive(c.num_attention_heads, keys.num_attention_heads, source);
+  check_positive(c.intermediate_size, keys.intermediate_size, source);
   if (family->has_token_types()) check_positive(c.type_vocab_size, "type_vocab_size", source);
-  RC_CHECK(c.hidden_size % c.num_attention_heads == 0, Errc::format, source, ": hidden_size ", c.hidden_size,
-           " is not a multiple of num_attention_heads ", c.num_attention_heads);
+  RC_CHECK(c.hidden_size % c.num_attention_heads == 0, Errc::format, source, ": ", keys.hidden_size, " ", c.hidden_size,
+           " is not a multiple of ", keys.num_attention_heads, " ", c.num_attention_heads);
   RC_CHECK(is_supported_activation(c.hidden_act), Errc::unsupported, source, ": ", keys.hidden_act, " '", c.hidden_act,
            "' is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh, relu)");
   RC_CHECK(c.pad_token_id >= 0 && c.pad_token_id < c.vocab_size, Errc::format, source, ": pad_token_id ",

@@ -104,6 +104,10 @@ TEST(FamilyConfig, RefusesWhatNoFamilyRunsNamingTheValue) {
   } catch (const Error& e) {
     EXPECT_EQ(e.errc(), Errc::unsupported);
   }
+  // Errors name the family's own key.
+  EXPECT_NE(error_of(R"({"model_type": "distilbert", "dim": 100, "n_heads": 12})")
+                .find("dim 100 is not a multiple of n_heads 12"),
+            std::string::npos);
   // A DistilBERT config's absent position_embedding_type key is no refusal (it has none).
   EXPECT_EQ(error_of(R"({"model_type": "distilbert"})"), "");
 }
@@ -152,6 +156,21 @@ TEST_F(FamilyCheckpointCopy, BareBaseModelKeysGetTheFamilysPrefix) {
     EXPECT_TRUE(report.missing_keys.empty() && report.unexpected_keys.empty());
     fs::remove(dir_ / "config.json");
   }
+}
+
+// pytorch_model.bin as transformers <= 4.30 saved BertForSequenceClassification (its
+// embeddings.position_ids and token_type_ids buffers first): the same weights as the
+// safetensors, the buffers ignored.
+TEST_F(FamilyCheckpointCopy, BertPytorchModelBinLoadsTheSameWeights) {
+  fs::copy_file(kRoot / "bert-seq" / "config.json", dir_ / "config.json");
+  fs::copy_file(kRoot / "bert-seq" / "pytorch_model.bin", dir_ / "pytorch_model.bin");
+  model::LoadReport report;
+  EXPECT_EQ(params(dir_, model::HeadKind::classifier, &report),
+            params(kRoot / "bert-seq", model::HeadKind::classifier));
+  EXPECT_EQ(report.weights_file.filename(), "pytorch_model.bin");
+  EXPECT_EQ(report.ignored_keys,
+            (std::vector<std::string>{"bert.embeddings.position_ids", "bert.embeddings.token_type_ids"}));
+  EXPECT_TRUE(report.missing_keys.empty() && report.unexpected_keys.empty());
 }
 
 // A tied decoder saved anyway (cls.predictions.decoder.*, vocab_projector.weight: older
