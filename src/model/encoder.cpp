@@ -75,19 +75,22 @@ void encoder_layer_forward(const ExecCtx& ctx, const RobertaConfig& c, const Lay
   if (act != Activation::gelu) {
     // gelu_new / relu: no fused epilogue or bf16 variant; fp32 rows (pre-activation kept for
     // the backward in training).
-    RC_CHECK(a.ffn_type == ActType::f32, Errc::unsupported, "hidden_act '", c.hidden_act,
-             "' runs with fp32 FFN activations only\nHINT: bf16 training on the CPU supports hidden_act gelu");
+    // At bf16 (training on the CPU), into fp32 scratch rows first, then their bf16 copy.
+    const bool via_scratch = a.ffn_type == ActType::bf16 && a.ffn_pre && a.ffn_act_scratch;
+    RC_CHECK(a.ffn_type == ActType::f32 || via_scratch, Errc::unsupported, "hidden_act '", c.hidden_act,
+             "' runs with fp32 or (training) bf16 FFN activations only");
     float* pre = a.ffn_pre ? a.ffn_pre : static_cast<float*>(a.ffn_act);
     profiled(ctx, F::gemm_ffn_up, [&] {
       kernels::linear_forward(ctx, pre, ActType::f32, ln1.data, ln1.type, w.ffn_in, w.ffn_in_b, M, Epilogue::none,
                               ln1.row_scale);
     });
     profiled(ctx, F::gelu, [&] {
-      float* out = static_cast<float*>(a.ffn_act);
+      float* out = via_scratch ? a.ffn_act_scratch : static_cast<float*>(a.ffn_act);
       if (act == Activation::relu)
         kernels::relu_forward(ctx, out, pre, M * c.intermediate_size);
       else
         kernels::gelu_tanh_forward(ctx, out, pre, M * c.intermediate_size);
+      if (via_scratch) kernels::convert_to_bf16(ctx, static_cast<uint16_t*>(a.ffn_act), out, M * c.intermediate_size);
     });
   } else if (a.ffn_pre) {
     // Training: the pre-GELU rows kept in fp32 for the GELU backward; the GELU output in fp32,

@@ -197,6 +197,7 @@ float forward_backward_hidden(const ExecCtx& ctx, const RobertaModel& model, con
     a.ln1_gemm = slot16(ws.ln1_16_, l, C);
     a.ffn_act = ws.ffn_act16_.as<uint16_t>() + l * BT * I;
     a.ffn_type = kernels::ActType::bf16;
+    a.ffn_act_scratch = ws.d_ffn_.f32();  // gelu_new / relu: the forward's fp32 rows before the copy
     return a;
   };
   int32_t* positions = ws.batch_.positions.as<int32_t>();

@@ -180,6 +180,42 @@ TEST_P(FamilyGolden, LossAndEveryGradientMatchPyTorch) {
   EXPECT_LE(worst, 1e-4) << worst_name;
 }
 
+// Training with bf16 GEMMs on the CPU (the workspace then saves the GEMM inputs in bf16) runs
+// every family and activation: the loss and the gradients as a whole stay near PyTorch's fp32.
+TEST_P(FamilyGolden, Bf16TrainingStaysNearPyTorch) {
+  const Case c(GetParam());
+  auto m = load();
+  const model::RobertaConfig& cfg = m->config();
+  kernels::ExecCtx ctx;
+  ctx.matmul_precision = kernels::MatmulPrecision::bf16;
+  std::vector<float> grads(size_t(m->num_params()), 0.0f);
+  model::TrainWorkspace ws(ctx, cfg, c.B, c.T, m->head_kind());
+  ASSERT_TRUE(ws.saves_bf16_activations());
+  float loss = 0;
+  if (m->head_kind() == model::HeadKind::masked_lm) {
+    model::MlmWorkspace mlm(cfg, c.B * c.T);
+    loss = float(model::mlm_forward_backward(ctx, *m, c.batch(), c.labels.data(), model::DropoutConfig{}, 7, 1.0f,
+                                             grads.data(), ws, mlm)
+                     .mean());
+  } else {
+    loss = model::forward_backward(ctx, *m, c.batch(), model::Targets(c.labels.data()), model::DropoutConfig{}, 7, 1.0f,
+                                   grads.data(), ws, nullptr);
+  }
+  double diff2 = 0, ref2 = 0;
+  for (const model::ParamEntry& e : m->layout().entries()) {
+    const auto want = c.f32("grad." + e.name);
+    for (int64_t i = 0; i < e.numel; ++i) {
+      const double d = double(grads[size_t(e.offset + i)]) - want[size_t(i)];
+      diff2 += d * d;
+      ref2 += double(want[size_t(i)]) * want[size_t(i)];
+    }
+  }
+  const double rel = std::sqrt(diff2 / ref2), loss_diff = std::fabs(loss - c.f32("loss")[0]);
+  std::printf("%s bf16: |loss - torch| = %.3g, |grad - torch| / |grad| = %.3g\n", GetParam().c_str(), loss_diff, rel);
+  EXPECT_LE(loss_diff, 5e-3);  // measured at most 1.0e-3 (distilbert-mlm)
+  EXPECT_LE(rel, 3e-2);        // measured at most 1.65e-2 (bert-seq)
+}
+
 // save_checkpoint writes what transformers wrote: every config.json key of the source (values
 // too, but the version stamp) and the same tensor names; loading the save gives the same model.
 TEST_P(FamilyGolden, SaveKeepsTheFamilysNamesAndConfigKeys) {
