@@ -3,12 +3,14 @@
 // rules (bare base-model keys, ties, BERT's pooler) on the tiny family checkpoints.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include "io/tensor_source.h"
 #include "model/checkpoint.h"
+#include "model/encoder.h"
 #include "model/roberta_config.h"
 #include "roberta/error.h"
 
@@ -110,6 +112,55 @@ TEST(FamilyConfig, RefusesWhatNoFamilyRunsNamingTheValue) {
             std::string::npos);
   // A DistilBERT config's absent position_embedding_type key is no refusal (it has none).
   EXPECT_EQ(error_of(R"({"model_type": "distilbert"})"), "");
+}
+
+// DistilBERT's TransformerBlock has no dropout after out_lin (modeling_distilbert.py): with its
+// family's LayerDropout the attention sublayer's output (LN1) is that of no dropout at all,
+// while RoBERTa's and BERT's drop there. The FFN output still drops in both.
+TEST(FamilyDropout, DistilBertHasNoAttentionOutputDropout) {
+  model::CheckpointLoadOptions o;
+  auto m = model::load_checkpoint(kRoot / "distilbert-seq", o);
+  const model::RobertaConfig& c = m->config();
+  EXPECT_FALSE(c.family().attention_output_dropout);
+  EXPECT_TRUE(model::family_of("bert").attention_output_dropout);
+  EXPECT_TRUE(model::family_of("roberta").attention_output_dropout);
+  const int64_t B = 2, T = 5, BT = B * T, C = c.hidden_size, I = c.intermediate_size, H = c.num_attention_heads;
+  const std::vector<int32_t> lens{5, 3};
+  std::vector<float> x(size_t(BT * C));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(std::sin(0.37 * double(i)));
+  auto run = [&](float hidden, bool no_attention_output_dropout, std::vector<float>* out) {
+    std::vector<float> qkv(size_t(BT * 3 * C)), probs(size_t(B * H * T * T)), attn(size_t(BT * C)),
+        proj(size_t(BT * C)), attn_sum(size_t(BT * C)), ln1(size_t(BT * C)), ln1_mean(static_cast<size_t>(BT)),
+        ln1_rstd(static_cast<size_t>(BT)), ffn_pre(size_t(BT * I)), ffn_act(size_t(BT * I)), ffn_sum(size_t(BT * C)),
+        ln2_mean(static_cast<size_t>(BT)), ln2_rstd(static_cast<size_t>(BT));
+    out->assign(size_t(BT * C), 0.0f);
+    model::LayerActs a;
+    a.x_in = x.data();
+    a.x_out = out->data();
+    a.qkv = qkv.data();
+    a.probs = probs.data();
+    a.attn = attn.data();
+    a.proj = proj.data();
+    a.attn_sum = attn_sum.data();
+    a.ln1 = ln1.data();
+    a.ln1_mean = ln1_mean.data();
+    a.ln1_rstd = ln1_rstd.data();
+    a.ffn_pre = ffn_pre.data();
+    a.ffn_act = ffn_act.data();
+    a.ffn_sum = ffn_sum.data();
+    a.ln2_mean = ln2_mean.data();
+    a.ln2_rstd = ln2_rstd.data();
+    model::LayerDropout d{hidden, 0.0f, 11, 12, 13, 0, no_attention_output_dropout};
+    model::encoder_layer_forward({}, c, m->layer_weights(0, true), a, lens.data(), B, T, &d, model::Rows::all);
+    return ln1;
+  };
+  std::vector<float> out_none, out_distil, out_roberta;
+  const auto ln1_none = run(0.0f, true, &out_none);
+  const auto ln1_distil = run(0.5f, true, &out_distil);
+  const auto ln1_roberta = run(0.5f, false, &out_roberta);
+  EXPECT_EQ(ln1_distil, ln1_none);   // no dropout after the attention output
+  EXPECT_NE(ln1_roberta, ln1_none);  // RoBERTa's attention.output.dropout
+  EXPECT_NE(out_distil, out_none);   // the FFN's dropout is there for both
 }
 
 class FamilyCheckpointCopy : public ::testing::Test {
