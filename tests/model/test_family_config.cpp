@@ -163,6 +163,33 @@ TEST(FamilyDropout, DistilBertHasNoAttentionOutputDropout) {
   EXPECT_NE(out_distil, out_none);   // the FFN's dropout is there for both
 }
 
+// Token types: BERT reads them (type ids outside type_vocab_size are refused; none = all
+// zeros, as HF's buffered token_type_ids), DistilBERT has none and ignores them (its forward
+// takes no token_type_ids).
+TEST(FamilyTokenTypes, BertReadsThemDistilBertIgnoresThem) {
+  const int64_t B = 1, T = 6;
+  const std::vector<int32_t> ids{2, 7, 9, 11, 13, 3}, lens{6}, zeros(6, 0), pair{0, 0, 0, 1, 1, 1},
+      bad{0, 0, 0, 2, 2, 2};
+  auto logits = [&](const fs::path& dir, const int32_t* types) {
+    model::CheckpointLoadOptions o;
+    auto m = model::load_checkpoint(dir, o);
+    model::InferenceWorkspace ws(m->config(), B, T);
+    std::vector<float> out(size_t(m->config().num_labels()));
+    model::forward_logits({}, *m, model::Batch{B, T, ids.data(), lens.data(), types}, ws, out.data());
+    return out;
+  };
+  const fs::path bert = kRoot / "bert-seq", distil = kRoot / "distilbert-seq";
+  EXPECT_EQ(logits(bert, nullptr), logits(bert, zeros.data()));
+  EXPECT_NE(logits(bert, nullptr), logits(bert, pair.data()));
+  try {
+    logits(bert, bad.data());
+    ADD_FAILURE() << "token type 2 accepted with type_vocab_size 2";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.errc(), Errc::invalid_argument);
+  }
+  EXPECT_EQ(logits(distil, nullptr), logits(distil, bad.data()));
+}
+
 class FamilyCheckpointCopy : public ::testing::Test {
  protected:
   void SetUp() override {
