@@ -118,7 +118,7 @@ class RobertaConfig:
         d["id2label"] = {str(k): v for k, v in sorted(self.id2label.items())}
         d["label2id"] = {k: v for k, v in sorted(self.label2id.items(), key=lambda kv: kv[1])}
         d.setdefault("architectures", ["RobertaForSequenceClassification"])
-        d["model_type"] = "roberta"
+        d["model_type"] = self.extra.get("model_type", "roberta")  # xlm-roberta and camembert keep theirs
         d.setdefault("torch_dtype", "float32")
         d["transformers_version"] = transformers_version
         if d.get("problem_type") is None:
@@ -544,3 +544,412 @@ def no_dropout(model: nn.Module) -> nn.Module:
 
 def clone_model(model: nn.Module) -> nn.Module:
     return copy.deepcopy(model)
+
+
+# ============================================================================= BERT, DistilBERT
+# The other encoder families (issue 30), transcribed from transformers' modeling code (v4.30):
+# models/bert/modeling_bert.py, configuration_bert.py, models/distilbert/modeling_distilbert.py,
+# configuration_distilbert.py. Module trees (and so state_dict keys) are HF's. XLM-RoBERTa and
+# CamemBERT are the RoBERTa classes above under another model_type (their modeling files are
+# "Copied from transformers.models.roberta").
+
+def _sequence_loss(config, num_labels: int, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """The problem_type rule every *ForSequenceClassification shares."""
+    problem_type = config.problem_type
+    if problem_type is None:
+        if num_labels == 1:
+            problem_type = "regression"
+        elif labels.dtype in (torch.long, torch.int):
+            problem_type = "single_label_classification"
+        else:
+            problem_type = "multi_label_classification"
+    if problem_type == "regression":
+        return F.mse_loss(logits.squeeze(), labels.squeeze()) if num_labels == 1 else F.mse_loss(logits, labels)
+    if problem_type == "single_label_classification":
+        return F.cross_entropy(logits.view(-1, num_labels), labels.view(-1))
+    return F.binary_cross_entropy_with_logits(logits, labels)
+
+
+def _classifier_dropout(config) -> float:
+    return config.classifier_dropout if config.classifier_dropout is not None else config.hidden_dropout_prob
+
+
+class BertConfig(RobertaConfig):
+    """transformers.BertConfig: RobertaConfig's keys (no bos/eos) with BERT's defaults."""
+
+    DEFAULTS = dict(RobertaConfig.DEFAULTS, vocab_size=30522, pad_token_id=0)
+    del DEFAULTS["bos_token_id"], DEFAULTS["eos_token_id"]
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "BertConfig":
+        d = dict(d)
+        if d.get("model_type", "bert") != "bert":
+            raise ValueError(f"model_type {d['model_type']!r} is not BERT")
+        return cls(**d)
+
+    def to_dict(self, transformers_version: str = "4.30.0") -> dict:
+        d = super().to_dict(transformers_version)
+        d["model_type"] = "bert"
+        return d
+
+
+class BertEmbeddings(nn.Module):
+    """modeling_bert.BertEmbeddings: positions from the position_ids buffer (0..T-1, no
+    padding_idx on the position table), token types default to zeros."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.word_embeddings = nn.Embedding(config.vocab_size, config.hidden_size, padding_idx=config.pad_token_id)
+        self.position_embeddings = nn.Embedding(config.max_position_embeddings, config.hidden_size)
+        self.token_type_embeddings = nn.Embedding(config.type_vocab_size, config.hidden_size)
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+        self.register_buffer("position_ids", torch.arange(config.max_position_embeddings).expand((1, -1)),
+                             persistent=False)
+
+    def forward(self, input_ids, token_type_ids=None):
+        seq_length = input_ids.size(1)
+        position_ids = self.position_ids[:, :seq_length]
+        if token_type_ids is None:
+            token_type_ids = torch.zeros_like(input_ids)
+        embeddings = self.word_embeddings(input_ids) + self.token_type_embeddings(token_type_ids)
+        embeddings = embeddings + self.position_embeddings(position_ids)
+        return self.dropout(self.LayerNorm(embeddings))
+
+
+class BertPooler(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
+        self.activation = nn.Tanh()
+
+    def forward(self, hidden_states):
+        return self.activation(self.dense(hidden_states[:, 0]))
+
+
+class BertModel(nn.Module):
+    """BertLayer is RobertaLayer (same modules, same names: encoder.layer.N.attention.self...)."""
+
+    def __init__(self, config, add_pooling_layer: bool = True):
+        super().__init__()
+        self.config = config
+        self.embeddings = BertEmbeddings(config)
+        self.encoder = RobertaEncoder(config)
+        self.pooler = BertPooler(config) if add_pooling_layer else None
+
+    def forward(self, input_ids, attention_mask=None, token_type_ids=None):
+        if attention_mask is None:
+            attention_mask = torch.ones_like(input_ids)
+        dtype = self.embeddings.word_embeddings.weight.dtype
+        ext = (1.0 - attention_mask[:, None, None, :].to(dtype=dtype)) * torch.finfo(dtype).min
+        sequence_output = self.encoder(self.embeddings(input_ids, token_type_ids), ext)
+        pooled = self.pooler(sequence_output) if self.pooler is not None else None
+        return sequence_output, pooled
+
+
+class BertForSequenceClassification(nn.Module):
+    def __init__(self, config, init: bool = True):
+        super().__init__()
+        self.config = config
+        self.num_labels = config.num_labels
+        self.bert = BertModel(config)
+        self.dropout = nn.Dropout(_classifier_dropout(config))
+        self.classifier = nn.Linear(config.hidden_size, config.num_labels)
+        if init:
+            init_weights_hf(self, config.initializer_range)
+
+    def forward(self, input_ids, attention_mask=None, token_type_ids=None, labels=None):
+        _, pooled = self.bert(input_ids, attention_mask, token_type_ids)
+        logits = self.classifier(self.dropout(pooled))
+        loss = _sequence_loss(self.config, self.num_labels, logits, labels) if labels is not None else None
+        return loss, logits
+
+
+class BertForTokenClassification(nn.Module):
+    def __init__(self, config, init: bool = True):
+        super().__init__()
+        self.config = config
+        self.num_labels = config.num_labels
+        self.bert = BertModel(config, add_pooling_layer=False)
+        self.dropout = nn.Dropout(_classifier_dropout(config))
+        self.classifier = nn.Linear(config.hidden_size, config.num_labels)
+        if init:
+            init_weights_hf(self, config.initializer_range)
+
+    def forward(self, input_ids, attention_mask=None, token_type_ids=None, labels=None):
+        sequence_output, _ = self.bert(input_ids, attention_mask, token_type_ids)
+        logits = self.classifier(self.dropout(sequence_output))
+        loss = F.cross_entropy(logits.view(-1, self.num_labels), labels.view(-1)) if labels is not None else None
+        return loss, logits
+
+
+class BertPredictionHeadTransform(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
+        self.transform_act_fn = _activation(config.hidden_act)  # ACT2FN[config.hidden_act]
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+
+    def forward(self, hidden_states):
+        return self.LayerNorm(self.transform_act_fn(self.dense(hidden_states)))
+
+
+class BertLMPredictionHead(nn.Module):
+    """decoder (no bias of its own) tied to the word embeddings; its bias IS predictions.bias."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.transform = BertPredictionHeadTransform(config)
+        self.decoder = nn.Linear(config.hidden_size, config.vocab_size, bias=False)
+        self.bias = nn.Parameter(torch.zeros(config.vocab_size))
+        self.decoder.bias = self.bias
+
+    def forward(self, hidden_states):
+        return self.decoder(self.transform(hidden_states))
+
+
+class BertOnlyMLMHead(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.predictions = BertLMPredictionHead(config)
+
+    def forward(self, sequence_output):
+        return self.predictions(sequence_output)
+
+
+class BertForMaskedLM(nn.Module):
+    def __init__(self, config, init: bool = True):
+        super().__init__()
+        self.config = config
+        self.bert = BertModel(config, add_pooling_layer=False)
+        self.cls = BertOnlyMLMHead(config)
+        if init:
+            init_weights_hf(self, config.initializer_range)
+        self.cls.predictions.decoder.weight = self.bert.embeddings.word_embeddings.weight  # tie_weights
+
+    def forward(self, input_ids, attention_mask=None, token_type_ids=None, labels=None):
+        sequence_output, _ = self.bert(input_ids, attention_mask, token_type_ids)
+        logits = self.cls(sequence_output)
+        loss = None
+        if labels is not None:
+            loss = F.cross_entropy(logits.view(-1, self.config.vocab_size), labels.view(-1))
+        return loss, logits
+
+
+class DistilBertConfig:
+    """transformers.DistilBertConfig (its own keys; attribute_map hidden_size -> dim, ...)."""
+
+    DEFAULTS = dict(vocab_size=30522, max_position_embeddings=512, sinusoidal_pos_embds=False, n_layers=6,
+                    n_heads=12, dim=768, hidden_dim=4 * 768, dropout=0.1, attention_dropout=0.1,
+                    activation="gelu", initializer_range=0.02, qa_dropout=0.1, seq_classif_dropout=0.2,
+                    pad_token_id=0, problem_type=None)
+
+    def __init__(self, **kw):
+        for k, v in self.DEFAULTS.items():
+            setattr(self, k, kw.pop(k, v))
+        id2label = kw.pop("id2label", None)
+        kw.pop("label2id", None)
+        self.id2label = ({int(k): v for k, v in id2label.items()} if id2label is not None
+                         else {i: f"LABEL_{i}" for i in range(int(kw.pop("num_labels", 2)))})
+        self.extra = kw
+        if self.sinusoidal_pos_embds:
+            raise NotImplementedError("sinusoidal_pos_embds")
+
+    hidden_size = property(lambda self: self.dim)
+    num_labels = property(lambda self: len(self.id2label))
+
+    def to_dict(self, transformers_version: str = "4.30.0") -> dict:
+        d = {k: getattr(self, k) for k in self.DEFAULTS}
+        d.update(self.extra)
+        d["id2label"] = {str(k): v for k, v in sorted(self.id2label.items())}
+        d["label2id"] = {v: k for k, v in sorted(self.id2label.items())}
+        d["model_type"] = "distilbert"
+        d.setdefault("torch_dtype", "float32")
+        d["transformers_version"] = transformers_version
+        if d.get("problem_type") is None:
+            d.pop("problem_type")
+        return d
+
+
+class DistilEmbeddings(nn.Module):
+    """modeling_distilbert.Embeddings: word + position (0..T-1), LayerNorm(eps=1e-12), dropout;
+    no token types."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.word_embeddings = nn.Embedding(config.vocab_size, config.dim, padding_idx=config.pad_token_id)
+        self.position_embeddings = nn.Embedding(config.max_position_embeddings, config.dim)
+        self.LayerNorm = nn.LayerNorm(config.dim, eps=1e-12)
+        self.dropout = nn.Dropout(config.dropout)
+        self.register_buffer("position_ids", torch.arange(config.max_position_embeddings).expand((1, -1)),
+                             persistent=False)
+
+    def forward(self, input_ids):
+        position_ids = self.position_ids[:, :input_ids.size(1)]
+        embeddings = self.word_embeddings(input_ids) + self.position_embeddings(position_ids)
+        return self.dropout(self.LayerNorm(embeddings))
+
+
+class MultiHeadSelfAttention(nn.Module):
+    """q scaled by 1/sqrt(d) before the product; masked scores REPLACED by finfo.min; no dropout
+    after out_lin."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.n_heads = config.n_heads
+        self.dim = config.dim
+        self.dropout = nn.Dropout(p=config.attention_dropout)
+        self.q_lin = nn.Linear(config.dim, config.dim)
+        self.k_lin = nn.Linear(config.dim, config.dim)
+        self.v_lin = nn.Linear(config.dim, config.dim)
+        self.out_lin = nn.Linear(config.dim, config.dim)
+
+    def forward(self, x, mask):
+        bs, q_length, dim = x.size()
+        dim_per_head = self.dim // self.n_heads
+
+        def shape(t):
+            return t.view(bs, -1, self.n_heads, dim_per_head).transpose(1, 2)
+
+        q = shape(self.q_lin(x)) / math.sqrt(dim_per_head)
+        k = shape(self.k_lin(x))
+        v = shape(self.v_lin(x))
+        scores = torch.matmul(q, k.transpose(2, 3))
+        masked = (mask == 0).view(bs, 1, 1, -1).expand_as(scores)
+        scores = scores.masked_fill(masked, torch.tensor(torch.finfo(scores.dtype).min))
+        weights = self.dropout(F.softmax(scores, dim=-1))
+        context = torch.matmul(weights, v).transpose(1, 2).contiguous().view(bs, -1, self.n_heads * dim_per_head)
+        return self.out_lin(context)
+
+
+class DistilFFN(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.dropout = nn.Dropout(p=config.dropout)
+        self.lin1 = nn.Linear(config.dim, config.hidden_dim)
+        self.lin2 = nn.Linear(config.hidden_dim, config.dim)
+        self.activation = _activation(config.activation)
+
+    def forward(self, x):
+        return self.dropout(self.lin2(self.activation(self.lin1(x))))
+
+
+class TransformerBlock(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.attention = MultiHeadSelfAttention(config)
+        self.sa_layer_norm = nn.LayerNorm(config.dim, eps=1e-12)
+        self.ffn = DistilFFN(config)
+        self.output_layer_norm = nn.LayerNorm(config.dim, eps=1e-12)
+
+    def forward(self, x, mask):
+        sa_output = self.sa_layer_norm(self.attention(x, mask) + x)
+        return self.output_layer_norm(self.ffn(sa_output) + sa_output)
+
+
+class DistilTransformer(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.layer = nn.ModuleList([TransformerBlock(config) for _ in range(config.n_layers)])
+
+    def forward(self, x, mask):
+        for layer_module in self.layer:
+            x = layer_module(x, mask)
+        return x
+
+
+class DistilBertModel(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.embeddings = DistilEmbeddings(config)
+        self.transformer = DistilTransformer(config)
+
+    def forward(self, input_ids, attention_mask=None):
+        if attention_mask is None:
+            attention_mask = torch.ones_like(input_ids)
+        return self.transformer(self.embeddings(input_ids), attention_mask)
+
+
+class DistilBertForSequenceClassification(nn.Module):
+    def __init__(self, config, init: bool = True):
+        super().__init__()
+        self.config = config
+        self.num_labels = config.num_labels
+        self.distilbert = DistilBertModel(config)
+        self.pre_classifier = nn.Linear(config.dim, config.dim)
+        self.classifier = nn.Linear(config.dim, config.num_labels)
+        self.dropout = nn.Dropout(config.seq_classif_dropout)
+        if init:
+            init_weights_hf(self, config.initializer_range)
+
+    def forward(self, input_ids, attention_mask=None, token_type_ids=None, labels=None):
+        pooled = self.distilbert(input_ids, attention_mask)[:, 0]
+        logits = self.classifier(self.dropout(F.relu(self.pre_classifier(pooled))))
+        loss = _sequence_loss(self.config, self.num_labels, logits, labels) if labels is not None else None
+        return loss, logits
+
+
+class DistilBertForTokenClassification(nn.Module):
+    def __init__(self, config, init: bool = True):
+        super().__init__()
+        self.config = config
+        self.num_labels = config.num_labels
+        self.distilbert = DistilBertModel(config)
+        self.dropout = nn.Dropout(config.dropout)
+        self.classifier = nn.Linear(config.dim, config.num_labels)
+        if init:
+            init_weights_hf(self, config.initializer_range)
+
+    def forward(self, input_ids, attention_mask=None, token_type_ids=None, labels=None):
+        logits = self.classifier(self.dropout(self.distilbert(input_ids, attention_mask)))
+        loss = F.cross_entropy(logits.view(-1, self.num_labels), labels.view(-1)) if labels is not None else None
+        return loss, logits
+
+
+class DistilBertForMaskedLM(nn.Module):
+    def __init__(self, config, init: bool = True):
+        super().__init__()
+        self.config = config
+        self.activation = _activation(config.activation)
+        self.distilbert = DistilBertModel(config)
+        self.vocab_transform = nn.Linear(config.dim, config.dim)
+        self.vocab_layer_norm = nn.LayerNorm(config.dim, eps=1e-12)
+        self.vocab_projector = nn.Linear(config.dim, config.vocab_size)
+        if init:
+            init_weights_hf(self, config.initializer_range)
+        self.vocab_projector.weight = self.distilbert.embeddings.word_embeddings.weight  # tie_weights
+
+    def forward(self, input_ids, attention_mask=None, token_type_ids=None, labels=None):
+        h = self.distilbert(input_ids, attention_mask)
+        logits = self.vocab_projector(self.vocab_layer_norm(self.activation(self.vocab_transform(h))))
+        loss = None
+        if labels is not None:
+            loss = F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1))
+        return loss, logits
+
+
+def hf_saved_parameters(model: nn.Module, tied_prefixes=("lm_head.decoder.", "cls.predictions.decoder.",
+                                                          "vocab_projector.weight")):
+    """(HF saved name, parameter) once each, as save_pretrained's safetensors holds them: a tied
+    decoder is left out (it is the word embedding; its bias is the head's own bias)."""
+    seen = set()
+    for mod_name, mod in model.named_modules():
+        for pn, p in mod._parameters.items():
+            n = f"{mod_name}.{pn}" if mod_name else pn
+            if p is None or n.startswith(tied_prefixes) or id(p) in seen:
+                continue
+            seen.add(id(p))
+            yield n, p
+
+
+def decay_groups_by_module(model: nn.Module, weight_decay: float):
+    """HF Trainer.get_decay_parameter_names: no decay for LayerNorm modules' parameters (whatever
+    their name: DistilBERT's sa_layer_norm) and for names containing "bias"."""
+    no_decay_ids = set()
+    for m in model.modules():
+        if isinstance(m, nn.LayerNorm):
+            no_decay_ids.update(id(p) for p in m.parameters(recurse=False))
+    decay, no_decay = [], []
+    for n, p in hf_saved_parameters(model):
+        (no_decay if (id(p) in no_decay_ids or "bias" in n) else decay).append(p)
+    return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]

@@ -53,6 +53,46 @@ void tanh_backward(const ExecCtx& ctx, float* dx, const float* dy, const float* 
   }
 }
 
+void gelu_tanh_forward(const ExecCtx& ctx, float* y, const float* x, int64_t n) {
+  RC_ASSERT(n >= 0 && (n == 0 || (y && x)));
+  switch (ctx.device) {
+    case Device::cpu:
+      return cpu::gelu_tanh_forward(y, x, n);
+    case Device::cuda:
+      RC_CUDA_RETURN(gelu_tanh_forward, y, x, n, ctx.stream);
+  }
+}
+
+void gelu_tanh_backward(const ExecCtx& ctx, float* dx, const float* dy, const float* x, int64_t n) {
+  RC_ASSERT(n >= 0 && (n == 0 || (dx && dy && x)));
+  switch (ctx.device) {
+    case Device::cpu:
+      return cpu::gelu_tanh_backward(dx, dy, x, n);
+    case Device::cuda:
+      RC_CUDA_RETURN(gelu_tanh_backward, dx, dy, x, n, ctx.stream);
+  }
+}
+
+void relu_forward(const ExecCtx& ctx, float* y, const float* x, int64_t n) {
+  RC_ASSERT(n >= 0 && (n == 0 || (y && x)));
+  switch (ctx.device) {
+    case Device::cpu:
+      return cpu::relu_forward(y, x, n);
+    case Device::cuda:
+      RC_CUDA_RETURN(relu_forward, y, x, n, ctx.stream);
+  }
+}
+
+void relu_backward(const ExecCtx& ctx, float* dx, const float* dy, const float* y, int64_t n) {
+  RC_ASSERT(n >= 0 && (n == 0 || (dx && dy && y)));
+  switch (ctx.device) {
+    case Device::cpu:
+      return cpu::relu_backward(dx, dy, y, n);
+    case Device::cuda:
+      RC_CUDA_RETURN(relu_backward, dx, dy, y, n, ctx.stream);
+  }
+}
+
 void add(const ExecCtx& ctx, float* y, const float* a, const float* b, int64_t n) {
   RC_ASSERT(n >= 0 && (n == 0 || (y && a && b)));
   switch (ctx.device) {

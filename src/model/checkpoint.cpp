@@ -1,6 +1,7 @@
 // Loading and saving Hugging Face checkpoint folders. The name mapping mirrors
-// transformers' from_pretrained for RobertaForSequenceClassification:
-//   - keys without the "roberta." prefix (saved from RobertaModel) get it added;
+// transformers' from_pretrained, with each family's names (model/families/; RoBERTa's below):
+//   - keys without the base model's prefix ("roberta.", "bert.", "distilbert.": saved from
+//     RobertaModel / BertModel / DistilBertModel) get it added;
 //   - legacy LayerNorm "gamma"/"beta" names mean "weight"/"bias";
 //   - buffers (position_ids, token_type_ids) are ignored;
 //   - lm_head.decoder.{weight,bias} are ties (to the word embeddings and lm_head.bias), not
@@ -40,15 +41,19 @@ bool ends_with(std::string_view s, std::string_view p) {
   return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
 }
 
-// The model name a checkpoint key stands for, or "" for buffers that carry no weights.
-std::string canonical_name(std::string name) {
+// The model name a checkpoint key stands for, or "" for buffers and ties that carry no
+// weights of their own. `base`: a layout holding every base-model name of the family (the
+// sequence classifier's: the pooler too), for the prefix a bare base-model save lacks.
+std::string canonical_name(std::string name, const EncoderFamily& family, const ParamLayout& base) {
   if (ends_with(name, "LayerNorm.gamma")) name = name.substr(0, name.size() - 5) + "weight";
   if (ends_with(name, "LayerNorm.beta")) name = name.substr(0, name.size() - 4) + "bias";
   if (ends_with(name, "embeddings.position_ids") || ends_with(name, "embeddings.token_type_ids")) return "";
-  if (name == "lm_head.decoder.weight" || name == "lm_head.decoder.bias") return "";
-  if (!starts_with(name, "roberta.") && !starts_with(name, "classifier.") && !starts_with(name, "lm_head.") &&
-      (starts_with(name, "embeddings.") || starts_with(name, "encoder.") || starts_with(name, "pooler.")))
-    name = "roberta." + name;
+  for (const std::string& ignored : family.ignored_keys)
+    if (name == ignored) return "";
+  if (!starts_with(name, family.base_prefix)) {
+    const std::string prefixed = family.base_prefix + name;
+    if (const ParamEntry* e = base.find(prefixed); e && !e->is_head) return prefixed;
+  }
   return name;
 }
 
@@ -94,6 +99,8 @@ std::unique_ptr<RobertaModel> load_checkpoint(const fs::path& dir, const Checkpo
   RC_CHECK(fs::is_directory(dir, ec), Errc::not_found, dir.string(), ": not a folder",
            "\nHINT: pass the checkpoint folder (with config.json), not a file");
   RobertaConfig config = RobertaConfig::from_file(dir / "config.json");
+  const EncoderFamily& family = config.family();
+  const ParamLayout base_names = ParamLayout::build(config, HeadKind::classifier);
   std::shared_ptr<io::TensorSource> source = open_weights(dir);
   const std::string file = source->path().filename().string();
 
@@ -104,7 +111,7 @@ std::unique_ptr<RobertaModel> load_checkpoint(const fs::path& dir, const Checkpo
   rep.weights_file = source->path();
   std::set<std::string> dtypes;
   for (const io::TensorInfo& t : source->tensors()) {
-    const std::string name = canonical_name(t.name);
+    const std::string name = canonical_name(t.name, family, base_names);
     if (name.empty()) {
       rep.ignored_keys.push_back(t.name);
       continue;
@@ -114,16 +121,17 @@ std::unique_ptr<RobertaModel> load_checkpoint(const fs::path& dir, const Checkpo
     by_name[name] = &t;
   }
   const bool mlm = options.head == HeadKind::masked_lm, tokens = options.head == HeadKind::token_classifier;
-  const char* head_prefix = mlm ? "lm_head." : "classifier.";
-  const char* head_out = tokens ? "classifier.weight" : "classifier.out_proj.weight";
-  const char* arch = head_architecture(options.head);
-  const bool has_head = by_name.count(mlm ? "lm_head.bias" : head_out) > 0;
+  const std::string head_out = family.tensor_name(tokens ? Role::token_out_weight : Role::sequence_out_weight);
+  const std::string mlm_bias = family.tensor_name(Role::mlm_bias);
+  const std::string arch = head_architecture(options.head, family);
+  const bool has_head = by_name.count(mlm ? mlm_bias : head_out) > 0;
   if (mlm) {
-    RC_CHECK(has_head || options.init_head, Errc::format, file, ": no masked-LM head (lm_head.*)",
-             "\nHINT: start a fresh lm_head with init_head, as Hugging Face does");
+    RC_CHECK(has_head || options.init_head, Errc::format, file, ": no masked-LM head (", mlm_bias, ")",
+             "\nHINT: start a fresh masked-LM head with init_head, as Hugging Face does");
   } else if (!has_head) {
     RC_CHECK(options.init_head, Errc::format, file, ": no ", tokens ? "token-" : "", "classification head (", head_out,
-             ") for ", arch, ": this checkpoint has another head or none (RobertaModel / RobertaForMaskedLM)",
+             ") for ", arch, ": this checkpoint has another head or none (", family.class_name("Model"), " / ",
+             family.class_name("ForMaskedLM"), ")",
              "\nHINT: pass --init-head to start a freshly initialised head, as Hugging Face does");
     if (!options.labels.empty()) config.id2label = options.labels;
   } else {
@@ -181,12 +189,15 @@ std::unique_ptr<RobertaModel> load_checkpoint(const fs::path& dir, const Checkpo
     if (!used.count(name)) rep.unexpected_keys.push_back(info->name);
 
   std::vector<std::string> missing_body;
-  for (const std::string& n : rep.missing_keys)
-    if (!starts_with(n, head_prefix)) missing_body.push_back(n);
+  for (size_t i = 0; i < loaded.size(); ++i)
+    if (!loaded[i] && !model->layout().entries()[i].may_be_missing)
+      missing_body.push_back(model->layout().entries()[i].name);
   RC_CHECK(missing_body.empty(), Errc::format, file, ": missing tensors: ", join_some(missing_body),
            "\nHINT: the weights do not match config.json (num_hidden_layers, model type?)");
   if (!rep.missing_keys.empty()) {
-    model->init_weights(options.seed, /*head_only=*/true);
+    // HF's _init_weights on what the checkpoint lacks (the head; BERT's pooler), nothing else.
+    const std::set<std::string> missing(rep.missing_keys.begin(), rep.missing_keys.end());
+    model->init_weights(options.seed, [&](const ParamEntry& e) { return missing.count(e.name) > 0; });
     rep.head_initialised = true;
     log::warn("model", "Some weights of ", arch, " were not initialized from the model ", "checkpoint at ",
               dir.string(), " and are newly initialized: ", join_some(rep.missing_keys),
@@ -197,7 +208,7 @@ std::unique_ptr<RobertaModel> load_checkpoint(const fs::path& dir, const Checkpo
     log::warn("model", "Some weights of the model checkpoint at ", dir.string(), " were not used when initializing ",
               arch, ": ", join_some(rep.unexpected_keys),
               ". This IS expected if you are initializing it from a model with another head (e.g. a ",
-              mlm ? "sequence classifier" : "RobertaForMaskedLM pretrained model", ").");
+              mlm ? "sequence classifier" : family.class_name("ForMaskedLM") + " pretrained model", ").");
   if (packed) {
     for (const ParamEntry& e : model->layout().entries())
       if (model->is_packed_weight(e.offset) && !pack_sources.count(e.offset))  // initialised above
@@ -265,11 +276,11 @@ void save_checkpoint(const fs::path& dir, const RobertaModel& model, const std::
   io::write_safetensors(dir / "model.safetensors", tensors, meta);
   RobertaConfig config = model.config();
   if (model.head_kind() != HeadKind::classifier) {
-    config.architectures = {head_architecture(model.head_kind())};
+    config.architectures = {head_architecture(model.head_kind(), config.family())};
     config.problem_type.clear();  // a sequence classifier's setting (HF leaves it null otherwise)
   } else {
     if (head_kind_of(config.architectures) != HeadKind::classifier)
-      config.architectures = {"RobertaForSequenceClassification"};
+      config.architectures = {head_architecture(HeadKind::classifier, config.family())};
     // One label without a problem type is HF's regression: left unset, as transformers reads it.
     if (config.problem_type.empty() && config.num_labels() > 1) config.problem_type = "single_label_classification";
   }

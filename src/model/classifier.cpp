@@ -118,7 +118,8 @@ class RobertaClassifier final : public Classifier {
     else
       score_function_ = ScoreFunction::softmax;
     info_.model_type = c.model_type;
-    info_.architecture = c.architectures.empty() ? "RobertaForSequenceClassification" : c.architectures[0];
+    info_.architecture = c.architectures.empty() ? model::head_architecture(model::HeadKind::classifier, c.family())
+                                                 : c.architectures[0];
     info_.weights_file = report.weights_file.string();
     info_.weights_dtype = report.weights_dtype;
     info_.num_parameters = model_->num_params();

@@ -63,14 +63,36 @@ void encoder_layer_forward(const ExecCtx& ctx, const RobertaConfig& c, const Lay
   });
   if (drop)
     profiled(ctx, F::dropout, [&] {
-      kernels::dropout_forward(ctx, a.proj, a.proj, B, T * C, drop->hidden, drop->attn_out_seed, drop->first_sample);
+      kernels::dropout_forward(ctx, a.proj, a.proj, B, T * C, drop->attention_output(), drop->attn_out_seed,
+                               drop->first_sample);
     });
   profiled(ctx, F::layernorm, [&] {
     kernels::add_layernorm_forward(ctx, a.ln1, a.attn_sum, a.ln1_mean, a.ln1_rstd, a.proj, residual, w.ln1_gamma,
                                    w.ln1_beta, M, C, eps, a.ln1_gemm);
   });
   const kernels::GemmInput ln1 = input(a.ln1_gemm, a.ln1);
-  if (a.ffn_pre) {
+  const Activation act = c.activation();
+  if (act != Activation::gelu) {
+    // gelu_new / relu: no fused epilogue or bf16 variant; fp32 rows (pre-activation kept for
+    // the backward in training).
+    // At bf16 (training on the CPU), into fp32 scratch rows first, then their bf16 copy.
+    const bool via_scratch = a.ffn_type == ActType::bf16 && a.ffn_pre && a.ffn_act_scratch;
+    RC_CHECK(a.ffn_type == ActType::f32 || via_scratch, Errc::unsupported, "hidden_act '", c.hidden_act,
+             "' runs with fp32 or (training) bf16 FFN activations only");
+    float* pre = a.ffn_pre ? a.ffn_pre : static_cast<float*>(a.ffn_act);
+    profiled(ctx, F::gemm_ffn_up, [&] {
+      kernels::linear_forward(ctx, pre, ActType::f32, ln1.data, ln1.type, w.ffn_in, w.ffn_in_b, M, Epilogue::none,
+                              ln1.row_scale);
+    });
+    profiled(ctx, F::gelu, [&] {
+      float* out = via_scratch ? a.ffn_act_scratch : static_cast<float*>(a.ffn_act);
+      if (act == Activation::relu)
+        kernels::relu_forward(ctx, out, pre, M * c.intermediate_size);
+      else
+        kernels::gelu_tanh_forward(ctx, out, pre, M * c.intermediate_size);
+      if (via_scratch) kernels::convert_to_bf16(ctx, static_cast<uint16_t*>(a.ffn_act), out, M * c.intermediate_size);
+    });
+  } else if (a.ffn_pre) {
     // Training: the pre-GELU rows kept in fp32 for the GELU backward; the GELU output in fp32,
     // or in bf16 at bf16 GEMMs (the down projection's input and its saved dW input).
     RC_ASSERT(a.ffn_type == ActType::f32 || a.ffn_type == ActType::bf16);
@@ -142,7 +164,16 @@ void encoder_layer_backward(const ExecCtx& ctx, const RobertaConfig& c, const La
     kernels::linear_backward(ctx, s.d_ffn, g.ffn_out_w, g.ffn_out_b, d_x, ffn_act.f32, w.ffn_out.w, w.ffn_out.w16, BT,
                              C, I, false, ffn_act.bf16);
   });
-  profiled(ctx, F::gelu, [&] { kernels::gelu_erf_backward(ctx, s.d_ffn, s.d_ffn, a.ffn_pre, BT * I); });
+  profiled(ctx, F::gelu, [&] {
+    switch (c.activation()) {
+      case Activation::gelu:
+        return kernels::gelu_erf_backward(ctx, s.d_ffn, s.d_ffn, a.ffn_pre, BT * I);
+      case Activation::gelu_new:
+        return kernels::gelu_tanh_backward(ctx, s.d_ffn, s.d_ffn, a.ffn_pre, BT * I);
+      case Activation::relu:  // the mask of y > 0 is that of x > 0: the pre-activation serves as y
+        return kernels::relu_backward(ctx, s.d_ffn, s.d_ffn, a.ffn_pre, BT * I);
+    }
+  });
   // d(ln1) = d_ffn·W1 + d_s (residual)
   profiled(ctx, F::gemm_ffn_up, [&] {
     kernels::linear_backward(ctx, d_s, g.ffn_in_w, g.ffn_in_b, s.d_ffn, ln1.f32, w.ffn_in.w, w.ffn_in.w16, BT, I, C,
@@ -156,7 +187,7 @@ void encoder_layer_backward(const ExecCtx& ctx, const RobertaConfig& c, const La
   });
   // d_x now holds d(x_in) through the residual; d_s takes the attention branch.
   profiled(ctx, F::dropout, [&] {
-    kernels::dropout_backward(ctx, d_s, d_x, B, T * C, drop.hidden, drop.attn_out_seed, drop.first_sample);
+    kernels::dropout_backward(ctx, d_s, d_x, B, T * C, drop.attention_output(), drop.attn_out_seed, drop.first_sample);
   });
   profiled(ctx, F::gemm_attn_out, [&] {
     kernels::linear_backward(ctx, s.d_attn, g.attn_out_w, g.attn_out_b, d_s, attn.f32, w.attn_out.w, w.attn_out.w16, BT,

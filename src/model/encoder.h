@@ -44,6 +44,10 @@ struct LayerActs {
   // projection's epilogue, with its per-row scales in ffn_act_scale (B·T).
   kernels::ActType ffn_type = kernels::ActType::f32;
   float* ffn_act_scale = nullptr;
+  // bf16 training with an activation other than the erf GELU (which has a fused bf16 kernel):
+  // (B·T, I) fp32 rows for the activation before its bf16 copy. Training only; may be the
+  // backward's d_ffn scratch (the forward is done with it before the backward starts).
+  float* ffn_act_scratch = nullptr;
   float* ffn_sum = nullptr;                        // (B·T, C) LN2 input saved (may alias proj)
   float *ln2_mean = nullptr, *ln2_rstd = nullptr;  // (B·T) or null
   float* rows_scratch = nullptr;                   // (2·B, C): Rows::first_token's gathered rows
@@ -65,6 +69,9 @@ struct LayerDropout {
   float hidden = 0, attention = 0;
   uint64_t attn_seed = 0, attn_out_seed = 0, ffn_out_seed = 0;
   uint64_t first_sample = 0;  // the batch's row key base (Batch::first_sample)
+  // DistilBERT's TransformerBlock has no dropout after the attention output (out_lin).
+  bool no_attention_output_dropout = false;
+  float attention_output() const { return no_attention_output_dropout ? 0.0f : hidden; }
 };
 
 // The rows a layer carries past its attention: every token, or token 0 of each sequence

@@ -41,6 +41,7 @@ InferenceWorkspace::InferenceWorkspace(const ExecCtx& ctx, const RobertaConfig& 
     ffn_scale_ = kernels::alloc_floats(ctx, BT);
   }
   batch_ = DeviceBatch(ctx, max_B, max_T, false);
+  batch_.token_types_used = c.family().has_token_types();
 }
 
 void embed_for_inference(const ExecCtx& ctx, const RobertaModel& model, const Batch& batch, int32_t* positions,
@@ -49,10 +50,10 @@ void embed_for_inference(const ExecCtx& ctx, const RobertaModel& model, const Ba
   const ModelOffsets& o = model.offsets();
   const float* P = model.params();
   const int64_t BT = batch.B * batch.T, C = c.hidden_size;
-  profiled(ctx, F::other, [&] { kernels::position_ids(ctx, positions, batch.ids, batch.B, batch.T, c.pad_token_id); });
+  profiled(ctx, F::other, [&] { family_position_ids(ctx, c, positions, batch); });
   profiled(ctx, F::embedding, [&] {
     kernels::embedding_forward(ctx, scratch, batch.ids, positions, batch.token_types, model.word_embeddings(),
-                               P + o.wpe, P + o.tte, BT, C);
+                               P + o.wpe, o.tte >= 0 ? P + o.tte : nullptr, BT, C);
   });
   profiled(ctx, F::layernorm, [&] {
     kernels::layernorm_forward(ctx, x, nullptr, nullptr, scratch, P + o.ln_emb_gamma, P + o.ln_emb_beta, BT, C,
@@ -117,7 +118,9 @@ void forward_logits(const ExecCtx& ctx, const RobertaModel& model, const Batch& 
     a.ffn_act = ws.ffn_.data();
     a.ffn_type = w.ffn_in.preferred_hidden_type();
     // int8 → int8: the up projection's epilogue quantises the GELU rows for the down projection.
-    if (w.ffn_in.gemm_input_type() == ActType::s8 && w.ffn_out.gemm_input_type() == ActType::s8) {
+    if (c.activation() != Activation::gelu) {
+      a.ffn_type = ActType::f32;  // no fused epilogue but the erf GELU: fp32 rows, activation after
+    } else if (w.ffn_in.gemm_input_type() == ActType::s8 && w.ffn_out.gemm_input_type() == ActType::s8) {
       a.ffn_type = ActType::s8;
       a.ffn_act_scale = ws.ffn_scale_.f32();
     }
@@ -135,8 +138,9 @@ void forward_logits(const ExecCtx& ctx, const RobertaModel& model, const Batch& 
     return;
   }
 
-  // Head: dense → tanh → out_proj on the first token (x holds one row per sequence after the
-  // last layer, or every token when there are no layers).
+  // Head: dense → tanh (RoBERTa's head, BERT's pooler) or ReLU (DistilBERT's pre_classifier)
+  // → out_proj on the first token (x holds one row per sequence after the last layer, or every
+  // token when there are no layers). Eval mode: no dropout.
   float* cls = x;
   float* hidden = ws.rows_.f32() + 2 * B * C;
   if (NL == 0 && T > 1) {
@@ -147,7 +151,12 @@ void forward_logits(const ExecCtx& ctx, const RobertaModel& model, const Batch& 
     kernels::linear_forward(ctx, hidden, ActType::f32, cls, ActType::f32, model.head_dense_weight(), P + o.head_dense_b,
                             B, Epilogue::none);
   });
-  profiled(ctx, F::head, [&] { kernels::tanh_forward(ctx, hidden, hidden, B * C); });
+  profiled(ctx, F::head, [&] {
+    if (c.family().sequence_head == SequenceHead::pre_relu)
+      kernels::relu_forward(ctx, hidden, hidden, B * C);
+    else
+      kernels::tanh_forward(ctx, hidden, hidden, B * C);
+  });
   if (ctx.device == Device::cpu) {
     profiled(ctx, F::gemm_head,
              [&] { kernels::matmul_nt(ctx, logits, hidden, P + o.head_out_w, P + o.head_out_b, B, K, C); });

@@ -6,63 +6,89 @@ namespace rc::model {
 
 ParamLayout ParamLayout::build(const RobertaConfig& c, HeadKind head) {
   ParamLayout layout;
+  const EncoderFamily& family = c.family();
   const int64_t C = c.hidden_size, I = c.intermediate_size, K = c.num_labels();
-  auto add = [&](std::string name, std::vector<int64_t> shape, bool decay = true, bool head = false) {
+  using Init = ParamEntry::Init;
+  // Weights decay; biases and LayerNorm parameters do not (HF Trainer's decay mask: "bias" in
+  // the name or a LayerNorm module, whatever the module is called: DistilBERT's sa_layer_norm).
+  enum Kind { weight, bias, ln_weight, ln_bias };
+  auto add = [&](Role role, int64_t layer, std::vector<int64_t> shape, Kind kind, bool is_head = false) {
     ParamEntry e;
-    e.name = std::move(name);
+    e.name = family.tensor_name(role, layer);
+    RC_ASSERT(!e.name.empty());
     e.shape = std::move(shape);
     e.numel = 1;
     for (int64_t d : e.shape) e.numel *= d;
     e.offset = layout.total_;
-    e.decay = decay;
-    e.is_head = head;
+    e.decay = kind == weight;
+    e.is_head = is_head;
+    e.role = role;
+    e.layer = is_layer_role(role) ? layer : -1;
+    e.may_be_missing = is_head;
+    e.init = kind == ln_weight ? Init::ones : kind == weight ? Init::normal : Init::zeros;
     layout.total_ += e.numel;
     layout.entries_.push_back(std::move(e));
   };
-  const bool no_decay = false;
-  add("roberta.embeddings.word_embeddings.weight", {c.vocab_size, C});
-  add("roberta.embeddings.position_embeddings.weight", {c.max_position_embeddings, C});
-  add("roberta.embeddings.token_type_embeddings.weight", {c.type_vocab_size, C});
-  add("roberta.embeddings.LayerNorm.weight", {C}, no_decay);
-  add("roberta.embeddings.LayerNorm.bias", {C}, no_decay);
+  add(Role::word_embeddings, 0, {c.vocab_size, C}, weight);
+  add(Role::position_embeddings, 0, {c.max_position_embeddings, C}, weight);
+  if (family.has_token_types()) add(Role::token_type_embeddings, 0, {c.type_vocab_size, C}, weight);
+  add(Role::embeddings_ln_weight, 0, {C}, ln_weight);
+  add(Role::embeddings_ln_bias, 0, {C}, ln_bias);
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
-    const std::string p = "roberta.encoder.layer." + std::to_string(l) + ".";
     // q, k, v weights then their biases: contiguous W_qkv (3C, C) and b_qkv (3C).
-    add(p + "attention.self.query.weight", {C, C});
-    add(p + "attention.self.key.weight", {C, C});
-    add(p + "attention.self.value.weight", {C, C});
-    add(p + "attention.self.query.bias", {C}, no_decay);
-    add(p + "attention.self.key.bias", {C}, no_decay);
-    add(p + "attention.self.value.bias", {C}, no_decay);
-    add(p + "attention.output.dense.weight", {C, C});
-    add(p + "attention.output.dense.bias", {C}, no_decay);
-    add(p + "attention.output.LayerNorm.weight", {C}, no_decay);
-    add(p + "attention.output.LayerNorm.bias", {C}, no_decay);
-    add(p + "intermediate.dense.weight", {I, C});
-    add(p + "intermediate.dense.bias", {I}, no_decay);
-    add(p + "output.dense.weight", {C, I});
-    add(p + "output.dense.bias", {C}, no_decay);
-    add(p + "output.LayerNorm.weight", {C}, no_decay);
-    add(p + "output.LayerNorm.bias", {C}, no_decay);
+    add(Role::query_weight, l, {C, C}, weight);
+    add(Role::key_weight, l, {C, C}, weight);
+    add(Role::value_weight, l, {C, C}, weight);
+    add(Role::query_bias, l, {C}, bias);
+    add(Role::key_bias, l, {C}, bias);
+    add(Role::value_bias, l, {C}, bias);
+    add(Role::attention_out_weight, l, {C, C}, weight);
+    add(Role::attention_out_bias, l, {C}, bias);
+    add(Role::attention_ln_weight, l, {C}, ln_weight);
+    add(Role::attention_ln_bias, l, {C}, ln_bias);
+    add(Role::ffn_in_weight, l, {I, C}, weight);
+    add(Role::ffn_in_bias, l, {I}, bias);
+    add(Role::ffn_out_weight, l, {C, I}, weight);
+    add(Role::ffn_out_bias, l, {C}, bias);
+    add(Role::ffn_ln_weight, l, {C}, ln_weight);
+    add(Role::ffn_ln_bias, l, {C}, ln_bias);
   }
+  const bool head_part = true;
   if (head == HeadKind::masked_lm) {
-    add("lm_head.dense.weight", {C, C}, true, true);
-    add("lm_head.dense.bias", {C}, no_decay, true);
-    add("lm_head.layer_norm.weight", {C}, no_decay, true);
-    add("lm_head.layer_norm.bias", {C}, no_decay, true);
-    add("lm_head.bias", {c.vocab_size}, no_decay, true);
+    add(Role::mlm_dense_weight, 0, {C, C}, weight, head_part);
+    add(Role::mlm_dense_bias, 0, {C}, bias, head_part);
+    add(Role::mlm_ln_weight, 0, {C}, ln_weight, head_part);
+    add(Role::mlm_ln_bias, 0, {C}, ln_bias, head_part);
+    add(Role::mlm_bias, 0, {c.vocab_size}, bias, head_part);
     return layout;
   }
   if (head == HeadKind::token_classifier) {
-    add("classifier.weight", {K, C}, true, true);
-    add("classifier.bias", {K}, no_decay, true);
+    add(Role::token_out_weight, 0, {K, C}, weight, head_part);
+    add(Role::token_out_bias, 0, {K}, bias, head_part);
     return layout;
   }
-  add("classifier.dense.weight", {C, C}, true, true);
-  add("classifier.dense.bias", {C}, no_decay, true);
-  add("classifier.out_proj.weight", {K, C}, true, true);
-  add("classifier.out_proj.bias", {K}, no_decay, true);
+  // BERT's pooler belongs to the base model (bert.pooler.*): loaded with it, kept by
+  // --init-head, but initialised when a checkpoint has none.
+  const bool dense_is_head = !family.sequence_dense_in_base;
+  add(Role::sequence_dense_weight, 0, {C, C}, weight, dense_is_head);
+  add(Role::sequence_dense_bias, 0, {C}, bias, dense_is_head);
+  layout.entries_[layout.entries_.size() - 2].may_be_missing = true;
+  layout.entries_.back().may_be_missing = true;
+  add(Role::sequence_out_weight, 0, {K, C}, weight, head_part);
+  add(Role::sequence_out_bias, 0, {K}, bias, head_part);
   return layout;
+}
+
+std::string head_architecture(HeadKind head, const EncoderFamily& family) {
+  switch (head) {
+    case HeadKind::masked_lm:
+      return family.class_name("ForMaskedLM");
+    case HeadKind::token_classifier:
+      return family.class_name("ForTokenClassification");
+    case HeadKind::classifier:
+      break;
+  }
+  return family.class_name("ForSequenceClassification");
 }
 
 const char* head_architecture(HeadKind head) noexcept {
@@ -85,6 +111,12 @@ HeadKind head_kind_of(const std::vector<std::string>& architectures) noexcept {
   return HeadKind::classifier;
 }
 
+const ParamEntry* ParamLayout::find(Role role, int64_t layer) const {
+  for (const auto& e : entries_)
+    if (e.role == role && (e.layer == layer || !is_layer_role(role))) return &e;
+  return nullptr;
+}
+
 const ParamEntry* ParamLayout::find(std::string_view name) const {
   for (const auto& e : entries_)
     if (e.name == name) return &e;
@@ -92,54 +124,55 @@ const ParamEntry* ParamLayout::find(std::string_view name) const {
 }
 
 ModelOffsets model_offsets(const ParamLayout& layout, const RobertaConfig& c) {
-  auto at = [&](const std::string& name) {
-    const ParamEntry* e = layout.find(name);
+  auto at = [&](Role role, int64_t layer = 0) {
+    const ParamEntry* e = layout.find(role, layer);
     RC_ASSERT(e != nullptr);
     return e->offset;
   };
+  auto maybe = [&](Role role) {
+    const ParamEntry* e = layout.find(role);
+    return e ? e->offset : int64_t(-1);
+  };
   ModelOffsets o;
-  o.wte = at("roberta.embeddings.word_embeddings.weight");
-  o.wpe = at("roberta.embeddings.position_embeddings.weight");
-  o.tte = at("roberta.embeddings.token_type_embeddings.weight");
-  o.ln_emb_gamma = at("roberta.embeddings.LayerNorm.weight");
-  o.ln_emb_beta = at("roberta.embeddings.LayerNorm.bias");
+  o.wte = at(Role::word_embeddings);
+  o.wpe = at(Role::position_embeddings);
+  o.tte = maybe(Role::token_type_embeddings);
+  o.ln_emb_gamma = at(Role::embeddings_ln_weight);
+  o.ln_emb_beta = at(Role::embeddings_ln_bias);
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
-    const std::string p = "roberta.encoder.layer." + std::to_string(l) + ".";
     LayerOffsets L;
-    L.qkv_w = at(p + "attention.self.query.weight");
-    L.qkv_b = at(p + "attention.self.query.bias");
+    L.qkv_w = at(Role::query_weight, l);
+    L.qkv_b = at(Role::query_bias, l);
     // The fused views rely on adjacency (see the header); a layout change must keep it.
-    RC_ASSERT(at(p + "attention.self.value.weight") == L.qkv_w + 2 * c.hidden_size * c.hidden_size);
-    RC_ASSERT(at(p + "attention.self.value.bias") == L.qkv_b + 2 * c.hidden_size);
-    L.attn_out_w = at(p + "attention.output.dense.weight");
-    L.attn_out_b = at(p + "attention.output.dense.bias");
-    L.ln_attn_gamma = at(p + "attention.output.LayerNorm.weight");
-    L.ln_attn_beta = at(p + "attention.output.LayerNorm.bias");
-    L.ffn_in_w = at(p + "intermediate.dense.weight");
-    L.ffn_in_b = at(p + "intermediate.dense.bias");
-    L.ffn_out_w = at(p + "output.dense.weight");
-    L.ffn_out_b = at(p + "output.dense.bias");
-    L.ln_ffn_gamma = at(p + "output.LayerNorm.weight");
-    L.ln_ffn_beta = at(p + "output.LayerNorm.bias");
+    RC_ASSERT(at(Role::value_weight, l) == L.qkv_w + 2 * c.hidden_size * c.hidden_size);
+    RC_ASSERT(at(Role::value_bias, l) == L.qkv_b + 2 * c.hidden_size);
+    L.attn_out_w = at(Role::attention_out_weight, l);
+    L.attn_out_b = at(Role::attention_out_bias, l);
+    L.ln_attn_gamma = at(Role::attention_ln_weight, l);
+    L.ln_attn_beta = at(Role::attention_ln_bias, l);
+    L.ffn_in_w = at(Role::ffn_in_weight, l);
+    L.ffn_in_b = at(Role::ffn_in_bias, l);
+    L.ffn_out_w = at(Role::ffn_out_weight, l);
+    L.ffn_out_b = at(Role::ffn_out_bias, l);
+    L.ln_ffn_gamma = at(Role::ffn_ln_weight, l);
+    L.ln_ffn_beta = at(Role::ffn_ln_bias, l);
     o.layers.push_back(L);
   }
-  if (layout.find("lm_head.bias")) {
-    o.lm_dense_w = at("lm_head.dense.weight");
-    o.lm_dense_b = at("lm_head.dense.bias");
-    o.lm_ln_gamma = at("lm_head.layer_norm.weight");
-    o.lm_ln_beta = at("lm_head.layer_norm.bias");
-    o.lm_bias = at("lm_head.bias");
+  o.lm_dense_w = maybe(Role::mlm_dense_weight);
+  o.lm_dense_b = maybe(Role::mlm_dense_bias);
+  o.lm_ln_gamma = maybe(Role::mlm_ln_weight);
+  o.lm_ln_beta = maybe(Role::mlm_ln_bias);
+  o.lm_bias = maybe(Role::mlm_bias);
+  if (o.lm_bias >= 0) return o;
+  if (layout.find(Role::token_out_weight)) {
+    o.head_out_w = at(Role::token_out_weight);
+    o.head_out_b = at(Role::token_out_bias);
     return o;
   }
-  if (layout.find("classifier.weight")) {
-    o.head_out_w = at("classifier.weight");
-    o.head_out_b = at("classifier.bias");
-    return o;
-  }
-  o.head_dense_w = at("classifier.dense.weight");
-  o.head_dense_b = at("classifier.dense.bias");
-  o.head_out_w = at("classifier.out_proj.weight");
-  o.head_out_b = at("classifier.out_proj.bias");
+  o.head_dense_w = at(Role::sequence_dense_weight);
+  o.head_dense_b = at(Role::sequence_dense_bias);
+  o.head_out_w = at(Role::sequence_out_weight);
+  o.head_out_b = at(Role::sequence_out_bias);
   return o;
 }
 

@@ -13,12 +13,15 @@
 #include <string_view>
 #include <vector>
 
+#include "model/family.h"
 #include "model/roberta_config.h"
 
 namespace rc::model {
 
-// Which head follows the encoder:
-//   - classifier: RobertaForSequenceClassification's classifier.{dense,out_proj} on <s>;
+// Which head follows the encoder (names are RoBERTa's; each family's are in its description,
+// model/families/):
+//   - classifier: RobertaForSequenceClassification's classifier.{dense,out_proj} on <s>
+//     (BERT: bert.pooler.dense + classifier; DistilBERT: pre_classifier + classifier);
 //   - masked_lm: RobertaForMaskedLM's lm_head.* (dense → GELU → LayerNorm → decoder tied to
 //     the word embeddings + lm_head.bias; the tied decoder has no entry of its own, as HF saves it);
 //   - token_classifier: RobertaForTokenClassification's classifier.{weight,bias}, one Linear
@@ -26,7 +29,8 @@ namespace rc::model {
 enum class HeadKind { classifier, masked_lm, token_classifier };
 // transformers' class name of a head ("RobertaForSequenceClassification", ...), and back from
 // config.json's architectures (a sequence classifier when none names another head).
-const char* head_architecture(HeadKind head) noexcept;
+const char* head_architecture(HeadKind head) noexcept;  // RoBERTa's
+std::string head_architecture(HeadKind head, const EncoderFamily& family);
 HeadKind head_kind_of(const std::vector<std::string>& architectures) noexcept;
 
 struct ParamEntry {
@@ -36,6 +40,12 @@ struct ParamEntry {
   int64_t numel = 0;
   bool decay = true;     // HF Trainer: no weight decay for biases and LayerNorm weights
   bool is_head = false;  // classifier.* or lm_head.* (re-initialised by --init-head)
+  Role role = Role::count;
+  int64_t layer = -1;  // for layer roles
+  // May be absent from a checkpoint and then gets HF's init (BERT's pooler, which a
+  // BertForMaskedLM or BertForTokenClassification save lacks), as is_head entries.
+  bool may_be_missing = false;
+  enum class Init { normal, zeros, ones } init = Init::normal;  // HF's _init_weights
 };
 
 class ParamLayout {
@@ -44,6 +54,7 @@ class ParamLayout {
   const std::vector<ParamEntry>& entries() const { return entries_; }
   int64_t total() const { return total_; }
   const ParamEntry* find(std::string_view name) const;  // nullptr when absent
+  const ParamEntry* find(Role role, int64_t layer = 0) const;
 
  private:
   std::vector<ParamEntry> entries_;
@@ -56,7 +67,7 @@ struct LayerOffsets {
   int64_t ffn_in_w, ffn_in_b, ffn_out_w, ffn_out_b, ln_ffn_gamma, ln_ffn_beta;
 };
 struct ModelOffsets {
-  int64_t wte, wpe, tte, ln_emb_gamma, ln_emb_beta;
+  int64_t wte, wpe, tte, ln_emb_gamma, ln_emb_beta;  // tte -1: the family has no token types
   std::vector<LayerOffsets> layers;
   // classifier.* (-1 for a masked-LM layout). A token classifier has no dense layer: its
   // classifier.{weight,bias} are head_out_{w,b}.

@@ -50,24 +50,29 @@ void read_key(const json& j, const char* key, std::optional<float>& out, std::st
 // they are read (the first bad key is the one reported). One line a key, alike in shape by
 // nature; the keys with rules of their own (model_type, architectures, problem_type, the
 // labels) are handled beside the calls.
+// Each under the family's key (family.h ConfigKeys); a field the family has no key for is
+// skipped (it keeps the family's fixed value).
 template <class Config, class F>
-void for_each_plain_key(Config& c, F&& f) {
-  f("vocab_size", c.vocab_size);
-  f("hidden_size", c.hidden_size);
-  f("num_hidden_layers", c.num_hidden_layers);
-  f("num_attention_heads", c.num_attention_heads);
-  f("intermediate_size", c.intermediate_size);
-  f("max_position_embeddings", c.max_position_embeddings);
-  f("type_vocab_size", c.type_vocab_size);
-  f("hidden_act", c.hidden_act);
-  f("hidden_dropout_prob", c.hidden_dropout_prob);
-  f("attention_probs_dropout_prob", c.attention_probs_dropout_prob);
-  f("classifier_dropout", c.classifier_dropout);
-  f("layer_norm_eps", c.layer_norm_eps);
-  f("initializer_range", c.initializer_range);
-  f("pad_token_id", c.pad_token_id);
-  f("bos_token_id", c.bos_token_id);
-  f("eos_token_id", c.eos_token_id);
+void for_each_plain_key(Config& c, const ConfigKeys& k, F&& f) {
+  auto field = [&](const char* key, auto& value) {
+    if (key) f(key, value);
+  };
+  field(k.vocab_size, c.vocab_size);
+  field(k.hidden_size, c.hidden_size);
+  field(k.num_hidden_layers, c.num_hidden_layers);
+  field(k.num_attention_heads, c.num_attention_heads);
+  field(k.intermediate_size, c.intermediate_size);
+  field(k.max_position_embeddings, c.max_position_embeddings);
+  field(k.type_vocab_size, c.type_vocab_size);
+  field(k.hidden_act, c.hidden_act);
+  field(k.hidden_dropout_prob, c.hidden_dropout_prob);
+  field(k.attention_probs_dropout_prob, c.attention_probs_dropout_prob);
+  field(k.classifier_dropout, c.classifier_dropout);
+  field(k.layer_norm_eps, c.layer_norm_eps);
+  field(k.initializer_range, c.initializer_range);
+  field(k.pad_token_id, c.pad_token_id);
+  field(k.bos_token_id, c.bos_token_id);
+  field(k.eos_token_id, c.eos_token_id);
 }
 
 // Upper bounds on each size, far above any released RoBERTa-family checkpoint (roberta-large:
@@ -127,29 +132,47 @@ RobertaConfig RobertaConfig::from_json(std::string_view text, std::string_view s
   RobertaConfig c;
   c.original_json = std::string(text);
   read_key(j, "model_type", c.model_type, source);
-  RC_CHECK(c.model_type == "roberta", Errc::unsupported, source, ": model_type '", c.model_type,
-           "' is not supported (only 'roberta')\nHINT: roberta.cpp runs RobertaForSequenceClassification checkpoints");
-  for_each_plain_key(c, [&](const char* key, auto& field) { read_key(j, key, field, source); });
+  const EncoderFamily* family = nullptr;
+  for (const EncoderFamily* f : all_families())
+    if (c.model_type == f->model_type) family = f;
+  RC_CHECK(family, Errc::unsupported, source, ": model_type '", c.model_type,
+           "' is not supported (supported: ", supported_model_types(),
+           ")\nHINT: roberta.cpp runs these encoder families' checkpoints");
+  family->defaults(c);
+  const ConfigKeys& keys = family->keys;
+  for_each_plain_key(c, keys, [&](const char* key, auto& field) { read_key(j, key, field, source); });
+  if (family->has_position_embedding_type) {
+    std::string position_embedding_type = "absolute";
+    read_key(j, "position_embedding_type", position_embedding_type, source);
+    RC_CHECK(position_embedding_type == "absolute", Errc::unsupported, source, ": position_embedding_type '",
+             position_embedding_type, "' is not supported (only 'absolute')");
+  }
+  if (auto it = j.find("sinusoidal_pos_embds"); it != j.end() && !it->is_null()) {
+    // DistilBERT's fixed sinusoidal table: transformers freezes it (requires_grad False),
+    // which training here would not.
+    RC_CHECK(it->is_boolean() && !it->get<bool>(), Errc::unsupported, source, ": sinusoidal_pos_embds ", it->dump(),
+             " is not supported (only learned position embeddings: false)");
+  }
   read_key(j, "architectures", c.architectures, source);
   read_key(j, "problem_type", c.problem_type, source);
 
-  check_at_most(c.vocab_size, kMaxVocab, "vocab_size", source);
-  check_at_most(c.num_attention_heads, kMaxHeads, "num_attention_heads", source);
-  check_at_most(c.hidden_size, kMaxHidden, "hidden_size", source);
-  check_at_most(c.num_hidden_layers, kMaxLayers, "num_hidden_layers", source);
-  check_at_most(c.intermediate_size, kMaxIntermediate, "intermediate_size", source);
-  check_at_most(c.max_position_embeddings, kMaxPositions, "max_position_embeddings", source);
+  check_at_most(c.vocab_size, kMaxVocab, keys.vocab_size, source);
+  check_at_most(c.num_attention_heads, kMaxHeads, keys.num_attention_heads, source);
+  check_at_most(c.hidden_size, kMaxHidden, keys.hidden_size, source);
+  check_at_most(c.num_hidden_layers, kMaxLayers, keys.num_hidden_layers, source);
+  check_at_most(c.intermediate_size, kMaxIntermediate, keys.intermediate_size, source);
+  check_at_most(c.max_position_embeddings, kMaxPositions, keys.max_position_embeddings, source);
   check_at_most(c.type_vocab_size, kMaxTypeVocab, "type_vocab_size", source);
-  check_positive(c.vocab_size, "vocab_size", source);
-  check_positive(c.hidden_size, "hidden_size", source);
-  check_positive(c.num_hidden_layers, "num_hidden_layers", source);
-  check_positive(c.num_attention_heads, "num_attention_heads", source);
-  check_positive(c.intermediate_size, "intermediate_size", source);
-  check_positive(c.type_vocab_size, "type_vocab_size", source);
-  RC_CHECK(c.hidden_size % c.num_attention_heads == 0, Errc::format, source, ": hidden_size ", c.hidden_size,
-           " is not a multiple of num_attention_heads ", c.num_attention_heads);
-  RC_CHECK(c.hidden_act == "gelu", Errc::unsupported, source, ": hidden_act '", c.hidden_act,
-           "' is not supported (RoBERTa uses 'gelu', the erf form)");
+  check_positive(c.vocab_size, keys.vocab_size, source);
+  check_positive(c.hidden_size, keys.hidden_size, source);
+  check_positive(c.num_hidden_layers, keys.num_hidden_layers, source);
+  check_positive(c.num_attention_heads, keys.num_attention_heads, source);
+  check_positive(c.intermediate_size, keys.intermediate_size, source);
+  if (family->has_token_types()) check_positive(c.type_vocab_size, "type_vocab_size", source);
+  RC_CHECK(c.hidden_size % c.num_attention_heads == 0, Errc::format, source, ": ", keys.hidden_size, " ", c.hidden_size,
+           " is not a multiple of ", keys.num_attention_heads, " ", c.num_attention_heads);
+  RC_CHECK(is_supported_activation(c.hidden_act), Errc::unsupported, source, ": ", keys.hidden_act, " '", c.hidden_act,
+           "' is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh, relu)");
   RC_CHECK(c.pad_token_id >= 0 && c.pad_token_id < c.vocab_size, Errc::format, source, ": pad_token_id ",
            c.pad_token_id, " outside the vocabulary of ", c.vocab_size);
   RC_CHECK(c.max_tokens() >= 3, Errc::format, source, ": max_position_embeddings ", c.max_position_embeddings,
@@ -209,8 +232,9 @@ std::string RobertaConfig::to_json() const {
     }
   }
   const json original = j;  // the values as the file wrote them, for float_as_written
+  const EncoderFamily& fam = family();
   j["model_type"] = model_type;
-  for_each_plain_key(*this, [&](const char* key, const auto& field) {
+  for_each_plain_key(*this, fam.keys, [&](const char* key, const auto& field) {
     using T = std::decay_t<decltype(field)>;
     if constexpr (std::is_same_v<T, float>)
       j[key] = float_as_written(field, original, key);
@@ -220,7 +244,7 @@ std::string RobertaConfig::to_json() const {
       j[key] = field;
   });
   j["architectures"] =
-      architectures.empty() ? std::vector<std::string>{"RobertaForSequenceClassification"} : architectures;
+      architectures.empty() ? std::vector<std::string>{fam.class_name("ForSequenceClassification")} : architectures;
   json id2label_json = json::object(), label2id_json = json::object();
   for (size_t i = 0; i < id2label.size(); ++i) {
     id2label_json[std::to_string(i)] = id2label[i];
@@ -237,8 +261,10 @@ std::string RobertaConfig::to_json() const {
     j["torch_dtype"] = torch_dtype;
   else if (!j.contains("torch_dtype"))
     j["torch_dtype"] = "float32";
-  if (!j.contains("position_embedding_type")) j["position_embedding_type"] = "absolute";
-  if (!j.contains("use_cache")) j["use_cache"] = true;
+  // The family's other PretrainedConfig attributes, as its save_pretrained writes them.
+  const json extra = json::parse(fam.extra_config_json);
+  for (auto& [key, value] : extra.items())
+    if (!j.contains(key)) j[key] = value;
   // The release whose config.json layout this is (the keys above, nothing newer); it also
   // runs on Debian 12's torch 1.13, the tests' PyTorch reference. A version the file already
   // names is kept: its keys survive the save.

@@ -10,9 +10,11 @@
 #include <new>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/check.h"
 #include "core/counter_rng.h"
+#include "kernels/rows.h"
 
 namespace rc::model {
 
@@ -50,6 +52,11 @@ RobertaModel::RobertaModel(RobertaConfig config, HeadKind head, ParamStorage sto
       offsets_(model_offsets(layout_, config_)),
       storage_(storage) {
   check_model_size(config_, layout_);
+  // The masked-LM head (mlm_head.cpp) runs the erf GELU; BERT's and DistilBERT's use hidden_act.
+  RC_CHECK(
+      head != HeadKind::masked_lm || !config_.family().mlm_uses_hidden_act || config_.activation() == Activation::gelu,
+      Errc::unsupported, "a masked-LM head with ", config_.family().keys.hidden_act, " '", config_.hidden_act,
+      "' is not supported (its transform runs gelu)");
   const size_t bytes = size_t(layout_.total()) * sizeof(float);
   // packed_inference: the GEMM weights' ~70% of the buffer is never touched, so never paid for.
   params_ = storage == ParamStorage::full ? Buffer::allocate(Device::cpu, 0, bytes) : Buffer::allocate_host_lazy(bytes);
@@ -275,32 +282,36 @@ void fill_normal(float* x, int64_t n, float stddev, uint64_t& state) {
   }
 }
 
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 }  // namespace
 
 void RobertaModel::init_weights(uint64_t seed, bool head_only) {
+  init_weights(seed, [head_only](const ParamEntry& e) { return !head_only || e.is_head; });
+}
+
+void RobertaModel::init_weights(uint64_t seed, const std::function<bool(const ParamEntry&)>& which) {
   RC_CHECK(device() == Device::cpu, Errc::unsupported, "init_weights: initialise on the CPU, then to_device");
   uint64_t state = seed ^ 0x5DEECE66Dull;
   for (const ParamEntry& e : layout_.entries()) {
-    if (head_only && !e.is_head) continue;
+    if (!which(e)) continue;
     float* p = params() + e.offset;
-    // lm_head.layer_norm is the one LayerNorm HF names in snake case; lm_head.bias starts at 0.
-    if (e.name.find("LayerNorm.weight") != std::string::npos || e.name == "lm_head.layer_norm.weight") {
-      std::fill(p, p + e.numel, 1.0f);
-    } else if (ends_with(e.name, ".bias") || e.name.find("LayerNorm") != std::string::npos) {
-      std::fill(p, p + e.numel, 0.0f);
-    } else {
-      fill_normal(p, e.numel, config_.initializer_range, state);
+    switch (e.init) {
+      case ParamEntry::Init::ones:
+        std::fill(p, p + e.numel, 1.0f);
+        break;
+      case ParamEntry::Init::zeros:
+        std::fill(p, p + e.numel, 0.0f);
+        break;
+      case ParamEntry::Init::normal:
+        fill_normal(p, e.numel, config_.initializer_range, state);
+        break;
     }
-  }
-  if (!head_only) {
-    // nn.Embedding(padding_idx=pad) rows start at zero (word and position tables).
+    // nn.Embedding(padding_idx=pad) rows start at zero: the word table, and RoBERTa's
+    // position table (BERT's and DistilBERT's have no padding_idx).
     const int64_t C = config_.hidden_size, pad = config_.pad_token_id;
-    std::fill_n(params() + offsets_.wte + pad * C, C, 0.0f);
-    if (pad < config_.max_position_embeddings) std::fill_n(params() + offsets_.wpe + pad * C, C, 0.0f);
+    if (e.role == Role::word_embeddings) std::fill_n(p + pad * C, C, 0.0f);
+    if (e.role == Role::position_embeddings && config_.family().position_pad_row &&
+        pad < config_.max_position_embeddings)
+      std::fill_n(p + pad * C, C, 0.0f);
   }
 }
 
@@ -319,7 +330,7 @@ void validate_batch(const RobertaConfig& c, const Batch& batch) {
       const int32_t id = batch.ids[b * batch.T + t];
       RC_CHECK(id >= 0 && id < c.vocab_size, Errc::invalid_argument, "token id ", id, " outside the vocabulary (",
                c.vocab_size, ")\nHINT: the tokenizer files do not belong to this model");
-      if (batch.token_types) {
+      if (batch.token_types && c.type_vocab_size > 0) {
         const int32_t tt = batch.token_types[b * batch.T + t];
         RC_CHECK(tt >= 0 && tt < c.type_vocab_size, Errc::invalid_argument, "token type ", tt, " outside [0, ",
                  c.type_vocab_size, ")");
@@ -329,6 +340,22 @@ void validate_batch(const RobertaConfig& c, const Batch& batch) {
 }
 
 uint64_t dropout_site_seed(uint64_t seed, uint64_t site) { return rng::derive(seed, site); }
+
+void family_position_ids(const ExecCtx& ctx, const RobertaConfig& c, int32_t* positions, const Batch& batch) {
+  if (c.family().positions == PositionIds::after_padding)
+    return kernels::position_ids(ctx, positions, batch.ids, batch.B, batch.T, c.pad_token_id);
+  // The position_ids buffer's arange, the padding included (HF's BertEmbeddings).
+  const size_t n = size_t(batch.B * batch.T);
+  std::vector<int32_t> host;
+  int32_t* out = positions;
+  if (ctx.device != Device::cpu) {
+    host.resize(n);
+    out = host.data();
+  }
+  for (int64_t b = 0; b < batch.B; ++b)
+    for (int64_t t = 0; t < batch.T; ++t) out[b * batch.T + t] = int32_t(t);
+  if (out != positions) kernels::upload(ctx, positions, host.data(), n * sizeof(int32_t));
+}
 
 DeviceBatch::DeviceBatch(const ExecCtx& ctx, int64_t max_B_, int64_t max_T_, bool with_labels)
     : max_B(max_B_), max_T(max_T_) {
@@ -345,13 +372,14 @@ Batch DeviceBatch::stage(const ExecCtx& ctx, const Batch& host, const int32_t* h
                          const int32_t** device_labels) {
   RC_ASSERT(host.B <= max_B && host.T <= max_T);
   Batch d = host;
+  if (!token_types_used) d.token_types = nullptr;  // a family without token types ignores them
   if (ctx.device != Device::cpu) {
     const size_t BT = size_t(host.B * host.T) * sizeof(int32_t), Bb = size_t(host.B) * sizeof(int32_t);
     kernels::upload(ctx, ids.data(), host.ids, BT);
     kernels::upload(ctx, seq_lens.data(), host.seq_lens, Bb);
     d.ids = ids.as<int32_t>();
     d.seq_lens = seq_lens.as<int32_t>();
-    if (host.token_types) {
+    if (host.token_types && d.token_types) {
       kernels::upload(ctx, token_types.data(), host.token_types, BT);
       d.token_types = token_types.as<int32_t>();
     }

@@ -84,6 +84,8 @@ class RobertaModel {
   // HF's _init_weights: normal(0, initializer_range) for Linear/Embedding weights, zero
   // biases, LayerNorm 1/0, zero padding rows. head_only: only classifier.* (--init-head).
   void init_weights(uint64_t seed, bool head_only = false);
+  // The same for the entries `which` picks (load_checkpoint: the ones a checkpoint lacks).
+  void init_weights(uint64_t seed, const std::function<bool(const ParamEntry&)>& which);
 
   // Moves the parameters to ctx's device (a copy; the weight format returns to fp32).
   void to_device(const kernels::ExecCtx& ctx);
@@ -144,6 +146,7 @@ uint64_t dropout_site_seed(uint64_t seed, uint64_t site);
 struct DeviceBatch {
   Buffer ids, seq_lens, token_types, labels, positions;
   int64_t max_B = 0, max_T = 0;
+  bool token_types_used = true;  // false: the family has none, stage() drops them
   DeviceBatch() = default;
   DeviceBatch(const kernels::ExecCtx& ctx, int64_t max_B, int64_t max_T, bool with_labels);
   // The batch with its pointers on ctx's device (the CPU reads the caller's arrays in place;
@@ -152,6 +155,11 @@ struct DeviceBatch {
   Batch stage(const kernels::ExecCtx& ctx, const Batch& host, const int32_t* host_labels,
               const int32_t** device_labels);
 };
+
+// The position ids of a batch on ctx's device (positions: B·T, OVERWRITTEN), by the family:
+// RoBERTa's from the ids (kernels::position_ids), BERT's and DistilBERT's 0..T-1 in each row.
+void family_position_ids(const kernels::ExecCtx& ctx, const RobertaConfig& config, int32_t* positions,
+                         const Batch& batch);
 
 // Scratch for forward passes up to (max_B, max_T) on one device. One per concurrent caller.
 class InferenceWorkspace {

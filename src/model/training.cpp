@@ -103,6 +103,7 @@ TrainWorkspace::TrainWorkspace(const ExecCtx& ctx, const RobertaConfig& c, int64
     tok_labels_ = kernels::alloc(ctx, size_t(BT) * sizeof(int32_t));
   }
   batch_ = DeviceBatch(ctx, max_B, max_T, true);
+  batch_.token_types_used = c.family().has_token_types();
 }
 
 namespace {
@@ -166,9 +167,11 @@ float forward_backward_hidden(const ExecCtx& ctx, const RobertaModel& model, con
   // and within it each row the stream of its global sample index (kernels/dropout.h).
   const uint64_t row0 = host_batch.first_sample;
   auto seed_of = [&](int64_t site) { return dropout_site_seed(seed, uint64_t(site)); };
+  const bool attention_output_dropout = c.family().attention_output_dropout;
   auto layer_dropout = [&](int64_t l) {
-    return LayerDropout{dropout.hidden,     dropout.attention,  seed_of(1 + 3 * l),
-                        seed_of(2 + 3 * l), seed_of(3 + 3 * l), row0};
+    return LayerDropout{dropout.hidden,           dropout.attention,  seed_of(1 + 3 * l),
+                        seed_of(2 + 3 * l),       seed_of(3 + 3 * l), row0,
+                        !attention_output_dropout};
   };
   auto acts = [&](int64_t l) {
     if (!save16)
@@ -194,6 +197,7 @@ float forward_backward_hidden(const ExecCtx& ctx, const RobertaModel& model, con
     a.ln1_gemm = slot16(ws.ln1_16_, l, C);
     a.ffn_act = ws.ffn_act16_.as<uint16_t>() + l * BT * I;
     a.ffn_type = kernels::ActType::bf16;
+    a.ffn_act_scratch = ws.d_ffn_.f32();  // gelu_new / relu: the forward's fp32 rows before the copy
     return a;
   };
   int32_t* positions = ws.batch_.positions.as<int32_t>();
@@ -207,10 +211,11 @@ float forward_backward_hidden(const ExecCtx& ctx, const RobertaModel& model, con
   };
 
   // ---- forward, saving what backward needs
-  profiled(ctx, F::other, [&] { kernels::position_ids(ctx, positions, batch.ids, B, T, c.pad_token_id); });
+  profiled(ctx, F::other, [&] { family_position_ids(ctx, c, positions, batch); });
+  const bool types = o.tte >= 0;  // DistilBERT has no token type embeddings
   profiled(ctx, F::embedding, [&] {
     kernels::embedding_forward(ctx, ws.emb_sum_.f32(), batch.ids, positions, batch.token_types, P + o.wte, P + o.wpe,
-                               P + o.tte, BT, C);
+                               types ? P + o.tte : nullptr, BT, C);
   });
   float* x0 = ws.layer_in_.f32();
   profiled(ctx, F::layernorm, [&] {
@@ -251,16 +256,24 @@ float forward_backward_hidden(const ExecCtx& ctx, const RobertaModel& model, con
                                 P + o.ln_emb_gamma, ws.emb_mean_.f32(), ws.emb_rstd_.f32(), BT, C);
   });
   profiled(ctx, F::embedding, [&] {
-    kernels::embedding_backward(ctx, G + o.wte, G + o.wpe, G + o.tte, d_s, batch.ids, positions, batch.token_types, BT,
-                                C, c.pad_token_id);
+    if (c.family().position_pad_row) {
+      kernels::embedding_backward(ctx, G + o.wte, G + o.wpe, types ? G + o.tte : nullptr, d_s, batch.ids, positions,
+                                  batch.token_types, BT, C, c.pad_token_id);
+    } else {  // the position table has no padding row: every position gets its gradient
+      kernels::embedding_backward(ctx, G + o.wte, nullptr, types ? G + o.tte : nullptr, d_s, batch.ids, positions,
+                                  batch.token_types, BT, C, c.pad_token_id);
+      kernels::embedding_backward(ctx, nullptr, G + o.wpe, nullptr, d_s, batch.ids, positions, nullptr, BT, C, -1);
+    }
   });
   return hr.loss;
 }
 
 namespace {
 
-// RobertaClassificationHead on token 0 of each row: dropout → dense → tanh → dropout →
-// out_proj, the mean cross-entropy, and its backward down to d_x_last.
+// The sequence head on token 0 of each row, the family's variant (family.h SequenceHead):
+// RobertaClassificationHead dropout → dense → tanh → dropout → out_proj; BERT's pooler (dense
+// → tanh) → dropout → classifier; DistilBERT's pre_classifier → ReLU → dropout → classifier.
+// Then the loss and its backward down to d_x_last.
 struct ClassifierHead final : HiddenHead {
   const ExecCtx& ctx;
   const RobertaModel& model;
@@ -298,15 +311,21 @@ struct ClassifierHead final : HiddenHead {
     const float* P = model.params();
     float* G = grads;
     const int64_t C = model.config().hidden_size, K = model.config().num_labels();
+    const SequenceHead variant = model.config().family().sequence_head;
+    const float input_dropout = variant == SequenceHead::roberta ? dropout_p : 0.0f;
+    const bool relu = variant == SequenceHead::pre_relu;
     profiled(ctx, F::head, [&] {
       kernels::gather_first_tokens(ctx, ws.head_in, x_last, B, T, C);
-      kernels::dropout_forward(ctx, ws.head_in, ws.head_in, B, C, dropout_p, seed0, row0);
+      kernels::dropout_forward(ctx, ws.head_in, ws.head_in, B, C, input_dropout, seed0, row0);
     });
     profiled(ctx, F::gemm_head, [&] {
       kernels::matmul_nt(ctx, ws.head_pre, ws.head_in, P + o.head_dense_w, P + o.head_dense_b, B, C, C);
     });
     profiled(ctx, F::head, [&] {
-      kernels::tanh_forward(ctx, ws.head_act, ws.head_pre, B * C);
+      if (relu)
+        kernels::relu_forward(ctx, ws.head_act, ws.head_pre, B * C);
+      else
+        kernels::tanh_forward(ctx, ws.head_act, ws.head_pre, B * C);
       kernels::dropout_forward(ctx, ws.head_drop, ws.head_act, B, C, dropout_p, seed1, row0);
     });
     profiled(ctx, F::gemm_head,
@@ -349,14 +368,17 @@ struct ClassifierHead final : HiddenHead {
     });
     profiled(ctx, F::head, [&] {
       kernels::dropout_backward(ctx, d_head_drop, d_head_drop, B, C, dropout_p, seed1, row0);
-      kernels::tanh_backward(ctx, d_head_pre, d_head_drop, ws.head_act, B * C);
+      if (relu)
+        kernels::relu_backward(ctx, d_head_pre, d_head_drop, ws.head_act, B * C);
+      else
+        kernels::tanh_backward(ctx, d_head_pre, d_head_drop, ws.head_act, B * C);
     });
     profiled(ctx, F::gemm_head, [&] {
       kernels::linear_backward(ctx, d_head_in, G + o.head_dense_w, G + o.head_dense_b, d_head_pre, ws.head_in,
                                P + o.head_dense_w, nullptr, B, C, C, false);
     });
     profiled(ctx, F::head, [&] {
-      kernels::dropout_backward(ctx, d_head_in, d_head_in, B, C, dropout_p, seed0, row0);
+      kernels::dropout_backward(ctx, d_head_in, d_head_in, B, C, input_dropout, seed0, row0);
       kernels::scatter_first_tokens(ctx, d_x, d_head_in, B, T, C);
     });
     return {loss, true};
@@ -461,7 +483,9 @@ float forward_backward(const ExecCtx& ctx, const RobertaModel& model, const Batc
     for (int64_t i = 0; i < host_batch.B * host_batch.T; ++i)
       RC_CHECK(targets.labels[i] == -100 || (targets.labels[i] >= 0 && targets.labels[i] < K), Errc::invalid_argument,
                "token label ", targets.labels[i], " outside [0, ", K, ") and not -100");
-    TokenClassifierHead head(ctx, model, ws.head_buffers(), targets.labels, dropout.classifier,
+    // DistilBertForTokenClassification's dropout is config.dropout, not seq_classif_dropout.
+    const float token_dropout = c.family().token_head_uses_hidden_dropout ? dropout.hidden : dropout.classifier;
+    TokenClassifierHead head(ctx, model, ws.head_buffers(), targets.labels, token_dropout,
                              dropout_site_seed(seed, uint64_t(head_site)), host_batch.first_sample, host_batch.B,
                              host_batch.T, loss_scale, grads);
     return forward_backward_hidden(ctx, model, host_batch, dropout, seed, grads, ws, head);

@@ -1,5 +1,5 @@
 // CUDA activations, adds and casts (kernels/cuda/activation.cu) against kernels/ref:
-// erf GELU forward/backward, tanh, add, fp32 and bf16. Tolerances: STYLE.md starting values,
+// erf GELU forward/backward, tanh, gelu_new, ReLU, add, fp32 and bf16. Tolerances: STYLE.md starting values,
 // not yet measured on a GPU; gpu-check.sh prints the "[measured]" errors.
 #include "kernels/activation.h"
 #include "kernels/gpu_test_util.h"
@@ -69,6 +69,28 @@ TEST(ActivationGpu, TanhAddAndCasts) {
   Dev<float> back(n);
   kc::cast(back.data(), h.data(), n, nullptr);
   EXPECT_EQ(down(back), to_f32(want_bits));  // widening is exact
+}
+
+// The other encoder activations: gelu_new (tanh approximation) and ReLU (DistilBERT's head).
+TEST(ActivationGpu, GeluTanhAndRelu) {
+  RC_REQUIRE_GPU();
+  const int64_t n = 4099;
+  const auto x = randn(n, 6, 3.0f), dy = randn(n, 7);
+  std::vector<float> g(n), dg(n), r(n), dr(n);
+  rc::kernels::ref::gelu_tanh_forward(g.data(), x.data(), n);
+  rc::kernels::ref::gelu_tanh_backward(dg.data(), dy.data(), x.data(), n);
+  rc::kernels::ref::relu_forward(r.data(), x.data(), n);
+  rc::kernels::ref::relu_backward(dr.data(), dy.data(), r.data(), n);
+  auto dxv = up(x), ddy = up(dy), drv = up(r);
+  Dev<float> o1(n), o2(n), o3(n), o4(n);
+  rc::kernels::gelu_tanh_forward(cuda_ctx(), o1.data(), dxv.data(), n);
+  rc::kernels::gelu_tanh_backward(cuda_ctx(), o2.data(), ddy.data(), dxv.data(), n);
+  rc::kernels::relu_forward(cuda_ctx(), o3.data(), dxv.data(), n);
+  rc::kernels::relu_backward(cuda_ctx(), o4.data(), ddy.data(), drv.data(), n);
+  expect_close("gelu_tanh_fwd.f32", down(o1), g, kF32);
+  expect_close("gelu_tanh_bwd.f32", down(o2), dg, kF32);
+  expect_close("relu_fwd.f32", down(o3), r, {0, 0});  // a select: exact
+  expect_close("relu_bwd.f32", down(o4), dr, {0, 0});
 }
 
 }  // namespace

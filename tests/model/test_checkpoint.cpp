@@ -109,8 +109,8 @@ TEST(RobertaConfig, RejectsMalformedOrUnsupported) {
   EXPECT_THROW(model::RobertaConfig::from_json("{not json", "c"), Error);
   EXPECT_THROW(model::RobertaConfig::from_json("[1]", "c"), Error);
   EXPECT_THROW(model::RobertaConfig::from_json(R"({"hidden_size": 100, "num_attention_heads": 12})", "c"), Error);
-  EXPECT_THROW(model::RobertaConfig::from_json(R"({"hidden_act": "relu"})", "c"), Error);
-  EXPECT_THROW(model::RobertaConfig::from_json(R"({"model_type": "bert"})", "c"), Error);
+  EXPECT_THROW(model::RobertaConfig::from_json(R"({"hidden_act": "silu"})", "c"), Error);
+  EXPECT_THROW(model::RobertaConfig::from_json(R"({"model_type": "gpt2"})", "c"), Error);
   EXPECT_THROW(model::RobertaConfig::from_json(R"({"vocab_size": "many"})", "c"), Error);
   EXPECT_THROW(model::RobertaConfig::from_json(R"({"hidden_dropout_prob": 1.5})", "c"), Error);
 }

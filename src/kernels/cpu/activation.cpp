@@ -67,6 +67,37 @@ void tanh_backward(float* dx, const float* dy, const float* y, int64_t n) noexce
   for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * (1.0f - y[i] * y[i]);
 }
 
+// 0.5·(1 + tanh(u)) = σ(2u) and 0.5·(1 - tanh²(u)) = 2·σ(2u)·σ(-2u): in fp32, 1 + tanh(u)
+// cancels in the negative tail (measured 1.4e-6 off the ref), the sigmoids do not.
+void gelu_tanh_forward(float* y, const float* x, int64_t n) noexcept {
+  constexpr float k = 0.79788456080286535588f, c = 0.044715f;  // √(2/π)
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    y[i] = v / (1.0f + std::exp(-2.0f * k * (v + c * v * v * v)));
+  }
+}
+
+void gelu_tanh_backward(float* dx, const float* dy, const float* x, int64_t n) noexcept {
+  constexpr float k = 0.79788456080286535588f, c = 0.044715f;
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i], u2 = 2.0f * k * (v + c * v * v * v);
+    const float s = 1.0f / (1.0f + std::exp(-u2)), s_neg = 1.0f / (1.0f + std::exp(u2));
+    dx[i] = dy[i] * (s + v * 2.0f * s * s_neg * k * (1.0f + 3.0f * c * v * v));
+  }
+}
+
+void relu_forward(float* y, const float* x, int64_t n) noexcept {
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+void relu_backward(float* dx, const float* dy, const float* y, int64_t n) noexcept {
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+  for (int64_t i = 0; i < n; ++i) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+}
+
 void add(float* y, const float* a, const float* b, int64_t n) noexcept {
 #pragma omp parallel for schedule(static) if (n >= kParallelMin)
   for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];

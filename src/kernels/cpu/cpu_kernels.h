@@ -38,6 +38,10 @@ void layernorm_gemm_input(float* y, float* sum, float* mean, float* rstd, const 
 // activation.h
 void tanh_forward(float* y, const float* x, int64_t n) noexcept;
 void tanh_backward(float* dx, const float* dy, const float* y, int64_t n) noexcept;
+void relu_forward(float* y, const float* x, int64_t n) noexcept;
+void gelu_tanh_forward(float* y, const float* x, int64_t n) noexcept;
+void gelu_tanh_backward(float* dx, const float* dy, const float* x, int64_t n) noexcept;
+void relu_backward(float* dx, const float* dy, const float* y, int64_t n) noexcept;
 void add(float* y, const float* a, const float* b, int64_t n) noexcept;
 
 // dropout.h (backward is forward applied to dy)

@@ -39,6 +39,33 @@ __global__ void tanh_backward_kernel(float* dx, const float* dy, const float* y,
     dx[i] = dy[i] * (1.0f - y[i] * y[i]);
 }
 
+__global__ void gelu_tanh_forward_kernel(float* y, const float* x, int64_t n) {
+  constexpr float k = 0.79788456080286535588f, c = 0.044715f;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const float v = x[i];  // 0.5·(1 + tanh(u)) = σ(2u): no cancellation in the negative tail
+    y[i] = v / (1.0f + expf(-2.0f * k * (v + c * v * v * v)));
+  }
+}
+
+__global__ void gelu_tanh_backward_kernel(float* dx, const float* dy, const float* x, int64_t n) {
+  constexpr float k = 0.79788456080286535588f, c = 0.044715f;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const float v = x[i], u2 = 2.0f * k * (v + c * v * v * v);
+    const float s = 1.0f / (1.0f + expf(-u2)), s_neg = 1.0f / (1.0f + expf(u2));
+    dx[i] = dy[i] * (s + v * 2.0f * s * s_neg * k * (1.0f + 3.0f * c * v * v));
+  }
+}
+
+__global__ void relu_forward_kernel(float* y, const float* x, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+__global__ void relu_backward_kernel(float* dx, const float* dy, const float* y, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+}
+
 template <class T>
 __global__ void add_kernel(T* y, const T* a, const T* b, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
@@ -77,6 +104,16 @@ void gelu_erf_backward(Bf16* dx, const Bf16* dy, const Bf16* x, int64_t n, void*
 void tanh_forward(float* y, const float* x, int64_t n, void* s) { launch_1d(tanh_forward_kernel, n, s, y, x); }
 void tanh_backward(float* dx, const float* dy, const float* y, int64_t n, void* s) {
   launch_1d(tanh_backward_kernel, n, s, dx, dy, y);
+}
+void gelu_tanh_forward(float* y, const float* x, int64_t n, void* s) {
+  launch_1d(gelu_tanh_forward_kernel, n, s, y, x);
+}
+void gelu_tanh_backward(float* dx, const float* dy, const float* x, int64_t n, void* s) {
+  launch_1d(gelu_tanh_backward_kernel, n, s, dx, dy, x);
+}
+void relu_forward(float* y, const float* x, int64_t n, void* s) { launch_1d(relu_forward_kernel, n, s, y, x); }
+void relu_backward(float* dx, const float* dy, const float* y, int64_t n, void* s) {
+  launch_1d(relu_backward_kernel, n, s, dx, dy, y);
 }
 void add(float* y, const float* a, const float* b, int64_t n, void* s) { launch_1d(add_kernel<float>, n, s, y, a, b); }
 void add(Bf16* y, const Bf16* a, const Bf16* b, int64_t n, void* s) {

@@ -83,6 +83,10 @@ void gelu_erf_backward(float* dx, const float* dy, const float* x, int64_t n, vo
 void gelu_erf_backward(Bf16* dx, const Bf16* dy, const Bf16* x, int64_t n, void* stream);
 void tanh_forward(float* y, const float* x, int64_t n, void* stream);
 void tanh_backward(float* dx, const float* dy, const float* y, int64_t n, void* stream);
+void relu_forward(float* y, const float* x, int64_t n, void* stream);
+void gelu_tanh_forward(float* y, const float* x, int64_t n, void* stream);
+void gelu_tanh_backward(float* dx, const float* dy, const float* x, int64_t n, void* stream);
+void relu_backward(float* dx, const float* dy, const float* y, int64_t n, void* stream);
 void add(float* y, const float* a, const float* b, int64_t n, void* stream);
 void add(Bf16* y, const Bf16* a, const Bf16* b, int64_t n, void* stream);
 // Storage conversions (bf16 activations from fp32 and back); round to nearest even.
