@@ -114,11 +114,21 @@ std::unique_ptr<RobertaModel> load_checkpoint(const fs::path& dir, const Checkpo
     by_name[name] = &t;
   }
   const bool mlm = options.head == HeadKind::masked_lm, tokens = options.head == HeadKind::token_classifier;
+  const bool bare = options.head == HeadKind::encoder_only;  // RobertaModel: no head, its pooler unused
+  for (auto it = by_name.begin(); bare && it != by_name.end();) {
+    if (starts_with(it->first, "roberta.pooler.")) {
+      rep.ignored_keys.push_back(it->second->name);
+      it = by_name.erase(it);
+    } else {
+      ++it;
+    }
+  }
   const char* head_prefix = mlm ? "lm_head." : "classifier.";
   const char* head_out = tokens ? "classifier.weight" : "classifier.out_proj.weight";
   const char* arch = head_architecture(options.head);
   const bool has_head = by_name.count(mlm ? "lm_head.bias" : head_out) > 0;
-  if (mlm) {
+  if (bare) {
+  } else if (mlm) {
     RC_CHECK(has_head || options.init_head, Errc::format, file, ": no masked-LM head (lm_head.*)",
              "\nHINT: start a fresh lm_head with init_head, as Hugging Face does");
   } else if (!has_head) {

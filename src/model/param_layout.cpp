@@ -53,6 +53,7 @@ ParamLayout ParamLayout::build(const RobertaConfig& c, HeadKind head) {
     add("lm_head.bias", {c.vocab_size}, no_decay, true);
     return layout;
   }
+  if (head == HeadKind::encoder_only) return layout;
   if (head == HeadKind::token_classifier) {
     add("classifier.weight", {K, C}, true, true);
     add("classifier.bias", {K}, no_decay, true);
@@ -71,6 +72,8 @@ const char* head_architecture(HeadKind head) noexcept {
       return "RobertaForMaskedLM";
     case HeadKind::token_classifier:
       return "RobertaForTokenClassification";
+    case HeadKind::encoder_only:
+      return "RobertaModel";
     case HeadKind::classifier:
       break;
   }
@@ -131,6 +134,7 @@ ModelOffsets model_offsets(const ParamLayout& layout, const RobertaConfig& c) {
     o.lm_bias = at("lm_head.bias");
     return o;
   }
+  if (!layout.find("classifier.out_proj.weight") && !layout.find("classifier.weight")) return o;  // encoder_only
   if (layout.find("classifier.weight")) {
     o.head_out_w = at("classifier.weight");
     o.head_out_b = at("classifier.bias");

@@ -1,0 +1,233 @@
+// Embeddings against the PyTorch reference (tests/data/embed, made by
+// tools/make_golden_embed.py: roberta_ref's RobertaModel + sentence-transformers' Pooling,
+// Dense and Normalize transcribed): the encoder's hidden states, every pooling mode with and
+// without the prompt, the folder's whole pipeline, the packed precisions' cosine to fp32, a
+// plain model folder with --pooling, and the folder's prompts and limits.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "io/tensor_source.h"
+#include "model/checkpoint.h"
+#include "model/pooling.h"
+#include "model/sentence_transformer.h"
+#include "roberta/error.h"
+#include "support/golden.h"
+
+namespace fs = std::filesystem;
+using namespace rc;
+
+namespace {
+
+const fs::path kData = fs::path(RC_TEST_DATA_DIR) / "embed";
+const fs::path kSt = kData / "st";
+
+struct EmbedGolden {
+  std::unique_ptr<io::TensorSource> src = io::open_safetensors(kData / "golden.safetensors");
+  int64_t B = 0, T = 0;
+  std::vector<std::vector<int32_t>> rows;
+  std::vector<int32_t> lens;
+  EmbedGolden() {
+    EXPECT_EQ(src->metadata().at("fixture_version"), "1") << "HINT: /usr/bin/python3 tools/make_golden_embed.py";
+    const auto* t = src->find("input_ids");
+    B = t->shape[0];
+    T = t->shape[1];
+    const auto ids = ints("input_ids"), mask = ints("attention_mask");
+    for (int64_t b = 0; b < B; ++b) {
+      std::vector<int32_t> r;
+      for (int64_t i = 0; i < T; ++i)
+        if (mask[size_t(b * T + i)]) r.push_back(ids[size_t(b * T + i)]);
+      lens.push_back(int32_t(r.size()));
+      rows.push_back(std::move(r));
+    }
+  }
+  std::vector<int32_t> ints(const std::string& name) const {
+    const auto bytes = src->data(name);
+    const auto* p = reinterpret_cast<const int64_t*>(bytes.data());
+    return std::vector<int32_t>(p, p + bytes.size() / sizeof(int64_t));
+  }
+  std::vector<float> f32(const std::string& name) const {
+    const auto* t = src->find(name);
+    EXPECT_TRUE(t != nullptr) << name;
+    std::vector<float> out(size_t(t->numel()));
+    io::convert_to_f32(t->dtype, src->data(name), out.data(), t->numel());
+    return out;
+  }
+};
+
+const char* const kModes[] = {"cls", "max", "mean", "mean_sqrt_len_tokens", "weightedmean", "lasttoken"};
+
+void expect_rows_near(const std::vector<std::vector<float>>& got, const std::vector<float>& want, float tol,
+                      const std::string& what) {
+  const size_t D = want.size() / got.size();
+  for (size_t b = 0; b < got.size(); ++b) {
+    ASSERT_EQ(got[b].size(), D) << what;
+    for (size_t i = 0; i < D; ++i)
+      EXPECT_NEAR(got[b][i], want[b * D + i], tol) << what << " row " << b << " [" << i << "]";
+  }
+}
+
+TEST(EmbedGolden, HiddenStatesMatchTheReference) {
+  const EmbedGolden g;
+  const auto emb = model::Embedder::load(kSt);
+  const auto want = g.f32("token_embeddings");  // (B, T, C)
+  const int64_t C = emb->hidden_size();
+  for (int64_t b = 0; b < g.B; ++b) {
+    const auto got = emb->token_embeddings(g.rows[b]);
+    ASSERT_EQ(int64_t(got.size()), g.lens[b] * C);
+    for (int64_t t = 0; t < g.lens[b]; ++t)
+      for (int64_t c = 0; c < C; ++c)
+        EXPECT_NEAR(got[size_t(t * C + c)], want[size_t((b * g.T + t) * C + c)], 1e-4f) << b << "," << t << "," << c;
+  }
+}
+
+TEST(EmbedGolden, BareRobertaModelLoadsWithoutHeadAndIgnoresThePooler) {
+  model::CheckpointLoadOptions o;
+  o.head = model::HeadKind::encoder_only;
+  model::LoadReport report;
+  const auto m = model::load_checkpoint(kSt, o, &report);
+  EXPECT_EQ(m->head_kind(), model::HeadKind::encoder_only);
+  EXPECT_TRUE(report.missing_keys.empty());
+  EXPECT_TRUE(report.unexpected_keys.empty());
+  EXPECT_FALSE(report.head_initialised);
+  EXPECT_NE(std::find(report.ignored_keys.begin(), report.ignored_keys.end(), "pooler.dense.weight"),
+            report.ignored_keys.end());
+  EXPECT_EQ(report.weights_dtype, "BF16+F32");  // the word embeddings are stored in BF16
+  EXPECT_EQ(m->layout().find("classifier.dense.weight"), nullptr);
+  EXPECT_STREQ(model::head_architecture(model::HeadKind::encoder_only), "RobertaModel");
+}
+
+TEST(EmbedGolden, EveryPoolingModeOnTheReferenceHiddenStates) {
+  // Pooling alone, on the reference's own hidden states: whole batch, padded, with and
+  // without the prompt's first positions (include_prompt false).
+  const EmbedGolden g;
+  const auto hidden = g.f32("token_embeddings");
+  const int64_t C = int64_t(hidden.size()) / (g.B * g.T);
+  const int32_t prompt = std::stoi(g.src->metadata().at("prompt_tokens"));
+  const std::vector<int32_t> prompts(size_t(g.B), prompt);
+  for (const char* mode : kModes) {
+    for (bool exclude : {false, true}) {
+      model::PoolingConfig cfg;
+      cfg.modes = {model::parse_pooling_mode(mode)};
+      cfg.include_prompt = !exclude;
+      std::vector<float> got(size_t(g.B * C));
+      model::pool_hidden_states(cfg, hidden.data(), g.lens.data(), prompts.data(), g.B, g.T, C, got.data());
+      const auto want = g.f32(std::string("pooled.") + mode + (exclude ? ".no_prompt" : ""));
+      for (size_t i = 0; i < got.size(); ++i) {
+        if (std::isinf(want[i])) {  // max over a row the prompt covers whole (3 tokens, 4 excluded): -inf
+          EXPECT_EQ(got[i], want[i]) << mode << " at " << i;
+          continue;
+        }
+        EXPECT_NEAR(got[i], want[i], 1e-5f) << mode << (exclude ? " no_prompt" : "") << " at " << i;
+      }
+    }
+  }
+}
+
+TEST(EmbedGolden, TheFolderPipelineForEachPoolingMode) {
+  // Transformer -> Pooling (each mode, --pooling over the folder's mean) -> Dense(tanh), then
+  // Normalize: within 1e-4 of the reference in fp32.
+  const EmbedGolden g;
+  for (const char* mode : kModes) {
+    model::EmbedderOptions o;
+    o.pooling = mode;
+    const auto emb = model::Embedder::load(kSt, o);
+    auto got = emb->embed_ids(g.rows);
+    expect_rows_near(got, g.f32(std::string("embedding.") + mode), 1e-4f, mode);
+    for (auto& v : got) model::l2_normalize(v);
+    expect_rows_near(got, g.f32(std::string("normalized.") + mode), 1e-4f, std::string(mode) + " normalized");
+  }
+}
+
+TEST(EmbedGolden, EncodeTextsAppliesTheFoldersNormalize) {
+  const auto emb = model::Embedder::load(kSt);
+  EXPECT_TRUE(emb->config().has_modules);
+  EXPECT_TRUE(emb->config().normalize);
+  EXPECT_EQ(emb->config().pooling.describe(), "mean");
+  EXPECT_EQ(emb->dimension(), 8);  // the Dense module's out_features
+  const std::vector<std::string> texts{"Covid cases are increasing fast!", "hello"};
+  const auto got = emb->encode_texts(texts, "");
+  std::vector<std::vector<int32_t>> rows{emb->encode(texts[0], "", emb->max_length()), emb->encode(texts[1], "", 0)};
+  auto want = emb->embed_ids(rows);
+  for (size_t i = 0; i < 2; ++i) {
+    model::l2_normalize(want[i]);
+    for (size_t k = 0; k < want[i].size(); ++k) EXPECT_NEAR(got[i][k], want[i][k], 1e-6f);
+  }
+  // normalize 0 turns the folder's Normalize off.
+  const auto raw = emb->encode_texts(texts, "", 32, 0);
+  double n = 0;
+  for (float v : raw[0]) n += double(v) * v;
+  EXPECT_GT(std::abs(std::sqrt(n) - 1.0), 1e-3);
+}
+
+TEST(EmbedGolden, PackedPrecisionsStayWithinCosineOfFp32) {
+  const EmbedGolden g;
+  for (Precision p : {Precision::bf16, Precision::int8}) {
+    model::EmbedderOptions o;
+    o.precision = p;
+    const auto emb = model::Embedder::load(kSt, o);
+    if (emb->precision() != p) continue;  // no fast bf16 here: the loader fell back to fp32
+    const auto got = emb->embed_ids(g.rows);
+    const auto want = g.f32("embedding.mean");
+    const size_t D = want.size() / got.size();
+    float worst = 1;
+    for (size_t b = 0; b < got.size(); ++b) {
+      const float cos = model::cosine_similarity(got[b], std::span<const float>(want.data() + b * D, D));
+      worst = std::min(worst, cos);
+    }
+    std::printf("[ measured ] %s: worst cosine to the fp32 reference %.6f over %zu rows\n", precision_name(p),
+                double(worst), got.size());
+    EXPECT_GE(worst, 0.999f) << precision_name(p);
+  }
+}
+
+TEST(EmbedGolden, PlainModelFolderNeedsPooling) {
+  const fs::path dir = fs::temp_directory_path() / ("rc_embed_plain_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  for (const char* f : {"config.json", "model.safetensors", "vocab.json", "merges.txt"})
+    fs::copy_file(kSt / f, dir / f, fs::copy_options::overwrite_existing);
+  try {
+    model::Embedder::load(dir);
+    ADD_FAILURE() << "a plain folder without --pooling must be refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.errc(), Errc::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("pooling"), std::string::npos) << e.what();
+  }
+  const EmbedGolden g;
+  model::EmbedderOptions o;
+  o.pooling = "cls";
+  const auto emb = model::Embedder::load(dir, o);
+  EXPECT_FALSE(emb->config().has_modules);
+  EXPECT_EQ(emb->dimension(), emb->hidden_size());  // no Dense
+  expect_rows_near(emb->embed_ids(g.rows), g.f32("pooled.cls"), 1e-4f, "plain cls");
+  fs::remove_all(dir);
+}
+
+TEST(EmbedGolden, PromptsAndLimitsFromTheFolder) {
+  const auto emb = model::Embedder::load(kSt);
+  EXPECT_EQ(emb->max_length(), 64);  // sentence_bert_config.json's max_seq_length
+  EXPECT_EQ(emb->prompt_text("query"), "query: ");
+  EXPECT_EQ(emb->prompt_text(""), "");  // no default_prompt_name
+  EXPECT_THROW(emb->prompt_text("nope"), Error);
+  EXPECT_EQ(emb->config().similarity_fn_name, "cosine");
+  // _get_prompt_length: <s> + the prompt's tokens (the </s> removed).
+  const auto prompt_ids = emb->tokenizer().encode("query: ", true, 0);
+  EXPECT_EQ(emb->prompt_tokens("query: "), int(prompt_ids.size()) - 1);
+  // The prompt is prepended to the text.
+  EXPECT_EQ(emb->encode("hi", "query: ", 0), emb->tokenizer().encode("query: hi", true, 0));
+  // Truncation keeps <s> ... </s> within the limit, from either side.
+  std::string long_text;
+  for (int i = 0; i < 200; ++i) long_text += "word ";
+  const auto right = emb->encode(long_text, "", emb->max_length());
+  const auto left = emb->encode(long_text + "end", "", emb->max_length(), TruncationSide::left);
+  EXPECT_EQ(int(right.size()), emb->max_length());
+  EXPECT_EQ(int(left.size()), emb->max_length());
+  EXPECT_NE(left[left.size() - 2], right[right.size() - 2]);
+  // Rows past the limit are refused, not cut.
+  std::vector<std::vector<int32_t>> too_long{std::vector<int32_t>(65, 100)};
+  EXPECT_THROW(emb->embed_ids(too_long), Error);
+}
+
+}  // namespace
