@@ -10,7 +10,9 @@ UKPLab/sentence-transformers:
     _exclude_prompt_from_mask): cls, max, mean, mean_sqrt_len_tokens, weightedmean, lasttoken;
   - sentence_transformers/models/Dense.py: activation(nn.Linear(x)), Tanh by default;
   - sentence_transformers/models/Normalize.py: F.normalize(x, p=2, dim=1);
-  - SentenceTransformer._get_prompt_length: the prompt's ids (with specials) minus the </s>.
+  - SentenceTransformer._get_prompt_length: the prompt's ids (with specials) minus the </s>;
+and SPLADE's pooling (TEI's splade: max over tokens of log(1 + relu(MLM logits))) on
+tests/data/mlm_tiny's RobertaForMaskedLM.
 The folder is the layout SentenceTransformer.save writes: modules.json, sentence_bert_config.json,
 config_sentence_transformers.json, the Transformer's files at the root (a bare RobertaModel:
 keys without "roberta.", with a pooler that embeddings do not use), 1_Pooling/config.json,
@@ -42,6 +44,7 @@ DENSE_OUT = 8
 MAX_SEQ_LENGTH = 64
 LENGTHS = [3, 17, 64, 9, 30]
 PROMPT_TOKENS = 4  # include_prompt=False goldens: the first 4 positions excluded
+SPLADE_LENGTHS = [6, 13]
 MODES = ["cls", "max", "mean", "mean_sqrt_len_tokens", "weightedmean", "lasttoken"]
 
 
@@ -159,6 +162,22 @@ def main():
                 emb = torch.tanh(dense(pooled))          # Dense
                 out[f"embedding.{mode}"] = emb
                 out[f"normalized.{mode}"] = F.normalize(emb, p=2, dim=1)  # Normalize
+    # SPLADE (TEI's splade pooling on a masked-LM model; naver/splade): the vocabulary-long
+    # max over the row's tokens of log(1 + relu(logits)), on tests/data/mlm_tiny's model.
+    mlm_dir = os.path.join(hf_io.REPO_ROOT, "tests", "data", "mlm_tiny")
+    mcfg = rr.RobertaConfig.from_pretrained(mlm_dir)
+    mlm = rr.RobertaForMaskedLM(mcfg, init=False)
+    msd = rr.normalize_hf_keys(hf_io.load_state_dict(mlm_dir))
+    missing, unexpected = mlm.load_state_dict(msd, strict=False)
+    assert not unexpected and all(k.startswith("lm_head.decoder.") for k in missing), (missing, unexpected)
+    mlm.lm_head.decoder.weight = mlm.roberta.embeddings.word_embeddings.weight
+    mlm.eval()
+    sids, sattn = mg.pad_batch([mg.random_sequence(n, mcfg.vocab_size) for n in SPLADE_LENGTHS])
+    with torch.no_grad():
+        _, logits = mlm(sids, sattn)
+        act = torch.log1p(torch.relu(logits)) * sattn.unsqueeze(-1)
+        out["splade.input_ids"], out["splade.attention_mask"] = sids, sattn
+        out["splade.values"] = act.max(dim=1).values
     for k, v in out.items():
         if v.is_floating_point():
             out[k] = v.to(torch.float32).contiguous()

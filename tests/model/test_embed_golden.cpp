@@ -11,7 +11,9 @@
 
 #include "io/tensor_source.h"
 #include "model/checkpoint.h"
+#include "model/hidden_states.h"
 #include "model/pooling.h"
+#include "model/splade.h"
 #include "model/sentence_transformer.h"
 #include "roberta/error.h"
 #include "support/golden.h"
@@ -162,25 +164,44 @@ TEST(EmbedGolden, EncodeTextsAppliesTheFoldersNormalize) {
   EXPECT_GT(std::abs(std::sqrt(n) - 1.0), 1e-3);
 }
 
+// The packed formats' hidden states pooled (mean, the folder's) and through the Dense module,
+// at the model level so that bf16 runs on a CPU without fast bf16 too (the Embedder falls back
+// to fp32 there, as rc::Classifier does); int8 also through the Embedder.
 TEST(EmbedGolden, PackedPrecisionsStayWithinCosineOfFp32) {
   const EmbedGolden g;
-  for (Precision p : {Precision::bf16, Precision::int8}) {
-    model::EmbedderOptions o;
-    o.precision = p;
-    const auto emb = model::Embedder::load(kSt, o);
-    if (emb->precision() != p) continue;  // no fast bf16 here: the loader fell back to fp32
-    const auto got = emb->embed_ids(g.rows);
-    const auto want = g.f32("embedding.mean");
-    const size_t D = want.size() / got.size();
+  const auto want = g.f32("embedding.mean");
+  const auto dense = model::DenseLayer::load(kSt / "2_Dense");
+  for (model::WeightFormat format : {model::WeightFormat::bf16, model::WeightFormat::int8}) {
+    model::CheckpointLoadOptions o;
+    o.head = model::HeadKind::encoder_only;
+    o.pack = format;
+    const auto m = model::load_checkpoint(kSt, o);
+    const int64_t C = m->config().hidden_size;
+    model::HiddenStatesWorkspace ws(kernels::ExecCtx{}, m->config(), g.B, g.T);
+    std::vector<int32_t> ids(size_t(g.B * g.T), m->config().pad_token_id);
+    for (int64_t b = 0; b < g.B; ++b) std::copy(g.rows[b].begin(), g.rows[b].end(), ids.begin() + b * g.T);
+    std::vector<float> hidden(size_t(g.B * g.T * C)), pooled(size_t(g.B * C)), out(size_t(g.B * dense.out_features));
+    model::forward_hidden_states({}, *m, model::Batch{g.B, g.T, ids.data(), g.lens.data(), nullptr}, ws, hidden.data());
+    model::pool_hidden_states(model::PoolingConfig{}, hidden.data(), g.lens.data(), nullptr, g.B, g.T, C,
+                              pooled.data());
+    dense.forward(pooled.data(), g.B, out.data());
+    const size_t D = size_t(dense.out_features);
     float worst = 1;
-    for (size_t b = 0; b < got.size(); ++b) {
-      const float cos = model::cosine_similarity(got[b], std::span<const float>(want.data() + b * D, D));
-      worst = std::min(worst, cos);
-    }
-    std::printf("[ measured ] %s: worst cosine to the fp32 reference %.6f over %zu rows\n", precision_name(p),
-                double(worst), got.size());
-    EXPECT_GE(worst, 0.999f) << precision_name(p);
+    for (int64_t b = 0; b < g.B; ++b)
+      worst = std::min(worst, model::cosine_similarity(std::span<const float>(out.data() + b * D, D),
+                                                       std::span<const float>(want.data() + b * D, D)));
+    std::printf("[ measured ] %s: worst cosine to the fp32 reference %.6f over %lld rows\n",
+                model::weight_format_name(format), double(worst), static_cast<long long>(g.B));
+    EXPECT_GE(worst, 0.999f) << model::weight_format_name(format);
   }
+  model::EmbedderOptions o;
+  o.precision = Precision::int8;
+  const auto emb = model::Embedder::load(kSt, o);
+  ASSERT_EQ(emb->precision(), Precision::int8);
+  const auto got = emb->embed_ids(g.rows);
+  const size_t D = want.size() / got.size();
+  for (size_t b = 0; b < got.size(); ++b)
+    EXPECT_GE(model::cosine_similarity(got[b], std::span<const float>(want.data() + b * D, D)), 0.999f) << b;
 }
 
 TEST(EmbedGolden, PlainModelFolderNeedsPooling) {
@@ -228,6 +249,31 @@ TEST(EmbedGolden, PromptsAndLimitsFromTheFolder) {
   // Rows past the limit are refused, not cut.
   std::vector<std::vector<int32_t>> too_long{std::vector<int32_t>(65, 100)};
   EXPECT_THROW(emb->embed_ids(too_long), Error);
+}
+
+TEST(EmbedGolden, SpladeMatchesTheReferenceOnTheMaskedLMModel) {
+  // tests/data/mlm_tiny's RobertaForMaskedLM: max over tokens of log(1 + relu(logits)).
+  const EmbedGolden g;
+  model::CheckpointLoadOptions o;
+  o.head = model::HeadKind::masked_lm;
+  const auto m = model::load_checkpoint(fs::path(RC_TEST_DATA_DIR) / "mlm_tiny", o);
+  const auto ids = g.ints("splade.input_ids"), mask = g.ints("splade.attention_mask");
+  const auto want = g.f32("splade.values");
+  const int64_t V = m->config().vocab_size, B = int64_t(want.size()) / V, T = int64_t(ids.size()) / B;
+  int64_t nonzero = 0;
+  for (int64_t b = 0; b < B; ++b) {
+    std::vector<int32_t> row;
+    for (int64_t t = 0; t < T; ++t)
+      if (mask[size_t(b * T + t)]) row.push_back(ids[size_t(b * T + t)]);
+    const auto got = model::splade_embedding(*m, row);
+    ASSERT_EQ(int64_t(got.size()), V);
+    for (int64_t v = 0; v < V; ++v) {
+      EXPECT_NEAR(got[size_t(v)], want[size_t(b * V + v)], 1e-4f) << b << "," << v;
+      nonzero += want[size_t(b * V + v)] > 0;
+    }
+  }
+  EXPECT_GT(nonzero, 0);
+  EXPECT_LT(nonzero, B * V);  // relu zeroes some: a sparse answer has something to leave out
 }
 
 }  // namespace
