@@ -1,7 +1,10 @@
 #include "serve/embed_request.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstring>
+#include <span>
 #include <nlohmann/json.hpp>
 #include <numeric>
 
@@ -117,6 +120,24 @@ std::vector<std::string> strings_of(const json& list, const char* what) {
 
 constexpr auto kReplace = json::error_handler_t::replace;
 
+// [f, ...] with each float's shortest round-trip form (std::to_chars on the float, as serde
+// writes TEI's f32s): about half the bytes of the double's 17 digits json::dump would write.
+// A value JSON cannot carry (never produced: the engine refuses non-finite vectors) is null.
+void append_floats(std::string& out, std::span<const float> v) {
+  out += '[';
+  char buf[32];
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out += ',';
+    if (!std::isfinite(v[i])) {
+      out += "null";
+      continue;
+    }
+    const auto r = std::to_chars(buf, buf + sizeof buf, v[i]);
+    out.append(buf, r.ptr);
+  }
+  out += ']';
+}
+
 }  // namespace
 
 EmbedRequest parse_tei_embed(std::string_view body) {
@@ -147,6 +168,18 @@ EmbedRequest parse_openai_embeddings(std::string_view body) {
   r.dimensions = dimensions_of(j);
   opt_string(j, "user");  // accepted, unused (as TEI)
   return r;
+}
+
+bool is_rerank_body(std::string_view body) {
+  if (body.find("\"query\"") == std::string_view::npos || body.find("\"texts\"") == std::string_view::npos)
+    return false;
+  try {
+    check_json_depth(body, "request body");
+  } catch (const Error&) {
+    return false;  // the route that parses it says what is wrong
+  }
+  const json j = json::parse(body, nullptr, false);
+  return j.is_object() && j.contains("query") && j.contains("texts");
 }
 
 RerankRequest parse_tei_rerank(std::string_view body) {
@@ -188,21 +221,34 @@ SimilarityRequest parse_tei_similarity(std::string_view body) {
   return r;
 }
 
+std::string render_float_vector(std::span<const float> v) {
+  std::string out;
+  append_floats(out, v);
+  return out;
+}
+
 std::string render_embeddings(const std::vector<std::vector<float>>& vectors) {
-  json out = json::array();
-  for (const auto& v : vectors) out.push_back(v);
-  return out.dump(-1, ' ', false, kReplace);
+  std::string out = "[";
+  for (size_t i = 0; i < vectors.size(); ++i) {
+    if (i) out += ',';
+    append_floats(out, vectors[i]);
+  }
+  return out + "]";
 }
 
 std::string render_token_embeddings(const std::vector<std::vector<float>>& rows_of_tokens, int64_t hidden) {
-  json out = json::array();
-  for (const auto& flat : rows_of_tokens) {
-    json tokens = json::array();
-    for (size_t at = 0; at + size_t(hidden) <= flat.size(); at += size_t(hidden))
-      tokens.push_back(std::vector<float>(flat.begin() + at, flat.begin() + at + hidden));
-    out.push_back(std::move(tokens));
+  std::string out = "[";
+  for (size_t r = 0; r < rows_of_tokens.size(); ++r) {
+    if (r) out += ',';
+    out += '[';
+    const auto& flat = rows_of_tokens[r];
+    for (size_t at = 0; hidden > 0 && at + size_t(hidden) <= flat.size(); at += size_t(hidden)) {
+      if (at) out += ',';
+      append_floats(out, std::span<const float>(flat.data() + at, size_t(hidden)));
+    }
+    out += ']';
   }
-  return out.dump(-1, ' ', false, kReplace);
+  return out + "]";
 }
 
 std::string render_rerank(const std::vector<float>& scores, const RerankRequest& request) {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,6 +60,8 @@ struct RerankRequest {
   TruncationSide side = TruncationSide::right;
   bool raw_scores = false, return_text = false;
 };
+// A JSON object with "query" and "texts": a rerank request, whatever else it holds.
+bool is_rerank_body(std::string_view body);
 // TEI's RerankRequest; an empty `texts` is 400 "empty" ("`texts` cannot be empty").
 RerankRequest parse_tei_rerank(std::string_view body);
 
@@ -73,6 +76,8 @@ struct SimilarityRequest {
 // also the body of HF's sentence-similarity task. An empty `sentences` is 400 "empty".
 SimilarityRequest parse_tei_similarity(std::string_view body);
 
+// [f, ...]: each float in its shortest round-trip form (what serde writes for TEI's f32s).
+std::string render_float_vector(std::span<const float> v);
 // [[f, ...], ...]
 std::string render_embeddings(const std::vector<std::vector<float>>& vectors);
 // One input's token vectors: [[[f, ...], ...], ...] (TEI's EmbedAllResponse).

@@ -180,6 +180,11 @@ void Router::tei_embed_sparse(const Ex& ex, const RouteMatch&) {
   const auto t0 = Clock::now();
   auto rows = tokenize_embed_inputs(in, *model, prompt, in.truncate.value_or(config_.truncate));
   const double tokenize_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  // At worst every vocabulary entry is non-zero: ~32 bytes of {"index","value"} each.
+  const int64_t worst = int64_t(rows.size()) * model->backend->embedding_dimension() * 32;
+  if (worst > int64_t(config_.max_answer_bytes))
+    throw validation("the sparse embeddings of " + std::to_string(rows.size()) + " inputs could exceed the " +
+                     std::to_string(config_.max_answer_bytes) + "-byte answer limit; send fewer inputs");
   check_rows_fit_queue(rows.size(), model->limits.queue_size, model->name);
   auto copy = std::make_shared<std::vector<std::vector<int32_t>>>(rows);
   auto out = std::make_shared<std::vector<std::vector<float>>>(rows.size());
@@ -206,7 +211,7 @@ void Router::tei_similarity(const Ex& ex, const RouteMatch&) {
   embed(ex, model, in, [](const Exchange& e, std::vector<std::vector<float>>& vectors) {
     std::vector<float> sims;
     for (size_t i = 1; i < vectors.size(); ++i) sims.push_back(model::cosine_similarity(vectors[0], vectors[i]));
-    return make_response(e.request, 200, nlohmann::json(sims).dump());
+    return make_response(e.request, 200, render_float_vector(sims));
   });
 }
 
@@ -264,7 +269,7 @@ void Router::invoke_embeddings(const Ex& ex, const std::shared_ptr<LoadedModel>&
     // The Inference API's feature-extraction answers one text with its vector, a list with
     // a list of vectors (what @huggingface/inference's featureExtraction accepts either way).
     if (flat_single && req->single && vectors.size() == 1)
-      return make_response(e.request, 200, nlohmann::json(vectors[0]).dump());
+      return make_response(e.request, 200, render_float_vector(vectors[0]));
     return make_response(e.request, 200, render_embeddings(vectors));
   });
 }

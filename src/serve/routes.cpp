@@ -493,7 +493,16 @@ void Router::metrics(const Ex& ex, const RouteMatch&) {
   ex->reply(make_response(ex->request, 200, metrics_.render(), "text/plain; version=0.0.4"));
 }
 
-void Router::invocations(const Ex& ex, const RouteMatch&) { invoke(ex, primary_model(*ex), Format::invocation); }
+void Router::invocations(const Ex& ex, const RouteMatch& m) {
+  const auto model = primary_model(*ex);
+  // TEI's container on SageMaker routes /invocations to /rerank for a reranker (server.rs): a
+  // {"query", "texts"} body to a one-label classifier is ranked; any other body classified.
+  const InferenceBackend& b = *model->backend;
+  if (!b.embeds() && b.mask_id() < 0 && !b.tags_tokens() && b.labels().size() == 1 &&
+      is_rerank_body(ex->request.body()))
+    return tei_rerank(ex, m);
+  invoke(ex, model, Format::invocation);
+}
 
 void Router::predictions(const Ex& ex, const RouteMatch& m) {
   require_ready();

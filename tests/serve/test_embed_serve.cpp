@@ -344,8 +344,30 @@ TEST_F(RerankServer, RanksBestFirstWithTheSigmoidOfTheLogit) {
   tei_error(server().post("/rerank", {{"query", "q"}, {"texts", json::array()}}), 400, "empty");
   tei_error(server().post("/rerank", {{"query", 3}, {"texts", {"a"}}}), 422, "validation");
   tei_error(server().post("/embed", {{"inputs", "hello"}}), 424, "backend");
+  // SageMaker /invocations: a {"query", "texts"} body is ranked (TEI's container), others classified.
+  const auto inv = server().post("/invocations", {{"query", "how is the weather"}, {"texts", texts}});
+  ASSERT_EQ(inv.status, 200) << inv.body;
+  EXPECT_EQ(json::parse(inv.body),
+            json::parse(server().post("/rerank", {{"query", "how is the weather"}, {"texts", texts}}).body));
+  const auto cls = server().post("/invocations", {{"inputs", "the weather is nice"}});
+  ASSERT_EQ(cls.status, 200) << cls.body;
+  EXPECT_TRUE(json::parse(cls.body)[0].contains("label")) << cls.body;
   const json info = json::parse(call("GET", server().url("/info")).body);
   EXPECT_TRUE(info["model_type"].contains("reranker")) << info.dump();
+}
+
+TEST(EmbedRequest, FloatsAnswerInTheirShortestRoundTripForm) {
+  const std::vector<float> v{0.1f, -2.5f, 1e-7f, 3.4028235e38f, 0.0f};
+  const std::string s = render_float_vector(v);
+  EXPECT_EQ(s, "[0.1,-2.5,1e-07,3.4028235e+38,0]");
+  const json j = json::parse(render_embeddings({v, {}}));
+  ASSERT_EQ(j.size(), 2u);
+  for (size_t i = 0; i < v.size(); ++i) EXPECT_EQ(j[0][i].get<float>(), v[i]) << i;  // exact round trip
+  EXPECT_TRUE(j[1].empty());
+  EXPECT_EQ(render_token_embeddings({{1, 2, 3, 4}}, 2), "[[[1,2],[3,4]]]");
+  EXPECT_TRUE(is_rerank_body(R"({"query": "q", "texts": ["a"]})"));
+  EXPECT_FALSE(is_rerank_body(R"({"inputs": "query texts"})"));
+  EXPECT_FALSE(is_rerank_body(R"(["query", "texts"])"));
 }
 
 TEST(EmbedRequest, Base64IsLittleEndianFloat32) {
