@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 
 #include "io/tensor_source.h"
 #include "model/checkpoint.h"
@@ -202,6 +203,35 @@ TEST(EmbedGolden, PackedPrecisionsStayWithinCosineOfFp32) {
   const size_t D = want.size() / got.size();
   for (size_t b = 0; b < got.size(); ++b)
     EXPECT_GE(model::cosine_similarity(got[b], std::span<const float>(want.data() + b * D, D)), 0.999f) << b;
+}
+
+// A copy of the folder whose Pooling leaves the prompt out (include_prompt false, as
+// INSTRUCTOR-style models), without the Dense and Normalize modules.
+fs::path write_prompt_excluding_folder(const fs::path& dir, const std::string& mode) {
+  fs::create_directories(dir / "1_Pooling");
+  for (const char* f : {"config.json", "model.safetensors", "vocab.json", "merges.txt", "sentence_bert_config.json",
+                        "config_sentence_transformers.json"})
+    fs::copy_file(kSt / f, dir / f, fs::copy_options::overwrite_existing);
+  std::ofstream(dir / "modules.json")
+      << R"([{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+             {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}])";
+  std::ofstream(dir / "1_Pooling" / "config.json")
+      << R"({"embedding_dimension": 16, "pooling_mode": ")" << mode << R"(", "include_prompt": false})";
+  return dir;
+}
+
+TEST(EmbedGolden, PoolingWithoutThePromptThroughTheEmbedder) {
+  const EmbedGolden g;
+  const int32_t prompt = std::stoi(g.src->metadata().at("prompt_tokens"));
+  const fs::path dir = fs::temp_directory_path() / ("rc_embed_noprompt_" + std::to_string(::getpid()));
+  for (const char* mode : {"mean", "cls", "lasttoken", "weightedmean"}) {
+    const auto emb = model::Embedder::load(write_prompt_excluding_folder(dir, mode));
+    EXPECT_FALSE(emb->config().pooling.include_prompt);
+    const std::vector<int32_t> prompts(g.rows.size(), prompt);
+    expect_rows_near(emb->embed_ids(g.rows, prompts), g.f32(std::string("pooled.") + mode + ".no_prompt"), 1e-4f,
+                     std::string(mode) + " without the prompt");
+  }
+  fs::remove_all(dir);
 }
 
 TEST(EmbedGolden, PlainModelFolderNeedsPooling) {

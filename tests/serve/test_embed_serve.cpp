@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "model/checkpoint.h"
@@ -408,6 +409,35 @@ TEST(SpladeServe, EmbedSparseAnswersTheNonZeroEntries) {
   const json info = json::parse(call("GET", s.url("/info")).body);
   EXPECT_EQ(info["model_type"], json({{"embedding", {{"pooling", "splade"}}}}));
   tei_error(s.post("/embed_sparse", {{"inputs", json::array()}}), 400, "empty");
+}
+
+TEST(EmbedPromptServe, APoolingThatExcludesThePromptPoolsEachRowWithoutIt) {
+  // include_prompt false: the rows run alone (embed_row) with the prompt's positions left out.
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "noprompt";
+  fs::create_directories(dir / "1_Pooling");
+  for (const char* f : {"config.json", "model.safetensors", "vocab.json", "merges.txt", "sentence_bert_config.json",
+                        "config_sentence_transformers.json"})
+    fs::copy_file(kSt / f, dir / f);
+  std::ofstream(dir / "modules.json")
+      << R"([{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+             {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}])";
+  std::ofstream(dir / "1_Pooling" / "config.json") << R"({"pooling_mode": "mean", "include_prompt": false})";
+  const auto e = rc::model::Embedder::load(dir);
+  RealModelServer s(dir);
+  const auto r = s.post("/embed", {{"inputs", {"hello", "a cat"}}, {"prompt_name", "query"}, {"normalize", false}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json j = json::parse(r.body);
+  const int covered = e->prompt_tokens("query: ");
+  ASSERT_GT(covered, 1);
+  for (size_t i = 0; i < 2; ++i) {
+    const std::string text = i == 0 ? "hello" : "a cat";
+    const std::vector<std::vector<int32_t>> row{e->encode(text, "query: ", e->max_length())};
+    const std::vector<int32_t> prompts{covered};
+    expect_vector(j[i], e->embed_ids(row, prompts)[0], "without the prompt");
+    // ... which is not the pooling over every token.
+    EXPECT_GT(std::abs(j[i][0].get<float>() - e->embed_ids(row)[0][0]), 1e-6f);
+  }
 }
 
 TEST_F(EmbedServer, EmbedSparseNeedsASpladeModel) {
