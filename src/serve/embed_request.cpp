@@ -182,6 +182,19 @@ bool is_rerank_body(std::string_view body) {
   return j.is_object() && j.contains("query") && j.contains("texts");
 }
 
+bool is_similarity_body(std::string_view body) {
+  if (body.find("source_sentence") == std::string_view::npos) return false;
+  try {
+    check_json_depth(body, "request body");
+  } catch (const Error&) {
+    return false;
+  }
+  const json j = json::parse(body, nullptr, false);
+  if (!j.is_object()) return false;
+  const auto it = j.find("inputs");
+  return it != j.end() && it->is_object() && it->contains("source_sentence");
+}
+
 RerankRequest parse_tei_rerank(std::string_view body) {
   const json j = parse_object(body);
   RerankRequest r;

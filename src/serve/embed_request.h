@@ -62,6 +62,8 @@ struct RerankRequest {
 };
 // A JSON object with "query" and "texts": a rerank request, whatever else it holds.
 bool is_rerank_body(std::string_view body);
+// {"inputs": {"source_sentence", ...}}: a sentence-similarity request.
+bool is_similarity_body(std::string_view body);
 // TEI's RerankRequest; an empty `texts` is 400 "empty" ("`texts` cannot be empty").
 RerankRequest parse_tei_rerank(std::string_view body);
 

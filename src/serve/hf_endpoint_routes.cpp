@@ -11,6 +11,7 @@
 // task is refused with an error naming that task and the one this endpoint serves.
 #include <nlohmann/json.hpp>
 
+#include "serve/embed_request.h"
 #include "serve/http_error.h"
 #include "serve/request.h"
 #include "serve/routes.h"
@@ -74,7 +75,7 @@ void Router::hf_endpoint(const Ex& ex, const RouteMatch&) {
     // {"inputs": {"source_sentence", "sentences"}} (the Inference API's task shapes; TEI's
     // /similarity answer, which @huggingface/inference's sentenceSimilarity validates).
     const std::string& body = ex->request.body();
-    if (body.find("\"source_sentence\"") != std::string::npos) return tei_similarity(ex, RouteMatch{});
+    if (is_similarity_body(body)) return tei_similarity(ex, RouteMatch{});
     auto in = std::make_shared<ParsedInputs>(parse_hf_endpoint(body));
     check_parameters(*in, "feature-extraction", {"truncate", "truncation"}, *model);
     return invoke_embeddings(ex, model, in, /*flat_single=*/true);

@@ -257,6 +257,14 @@ TEST_F(EmbedServer, InvocationsAndInferenceEndpointsRoute) {
   const auto sim = server().post("/", {{"inputs", {{"source_sentence", "a cat"}, {"sentences", {"a cat"}}}}});
   ASSERT_EQ(sim.status, 200) << sim.body;
   EXPECT_NEAR(json::parse(sim.body)[0].get<float>(), 1.0f, 1e-6f);
+  // A text that merely mentions the key is still feature-extraction.
+  const auto text = server().post("/", {{"inputs", "the \"source_sentence\" key"}});
+  ASSERT_EQ(text.status, 200) << text.body;
+  expect_vector(json::parse(text.body), engine_embedding("the \"source_sentence\" key"), "mentions the key");
+  // Another task's parameter is refused, naming the task served.
+  const auto bad = server().post("/", {{"inputs", "hello"}, {"parameters", {{"top_k", 2}}}});
+  EXPECT_EQ(bad.status, 400) << bad.body;
+  EXPECT_NE(bad.body.find("feature-extraction"), std::string::npos) << bad.body;
 }
 
 TEST_F(EmbedServer, KServeV2AnswersAnEmbeddingsTensor) {
@@ -369,6 +377,8 @@ TEST(EmbedRequest, FloatsAnswerInTheirShortestRoundTripForm) {
   EXPECT_TRUE(is_rerank_body(R"({"query": "q", "texts": ["a"]})"));
   EXPECT_FALSE(is_rerank_body(R"({"inputs": "query texts"})"));
   EXPECT_FALSE(is_rerank_body(R"(["query", "texts"])"));
+  EXPECT_TRUE(is_similarity_body(R"({"inputs": {"source_sentence": "a", "sentences": ["b"]}})"));
+  EXPECT_FALSE(is_similarity_body(R"({"inputs": "a text about \"source_sentence\""})"));
 }
 
 TEST(EmbedRequest, Base64IsLittleEndianFloat32) {
