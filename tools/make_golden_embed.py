@@ -11,6 +11,7 @@ UKPLab/sentence-transformers:
   - sentence_transformers/models/Dense.py: activation(nn.Linear(x)), Tanh by default;
   - sentence_transformers/models/Normalize.py: F.normalize(x, p=2, dim=1);
   - SentenceTransformer._get_prompt_length: the prompt's ids (with specials) minus the </s>;
+MultipleNegativesRankingLoss (losses/MultipleNegativesRankingLoss.py, scale 20, cos_sim);
 and SPLADE's pooling (TEI's splade: max over tokens of log(1 + relu(MLM logits))) on
 tests/data/mlm_tiny's RobertaForMaskedLM.
 The folder is the layout SentenceTransformer.save writes: modules.json, sentence_bert_config.json,
@@ -45,6 +46,8 @@ MAX_SEQ_LENGTH = 64
 LENGTHS = [3, 17, 64, 9, 30]
 PROMPT_TOKENS = 4  # include_prompt=False goldens: the first 4 positions excluded
 SPLADE_LENGTHS = [6, 13]
+MNRL_LENGTHS = [7, 12, 5, 9, 11, 6, 8, 4, 10]  # 3 anchors, 3 positives, 3 hard negatives
+MNRL_SCALE = 20.0
 MODES = ["cls", "max", "mean", "mean_sqrt_len_tokens", "weightedmean", "lasttoken"]
 
 
@@ -178,6 +181,25 @@ def main():
         act = torch.log1p(torch.relu(logits)) * sattn.unsqueeze(-1)
         out["splade.input_ids"], out["splade.attention_mask"] = sids, sattn
         out["splade.values"] = act.max(dim=1).values
+    # MultipleNegativesRankingLoss (losses/MultipleNegativesRankingLoss.py: scores =
+    # util.cos_sim(anchors, cat(positives, negatives)) * scale, cross_entropy against
+    # arange(len(anchors))) with mean pooling on the encoder, train mode with dropout 0: the
+    # loss and every parameter's gradient (the word embeddings' rows of the batch's ids only).
+    mids, mattn = mg.pad_batch([mg.random_sequence(n, config.vocab_size) for n in MNRL_LENGTHS])
+    tm = rr.no_dropout(rr.clone_model(model)).train()
+    tok = tm(mids, mattn)
+    emb = pool("mean", tok, mattn)
+    a = len(MNRL_LENGTHS) // 3
+    scores = F.normalize(emb[:a], p=2, dim=1) @ F.normalize(emb[a:], p=2, dim=1).t() * MNRL_SCALE
+    loss = F.cross_entropy(scores, torch.arange(a))
+    loss.backward()
+    out["mnrl.input_ids"], out["mnrl.attention_mask"] = mids, mattn
+    out["mnrl.loss"] = loss.detach().reshape(())
+    used = torch.unique(mids)
+    out["mnrl.wte_rows"] = used
+    for name, p in tm.named_parameters():
+        g = p.grad.detach()
+        out["mnrl.grad." + name] = g[used] if name == "embeddings.word_embeddings.weight" else g
     for k, v in out.items():
         if v.is_floating_point():
             out[k] = v.to(torch.float32).contiguous()

@@ -13,6 +13,7 @@
 #include "io/tensor_source.h"
 #include "model/checkpoint.h"
 #include "model/hidden_states.h"
+#include "model/mnrl.h"
 #include "model/pooling.h"
 #include "model/splade.h"
 #include "model/sentence_transformer.h"
@@ -304,6 +305,54 @@ TEST(EmbedGolden, SpladeMatchesTheReferenceOnTheMaskedLMModel) {
   }
   EXPECT_GT(nonzero, 0);
   EXPECT_LT(nonzero, B * V);  // relu zeroes some: a sparse answer has something to leave out
+}
+
+TEST(EmbedGolden, MultipleNegativesRankingLossAndItsGradients) {
+  // 3 anchors, their 3 positives, 3 hard negatives; mean pooling, scale 20, dropout 0.
+  const EmbedGolden g;
+  model::CheckpointLoadOptions o;
+  o.head = model::HeadKind::encoder_only;
+  const auto m = model::load_checkpoint(kSt, o);
+  const auto ids = g.ints("mnrl.input_ids"), mask = g.ints("mnrl.attention_mask");
+  const int64_t R = g.src->find("mnrl.input_ids")->shape[0], T = g.src->find("mnrl.input_ids")->shape[1];
+  const auto lens = test::lengths_from_mask(mask, R, T);
+  const model::Batch batch{R, T, ids.data(), lens.data(), nullptr};
+  model::TrainWorkspace ws(m->config(), R, T, model::HeadKind::encoder_only);
+  std::vector<float> grads(size_t(m->num_params()), 0.0f);
+  model::MnrlConfig mc;
+  mc.anchors = R / 3;
+  const float loss = model::mnrl_forward_backward({}, *m, batch, mc, model::DropoutConfig{}, 0, 1.0f, grads.data(), ws);
+  const float want_loss = g.f32("mnrl.loss")[0];
+  EXPECT_NEAR(loss, want_loss, 1e-4f * std::max(1.0f, std::abs(want_loss)));
+  // The loss alone (no gradients) is the same number.
+  EXPECT_NEAR(model::mnrl_forward_backward({}, *m, batch, mc, model::DropoutConfig{}, 0, 1.0f, nullptr, ws), loss,
+              1e-6f);
+  const auto rows = g.ints("mnrl.wte_rows");
+  double worst = 0;
+  std::string worst_name;
+  for (const auto& e : m->layout().entries()) {
+    const std::string bare = e.name.substr(std::string("roberta.").size());
+    const auto want = g.f32("mnrl.grad." + bare);
+    const float* got = grads.data() + e.offset;
+    const bool wte = bare == "embeddings.word_embeddings.weight";
+    const int64_t C = m->config().hidden_size;
+    for (size_t i = 0; i < want.size(); ++i) {
+      const float gv = wte ? got[int64_t(rows[i / size_t(C)]) * C + int64_t(i % size_t(C))] : got[i];
+      // The attention key bias's true gradient is 0 (softmax ignores a per-row constant):
+      // both sides hold rounding noise there, compared absolutely.
+      const double err = std::abs(double(gv) - want[i]) / (1e-5 + 1e-4 * std::abs(double(want[i])));
+      if (err > worst) {
+        worst = err;
+        worst_name = bare;
+      }
+      EXPECT_LE(err, 1.0) << bare << "[" << i << "]: got " << gv << ", reference " << want[i];
+    }
+  }
+  std::printf("[ measured ] MNRL gradients: worst |diff| / (1e-5 + 1e-4|ref|) = %.3f (%s)\n", worst,
+              worst_name.c_str());
+  // Only mean and cls pooling are implemented; anything else is refused.
+  mc.pooling = model::PoolingMode::max;
+  EXPECT_THROW(model::mnrl_forward_backward({}, *m, batch, mc, {}, 0, 1.0f, grads.data(), ws), Error);
 }
 
 }  // namespace
