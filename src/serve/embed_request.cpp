@@ -313,9 +313,11 @@ std::string base64_encode(std::string_view bytes) {
 
 std::string render_openai_embeddings(const std::vector<std::vector<float>>& vectors, bool base64,
                                      const std::string& model, int64_t prompt_tokens) {
-  json data = json::array();
+  // Written by hand so that float embeddings get append_floats' shortest form.
+  std::string out = R"({"object":"list","data":[)";
   for (size_t i = 0; i < vectors.size(); ++i) {
-    json e = {{"object", "embedding"}};
+    if (i) out += ',';
+    out += R"({"object":"embedding","embedding":)";
     if (base64) {
       // Little-endian float32, as TEI's encode_embedding and OpenAI's base64 answers.
       std::string bytes(vectors[i].size() * sizeof(float), '\0');
@@ -324,18 +326,16 @@ std::string render_openai_embeddings(const std::vector<std::vector<float>>& vect
         std::memcpy(&u, &vectors[i][k], sizeof u);
         for (int b = 0; b < 4; ++b) bytes[k * 4 + size_t(b)] = char((u >> (8 * b)) & 0xff);
       }
-      e["embedding"] = base64_encode(bytes);
+      out += '"' + base64_encode(bytes) + '"';
     } else {
-      e["embedding"] = vectors[i];
+      append_floats(out, vectors[i]);
     }
-    e["index"] = i;
-    data.push_back(std::move(e));
+    out += R"(,"index":)" + std::to_string(i) + "}";
   }
-  const json out = {{"object", "list"},
-                    {"data", std::move(data)},
-                    {"model", model},
-                    {"usage", {{"prompt_tokens", prompt_tokens}, {"total_tokens", prompt_tokens}}}};
-  return out.dump(-1, ' ', false, kReplace);
+  out += R"(],"model":)" + json(model).dump(-1, ' ', false, kReplace);
+  out += R"(,"usage":{"prompt_tokens":)" + std::to_string(prompt_tokens) + R"(,"total_tokens":)" +
+         std::to_string(prompt_tokens) + "}}";
+  return out;
 }
 
 std::string openai_error_body(int status, const std::string& type, const std::string& message) {

@@ -390,6 +390,11 @@ TEST(EmbedRequest, Base64IsLittleEndianFloat32) {
   const json j = json::parse(render_openai_embeddings({{1.0f}}, true, "m", 3));
   EXPECT_EQ(j["data"][0]["embedding"], "AACAPw==");
   EXPECT_EQ(j["model"], "m");
+  EXPECT_EQ(j["usage"], json({{"prompt_tokens", 3}, {"total_tokens", 3}}));
+  EXPECT_EQ(render_openai_embeddings({{0.1f, -2.5f}, {1.0f}}, false, "a\"b", 7),
+            R"({"object":"list","data":[{"object":"embedding","embedding":[0.1,-2.5],"index":0},)"
+            R"({"object":"embedding","embedding":[1],"index":1}],"model":"a\"b","usage":{"prompt_tokens":7,)"
+            R"("total_tokens":7}})");
 }
 
 TEST(SpladeServe, EmbedSparseAnswersTheNonZeroEntries) {
