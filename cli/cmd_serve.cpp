@@ -63,7 +63,7 @@ void add_serve_command(CLI::App& app) {
     std::vector<std::string> models, allowed_urls;
     std::string revision;
     std::string host, management_host = "127.0.0.1", tls_cert, tls_key, auth_token, api_key, key_file, model_store,
-                      work_dir, precision, device = "cpu", function_to_apply, preprocess;
+                      work_dir, precision, device = "cpu", function_to_apply, preprocess, pooling;
     int port = 8080, management_port = 8081, threads = 0, http_threads = 1, handler_threads = 2, inference_threads = 1;
     int max_batch_size = 32, max_batch_delay_ms = 5, max_length = 0, max_connections = 4096;
     int max_client_batch_size = 32, max_models = 64;
@@ -156,6 +156,9 @@ void add_serve_command(CLI::App& app) {
                   "POST / also takes it per request")
       ->check(CLI::IsMember({"softmax", "sigmoid", "none"}, CLI::ignore_case));
   add_preprocess_option(*cmd, o->preprocess);
+  cmd->add_option("--pooling", o->pooling,
+                  "Serve as an embedding model with this pooling (TEI's --pooling): cls | mean | max | "
+                  "mean_sqrt_len_tokens | weightedmean | lasttoken; a sentence-transformers folder needs none");
   cmd->add_option("--max-length", o->max_length, "Truncate texts to this many tokens (default: the model's limit)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--no-truncate", o->no_truncate, "Refuse texts longer than the limit (413) instead of truncating");
@@ -222,7 +225,8 @@ void add_serve_command(CLI::App& app) {
     c.registry.limits.queue_size = o->queue_size;
     c.registry.backend.precision = o->precision;
     c.registry.backend.function_to_apply = o->function_to_apply;
-    c.registry.backend.preprocess = o->preprocess;  // "" when not given: the package's
+    c.registry.backend.preprocess = o->preprocess;
+    c.registry.backend.pooling = o->pooling;  // "" when not given: the package's
     c.registry.backend.device = o->device;
     resolve_device_choice(o->device);  // no CUDA device: exit 4 before binding any port
     c.registry.backend.max_length = o->max_length;

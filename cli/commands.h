@@ -28,6 +28,8 @@ void add_bench_command(CLI::App& app);
 void add_pretrain_command(CLI::App& app);
 void add_fill_mask_command(CLI::App& app);
 void add_convert_command(CLI::App& app);
+void add_embed_command(CLI::App& app);
+void add_rerank_command(CLI::App& app);
 
 // --threads N for any command: sets the one OpenMP pool (0 = physical cores).
 void add_threads_option(CLI::App& cmd, int& threads);

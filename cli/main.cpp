@@ -93,9 +93,9 @@ int main(int argc, char** argv) {
   // Registered in the order --help lists them.
   for (auto* add : {rc::cli::add_predict_command, rc::cli::add_tokenize_command, rc::cli::add_inspect_command,
                     rc::cli::add_init_command, rc::cli::add_train_command, rc::cli::add_pretrain_command,
-                    rc::cli::add_fill_mask_command, rc::cli::add_eval_command, rc::cli::add_convert_command,
-                    rc::cli::add_package_command, rc::cli::add_serve_command, rc::cli::add_invoke_command,
-                    rc::cli::add_bench_command})
+                    rc::cli::add_fill_mask_command, rc::cli::add_embed_command, rc::cli::add_rerank_command,
+                    rc::cli::add_eval_command, rc::cli::add_convert_command, rc::cli::add_package_command,
+                    rc::cli::add_serve_command, rc::cli::add_invoke_command, rc::cli::add_bench_command})
     add(app);
   try {
     app.parse(argc, argv);

@@ -121,11 +121,23 @@ std::unique_ptr<RobertaModel> load_checkpoint(const fs::path& dir, const Checkpo
     by_name[name] = &t;
   }
   const bool mlm = options.head == HeadKind::masked_lm, tokens = options.head == HeadKind::token_classifier;
-  const std::string head_out = family.tensor_name(tokens ? Role::token_out_weight : Role::sequence_out_weight);
+  // A bare base model (RobertaModel, BertModel, ...): no head; its pooler, when saved, unused.
+  const bool bare = options.head == HeadKind::encoder_only;
+  for (auto it = by_name.begin(); bare && it != by_name.end();) {
+    if (starts_with(it->first, family.base_prefix + "pooler.")) {
+      rep.ignored_keys.push_back(it->second->name);
+      it = by_name.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  const std::string head_out =
+      bare ? std::string() : family.tensor_name(tokens ? Role::token_out_weight : Role::sequence_out_weight);
   const std::string mlm_bias = family.tensor_name(Role::mlm_bias);
   const std::string arch = head_architecture(options.head, family);
-  const bool has_head = by_name.count(mlm ? mlm_bias : head_out) > 0;
-  if (mlm) {
+  const bool has_head = !bare && by_name.count(mlm ? mlm_bias : head_out) > 0;
+  if (bare) {
+  } else if (mlm) {
     RC_CHECK(has_head || options.init_head, Errc::format, file, ": no masked-LM head (", mlm_bias, ")",
              "\nHINT: start a fresh masked-LM head with init_head, as Hugging Face does");
   } else if (!has_head) {

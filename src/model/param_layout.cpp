@@ -62,6 +62,7 @@ ParamLayout ParamLayout::build(const RobertaConfig& c, HeadKind head) {
     add(Role::mlm_bias, 0, {c.vocab_size}, bias, head_part);
     return layout;
   }
+  if (head == HeadKind::encoder_only) return layout;
   if (head == HeadKind::token_classifier) {
     add(Role::token_out_weight, 0, {K, C}, weight, head_part);
     add(Role::token_out_bias, 0, {K}, bias, head_part);
@@ -85,6 +86,8 @@ std::string head_architecture(HeadKind head, const EncoderFamily& family) {
       return family.class_name("ForMaskedLM");
     case HeadKind::token_classifier:
       return family.class_name("ForTokenClassification");
+    case HeadKind::encoder_only:
+      return family.class_name("Model");
     case HeadKind::classifier:
       break;
   }
@@ -97,6 +100,8 @@ const char* head_architecture(HeadKind head) noexcept {
       return "RobertaForMaskedLM";
     case HeadKind::token_classifier:
       return "RobertaForTokenClassification";
+    case HeadKind::encoder_only:
+      return "RobertaModel";
     case HeadKind::classifier:
       break;
   }
@@ -169,6 +174,7 @@ ModelOffsets model_offsets(const ParamLayout& layout, const RobertaConfig& c) {
     o.head_out_b = at(Role::token_out_bias);
     return o;
   }
+  if (!layout.find(Role::sequence_out_weight)) return o;  // encoder_only: no head
   o.head_dense_w = at(Role::sequence_dense_weight);
   o.head_dense_b = at(Role::sequence_dense_bias);
   o.head_out_w = at(Role::sequence_out_weight);

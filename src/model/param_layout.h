@@ -25,8 +25,10 @@ namespace rc::model {
 //   - masked_lm: RobertaForMaskedLM's lm_head.* (dense → GELU → LayerNorm → decoder tied to
 //     the word embeddings + lm_head.bias; the tied decoder has no entry of its own, as HF saves it);
 //   - token_classifier: RobertaForTokenClassification's classifier.{weight,bias}, one Linear
-//     on every token's final hidden state (after dropout).
-enum class HeadKind { classifier, masked_lm, token_classifier };
+//     on every token's final hidden state (after dropout);
+//   - encoder_only: a bare RobertaModel (sentence-transformers' Transformer module): no head,
+//     the final hidden states are the output; pooler.* in the file is ignored.
+enum class HeadKind { classifier, masked_lm, token_classifier, encoder_only };
 // transformers' class name of a head ("RobertaForSequenceClassification", ...), and back from
 // config.json's architectures (a sequence classifier when none names another head).
 const char* head_architecture(HeadKind head) noexcept;  // RoBERTa's

@@ -64,7 +64,50 @@ class InferenceBackend {
   // run on an inference thread as the row's work, like fill_mask.
   virtual bool tags_tokens() const { return false; }
   virtual std::string tag_tokens(const std::string& text, const std::string& aggregation) const;
+
+  // Embedding models (sentence-transformers folders; a RobertaModel folder given a pooling,
+  // embed_backend.cpp): embeds() is true and run() answers each row's pooled (then Dense)
+  // embedding, not normalised, in Prediction::scores (label_id -1), so the batcher batches
+  // embeddings as it batches any rows. The rest is what TEI's and OpenAI's routes ask of them.
+  virtual bool embeds() const { return false; }
+  virtual std::string pooling() const { return ""; }  // TEI's /info: "mean", "cls", ...
+  virtual int64_t embedding_dimension() const { return 0; }
+  virtual int64_t hidden_size() const { return 0; }  // width of token_embeddings' rows
+  virtual int64_t vocab_size() const { return 0; }   // token-id inputs are checked against it
+  // prompts[prompt_name] (empty name: the model's default prompt, or none). Throws
+  // invalid_argument for a name the model does not define.
+  virtual std::string prompt_text(const std::string& prompt_name) const;
+  // prompt + text as the model's Transformer module tokenizes it, truncated to max_length (> 0).
+  virtual std::vector<int32_t> tokenize_embed(std::string_view text, const std::string& prompt, int max_length,
+                                              TruncationSide side) const;
+  // Positions of a row the prompt covers when the pooling excludes them (include_prompt
+  // false); 0 otherwise, and then rows embed batched through run().
+  virtual int excluded_prompt_tokens(const std::string& prompt) const { return 0; }
+  // One row's embedding with its first prompt_tokens positions excluded from the pooling.
+  virtual std::vector<float> embed_row(const std::vector<int32_t>& ids, int prompt_tokens) const;
+  // The final hidden state of each of the row's tokens, (len, hidden) row-major: /embed_all.
+  virtual std::vector<float> token_embeddings(const std::vector<int32_t>& ids) const;
+  // SPLADE (/embed_sparse): max over tokens of log(1 + relu(masked-LM logits)), vocab-long.
+  virtual bool sparse() const { return false; }
+  virtual std::vector<float> sparse_embedding(const std::vector<int32_t>& ids) const;
 };
+
+inline std::string InferenceBackend::prompt_text(const std::string&) const {
+  throw Error(Errc::unsupported, "this model is not an embedding model: it has no prompts");
+}
+inline std::vector<int32_t> InferenceBackend::tokenize_embed(std::string_view, const std::string&, int,
+                                                             TruncationSide) const {
+  throw Error(Errc::unsupported, "this model is not an embedding model");
+}
+inline std::vector<float> InferenceBackend::embed_row(const std::vector<int32_t>&, int) const {
+  throw Error(Errc::unsupported, "this model is not an embedding model");
+}
+inline std::vector<float> InferenceBackend::token_embeddings(const std::vector<int32_t>&) const {
+  throw Error(Errc::unsupported, "this model is not an embedding model");
+}
+inline std::vector<float> InferenceBackend::sparse_embedding(const std::vector<int32_t>&) const {
+  throw Error(Errc::unsupported, "this model has no sparse (SPLADE) embedding");
+}
 
 inline std::string InferenceBackend::fill_mask(const std::string&, int, size_t, const std::vector<std::string>&) const {
   throw Error(Errc::unsupported, "this model is not a masked-LM model: it has no fill-mask answer");
@@ -85,6 +128,9 @@ struct BackendOptions {
   // "" = the package's, else none; "tweet" rewrites every raw text before it is tokenized, on
   // every route (core/tweet_text.h), "none" turns a package's "tweet" off.
   std::string preprocess;
+  // TEI's --pooling: a RobertaModel folder embeds with it; over a sentence-transformers
+  // folder's own Pooling module. "" = the folder's.
+  std::string pooling;
 };
 
 // Turns a checkpoint folder into a backend. The server is given one, so tests can load
@@ -100,6 +146,11 @@ std::shared_ptr<InferenceBackend> make_fill_mask_backend(const std::filesystem::
                                                          const BackendOptions& options = {});
 // model::TokenClassifier behind the interface (token_backend.cpp); make_classifier_backend
 // picks it for a *ForTokenClassification folder.
+// model::Embedder behind the interface (embed_backend.cpp); make_classifier_backend picks it
+// for a sentence-transformers folder (modules.json), a RobertaModel folder, or any folder
+// when BackendOptions::pooling is set.
+std::shared_ptr<InferenceBackend> make_embed_backend(const std::filesystem::path& dir,
+                                                     const BackendOptions& options = {});
 std::shared_ptr<InferenceBackend> make_token_backend(const std::filesystem::path& dir,
                                                      const BackendOptions& options = {});
 

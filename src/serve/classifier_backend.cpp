@@ -5,6 +5,7 @@
 
 #include "core/tweet_text.h"
 #include "model/roberta_config.h"
+#include "model/sentence_transformer.h"
 #include "roberta/classifier.h"
 #include "serve/backend.h"
 
@@ -86,6 +87,10 @@ std::shared_ptr<InferenceBackend> make_classifier_backend(const std::filesystem:
   // FIFO here once hung the loader forever, a folder said "basic_filebuf::underflow"), and
   // its errors name the file. Either engine below reads it again; it is a few KB.
   const model::RobertaConfig config = model::RobertaConfig::from_file(dir / "config.json");
+  // Embedding models: a sentence-transformers folder, a bare RobertaModel, or --pooling (TEI's).
+  if (model::is_sentence_transformer(dir) || !options.pooling.empty() ||
+      (config.architectures.size() == 1 && config.architectures[0] == "RobertaModel"))
+    return make_embed_backend(dir, options);
   for (const std::string& a : config.architectures) {
     if (a == "RobertaForMaskedLM") return make_fill_mask_backend(dir, options);
     if (a == "RobertaForTokenClassification") return make_token_backend(dir, options);

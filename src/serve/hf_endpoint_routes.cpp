@@ -11,6 +11,7 @@
 // task is refused with an error naming that task and the one this endpoint serves.
 #include <nlohmann/json.hpp>
 
+#include "serve/embed_request.h"
 #include "serve/http_error.h"
 #include "serve/request.h"
 #include "serve/routes.h"
@@ -67,6 +68,16 @@ void check_parameters(const ParsedInputs& in, const char* task, std::initializer
 
 void Router::hf_endpoint(const Ex& ex, const RouteMatch&) {
   const auto model = primary_model(*ex);
+  if (model->backend->embeds()) {
+    // An embedding model serves feature-extraction, and sentence-similarity for a body
+    // {"inputs": {"source_sentence", "sentences"}} (the Inference API's task shapes; TEI's
+    // /similarity answer, which @huggingface/inference's sentenceSimilarity validates).
+    const std::string& body = ex->request.body();
+    if (is_similarity_body(body)) return tei_similarity(ex, RouteMatch{});
+    auto in = std::make_shared<ParsedInputs>(parse_hf_endpoint(body));
+    check_parameters(*in, "feature-extraction", {"truncate", "truncation"}, *model);
+    return invoke_embeddings(ex, model, in, /*flat_single=*/true);
+  }
   auto in = std::make_shared<ParsedInputs>(parse_hf_endpoint(ex->request.body()));
   check_rows_fit_queue(in->texts.size(), model->limits.queue_size, model->name);  // 413 before tokenizing
   const InferenceBackend& backend = *model->backend;

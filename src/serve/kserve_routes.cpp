@@ -272,6 +272,26 @@ void Router::v2_infer(const Ex& ex, const RouteMatch& m) {
     json_length = n;
   }
   auto request = std::make_shared<KServeRequest>(parse_kserve_infer(ex->request.body(), json_length));
+  if (model->backend->embeds()) {
+    // An embedding model's one output: "embeddings" FP32 [N, D], normalised (TEI's /embed default).
+    for (const std::string& name : request->outputs)
+      if (name != "embeddings") throw bad("an embedding model has one output, \"embeddings\"; not '" + name + "'");
+    if (!request->inputs.pairs.empty()) throw bad("an embedding model embeds single texts, not text pairs");
+    auto in = std::make_shared<EmbedRequest>();
+    for (const std::string& t : request->inputs.texts) in->inputs.push_back({t, {}, false});
+    in->truncate = request->inputs.truncate;
+    return embed(ex, model, in, [request, model](const Exchange& e, std::vector<std::vector<float>>& vectors) {
+      json data = json::array();
+      for (const auto& v : vectors)
+        for (float x : v) data.push_back(x);
+      json out = {{"model_name", model->name}, {"model_version", model->version}};
+      if (!request->id.empty()) out["id"] = request->id;
+      const size_t dim = vectors.empty() ? 0 : vectors[0].size();
+      out["outputs"] = json::array(
+          {{{"name", "embeddings"}, {"datatype", "FP32"}, {"shape", {vectors.size(), dim}}, {"data", data}}});
+      return make_response(e.request, 200, out.dump(-1, ' ', false, json::error_handler_t::replace));
+    });
+  }
   check_rows_fit_queue(request->inputs.texts.size(), model->limits.queue_size, model->name);  // 413 before tokenizing
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::vector<int32_t>> rows = tokenize_inputs(request->inputs, *model);

@@ -14,6 +14,7 @@
 #include "serve/http_error.h"
 #include "serve/request.h"
 #include "serve/auth.h"
+#include "serve/embed_request.h"
 #include "serve/route_util.h"
 #include "serve/tokenize_answer.h"
 
@@ -168,6 +169,8 @@ std::string error_body_in(ErrorStyle style, int status, const std::string& type,
   switch (style) {
     case ErrorStyle::tei:
       return json{{"error", message}, {"error_type", tei_error_type(status, type)}}.dump(-1, ' ', false, replace);
+    case ErrorStyle::openai:
+      return openai_error_body(status, tei_error_type(status, type), message);
     case ErrorStyle::kserve:
     case ErrorStyle::hf:  // huggingface-inference-toolkit: {"error": str(e)}
       return json{{"error", message}}.dump(-1, ' ', false, replace);
@@ -205,7 +208,8 @@ const std::vector<Route>& route_table() {
   using R = Router;
   constexpr Port I = Port::inference, M = Port::management, B = Port::both;
   constexpr Access O = Access::open, N = Access::inference, A = Access::admin;
-  constexpr ErrorStyle TS = ErrorStyle::torchserve, TEI = ErrorStyle::tei, KS = ErrorStyle::kserve, HF = ErrorStyle::hf;
+  constexpr ErrorStyle TS = ErrorStyle::torchserve, TEI = ErrorStyle::tei, KS = ErrorStyle::kserve, HF = ErrorStyle::hf,
+                       OA = ErrorStyle::openai;
   static const std::vector<Route> table = {
       {"GET", "/ping", B, O, TS, "SageMaker", "Health: 200 once the startup models are loaded, 503 before", "", "",
        "Status", &R::ping},
@@ -239,6 +243,20 @@ const std::vector<Route>& route_table() {
        &R::tei_tokenize},
       {"POST", "/decode", I, N, TEI, "TEI", "Ids back to text", "", "TeiDecodeRequest", "TeiDecodeResponse",
        &R::tei_decode},
+      {"POST", "/embed", I, N, TEI, "TEI", "Pooled sentence embeddings (normalised unless normalize: false)", "",
+       "TeiEmbedRequest", "TeiEmbedResponse", &R::tei_embed},
+      {"POST", "/embed_all", I, N, TEI, "TEI", "Every token's final hidden state", "", "TeiEmbedRequest",
+       "TeiEmbedAllResponse", &R::tei_embed_all},
+      {"POST", "/embed_sparse", I, N, TEI, "TEI", "SPLADE sparse embeddings (--pooling splade on a masked-LM model)",
+       "", "TeiEmbedRequest", "TeiEmbedSparseResponse", &R::tei_embed_sparse},
+      {"POST", "/similarity", I, N, TEI, "TEI", "Cosine similarity of sentences to a source sentence", "",
+       "TeiSimilarityRequest", "TeiSimilarityResponse", &R::tei_similarity},
+      {"POST", "/rerank", I, N, TEI, "TEI", "Rank texts against a query with a cross-encoder, best first", "",
+       "TeiRerankRequest", "TeiRerankResponse", &R::tei_rerank},
+      {"POST", "/v1/embeddings", I, N, OA, "OpenAI", "Embeddings as OpenAI's API answers them (float or base64)", "",
+       "OpenAIEmbeddingsRequest", "OpenAIEmbeddingsResponse", &R::openai_embeddings},
+      {"POST", "/embeddings", I, N, OA, "OpenAI", "Same as /v1/embeddings (TEI serves both)", "",
+       "OpenAIEmbeddingsRequest", "OpenAIEmbeddingsResponse", &R::openai_embeddings},
       {"GET", "/info", I, N, TEI, "TEI", "Served model and router limits", "", "", "TeiInfo", &R::tei_info},
       {"GET", "/health", I, O, TEI, "TEI", "200 (empty body) when healthy, 503 otherwise", "", "", "", &R::tei_health},
       {"GET", "/v2", I, N, KS, "KServe v2", "Server metadata", "", "", "V2ServerMetadata", &R::v2_server_metadata},
@@ -352,7 +370,7 @@ Response error_response(const Request& req, std::exception_ptr error, ErrorStyle
   if (type.empty()) type = status_type(status);
   if (status >= 500) log::warn("serve", req.method_string(), ' ', req.target(), " -> ", status, ": ", message);
   // TEI answers a failed forward pass with 424 Failed Dependency ("backend").
-  if (style == ErrorStyle::tei && status == 500) status = 424;
+  if ((style == ErrorStyle::tei || style == ErrorStyle::openai) && status == 500) status = 424;
   return make_response(req, status, error_body_in(style, status, type, message));
 }
 
@@ -475,7 +493,16 @@ void Router::metrics(const Ex& ex, const RouteMatch&) {
   ex->reply(make_response(ex->request, 200, metrics_.render(), "text/plain; version=0.0.4"));
 }
 
-void Router::invocations(const Ex& ex, const RouteMatch&) { invoke(ex, primary_model(*ex), Format::invocation); }
+void Router::invocations(const Ex& ex, const RouteMatch& m) {
+  const auto model = primary_model(*ex);
+  // TEI's container on SageMaker routes /invocations to /rerank for a reranker (server.rs): a
+  // {"query", "texts"} body to a one-label classifier is ranked; any other body classified.
+  const InferenceBackend& b = *model->backend;
+  if (!b.embeds() && b.mask_id() < 0 && !b.tags_tokens() && b.labels().size() == 1 &&
+      is_rerank_body(ex->request.body()))
+    return tei_rerank(ex, m);
+  invoke(ex, model, Format::invocation);
+}
 
 void Router::predictions(const Ex& ex, const RouteMatch& m) {
   require_ready();
@@ -595,6 +622,11 @@ void Router::invoke(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<L
                     "batch size " + std::to_string(in->texts.size()) + " > maximum allowed batch size " +
                         std::to_string(config_.max_client_batch_size));
   check_rows_fit_queue(in->texts.size(), model->limits.queue_size, model->name);  // 413 before tokenizing
+  // TEI's /predict on an embedding model: "Model is not a classifier model" (424).
+  if (model->backend->embeds()) {
+    if (format == Format::tei) throw HttpError(424, "backend", "Model is not a classifier model", Errc::unsupported);
+    return invoke_embeddings(ex, model, in);
+  }
   // A masked-LM model answers HF's fill-mask pipeline instead, a token classifier HF's
   // token-classification pipeline (the HF inference toolkit's default: no aggregation). TEI
   // serves neither on /predict.

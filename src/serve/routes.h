@@ -21,6 +21,7 @@
 
 #include "serve/auth.h"
 #include "serve/batcher.h"
+#include "serve/embed_request.h"
 #include "serve/metrics.h"
 #include "serve/model_registry.h"
 #include "serve/tokenize_answer.h"
@@ -35,8 +36,9 @@ using Response = http::response<http::string_body>;
 // the connection sends the first answer and drops later ones (a 504 sent on timeout makes
 // the late inference result a no-op).
 // The error body a route answers with: TorchServe/SageMaker {"code","type","message"},
-// TEI {"error","error_type"}, KServe v2 {"error"}, Hugging Face Inference Endpoints {"error"}.
-enum class ErrorStyle { torchserve, tei, kserve, hf };
+// TEI {"error","error_type"}, KServe v2 {"error"}, Hugging Face Inference Endpoints {"error"},
+// OpenAI {"error": {"message","type","param","code"}}.
+enum class ErrorStyle { torchserve, tei, kserve, hf, openai };
 
 class Exchange {
  public:
@@ -141,6 +143,13 @@ class Router {
   void v2_infer(const Ex& ex, const RouteMatch& m);
   // Hugging Face Inference Endpoints (hf_endpoint_routes.cpp)
   void hf_endpoint(const Ex& ex, const RouteMatch& m);
+  // Embeddings and reranking, TEI's and OpenAI's (embed_routes.cpp)
+  void tei_embed(const Ex& ex, const RouteMatch& m);
+  void tei_embed_all(const Ex& ex, const RouteMatch& m);
+  void tei_embed_sparse(const Ex& ex, const RouteMatch& m);
+  void tei_similarity(const Ex& ex, const RouteMatch& m);
+  void tei_rerank(const Ex& ex, const RouteMatch& m);
+  void openai_embeddings(const Ex& ex, const RouteMatch& m);
 
  private:
   void dispatch(const std::shared_ptr<Exchange>& ex);
@@ -154,6 +163,11 @@ class Router {
   // model's queue; the request's aggregation_strategy, else `aggregation`.
   void invoke_token_classification(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<LoadedModel>& model,
                                    const std::shared_ptr<const struct ParsedInputs>& in, const char* aggregation);
+  // An embedding model's invocations (SageMaker /invocations, /predictions, POST /): TEI's
+  // /embed answer, as TEI's container routes /invocations for an embedding model
+  // (server.rs); parsed inputs of any content type, normalised.
+  void invoke_embeddings(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<LoadedModel>& model,
+                         const std::shared_ptr<const struct ParsedInputs>& in, bool flat_single = false);
   // Tokenizes every input (pairs too); 413 over the limit unless truncating.
   std::vector<std::vector<int32_t>> tokenize_inputs(const struct ParsedInputs& in, const LoadedModel& model) const;
   // Queues rows; on_done runs on the connection's thread with the finished job.
@@ -162,6 +176,20 @@ class Router {
               std::function<Response(const Exchange&, const Job&)> render,
               std::function<void(size_t row)> run_row = {});
   void register_model(const std::shared_ptr<Exchange>& ex, ModelSpec spec, bool torchserve);
+  // Embedding inputs to rows: the prompt prepended to texts, token ids checked and used as
+  // given; TEI's 413 for an empty or (truncate false) over-long input.
+  std::vector<std::vector<int32_t>> tokenize_embed_inputs(const EmbedRequest& in, const LoadedModel& model,
+                                                          const std::string& prompt, bool truncate) const;
+  // Pooled embeddings of an embedding model's request (checks, prompt, rows, queue), then
+  // `dimensions` and `normalize` applied, then render.
+  using EmbedRender = std::function<Response(const Exchange&, std::vector<std::vector<float>>&)>;
+  void embed(const Ex& ex, const std::shared_ptr<LoadedModel>& model, const std::shared_ptr<EmbedRequest>& in,
+             EmbedRender render);
+  // Queues rows for pooled embeddings (batched through run(), or each row alone when the
+  // pooling excludes prompt_tokens > 0 positions); render gets them in row order.
+  void submit_embeddings(const Ex& ex, const std::shared_ptr<LoadedModel>& model,
+                         std::vector<std::vector<int32_t>> rows, int prompt_tokens, double tokenize_seconds,
+                         EmbedRender render);
   // Admin routes: serve/auth.h's authorize() again, on the pattern of the route actually
   // matched, so no spelling of a path can reach one past the connection's check.
   void check_admin(const Exchange& ex, const Route& route) const;

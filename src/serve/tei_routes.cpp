@@ -63,11 +63,21 @@ void Router::tei_info(const Ex& ex, const RouteMatch&) {
     id2label[std::to_string(i)] = labels[i];
     label2id[labels[i]] = i;
   }
+  // TEI's ModelType (router/src/lib.rs): an embedding model names its pooling; a one-label
+  // classifier is a reranker (what /rerank serves).
+  const InferenceBackend& b = *model->backend;
+  json model_type;
+  if (b.embeds())
+    model_type = {{"embedding", {{"pooling", b.pooling()}}}};
+  else if (b.mask_id() < 0 && !b.tags_tokens() && labels.size() == 1)
+    model_type = {{"reranker", {{"id2label", id2label}, {"label2id", label2id}}}};
+  else
+    model_type = {{"classifier", {{"id2label", id2label}, {"label2id", label2id}}}};
   const json info = {
       {"model_id", model->model_id.empty() ? model->name : model->model_id},
       {"model_sha", nullptr},
       {"model_dtype", model->backend->dtype()},
-      {"model_type", {{"classifier", {{"id2label", id2label}, {"label2id", label2id}}}}},
+      {"model_type", model_type},
       {"max_concurrent_requests", config_.max_concurrent_requests},
       {"max_input_length", model->max_length},
       {"max_batch_tokens", model->limits.max_batch_tokens},

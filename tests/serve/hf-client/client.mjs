@@ -8,7 +8,7 @@
 import { readFileSync } from "node:fs";
 import { InferenceClient, HfInference } from "@huggingface/inference";
 
-const [classifierUrl, mlmUrl, expectedPath, tweetsUrl, nerUrl] = process.argv.slice(2);
+const [classifierUrl, mlmUrl, expectedPath, tweetsUrl, nerUrl, embedUrl] = process.argv.slice(2);
 const expected = JSON.parse(readFileSync(expectedPath, "utf8"));
 let failures = 0;
 const fail = (what) => {
@@ -69,6 +69,24 @@ for (const c of expected.fill_mask) {
     same(g.score, c.cli[i].score) && g.token === c.cli[i].token && g.token_str === c.cli[i].token_str && g.sequence === c.cli[i].sequence);
   if (!ok) fail(`fillMask(${JSON.stringify(c.text)}): ${JSON.stringify(got)} != roberta fill-mask ${JSON.stringify(c.cli)}`);
   else console.log(`ok: fillMask(${JSON.stringify(c.text)}, top_k ${c.top_k}${c.targets ? ", targets " + c.targets : ""}): ${got.length} candidates`);
+}
+
+// An embedding model (a sentence-transformers folder): featureExtraction answers one text with
+// its vector, equal to `roberta embed --normalize`; sentenceSimilarity the cosines.
+if (embedUrl) {
+  const st = new InferenceClient().endpoint(embedUrl);
+  for (const c of expected.embed) {
+    const got = await st.featureExtraction({ inputs: c.text });
+    const ok = Array.isArray(got) && got.length === c.cli.length && got.every((v, i) => same(v, c.cli[i]));
+    if (!ok) fail(`featureExtraction(${JSON.stringify(c.text)}): ${JSON.stringify(got)} != roberta embed ${JSON.stringify(c.cli)}`);
+    else console.log(`ok: featureExtraction(${JSON.stringify(c.text)}): ${got.length} values`);
+  }
+  const [a, b] = expected.embed;
+  const sims = await st.sentenceSimilarity({ inputs: { source_sentence: a.text, sentences: [b.text, a.text] } });
+  const cos = a.cli.reduce((s, v, i) => s + v * b.cli[i], 0);  // both unit vectors
+  if (!Array.isArray(sims) || sims.length !== 2 || Math.abs(sims[0] - cos) > 1e-5 || Math.abs(sims[1] - 1) > 1e-5)
+    fail(`sentenceSimilarity: ${JSON.stringify(sims)}, expected [${cos}, 1]`);
+  else console.log(`ok: sentenceSimilarity: ${JSON.stringify(sims)}`);
 }
 
 // A task the model cannot serve: the client surfaces our {"error"} message, naming both tasks.

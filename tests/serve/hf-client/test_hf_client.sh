@@ -3,7 +3,8 @@
 # into a cache) against `roberta serve` on loopback: tokenClassification on a token classifier
 # trained here for one step, textClassification on the tiny classifier
 # (tests/data/tiny), fillMask on the tiny masked-LM model (assets/pretrained/tweets-tiny-mlm
-# with roberta-base's tokenizer), each answer equal to what `roberta predict` / `roberta
+# with roberta-base's tokenizer), featureExtraction and sentenceSimilarity on the
+# sentence-transformers folder tests/data/embed/st, each answer equal to what `roberta predict` / `roberta
 # fill-mask` print for the same text (client.mjs), and a server started with --preprocess tweet
 # --function-to-apply sigmoid answering what `roberta predict` does with the same flags. Skipped (77) without node/npm or when npm
 # cannot install the client: a missing module is a skip, never a pass.
@@ -59,6 +60,7 @@ serve tiny "$TINY"; TINY_PORT=$PORT
 serve mlm "$MLM"; MLM_PORT=$PORT
 serve tweets "$TINY" --preprocess tweet --function-to-apply sigmoid; TWEETS_PORT=$PORT
 serve ner "$NER"; NER_PORT=$PORT
+serve embed "$SRC/tests/data/embed/st"; EMBED_PORT=$PORT
 
 # What the CLI prints for the same texts: the expectations client.mjs compares with.
 predict() { "$BIN" predict --model "$TINY" --precision fp32 --threads 1 "$@"; }
@@ -86,6 +88,12 @@ cat > "$WORK/expected.json" <<JSON
   "tokens": [
     {"text": $(printf '%s' "$N1" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))'), "cli": $(tag "$N1")}
   ],
+  "embed": [
+    {"text": $(printf '%s' "$T1" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))'),
+     "cli": $("$BIN" embed --model "$SRC/tests/data/embed/st" --precision fp32 --threads 1 --normalize "$T1")},
+    {"text": $(printf '%s' "$T2" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))'),
+     "cli": $("$BIN" embed --model "$SRC/tests/data/embed/st" --precision fp32 --threads 1 --normalize "$T2")}
+  ],
   "fill_mask": [
     {"text": $(printf '%s' "$M1" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))'), "top_k": 5, "cli": $(fill --top-k 5 "$M1")},
     {"text": $(printf '%s' "$M1" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))'), "top_k": 2, "cli": $(fill --top-k 2 "$M1")},
@@ -95,4 +103,4 @@ cat > "$WORK/expected.json" <<JSON
 }
 JSON
 node "$CACHE/client.mjs" "http://127.0.0.1:$TINY_PORT" "http://127.0.0.1:$MLM_PORT" "$WORK/expected.json" \
-  "http://127.0.0.1:$TWEETS_PORT" "http://127.0.0.1:$NER_PORT"
+  "http://127.0.0.1:$TWEETS_PORT" "http://127.0.0.1:$NER_PORT" "http://127.0.0.1:$EMBED_PORT"

@@ -1,0 +1,28 @@
+// sentence-transformers' MultipleNegativesRankingLoss (losses/MultipleNegativesRankingLoss.py)
+// on a bare RobertaModel (HeadKind::encoder_only) with mean or cls pooling: one batch holds the
+// anchors (rows 0..A-1) and the candidates (rows A..: the positives, one per anchor in order,
+// then any hard negatives); scores = cos_sim(anchor, candidate) · scale, and the loss is the
+// mean cross-entropy of each anchor against its own positive (in-batch negatives).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/exec_ctx.h"
+#include "model/pooling.h"
+#include "model/roberta_model.h"
+
+namespace rc::model {
+
+struct MnrlConfig {
+  int64_t anchors = 0;                      // A: rows 0..A-1 are anchors, rows A..2A-1 their positives
+  float scale = 20.0f;                      // MultipleNegativesRankingLoss's default
+  PoolingMode pooling = PoolingMode::mean;  // mean or cls
+};
+
+// The loss (its mean over anchors); gradients of (loss · loss_scale) ACCUMULATE into grads
+// (the model's layout). grads null: the loss only (eval, dropout 0). CPU only.
+float mnrl_forward_backward(const kernels::ExecCtx& ctx, const RobertaModel& model, const Batch& batch,
+                            const MnrlConfig& config, const DropoutConfig& dropout, uint64_t seed, float loss_scale,
+                            float* grads, TrainWorkspace& ws);
+
+}  // namespace rc::model
