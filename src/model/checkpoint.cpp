@@ -124,7 +124,7 @@ std::unique_ptr<RobertaModel> load_checkpoint(const fs::path& dir, const Checkpo
   // A bare base model (RobertaModel, BertModel, ...): no head; its pooler, when saved, unused.
   const bool bare = options.head == HeadKind::encoder_only;
   for (auto it = by_name.begin(); bare && it != by_name.end();) {
-    if (starts_with(it->first, family.base_prefix + "pooler.")) {
+    if (starts_with(it->first, std::string(family.base_prefix) + "pooler.") || starts_with(it->first, "pooler.")) {
       rep.ignored_keys.push_back(it->second->name);
       it = by_name.erase(it);
     } else {

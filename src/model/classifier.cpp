@@ -150,7 +150,15 @@ class RobertaClassifier final : public Classifier {
     RC_CHECK(texts.size() == text_pairs.size(), Errc::invalid_argument, "predict_pairs: ", texts.size(), " texts but ",
              text_pairs.size(), " text pairs");
     std::vector<std::vector<int32_t>> rows(texts.size());
-    for (size_t i = 0; i < texts.size(); ++i) rows[i] = tokenizer_->encode_pair(texts[i], text_pairs[i], max_length_);
+    for (size_t i = 0; i < texts.size(); ++i) {
+      PairEncoding e = tokenizer_->encode_pair_with_types(texts[i], text_pairs[i], max_length_);
+      // The batch path carries no token types yet: a tokenizer that gives the second text
+      // type 1 (BERT's template) would run it as type 0, a wrong answer, so it is refused.
+      RC_CHECK(std::all_of(e.type_ids.begin(), e.type_ids.end(), [](int32_t t) { return t == 0; }), Errc::unsupported,
+               "text pairs whose tokenizer gives the second text token type 1 (BERT-style) are not predicted yet: "
+               "token types do not reach the batch\nHINT: send single texts, or use a RoBERTa/XLM-R family model");
+      rows[i] = std::move(e.ids);
+    }
     return predict_rows(std::move(rows), batch_size);
   }
 

@@ -1,8 +1,10 @@
 // InferenceBackend on rc::Classifier (the public engine API). Kept in its own file: a
 // binary that never loads a real model (the server's fake-model tests) does not pull the
 // engine in.
+#include <algorithm>
 #include <sstream>
 
+#include "core/check.h"
 #include "core/tweet_text.h"
 #include "model/roberta_config.h"
 #include "model/sentence_transformer.h"
@@ -28,6 +30,14 @@ class ClassifierBackend final : public InferenceBackend {
   }
   std::vector<int32_t> tokenize_input(std::string_view text, const std::string* text_pair, int max_length,
                                       TruncationSide side) const override {
+    // The batcher carries no token types yet: a pair whose second text is type 1 (BERT's
+    // template) would run as type 0, a wrong answer, so it is refused (Classifier does the same).
+    if (text_pair) {
+      const PairEncoding e = model_->tokenizer().encode_pair_with_types("a", "b");
+      RC_CHECK(std::all_of(e.type_ids.begin(), e.type_ids.end(), [](int32_t t) { return t == 0; }), Errc::unsupported,
+               "text pairs for a model whose tokenizer gives the second text token type 1 (BERT-style) are not "
+               "served yet\nHINT: send single texts");
+    }
     if (preprocess_ != TextPreprocess::none) {
       const std::string a = preprocess_text(preprocess_, text);
       if (!text_pair) return model_->tokenizer().encode(a, max_length, side);

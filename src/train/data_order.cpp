@@ -18,6 +18,14 @@ TokenizedSplit tokenize_split(const Tokenizer& tok, std::span<const std::string>
   RC_ASSERT(texts.size() == labels.size());
   RC_ASSERT(text_pairs.empty() || text_pairs.size() == texts.size());
   const int64_t n = int64_t(texts.size());
+  if (!text_pairs.empty()) {
+    // The collator carries no token types yet: a tokenizer that gives the second text type 1
+    // (BERT's template) would train it as type 0, so such pairs are refused.
+    const PairEncoding e = tok.encode_pair_with_types("a", "b");
+    RC_CHECK(std::all_of(e.type_ids.begin(), e.type_ids.end(), [](int32_t t) { return t == 0; }), Errc::unsupported,
+             "text pairs whose tokenizer gives the second text token type 1 (BERT-style) cannot be trained yet: token "
+             "types do not reach the batch\nHINT: train on single texts, or use a RoBERTa/XLM-R family model");
+  }
   std::vector<std::vector<int32_t>> rows(static_cast<size_t>(n));
 #pragma omp parallel for schedule(dynamic, 256)
   for (int64_t i = 0; i < n; ++i)

@@ -24,7 +24,8 @@ struct TinyMlm : ::testing::Test {
     const fs::path src = RC_SOURCE_DIR;
     for (const char* f : {"config.json", "model.safetensors"})
       fs::copy_file(src / "assets/pretrained/tweets-tiny-mlm" / f, dir / f);
-    for (const char* f : {"vocab.json", "merges.txt"}) fs::copy_file(src / "assets/tokenizer/roberta-base" / f, dir / f);
+    for (const char* f : {"vocab.json", "merges.txt"})
+      fs::copy_file(src / "assets/tokenizer/roberta-base" / f, dir / f);
   }
   void TearDown() override { fs::remove_all(dir); }
 };
@@ -40,8 +41,8 @@ TEST_F(TinyMlm, TargetsRestrictTheWholeVocabularyAnswer) {
   // In the vocabulary as written ("Ġhappy"), and not ("happy" is its own token too; " sad"
   // is not a vocabulary string: its first token, "Ġsad", stands in; "Ġhappy" repeated once).
   const std::vector<std::string> targets = {"Ġhappy", "happy", " sad", "Ġhappy", "zzzzqqq"};
-  std::vector<int32_t> want_ids = {tok->token_to_id("Ġhappy"), tok->token_to_id("happy"),
-                                   tok->encode(" sad", false)[0], tok->encode("zzzzqqq", false)[0]};
+  std::vector<int32_t> want_ids = {tok->token_to_id("Ġhappy"), tok->token_to_id("happy"), tok->encode(" sad", false)[0],
+                                   tok->encode("zzzzqqq", false)[0]};
   ASSERT_EQ(tok->id_to_token(want_ids[2]), "Ġsad");
   std::sort(want_ids.begin(), want_ids.end());
   want_ids.erase(std::unique(want_ids.begin(), want_ids.end()), want_ids.end());

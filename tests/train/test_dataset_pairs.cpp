@@ -53,5 +53,22 @@ TEST(DatasetPairs, TokenizedAsHfPairs) {
   EXPECT_EQ(solo.lengths[1], int32_t(tok->encode("Hello").size()));
 }
 
+// Token types do not reach the training batch yet: pairs whose tokenizer gives the second text
+// type 1 (BERT's template) are refused rather than trained as type 0; singles still train.
+TEST(DatasetPairs, BertStylePairsAreRefusedUntilTokenTypesReachTheBatch) {
+  auto bert = Tokenizer::from_dir(std::filesystem::path(RC_TEST_DATA_DIR) / "tokenizer/pipeline/bert-uncased");
+  ASSERT_EQ(bert->encode_pair_with_types("a", "b").type_ids.back(), 1);
+  const std::vector<std::string> texts = {"a man plays"}, pairs = {"someone plays music"};
+  const std::vector<int32_t> labels = {0};
+  try {
+    train::tokenize_split(*bert, texts, labels, 16, pairs);
+    ADD_FAILURE() << "BERT-style pairs tokenized for training without their token types";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.errc(), Errc::unsupported);
+    EXPECT_NE(std::string(e.what()).find("token type 1"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(train::tokenize_split(*bert, texts, labels, 16).lengths[0], int32_t(bert->encode(texts[0]).size()));
+}
+
 }  // namespace
 }  // namespace rc::test
