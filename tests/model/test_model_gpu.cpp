@@ -255,7 +255,7 @@ TEST(ModelGpu, MaskedLmHeadMatchesCpuFp32) {
   rc::kernels::zero(g, grads.f32(), n);
   const m::MlmLoss got = m::mlm_forward_backward(g, *gpu, batch, labels.data(), m::DropoutConfig::from(cfg), 9, 1.0f,
                                                  grads.f32(), gws, gmlm);
-  std::vector<float> got_g(size_t(n));
+  std::vector<float> got_g(static_cast<size_t>(n));
   rc::kernels::download(g, got_g.data(), grads.f32(), size_t(n) * sizeof(float));
   ASSERT_GT(want.count, 0);
   EXPECT_EQ(got.count, want.count);
