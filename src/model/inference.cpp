@@ -1,5 +1,6 @@
-// The inference forward (roberta_model.h): embeddings, the encoder layers (encoder.h; the
-// last one on the first token only), the head. Every weight format, every device.
+// The inference forwards (roberta_model.h, hidden_states.h): embeddings, the encoder layers
+// (encoder.h; for a sequence classifier the last one on the first token only), the head.
+// Every weight format, every device.
 #include <algorithm>
 
 #include "core/check.h"
@@ -9,6 +10,7 @@
 #include "kernels/matmul.h"
 #include "kernels/profile.h"
 #include "kernels/rows.h"
+#include "model/hidden_states.h"
 #include "model/roberta_model.h"
 
 namespace rc::model {
@@ -61,74 +63,95 @@ void embed_for_inference(const ExecCtx& ctx, const RobertaModel& model, const Ba
   });
 }
 
+// The stack both inference forwards share (forward_logits, forward_hidden_states): the
+// checks, the batch staged on the device, embeddings and every encoder layer, the last one on
+// `last_rows`. Leaves the hidden states in ws.x_ and returns the staged batch.
+struct InferenceAccess {
+  static Batch encode(const ExecCtx& ctx, const RobertaModel& model, const Batch& host_batch, InferenceWorkspace& ws,
+                      const char* caller, Rows last_rows) {
+    const RobertaConfig& c = model.config();
+    RC_CHECK(host_batch.B <= ws.max_B() && host_batch.T <= ws.max_T(), Errc::invalid_argument, "batch ", host_batch.B,
+             "x", host_batch.T, " exceeds the workspace ", ws.max_B(), "x", ws.max_T());
+    RC_CHECK(model.device() == ctx.device && ws.device_ == ctx.device, Errc::invalid_argument, caller,
+             ": the model, the workspace and the context are on different devices");
+    kernels::use_device(ctx);  // a serving worker thread starts on device 0
+    if (ctx.profiler) ctx.profiler->set_phase(kernels::Phase::forward);
+    Batch batch;
+    profiled(ctx, F::other, [&] {
+      validate_batch(c, host_batch);
+      batch = ws.batch_.stage(ctx, host_batch, nullptr, nullptr);
+    });
+    const int64_t B = batch.B, T = batch.T;
+    float* x = ws.x_.f32();
+    float* tmp = ws.tmp_.f32();
+
+    // The LayerNorm before a GEMM writes that GEMM's input type itself (packed bf16 / int8
+    // weights: no conversion pass in the GEMM); every copy lives in ws.gemm_in_ (see there).
+    const size_t NL = model.offsets().layers.size();
+    auto gemm_input = [&](const kernels::LinearWeight& next) {
+      kernels::GemmInput g;
+      g.type = next.gemm_input_type();
+      if (!g.none()) {
+        g.data = ws.gemm_in_.data();
+        if (g.type == ActType::s8) g.row_scale = ws.gemm_scale_.f32();
+      }
+      return g;
+    };
+    const kernels::GemmInput emb_out = NL > 0 ? gemm_input(model.layer_weights(0).qkv) : kernels::GemmInput{};
+    embed_for_inference(ctx, model, batch, ws.batch_.positions.as<int32_t>(), tmp, x, emb_out);
+
+    kernels::GemmInput x_in = emb_out;
+    for (size_t l = 0; l < NL; ++l) {
+      const LayerWeights w = model.layer_weights(l);
+      LayerActs a;
+      a.x_in_gemm = x_in;
+      a.ln1_gemm = gemm_input(w.ffn_in);
+      // The last layer's output goes to the head (or the caller) on fp32 rows.
+      a.x_out_gemm = l + 1 < NL ? gemm_input(model.layer_weights(l + 1).qkv) : kernels::GemmInput{};
+      x_in = a.x_out_gemm;
+      a.x_in = x;
+      a.x_out = x;
+      a.qkv = ws.qkv_.f32();
+      a.attn = ws.attn_.f32();
+      a.proj = tmp;
+      a.attn_sum = tmp;
+      a.ln1 = x;
+      a.ffn_act = ws.ffn_.data();
+      a.ffn_type = w.ffn_in.preferred_hidden_type();
+      // int8 → int8: the up projection's epilogue quantises the GELU rows for the down projection.
+      if (c.activation() != Activation::gelu) {
+        a.ffn_type = ActType::f32;  // no fused epilogue but the erf GELU: fp32 rows, activation after
+      } else if (w.ffn_in.gemm_input_type() == ActType::s8 && w.ffn_out.gemm_input_type() == ActType::s8) {
+        a.ffn_type = ActType::s8;
+        a.ffn_act_scale = ws.ffn_scale_.f32();
+      }
+      a.ffn_sum = tmp;
+      a.rows_scratch = ws.rows_.f32();
+      encoder_layer_forward(ctx, c, w, a, batch.seq_lens, B, T, nullptr, l + 1 == NL ? last_rows : Rows::all);
+    }
+    return batch;
+  }
+};
+
+void forward_hidden_states(const ExecCtx& ctx, const RobertaModel& model, const Batch& host_batch,
+                           InferenceWorkspace& ws, float* hidden) {
+  const Batch batch = InferenceAccess::encode(ctx, model, host_batch, ws, "forward_hidden_states", Rows::all);
+  kernels::download(ctx, hidden, ws.x_.f32(), size_t(batch.B * batch.T * model.config().hidden_size) * sizeof(float));
+}
+
 void forward_logits(const ExecCtx& ctx, const RobertaModel& model, const Batch& host_batch, InferenceWorkspace& ws,
                     float* logits) {
   const RobertaConfig& c = model.config();
-  RC_CHECK(host_batch.B <= ws.max_B() && host_batch.T <= ws.max_T(), Errc::invalid_argument, "batch ", host_batch.B,
-           "x", host_batch.T, " exceeds the workspace ", ws.max_B(), "x", ws.max_T());
-  RC_CHECK(model.device() == ctx.device && ws.device_ == ctx.device, Errc::invalid_argument,
-           "forward_logits: the model, the workspace and the context are on different devices");
-  kernels::use_device(ctx);  // a serving worker thread starts on device 0
-  if (ctx.profiler) ctx.profiler->set_phase(kernels::Phase::forward);
-  Batch batch;
-  profiled(ctx, F::other, [&] {
-    validate_batch(c, host_batch);
-    batch = ws.batch_.stage(ctx, host_batch, nullptr, nullptr);
-  });
-  const ModelOffsets& o = model.offsets();
-  const float* P = model.params();
-  const int64_t B = batch.B, T = batch.T, C = c.hidden_size, K = c.num_labels();
   const bool per_token = model.head_kind() == HeadKind::token_classifier;
   RC_CHECK(model.head_kind() != HeadKind::masked_lm, Errc::invalid_argument,
            "forward_logits: a masked-LM model has no classifier (use mlm_logits)");
-  float* x = ws.x_.f32();
-  float* tmp = ws.tmp_.f32();
-
-  // The LayerNorm before a GEMM writes that GEMM's input type itself (packed bf16 / int8
-  // weights: no conversion pass in the GEMM); every copy lives in ws.gemm_in_ (see there).
+  const Batch batch =
+      InferenceAccess::encode(ctx, model, host_batch, ws, "forward_logits", per_token ? Rows::all : Rows::first_token);
+  const ModelOffsets& o = model.offsets();
+  const float* P = model.params();
+  const int64_t B = batch.B, T = batch.T, C = c.hidden_size, K = c.num_labels();
   const size_t NL = o.layers.size();
-  auto gemm_input = [&](const kernels::LinearWeight& next) {
-    kernels::GemmInput g;
-    g.type = next.gemm_input_type();
-    if (!g.none()) {
-      g.data = ws.gemm_in_.data();
-      if (g.type == ActType::s8) g.row_scale = ws.gemm_scale_.f32();
-    }
-    return g;
-  };
-  const kernels::GemmInput emb_out = NL > 0 ? gemm_input(model.layer_weights(0).qkv) : kernels::GemmInput{};
-  embed_for_inference(ctx, model, batch, ws.batch_.positions.as<int32_t>(), tmp, x, emb_out);
-
-  kernels::GemmInput x_in = emb_out;
-  for (size_t l = 0; l < NL; ++l) {
-    const LayerWeights w = model.layer_weights(l);
-    LayerActs a;
-    a.x_in_gemm = x_in;
-    a.ln1_gemm = gemm_input(w.ffn_in);
-    // The last layer's output goes to the head on fp32 rows.
-    a.x_out_gemm = l + 1 < NL ? gemm_input(model.layer_weights(l + 1).qkv) : kernels::GemmInput{};
-    x_in = a.x_out_gemm;
-    a.x_in = x;
-    a.x_out = x;
-    a.qkv = ws.qkv_.f32();
-    a.attn = ws.attn_.f32();
-    a.proj = tmp;
-    a.attn_sum = tmp;
-    a.ln1 = x;
-    a.ffn_act = ws.ffn_.data();
-    a.ffn_type = w.ffn_in.preferred_hidden_type();
-    // int8 → int8: the up projection's epilogue quantises the GELU rows for the down projection.
-    if (c.activation() != Activation::gelu) {
-      a.ffn_type = ActType::f32;  // no fused epilogue but the erf GELU: fp32 rows, activation after
-    } else if (w.ffn_in.gemm_input_type() == ActType::s8 && w.ffn_out.gemm_input_type() == ActType::s8) {
-      a.ffn_type = ActType::s8;
-      a.ffn_act_scale = ws.ffn_scale_.f32();
-    }
-    a.ffn_sum = tmp;
-    a.rows_scratch = ws.rows_.f32();
-    encoder_layer_forward(ctx, c, w, a, batch.seq_lens, B, T, nullptr,
-                          l + 1 == NL && !per_token ? Rows::first_token : Rows::all);
-  }
+  float* x = ws.x_.f32();
 
   if (per_token) {  // RobertaForTokenClassification: classifier(x) on every token, padding included
     float* out = ctx.device == Device::cpu ? logits : ws.logits_.f32();

@@ -170,7 +170,10 @@ class InferenceWorkspace {
   int64_t max_T() const { return max_T_; }
 
  private:
+  friend struct InferenceAccess;  // inference.cpp: the encoder stack of both inference forwards
   friend void forward_logits(const kernels::ExecCtx&, const RobertaModel&, const Batch&, InferenceWorkspace&, float*);
+  friend void forward_hidden_states(const kernels::ExecCtx&, const RobertaModel&, const Batch&, InferenceWorkspace&,
+                                    float*);
   int64_t max_B_, max_T_;
   Device device_;
   Buffer x_, qkv_, attn_, tmp_, ffn_, rows_, logits_;
