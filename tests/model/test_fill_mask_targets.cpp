@@ -53,7 +53,9 @@ TEST_F(TinyMlm, TargetsRestrictTheWholeVocabularyAnswer) {
   for (size_t k = 0; k < got.size(); ++k) {
     EXPECT_TRUE(std::binary_search(want_ids.begin(), want_ids.end(), got[k].token)) << got[k].token;
     EXPECT_EQ(got[k].score, score_of.at(got[k].token)) << "the probability over the whole vocabulary";
-    if (k) EXPECT_GE(got[k - 1].score, got[k].score);
+    if (k) {
+      EXPECT_GE(got[k - 1].score, got[k].score);
+    }
   }
   // The untargeted answer's order, restricted to the targets, is the targeted answer.
   std::vector<int32_t> restricted;
