@@ -92,16 +92,18 @@ void validate(const TrainOptions& o) {
 }
 
 // The collective of a launched job, or none for a single process.
-train::DataParallel connect(const TrainOptions& o, const kernels::ExecCtx& ctx, const dist::LaunchInfo& li) {
-  if (!li.distributed()) return {};
+std::unique_ptr<train::DataParallel> connect(const TrainOptions& o, const kernels::ExecCtx& ctx,
+                                             const dist::LaunchInfo& li) {
+  if (!li.distributed()) return std::make_unique<train::DataParallel>();
   log::info("train", "data parallel: rank ", li.rank, " of ", li.world_size, " (", li.launcher, "), rendezvous at ",
             li.master_addr, ":", li.store_port);
   const auto timeout = std::chrono::milliseconds(int64_t(o.dist_timeout_s * 1000));
 #if defined(RC_WITH_NCCL)
-  if (ctx.device == Device::cuda) return train::DataParallel(dist::connect_nccl(li, timeout, ctx.stream), ctx);
+  if (ctx.device == Device::cuda)
+    return std::make_unique<train::DataParallel>(dist::connect_nccl(li, timeout, ctx.stream), ctx);
 #endif
   // gloo; on a GPU without NCCL the gradients are staged through host memory.
-  return train::DataParallel(dist::connect_gloo(li, timeout), ctx);
+  return std::make_unique<train::DataParallel>(dist::connect_gloo(li, timeout), ctx);
 }
 
 }  // namespace
@@ -114,374 +116,448 @@ TrainSummary fit(const TrainOptions& o) {
 }
 
 namespace train {
+namespace {
 
-TrainSummary run_training(const TrainOptions& o, const TaskSetupFn& make_setup) {
-  using namespace rc::train;
-  using train::ProblemType;
+// Step arithmetic, as HF: micro-batches per epoch = ceil(N / B) (no drop_last); an optimizer
+// step every world x grad_accum micro-batches and at the end of an epoch.
+struct StepPlan {
+  int64_t N, B, accum, world, per_step, batches_per_epoch, updates_per_epoch, total_steps, num_epochs, warmup;
+  StepPlan(const TrainOptions& o, int64_t n, int world_size)
+      : N(n),
+        B(o.batch_size),
+        accum(o.grad_accum),
+        world(world_size),
+        per_step(accum * world),
+        batches_per_epoch((N + B - 1) / B),
+        updates_per_epoch((batches_per_epoch + per_step - 1) / per_step),
+        total_steps(o.max_steps > 0 ? o.max_steps : o.epochs * updates_per_epoch),
+        num_epochs((total_steps + updates_per_epoch - 1) / updates_per_epoch),
+        warmup(warmup_steps_for(total_steps, o.warmup_ratio, o.warmup_steps)) {}
+};
+
+// Output folder first (rank 0 alone writes): an unwritable one fails now, not after an hour.
+// Returns its checkpoints, oldest first.
+std::vector<std::pair<int64_t, fs::path>> prepare_output(const TrainOptions& o) {
+  prepare_output_dir(o.output_dir, o.model_dir);
+  remove_stale_checkpoint_temps(o.output_dir);
+  auto checkpoints = list_checkpoints(o.output_dir);
+  RC_CHECK(o.resume || checkpoints.empty(), Errc::invalid_argument, "output folder ", o.output_dir.string(),
+           " already holds checkpoints (", checkpoints.back().second.filename().string(),
+           ")\nHINT: pass --resume to continue that run, or choose another --output");
+  RC_CHECK(!o.resume || !checkpoints.empty(), Errc::not_found, "--resume: no checkpoint-N folder in ",
+           o.output_dir.string(), "\nHINT: start without --resume");
+  return checkpoints;
+}
+
+// What one optimizer step did, as the loop logs it.
+struct StepDone {
+  int64_t u = 0, step = 0, tokens = 0;  // update in epoch, global step after it, tokens (all ranks)
+  StepResult r;
+  double seconds = 0;
+  bool stop = false;         // a signal asked the run to stop after this step
+  int64_t samples_seen = 0;  // this epoch's samples up to and including this step
+};
+
+// One run of the one training loop: the setup in the constructor, then run(): epochs of
+// optimizer steps, each logged, evaluated and checkpointed when due, then the outputs.
+class TrainingRun {
+ public:
+  TrainingRun(const TrainOptions& o, const TaskSetupFn& make_setup);
+  TrainSummary run();
+
+ private:
+  StepDone step(int64_t u, const std::vector<int64_t>& order);
+  void log_step(const StepDone& d);
+  void evaluate(const StepDone& d);
+  void save(const StepDone& d);  // checkpoint-N/ holding the position after step d
+  TrainSummary finish(bool interrupted);
+  void log_start() const;
+  void restore_state();
+
+  const TrainOptions& o_;
+  const dist::LaunchInfo li_ = dist::detect_launch_from_process_env();
+  const bool main_rank_ = li_.rank == 0;
+  const fs::path out_;
+  fs::path resume_dir_;  // rank 0 resuming: the checkpoint it resumes from
+  TaskSetup setup_;
+  const Task* task_ = nullptr;
+  std::string metric_;
+  bool has_val_ = false, has_test_ = false;
+  std::optional<StepPlan> plan_;
+  kernels::ExecCtx ctx_;
+  json args_json_;
+  std::optional<RunIdentity> identity_;
+  std::optional<StateLayout> state_layout_;
+  std::unique_ptr<DataParallel> dp_;  // not movable: its thread holds `this`
+  bool resuming_ = false;
+  std::unique_ptr<TrainEngine> engine_;
+  std::optional<model::InferenceWorkspace> eval_ws_;
+  TrainState st_;
+  std::unique_ptr<TrainLoggers> loggers_;
+  int64_t train_T_ = 0;
+  // Per-micro-batch buffers, sized once.
+  std::vector<TaskBatch> micro_;
+  std::vector<model::Batch> batches_;
+  std::vector<model::Targets> targets_;
+  // This process's run (a resumed run's earlier time is in st_.train_time).
+  double train_time_before_ = 0, t_start_ = 0, eval_time_ = 0;
+  int64_t tokens_run_ = 0, steps_run_ = 0, last_saved_ = -1;
+  std::optional<EvalResult> best_eval_, last_eval_;
+};
+
+TrainingRun::TrainingRun(const TrainOptions& o, const TaskSetupFn& make_setup) : o_(o), out_(o.output_dir) {
   validate(o);
   const LrScheduleKind sched_kind = parse_lr_schedule(o.lr_scheduler);
-
   // Data parallel: the launch contract from the environment. A rank on a GPU (cuda or auto)
   // takes its local rank's device modulo the visible ones (LOCAL_RANK; none set, as in a
   // PyTorchJob pod: device 0; Slurm binding one GPU per task: its only device).
-  const dist::LaunchInfo li = dist::detect_launch_from_process_env();
   const std::string device =
-      li.distributed() ? data_parallel_device(o.device, li.local_rank, cuda_device_count()) : o.device;
-  const bool main_rank = li.rank == 0;
-
-  // Output folder first (rank 0 alone writes): an unwritable one fails now, not after an hour.
-  const fs::path out = o.output_dir;
+      li_.distributed() ? data_parallel_device(o.device, li_.local_rank, cuda_device_count()) : o.device;
   std::vector<std::pair<int64_t, fs::path>> checkpoints;
-  if (main_rank) {
-    prepare_output_dir(out, o.model_dir);
-    remove_stale_checkpoint_temps(out);
-    checkpoints = list_checkpoints(out);
-    RC_CHECK(o.resume || checkpoints.empty(), Errc::invalid_argument, "output folder ", out.string(),
-             " already holds checkpoints (", checkpoints.back().second.filename().string(),
-             ")\nHINT: pass --resume to continue that run, or choose another --output");
-    RC_CHECK(!o.resume || !checkpoints.empty(), Errc::not_found, "--resume: no checkpoint-N folder in ", out.string(),
-             "\nHINT: start without --resume");
-  }
+  if (main_rank_) checkpoints = prepare_output(o);
 
   // The task: its data, and the model with the task's head and labels. Ranks > 0 always
   // build the model this way and then receive rank 0's weights (a resumed run's live on rank
   // 0's disk only).
-  const bool resume_here = o.resume && main_rank;
-  const fs::path resume_dir = resume_here ? checkpoints.back().second : fs::path();
-  TaskSetup setup = make_setup(resume_dir, main_rank);
-  std::unique_ptr<model::RobertaModel>& model = setup.model;
-  const Task& task = *setup.task;
-  const model::RobertaConfig& cfg = model->config();
-  const std::string metric = o.metric.empty() ? task.default_metric() : o.metric;
-  const bool higher_is_better = greater_is_better(metric);
-  const bool has_val = main_rank && task.has_split("val"), has_test = main_rank && task.has_split("test");
-  const TokenizedSplit& train_examples = task.train_examples();
-  const int max_len = int(std::min<int64_t>(o.max_length, cfg.max_tokens()));
+  if (o.resume && main_rank_) resume_dir_ = checkpoints.back().second;
+  setup_ = make_setup(resume_dir_, main_rank_);
+  task_ = setup_.task.get();
+  model::RobertaModel& model = *setup_.model;
+  metric_ = o.metric.empty() ? task_->default_metric() : o.metric;
+  has_val_ = main_rank_ && task_->has_split("val");
+  has_test_ = main_rank_ && task_->has_split("test");
+  const TokenizedSplit& train_examples = task_->train_examples();
+  plan_.emplace(o, train_examples.size(), li_.world_size);
+  const StepPlan& p = *plan_;
 
-  // Step arithmetic, as HF: micro-batches per epoch = ceil(N / B) (no drop_last); an optimizer
-  // step every world x grad_accum micro-batches and at the end of an epoch.
-  const int world = li.world_size;
-  const int64_t N = train_examples.size();
-  const int64_t B = o.batch_size, accum = o.grad_accum, per_step = accum * world;
-  const int64_t batches_per_epoch = (N + B - 1) / B;
-  const int64_t updates_per_epoch = (batches_per_epoch + per_step - 1) / per_step;
-  const int64_t total_steps = o.max_steps > 0 ? o.max_steps : o.epochs * updates_per_epoch;
-  const int64_t num_epochs = (total_steps + updates_per_epoch - 1) / updates_per_epoch;
-  const int64_t warmup = warmup_steps_for(total_steps, o.warmup_ratio, o.warmup_steps);
-
-  const kernels::ExecCtx ctx = make_ctx(o.bf16, device);
+  ctx_ = make_ctx(o.bf16, device);
   TrainOptions resolved = o;
-  resolved.metric = metric;
-  resolved.problem_type = setup.problem_type;
-  const json args_json =
-      options_json(resolved, total_steps, warmup, ctx.matmul_precision == kernels::MatmulPrecision::bf16);
+  resolved.metric = metric_;
+  resolved.problem_type = setup_.problem_type;
+  args_json_ = options_json(resolved, p.total_steps, p.warmup, ctx_.matmul_precision == kernels::MatmulPrecision::bf16);
   const uint64_t data_fp = fingerprint(train_examples);
   // A rank launched with other flags, data or starting weights is refused before any step.
-  const uint64_t start_weights = resume_here ? 0 : hash_floats(model->params(), model->num_params());
-  DataParallel dp = connect(o, ctx, li);
+  const uint64_t start_weights = resume_dir_.empty() ? hash_floats(model.params(), model.num_params()) : 0;
+  dp_ = connect(o, ctx_, li_);
   // Rank 0 decides whether this is a resume (its --output holds the checkpoints; another
   // rank's local checkpoint folder, if any, is not read).
-  int64_t resumed = resume_here ? 1 : 0;
-  dp.broadcast_host(&resumed, sizeof resumed);
-  const bool resuming = resumed != 0;
+  int64_t resumed = resume_dir_.empty() ? 0 : 1;
+  dp_->broadcast_host(&resumed, sizeof resumed);
+  resuming_ = resumed != 0;
   {
-    json flags = args_json;
+    json flags = args_json_;
     for (const char* k : {"output_dir", "model_name_or_path", "data"}) flags.erase(k);
-    dp.check_same({{"flags", hash_text(flags.dump())},
-                   {"--data contents", data_fp},
-                   {"--model weights", resuming ? 0 : start_weights}});
+    dp_->check_same({{"flags", hash_text(flags.dump())},
+                     {"--data contents", data_fp},
+                     {"--model weights", resuming_ ? 0 : start_weights}});
   }
 
-  model->to_device(ctx);  // parameters, then gradients, moments and workspaces, on the device
-  const bool bf16_active = ctx.matmul_precision == kernels::MatmulPrecision::bf16;
-
-  const OptimConfig oc = optim_config(o, LrSchedule{sched_kind, o.lr, warmup, total_steps});
-  const model::DropoutConfig dropout = dropout_config(o, cfg);
-
-  const int64_t train_T = train_examples.max_length();
-  TrainEngine engine(*model, oc, ctx, dropout, o.seed, B, train_T);
-  if (dp.distributed()) {
-    engine.set_grad_sync(dp.hook());
+  model.to_device(ctx_);  // parameters, then gradients, moments and workspaces, on the device
+  const OptimConfig oc = optim_config(o, LrSchedule{sched_kind, o.lr, p.warmup, p.total_steps});
+  train_T_ = train_examples.max_length();
+  engine_ = std::make_unique<TrainEngine>(model, oc, ctx_, dropout_config(o, model.config()), o.seed, p.B, train_T_);
+  if (dp_->distributed()) {
+    engine_->set_grad_sync(dp_->hook());
     // Only the rows of the batch's tokens carry word-embedding gradient (no tied output head
     // in a classifier): those rows alone travel.
-    const model::ParamEntry* e = model->layout().find("roberta.embeddings.word_embeddings.weight");
-    if (e && task.sparse_word_grads()) dp.set_sparse_rows(e->offset, e->shape[0], e->shape[1]);
+    const model::ParamEntry* e = model.layout().find("roberta.embeddings.word_embeddings.weight");
+    if (e && task_->sparse_word_grads()) dp_->set_sparse_rows(e->offset, e->shape[0], e->shape[1]);
     if (o.dist_overlap) {
-      dp.enable_overlap(*model, engine.grads());
-      if (dp.overlapping()) engine.set_layer_grads_ready(dp.layer_ready());
+      dp_->enable_overlap(model, engine_->grads());
+      if (dp_->overlapping()) engine_->set_layer_grads_ready(dp_->layer_ready());
     }
   }
-  int64_t eval_T = 1;
-  if (has_val || has_test) eval_T = std::max<int64_t>(eval_T, task.max_eval_length());
-  std::optional<model::InferenceWorkspace> eval_ws;
-  if (main_rank) eval_ws.emplace(ctx, cfg, o.eval_batch_size, eval_T);
+  if (main_rank_)
+    eval_ws_.emplace(ctx_, model.config(), o.eval_batch_size,
+                     std::max<int64_t>(1, has_val_ || has_test_ ? task_->max_eval_length() : 1));
 
-  const RunIdentity identity{o.seed,
-                             B,
-                             accum,
-                             world,
-                             o.shuffle,
-                             o.group_by_length,
-                             max_len,
-                             total_steps,
-                             std::to_string(data_fp),
-                             setup.task_options};
-  const StateLayout layout{updates_per_epoch, o.eval_every > 0 ? o.eval_every : updates_per_epoch,
-                           o.logging_steps,   total_steps,
-                           num_epochs,        B};
-  TrainState st;
-  const fs::path metrics_path = o.metrics_file.empty() ? out / "metrics.jsonl" : o.metrics_file;
-  if (resume_here) {
-    st = state_from_json(io::read_file(resume_dir / "trainer_state.json"), (resume_dir / "trainer_state.json").string(),
-                         identity);
-    load_optimizer_moments(resume_dir, ctx, model->num_params(), engine.exp_avg(), engine.exp_avg_sq());
-    log::info("train", "resuming from ", resume_dir.string(), " at step ", st.global_step);
+  const int max_len = int(std::min<int64_t>(o.max_length, model.config().max_tokens()));
+  identity_.emplace(RunIdentity{o.seed, p.B, p.accum, p.world, o.shuffle, o.group_by_length, max_len, p.total_steps,
+                                std::to_string(data_fp), setup_.task_options});
+  state_layout_.emplace(StateLayout{p.updates_per_epoch, o.eval_every > 0 ? o.eval_every : p.updates_per_epoch,
+                                    o.logging_steps, p.total_steps, p.num_epochs, p.B});
+  restore_state();
+
+  loggers_ = main_rank_ ? std::make_unique<TrainLoggers>(
+                              o.metrics_file.empty() ? out_ / "metrics.jsonl" : fs::path(o.metrics_file),
+                              o.resume ? st_.global_step : -1, o.tensorboard_dir, o.progress, p.total_steps)
+                        : std::make_unique<TrainLoggers>();
+  if (main_rank_) write_json_atomic(out_ / "training_args.json", args_json_);
+  log_start();
+
+  micro_.resize(size_t(p.accum));
+  for (auto& mb : micro_) task_->reserve(mb, p.B, train_T_);
+  batches_.resize(size_t(p.accum));
+  targets_.resize(size_t(p.accum));
+}
+
+// A resumed run's state and AdamW moments from rank 0's checkpoint; then rank 0's weights,
+// moments and data position to every rank (as DDP broadcasts at start).
+void TrainingRun::restore_state() {
+  model::RobertaModel& model = *setup_.model;
+  if (!resume_dir_.empty()) {
+    const fs::path state = resume_dir_ / "trainer_state.json";
+    st_ = state_from_json(io::read_file(state), state.string(), *identity_);
+    load_optimizer_moments(resume_dir_, ctx_, model.num_params(), engine_->exp_avg(), engine_->exp_avg_sq());
+    log::info("train", "resuming from ", resume_dir_.string(), " at step ", st_.global_step);
   }
-  // Rank 0's weights, moments and data position to every rank (as DDP broadcasts at start).
-  if (dp.distributed()) {
-    dp.broadcast_device(model->params(), model->num_params());
-    if (resuming) {
-      dp.broadcast_device(engine.exp_avg(), model->num_params());
-      dp.broadcast_device(engine.exp_avg_sq(), model->num_params());
+  if (dp_->distributed()) {
+    dp_->broadcast_device(model.params(), model.num_params());
+    if (resuming_) {
+      dp_->broadcast_device(engine_->exp_avg(), model.num_params());
+      dp_->broadcast_device(engine_->exp_avg_sq(), model.num_params());
     }
-    int64_t pos[3] = {st.global_step, st.epoch, st.update_in_epoch};
-    dp.broadcast_host(pos, sizeof pos);
-    st.global_step = pos[0], st.epoch = pos[1], st.update_in_epoch = pos[2];
+    int64_t pos[3] = {st_.global_step, st_.epoch, st_.update_in_epoch};
+    dp_->broadcast_host(pos, sizeof pos);
+    st_.global_step = pos[0], st_.epoch = pos[1], st_.update_in_epoch = pos[2];
   }
-  engine.set_global_step(st.global_step);
+  engine_->set_global_step(st_.global_step);
+  train_time_before_ = st_.train_time;
+  last_saved_ = resuming_ ? st_.global_step : -1;
+}
 
-  std::unique_ptr<TrainLoggers> loggers =
-      main_rank ? std::make_unique<TrainLoggers>(metrics_path, o.resume ? st.global_step : -1, o.tensorboard_dir,
-                                                 o.progress, total_steps)
-                : std::make_unique<TrainLoggers>();
-  if (main_rank) write_json_atomic(out / "training_args.json", args_json);
+void TrainingRun::log_start() const {
+  const model::RobertaModel& model = *setup_.model;
+  const model::RobertaConfig& cfg = model.config();
+  const StepPlan& p = *plan_;
+  std::string labels;
+  for (auto& l : cfg.id2label) labels += (labels.empty() ? "" : ", ") + l;
+  log::info("train", "model: ", cfg.num_hidden_layers, " layers, hidden ", cfg.hidden_size, ", ", model.num_params(),
+            " parameters, labels [", labels, "]; ",
+            ctx_.matmul_precision == kernels::MatmulPrecision::bf16 ? "bf16" : "fp32", " GEMMs on ",
+            ctx_.device == Device::cuda ? "cuda:" + std::to_string(ctx_.device_index) : std::string("cpu"), ", ",
+            num_threads(), " threads");
+  log::info("train", "data: ", p.N, " train", setup_.eval_counts, " examples (", setup_.layout, "); ", p.total_steps,
+            " optimizer steps (", p.updates_per_epoch, " per epoch, ", p.num_epochs, " epochs), batch ", p.B,
+            " x accum ", p.accum, p.world > 1 ? " x ranks " + std::to_string(p.world) : "", ", warmup ", p.warmup,
+            ", longest train row ", train_T_, " tokens");
+}
 
-  log::info(
-      "train", "model: ", cfg.num_hidden_layers, " layers, hidden ", cfg.hidden_size, ", ", model->num_params(),
-      " parameters, labels [",
-      [&] {
-        std::string s;
-        for (auto& l : cfg.id2label) s += (s.empty() ? "" : ", ") + l;
-        return s;
-      }(),
-      "]; ", bf16_active ? "bf16" : "fp32", " GEMMs on ",
-      ctx.device == Device::cuda ? "cuda:" + std::to_string(ctx.device_index) : std::string("cpu"), ", ", num_threads(),
-      " threads");
-  log::info("train", "data: ", N, " train", setup.eval_counts, " examples (", setup.layout, "); ", total_steps,
-            " optimizer steps (", updates_per_epoch, " per epoch, ", num_epochs, " epochs), batch ", B, " x accum ",
-            accum, world > 1 ? " x ranks " + std::to_string(world) : "", ", warmup ", warmup, ", longest train row ",
-            train_T, " tokens");
-
-  // Per-micro-batch buffers, sized once.
-  std::vector<TaskBatch> micro(static_cast<size_t>(accum));
-  for (auto& mb : micro) task.reserve(mb, B, train_T);
-  std::vector<model::Batch> batches(static_cast<size_t>(accum));
-  std::vector<model::Targets> batch_labels(static_cast<size_t>(accum));
-
-  const double train_time_before = st.train_time;
-  auto save = [&](double train_time) {
-    st.train_time = train_time;
-    CheckpointContents c;
-    c.model = model.get();
-    c.tokenizer_from = o.model_dir;
-    c.exp_avg = engine.exp_avg();
-    c.exp_avg_sq = engine.exp_avg_sq();
-    c.training_args = args_json;
-    c.trainer_state = state_to_json(st, identity, layout);
-    save_checkpoint_dir(out, engine.global_step(), ctx, c);
-    prune_checkpoints(out, o.save_total_limit, st.best_checkpoint);  // drop the oldest, never the best
-  };
-
+TrainSummary TrainingRun::run() {
+  const StepPlan& p = *plan_;
   train::StopSignalGuard signals;
-  const double t_start = monotonic_seconds();
-  int64_t tokens_run = 0, steps_run = 0;
-  double eval_time = 0;
-  bool interrupted = false;
-  int64_t last_saved = resuming ? engine.global_step() : -1;
-  std::optional<EvalResult> best_eval, last_eval;
-  std::optional<double> best_metric = st.best_metric;
-
-  for (; st.epoch < num_epochs && engine.global_step() < total_steps && !interrupted;
-       ++st.epoch, st.update_in_epoch = 0) {
+  t_start_ = monotonic_seconds();
+  for (; st_.epoch < p.num_epochs && engine_->global_step() < p.total_steps; ++st_.epoch, st_.update_in_epoch = 0) {
     const std::vector<int64_t> order =
-        epoch_order(N, o.seed, st.epoch, o.shuffle, o.group_by_length, train_examples.lengths, B);
-    for (int64_t u = st.update_in_epoch; u < updates_per_epoch && engine.global_step() < total_steps; ++u) {
-      if (o.on_step_begin) o.on_step_begin(engine.global_step());
-      const double t0 = monotonic_seconds();
-      const StepShard shard = step_shard(u, batches_per_epoch, accum, dp.rank(), world);
-      const int64_t n_local = shard.local_count();
-      int64_t step_tokens = 0;
-      for (int64_t k = 0; k < n_local; ++k) {
-        const int64_t b = shard.m0 + shard.layout.first + k * shard.layout.stride;
-        const int64_t i0 = b * B, i1 = std::min(N, i0 + B);
-        TaskBatch& mb = micro[size_t(k)];
-        task.collate(std::span<const int64_t>(order.data() + i0, size_t(i1 - i0)), engine.global_step(),
-                     cfg.pad_token_id, mb);
-        batches[size_t(k)] = mb.batch();
-        batch_labels[size_t(k)] = task.targets(mb);
-        step_tokens += mb.pb.tokens;
-      }
-      dp.before_step(step_tokens, train::StopSignalGuard::received() != 0);
-      for (int64_t k = 0; k < n_local; ++k)
-        dp.mark_rows(micro[size_t(k)].pb.ids.data(), micro[size_t(k)].pb.B * micro[size_t(k)].pb.T);
-      const StepResult r = engine.step(std::span(batches.data(), size_t(n_local)),
-                                       std::span(batch_labels.data(), size_t(n_local)), shard.layout);
-      RC_CHECK(std::isfinite(r.loss), Errc::internal, "loss is ", r.loss, " at step ", engine.global_step(),
-               "\nHINT: lower --lr");
-      step_tokens = dp.global_tokens();
-      // One process: a signal that came during the step stops after it. Several: the flag
-      // each rank had before the step, OR-ed by the hook, so every rank stops after the same step.
-      const bool stop = dp.distributed() ? dp.any_stop() : train::StopSignalGuard::received() != 0;
-      const double dt = monotonic_seconds() - t0;
-      const int64_t step = engine.global_step();
-      tokens_run += step_tokens;
-      st.tokens_total += step_tokens;
-      ++steps_run;
-      st.loss_sum_total += r.loss;
-      st.log_loss_sum += r.loss;
-      st.log_grad_sum += r.grad_norm;
-      ++st.log_count;
-      const double ep_f = double(st.epoch) + double(u + 1) / double(updates_per_epoch);
-      const double elapsed = monotonic_seconds() - t_start - eval_time;
-      TrainLogLine line;
-      line.step = step;
-      line.total_steps = total_steps;
-      line.epoch = ep_f;
-      line.loss = r.loss;
-      line.lr = r.lr;
-      line.grad_norm = r.grad_norm;
-      line.tokens_per_second = elapsed > 0 ? double(tokens_run) / elapsed : 0.0;
-      line.eta_s = elapsed / double(steps_run) * double(total_steps - step);
-      json m = train::step_metrics(step, ep_f, r, step_tokens, dt);
-      if (dp.distributed()) {  // comm_share: the exposed part (not hidden behind the backward)
-        m["world_size"] = world;
-        m["comm_time_s"] = dp.last_comm_s();
-        m["comm_exposed_s"] = dp.last_exposed_s();
-        m["comm_share"] = dt > 0 ? dp.last_exposed_s() / dt : 0.0;
-        m["comm_overlap"] = dp.overlapping();
-        m["comm_floats"] = dp.last_comm_floats();
-      }
-      loggers->step(m, line);
-      if (step % o.logging_steps == 0 || step == total_steps) {
-        line.loss = st.log_loss_sum / double(st.log_count);
-        line.grad_norm = st.log_grad_sum / double(st.log_count);
-        st.log_history.push_back(json{{"epoch", ep_f},
-                                      {"grad_norm", line.grad_norm},
-                                      {"learning_rate", r.lr},
-                                      {"loss", line.loss},
-                                      {"step", step}});
-        loggers->train_log(line);
-        st.log_loss_sum = st.log_grad_sum = 0;
-        st.log_count = 0;
-      }
-      const bool epoch_end = u + 1 == updates_per_epoch;
-      const bool eval_due = (o.eval_every > 0 ? step % o.eval_every == 0 : epoch_end) || step == total_steps;
-      st.global_step = step;
-      const int64_t cur_epoch = st.epoch;
-      auto save_here = [&] {  // the position after this step, then back for the loop
-        st.epoch = epoch_end ? cur_epoch + 1 : cur_epoch;
-        st.update_in_epoch = epoch_end ? 0 : u + 1;
-        st.samples_in_epoch = epoch_end ? 0 : std::min(N, shard.m1 * B);
-        save(train_time_before + monotonic_seconds() - t_start - eval_time);
-        st.epoch = cur_epoch;
-        last_saved = step;
-      };
-      if (eval_due && main_rank) {
-        const double te = monotonic_seconds();
-        const std::string ckpt = (out / ("checkpoint-" + std::to_string(step))).string();
-        if (has_val) {
-          EvalResult e = task.evaluate(ctx, *model, "val", o.eval_batch_size, *eval_ws);
-          json h = eval_json(e, "eval");
-          h.erase("eval_confusion_matrix");
-          h.erase("eval_labels");
-          h["epoch"] = ep_f;
-          h["step"] = step;
-          st.log_history.push_back(h);
-          loggers->eval_log(e, h, step);
-          last_eval = e;
-          const double v = metric_value(e, metric);
-          if (!best_metric || (higher_is_better ? v > *best_metric : v < *best_metric)) {
-            best_metric = v;
-            st.best_metric = v;
-            st.best_checkpoint = ckpt;
-            best_eval = e;
-          }
-        } else {
-          st.best_checkpoint = ckpt;
-        }
-        save_here();
-        eval_time += monotonic_seconds() - te;
-      }
-      if (stop) {
-        if (main_rank && last_saved != step) save_here();
+        epoch_order(p.N, o_.seed, st_.epoch, o_.shuffle, o_.group_by_length, task_->train_examples().lengths, p.B);
+    for (int64_t u = st_.update_in_epoch; u < p.updates_per_epoch && engine_->global_step() < p.total_steps; ++u) {
+      const StepDone d = step(u, order);
+      log_step(d);
+      const bool epoch_end = u + 1 == p.updates_per_epoch;
+      st_.global_step = d.step;
+      if ((o_.eval_every > 0 ? d.step % o_.eval_every == 0 : epoch_end) || d.step == p.total_steps) evaluate(d);
+      if (d.stop) {
+        if (main_rank_ && last_saved_ != d.step) save(d);
         const int sig = train::StopSignalGuard::received();
-        loggers->line("train: stopped by " +
-                      (sig ? "signal " + std::to_string(sig) : std::string("a signal to another rank")) + " at step " +
-                      std::to_string(step) + "; checkpoint saved. Continue with --resume.");
-        interrupted = true;
-        break;
+        loggers_->line("train: stopped by " +
+                       (sig ? "signal " + std::to_string(sig) : std::string("a signal to another rank")) + " at step " +
+                       std::to_string(d.step) + "; checkpoint saved. Continue with --resume.");
+        loggers_->finish();
+        return finish(true);
       }
     }
   }
-  loggers->finish();
+  loggers_->finish();
+  return finish(false);
+}
 
+// Collates this rank's micro-batches of update u, runs the optimizer step and counts it.
+StepDone TrainingRun::step(int64_t u, const std::vector<int64_t>& order) {
+  const StepPlan& p = *plan_;
+  if (o_.on_step_begin) o_.on_step_begin(engine_->global_step());
+  const double t0 = monotonic_seconds();
+  const StepShard shard = step_shard(u, p.batches_per_epoch, p.accum, dp_->rank(), p.world);
+  const int64_t n_local = shard.local_count();
+  int64_t tokens = 0;
+  for (int64_t k = 0; k < n_local; ++k) {
+    const int64_t b = shard.m0 + shard.layout.first + k * shard.layout.stride;
+    const int64_t i0 = b * p.B, i1 = std::min(p.N, i0 + p.B);
+    TaskBatch& mb = micro_[size_t(k)];
+    task_->collate(std::span<const int64_t>(order.data() + i0, size_t(i1 - i0)), engine_->global_step(),
+                   setup_.model->config().pad_token_id, mb);
+    batches_[size_t(k)] = mb.batch();
+    targets_[size_t(k)] = task_->targets(mb);
+    tokens += mb.pb.tokens;
+  }
+  dp_->before_step(tokens, train::StopSignalGuard::received() != 0);
+  for (int64_t k = 0; k < n_local; ++k)
+    dp_->mark_rows(micro_[size_t(k)].pb.ids.data(), micro_[size_t(k)].pb.B * micro_[size_t(k)].pb.T);
+  StepDone d;
+  d.u = u;
+  d.r = engine_->step(std::span(batches_.data(), size_t(n_local)), std::span(targets_.data(), size_t(n_local)),
+                      shard.layout);
+  RC_CHECK(std::isfinite(d.r.loss), Errc::internal, "loss is ", d.r.loss, " at step ", engine_->global_step(),
+           "\nHINT: lower --lr");
+  d.tokens = dp_->global_tokens();
+  // One process: a signal that came during the step stops after it. Several: the flag
+  // each rank had before the step, OR-ed by the hook, so every rank stops after the same step.
+  d.stop = dp_->distributed() ? dp_->any_stop() : train::StopSignalGuard::received() != 0;
+  d.seconds = monotonic_seconds() - t0;
+  d.step = engine_->global_step();
+  d.samples_seen = std::min(p.N, shard.m1 * p.B);
+  tokens_run_ += d.tokens;
+  st_.tokens_total += d.tokens;
+  ++steps_run_;
+  st_.loss_sum_total += d.r.loss;
+  st_.log_loss_sum += d.r.loss;
+  st_.log_grad_sum += d.r.grad_norm;
+  ++st_.log_count;
+  return d;
+}
+
+// The step's metrics line and progress, and every logging_steps the averaged log line.
+void TrainingRun::log_step(const StepDone& d) {
+  const StepPlan& p = *plan_;
+  const double ep_f = double(st_.epoch) + double(d.u + 1) / double(p.updates_per_epoch);
+  const double elapsed = monotonic_seconds() - t_start_ - eval_time_;
+  TrainLogLine line;
+  line.step = d.step;
+  line.total_steps = p.total_steps;
+  line.epoch = ep_f;
+  line.loss = d.r.loss;
+  line.lr = d.r.lr;
+  line.grad_norm = d.r.grad_norm;
+  line.tokens_per_second = elapsed > 0 ? double(tokens_run_) / elapsed : 0.0;
+  line.eta_s = elapsed / double(steps_run_) * double(p.total_steps - d.step);
+  json m = step_metrics(d.step, ep_f, d.r, d.tokens, d.seconds);
+  if (dp_->distributed()) {  // comm_share: the exposed part (not hidden behind the backward)
+    m["world_size"] = p.world;
+    m["comm_time_s"] = dp_->last_comm_s();
+    m["comm_exposed_s"] = dp_->last_exposed_s();
+    m["comm_share"] = d.seconds > 0 ? dp_->last_exposed_s() / d.seconds : 0.0;
+    m["comm_overlap"] = dp_->overlapping();
+    m["comm_floats"] = dp_->last_comm_floats();
+  }
+  loggers_->step(m, line);
+  if (d.step % o_.logging_steps == 0 || d.step == p.total_steps) {
+    line.loss = st_.log_loss_sum / double(st_.log_count);
+    line.grad_norm = st_.log_grad_sum / double(st_.log_count);
+    st_.log_history.push_back(json{{"epoch", ep_f},
+                                   {"grad_norm", line.grad_norm},
+                                   {"learning_rate", d.r.lr},
+                                   {"loss", line.loss},
+                                   {"step", d.step}});
+    loggers_->train_log(line);
+    st_.log_loss_sum = st_.log_grad_sum = 0;
+    st_.log_count = 0;
+  }
+}
+
+// Rank 0: scores val, keeps the best by the run's metric, and saves the checkpoint.
+void TrainingRun::evaluate(const StepDone& d) {
+  if (!main_rank_) return;
+  const double te = monotonic_seconds();
+  const std::string ckpt = (out_ / ("checkpoint-" + std::to_string(d.step))).string();
+  if (has_val_) {
+    EvalResult e = task_->evaluate(ctx_, *setup_.model, "val", o_.eval_batch_size, *eval_ws_);
+    json h = eval_json(e, "eval");
+    h.erase("eval_confusion_matrix");
+    h.erase("eval_labels");
+    h["epoch"] = double(st_.epoch) + double(d.u + 1) / double(plan_->updates_per_epoch);
+    h["step"] = d.step;
+    st_.log_history.push_back(h);
+    loggers_->eval_log(e, h, d.step);
+    last_eval_ = e;
+    const double v = metric_value(e, metric_);
+    if (!st_.best_metric || (greater_is_better(metric_) ? v > *st_.best_metric : v < *st_.best_metric)) {
+      st_.best_metric = v;
+      st_.best_checkpoint = ckpt;
+      best_eval_ = e;
+    }
+  } else {
+    st_.best_checkpoint = ckpt;
+  }
+  save(d);
+  eval_time_ += monotonic_seconds() - te;
+}
+
+void TrainingRun::save(const StepDone& d) {
+  const StepPlan& p = *plan_;
+  const bool epoch_end = d.u + 1 == p.updates_per_epoch;
+  const int64_t cur_epoch = st_.epoch;
+  st_.epoch = epoch_end ? cur_epoch + 1 : cur_epoch;  // the position after this step
+  st_.update_in_epoch = epoch_end ? 0 : d.u + 1;
+  st_.samples_in_epoch = epoch_end ? 0 : d.samples_seen;
+  st_.train_time = train_time_before_ + monotonic_seconds() - t_start_ - eval_time_;
+  CheckpointContents c;
+  c.model = setup_.model.get();
+  c.tokenizer_from = o_.model_dir;
+  c.exp_avg = engine_->exp_avg();
+  c.exp_avg_sq = engine_->exp_avg_sq();
+  c.training_args = args_json_;
+  c.trainer_state = state_to_json(st_, *identity_, *state_layout_);
+  save_checkpoint_dir(out_, engine_->global_step(), ctx_, c);
+  prune_checkpoints(out_, o_.save_total_limit, st_.best_checkpoint);  // drop the oldest, never the best
+  st_.epoch = cur_epoch;                                              // back, for the loop
+  last_saved_ = d.step;
+}
+
+// The summary; on rank 0 after a finished run, the outputs HF's Trainer writes.
+TrainSummary TrainingRun::finish(bool interrupted) {
+  const StepPlan& p = *plan_;
+  model::RobertaModel& model = *setup_.model;
   TrainSummary s;
-  s.global_step = engine.global_step();
+  s.global_step = engine_->global_step();
   s.interrupted = interrupted;
-  s.world_process_zero = main_rank;
-  const double train_time = train_time_before + monotonic_seconds() - t_start - eval_time;
+  s.world_process_zero = main_rank_;
+  const double train_time = train_time_before_ + monotonic_seconds() - t_start_ - eval_time_;
   s.train_runtime = train_time;
-  s.epoch = double(s.global_step) / double(updates_per_epoch);
-  s.train_loss = s.global_step > 0 ? st.loss_sum_total / double(s.global_step) : 0.0;
+  s.epoch = double(s.global_step) / double(p.updates_per_epoch);
+  s.train_loss = s.global_step > 0 ? st_.loss_sum_total / double(s.global_step) : 0.0;
   s.train_samples_per_second =
-      train_time > 0 ? double(std::min(N * num_epochs, s.global_step * B * per_step)) / train_time : 0;
+      train_time > 0 ? double(std::min(p.N * p.num_epochs, s.global_step * p.B * p.per_step)) / train_time : 0;
   s.train_steps_per_second = train_time > 0 ? double(s.global_step) / train_time : 0;
-  s.train_tokens_per_second = train_time > 0 ? double(st.tokens_total) / train_time : 0;
-  s.best_checkpoint = st.best_checkpoint;
-  if (interrupted || !main_rank) return s;
+  s.train_tokens_per_second = train_time > 0 ? double(st_.tokens_total) / train_time : 0;
+  s.best_checkpoint = st_.best_checkpoint;
+  if (interrupted || !main_rank_) return s;
 
   // The best checkpoint becomes the output (load_best_model_at_end), and is scored on test;
   // a task without it (masked LM, as run_mlm.py) keeps the last weights and their evaluation.
-  const std::string& best = st.best_checkpoint;
-  if (!setup.load_best_at_end) best_eval = last_eval;
-  if (setup.load_best_at_end && !best.empty() && fs::exists(fs::path(best) / "model.safetensors") &&
+  const std::string& best = st_.best_checkpoint;
+  if (!setup_.load_best_at_end) best_eval_ = last_eval_;
+  if (setup_.load_best_at_end && !best.empty() && fs::exists(fs::path(best) / "model.safetensors") &&
       fs::path(best).filename() != ("checkpoint-" + std::to_string(s.global_step))) {
     model::CheckpointLoadOptions best_lo;
-    best_lo.head = model->head_kind();
-    auto best_model = model::load_checkpoint(best, best_lo);
-    model->copy_params_from_host(best_model->params());
+    best_lo.head = model.head_kind();
+    model.copy_params_from_host(model::load_checkpoint(best, best_lo)->params());
   }
-  if (has_val) {
+  if (has_val_) {
     // The best eval from this process, or re-scored after a resume.
-    if (!best_eval) best_eval = task.evaluate(ctx, *model, "val", o.eval_batch_size, *eval_ws);
-    s.best_eval = best_eval;
+    if (!best_eval_) best_eval_ = task_->evaluate(ctx_, model, "val", o_.eval_batch_size, *eval_ws_);
+    s.best_eval = best_eval_;
   }
-  if (has_test) {
-    s.test = task.evaluate(ctx, *model, "test", o.eval_batch_size, *eval_ws);
-    loggers->line(eval_line(*s.test, s.global_step));
+  if (has_test_) {
+    s.test = task_->evaluate(ctx_, model, "test", o_.eval_batch_size, *eval_ws_);
+    loggers_->line(eval_line(*s.test, s.global_step));
   }
-  st.log_history.push_back(json{{"epoch", s.epoch},
-                                {"step", s.global_step},
-                                {"total_flos", 0},
-                                {"train_loss", s.train_loss},
-                                {"train_runtime", s.train_runtime},
-                                {"train_samples_per_second", s.train_samples_per_second},
-                                {"train_steps_per_second", s.train_steps_per_second},
-                                {"train_tokens_per_second", s.train_tokens_per_second}});
-  model::save_checkpoint(out, *model);
-  model::copy_tokenizer_files(o.model_dir, out);
-  st.update_in_epoch = 0;
-  st.train_time = train_time;
-  const json state = state_to_json(st, identity, layout);
-  write_json_atomic(out / "trainer_state.json", state);
+  st_.log_history.push_back(json{{"epoch", s.epoch},
+                                 {"step", s.global_step},
+                                 {"total_flos", 0},
+                                 {"train_loss", s.train_loss},
+                                 {"train_runtime", s.train_runtime},
+                                 {"train_samples_per_second", s.train_samples_per_second},
+                                 {"train_steps_per_second", s.train_steps_per_second},
+                                 {"train_tokens_per_second", s.train_tokens_per_second}});
+  model::save_checkpoint(out_, model);
+  model::copy_tokenizer_files(o_.model_dir, out_);
+  st_.update_in_epoch = 0;
+  st_.train_time = train_time;
+  const json state = state_to_json(st_, *identity_, *state_layout_);
+  write_json_atomic(out_ / "trainer_state.json", state);
   json results;
   if (s.best_eval) results.update(eval_json(*s.best_eval, "eval"));
   if (s.test) results.update(eval_json(*s.test, "test"));
-  write_json_atomic(out / "eval_results.json", results);
-  write_json_atomic(out / "train_results.json", summary_json(s));
+  write_json_atomic(out_ / "eval_results.json", results);
+  write_json_atomic(out_ / "train_results.json", summary_json(s));
   const EvalResult* shown = s.test ? &*s.test : (s.best_eval ? &*s.best_eval : nullptr);
-  io::write_file_atomic(out / "report.html", render_report_html(state, shown, "roberta train: " + out.string()));
+  io::write_file_atomic(out_ / "report.html", render_report_html(state, shown, "roberta train: " + out_.string()));
   return s;
+}
+
+}  // namespace
+
+TrainSummary run_training(const TrainOptions& o, const TaskSetupFn& make_setup) {
+  return TrainingRun(o, make_setup).run();
 }
 
 }  // namespace train
