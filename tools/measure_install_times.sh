@@ -20,7 +20,7 @@ for mode in demo full; do
   chroot "$root" bash -c "cd /root/rc && DEBIAN_FRONTEND=noninteractive scripts/install-deps.sh $flag" > "${WORK:-/var/tmp}/inst-$mode.log" 2>&1
   t2=$(date +%s.%N)
   umount "$root/proc"
-  echo "$mode download $(echo "$t1-$t0"|bc) s, install (incl. apt-get update) $(echo "$t2-$t1"|bc) s, $(du -sh /var/cache/apt 2>/dev/null | cut -f1)" >> "${WORK:-/var/tmp}/install-times.txt"
+  echo "$mode download $(echo "$t1-$t0"|bc) s, install (incl. apt-get update) $(echo "$t2-$t1"|bc) s" >> "${WORK:-/var/tmp}/install-times.txt"
   du -sh "$root/var/cache/apt/archives" >> "${WORK:-/var/tmp}/install-times.txt"
   rm -rf "$root"
 done
