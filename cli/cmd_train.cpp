@@ -67,7 +67,9 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--task", f->o.task,
                   "text-classification | token-classification (NER: JSONL {\"tokens\", \"ner_tags\"} or CoNLL "
-                  "files). Default: the starting checkpoint's head, else text-classification");
+                  "files) | embedding (sentence-transformers MultipleNegativesRankingLoss on JSONL {\"anchor\", "
+                  "\"positive\"[, \"negative\"]}) | cross-encoder (one-output BCE on JSONL {\"query\", \"text\", "
+                  "\"label\"}). Default: the starting checkpoint's head, else text-classification");
   cmd->add_option("--tokens-column", f->o.tokens_column, "Token classification: JSONL words field")
       ->capture_default_str();
   cmd->add_option("--tags-column", f->o.tags_column, "Token classification: JSONL tags field")->capture_default_str();

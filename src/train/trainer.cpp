@@ -107,10 +107,8 @@ train::DataParallel connect(const TrainOptions& o, const kernels::ExecCtx& ctx, 
 }  // namespace
 
 TrainSummary fit(const TrainOptions& o) {
-  return train::run_training(o, [&](const fs::path& resume_dir, bool main_rank) {
-    return train::is_token_task(o) ? train::setup_token_task(o, resume_dir, main_rank)
-                                   : train::setup_sequence_task(o, resume_dir, main_rank);
-  });
+  return train::run_training(
+      o, [&](const fs::path& resume_dir, bool main_rank) { return train::setup_task(o, resume_dir, main_rank); });
 }
 
 namespace train {
@@ -199,7 +197,7 @@ TrainSummary run_training(const TrainOptions& o, const TaskSetupFn& make_setup) 
   const model::DropoutConfig dropout = dropout_config(o, cfg);
 
   const int64_t train_T = train_examples.max_length();
-  TrainEngine engine(*model, oc, ctx, dropout, o.seed, B, train_T);
+  TrainEngine engine(*model, oc, ctx, dropout, o.seed, B * task.rows_per_example(), train_T);
   if (dp.distributed()) {
     engine.set_grad_sync(dp.hook());
     // Only the rows of the batch's tokens carry word-embedding gradient (no tied output head
@@ -470,6 +468,7 @@ TrainSummary run_training(const TrainOptions& o, const TaskSetupFn& make_setup) 
                                 {"train_tokens_per_second", s.train_tokens_per_second}});
   model::save_checkpoint(out, *model);
   model::copy_tokenizer_files(o.model_dir, out);
+  task.save_files(out);
   st.update_in_epoch = 0;
   st.train_time = train_time;
   const json state = state_to_json(st, identity, layout);

@@ -1,0 +1,72 @@
+// Retrieval and similarity metrics (ir_metrics.h).
+#include "train/ir_metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "core/check.h"
+#include "model/pooling.h"
+#include "train/multilabel_metrics.h"
+
+namespace rc::train {
+
+NamedMetrics information_retrieval_metrics(std::span<const float> scores, int64_t queries, int64_t docs,
+                                           const std::vector<std::vector<int64_t>>& relevant) {
+  RC_CHECK(queries > 0 && docs > 0 && int64_t(scores.size()) == queries * docs && int64_t(relevant.size()) == queries,
+           Errc::invalid_argument, "retrieval metrics: ", queries, " queries x ", docs, " documents do not match ",
+           scores.size(), " scores and ", relevant.size(), " relevance lists");
+  constexpr int64_t kMaxK = 10;
+  const int64_t top = std::min(kMaxK, docs);
+  double mrr = 0, ndcg = 0, r1 = 0, r5 = 0, r10 = 0;
+  std::vector<int64_t> order(static_cast<size_t>(docs));
+  std::vector<char> is_relevant(static_cast<size_t>(docs));
+  for (int64_t q = 0; q < queries; ++q) {
+    const float* s = scores.data() + q * docs;
+    const std::vector<int64_t>& rel = relevant[size_t(q)];
+    RC_CHECK(!rel.empty(), Errc::invalid_argument, "retrieval metrics: query ", q, " has no relevant document");
+    std::fill(is_relevant.begin(), is_relevant.end(), 0);
+    for (int64_t d : rel) {
+      RC_CHECK(d >= 0 && d < docs, Errc::invalid_argument, "retrieval metrics: document ", d, " out of range");
+      is_relevant[size_t(d)] = 1;
+    }
+    const double n_rel = double(std::count(is_relevant.begin(), is_relevant.end(), 1));
+    std::iota(order.begin(), order.end(), int64_t(0));
+    std::partial_sort(order.begin(), order.begin() + top, order.end(),
+                      [&](int64_t x, int64_t y) { return s[x] != s[y] ? s[x] > s[y] : x < y; });
+    double hits_at[kMaxK + 1] = {0};  // relevant documents among the first k
+    double dcg = 0, rr = 0;
+    for (int64_t rank = 0; rank < top; ++rank) {
+      const bool hit = is_relevant[size_t(order[size_t(rank)])] != 0;
+      hits_at[rank + 1] = hits_at[rank] + (hit ? 1 : 0);
+      if (hit) {
+        dcg += 1.0 / std::log2(double(rank) + 2.0);
+        if (rr == 0) rr = 1.0 / double(rank + 1);
+      }
+    }
+    for (int64_t k = top + 1; k <= kMaxK; ++k) hits_at[k] = hits_at[top];
+    double ideal = 0;
+    for (int64_t i = 0; i < std::min<int64_t>(kMaxK, int64_t(n_rel)); ++i) ideal += 1.0 / std::log2(double(i) + 2.0);
+    mrr += rr;
+    ndcg += dcg / ideal;
+    r1 += hits_at[1] / n_rel;
+    r5 += hits_at[5] / n_rel;
+    r10 += hits_at[10] / n_rel;
+  }
+  const double n = double(queries);
+  return {
+      {"mrr@10", mrr / n}, {"ndcg@10", ndcg / n}, {"recall@1", r1 / n}, {"recall@5", r5 / n}, {"recall@10", r10 / n}};
+}
+
+NamedMetrics similarity_metrics(std::span<const float> a, std::span<const float> b, int64_t dim,
+                                std::span<const double> gold) {
+  RC_CHECK(dim > 0 && a.size() == b.size() && int64_t(a.size()) == dim * int64_t(gold.size()), Errc::invalid_argument,
+           "similarity metrics: ", gold.size(), " scores for ", a.size(), " and ", b.size(), " values of dim ", dim);
+  std::vector<double> cos(gold.size());
+  for (size_t i = 0; i < gold.size(); ++i)
+    cos[i] = double(
+        model::cosine_similarity(a.subspan(i * size_t(dim), size_t(dim)), b.subspan(i * size_t(dim), size_t(dim))));
+  return {{"spearman_cosine", spearman_rho(gold, cos)}, {"pearson_cosine", pearson_r(gold, cos)}};
+}
+
+}  // namespace rc::train
