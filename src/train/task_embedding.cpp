@@ -432,6 +432,8 @@ std::string eval_counts_of(const std::vector<std::pair<std::string, int64_t>>& s
 TaskSetup setup_embedding_task(const TrainOptions& o, const fs::path& resume_dir, bool evaluate_splits) {
   // A plain encoder folder becomes Transformer + mean Pooling, as SentenceTransformer builds
   // from a model without modules.json (SentenceTransformer._load_auto_model).
+  RC_CHECK(o.device.rfind("cuda", 0) != 0, Errc::unsupported,
+           "--task embedding trains on the CPU only (MultipleNegativesRankingLoss, mnrl.h)\nHINT: --device cpu");
   const bool is_st = model::is_sentence_transformer(o.model_dir);
   model::SentenceTransformerConfig st = model::SentenceTransformerConfig::load(o.model_dir, is_st ? "" : "mean");
   RC_CHECK(st.dense.empty(), Errc::unsupported, o.model_dir.string(),
