@@ -11,6 +11,8 @@ installed here, so its losses are transcribed:
     Normalize is a no-op before cos_sim. Odd steps carry a hard-negative column. The rows are
     encoded as ONE batch [anchors; positives; negatives] padded to the longest, as the engine
     batches them (ST encodes each column on its own; padding changes nothing but rounding).
+    The last section: one MNRL batch's loss and gradients for every pooling mode
+    (make_golden_embed.py's transcription of Pooling._forward_padded).
   - cross_encoder: cross_encoder/CrossEncoder.py fit with num_labels == 1: BCEWithLogitsLoss
     on logits.view(-1) against float labels in [0, 1]; tests/data/tiny's body with a new
     1-label head (the regression task's head draw, make_golden_tasks.py).
@@ -29,6 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import hf_io  # noqa: E402
 import make_golden as mg  # noqa: E402
+import make_golden_embed as mge  # noqa: E402
 import roberta_ref as rr  # noqa: E402
 
 FIXTURE_VERSION = "1"
@@ -36,6 +39,7 @@ STEPS = 12
 TRAIN = dict(mg.TRAIN, steps=STEPS)
 ANCHORS = 4
 SCALE = 20.0
+MODE_LENGTHS = [7, 12, 5, 9, 11, 6, 8, 4, 10]  # 3 anchors, 3 positives, 3 hard negatives
 
 
 class MnrlModel(torch.nn.Module):
@@ -112,6 +116,29 @@ def main():
     out["cross_encoder.losses"], out["cross_encoder.lrs"] = torch.tensor(losses), torch.tensor(lrs)
     out["cross_encoder.grad_norms"] = torch.tensor(norms)
     print("  cross_encoder: losses", " ".join(f"{x:.4f}" for x in losses))
+
+    # Every pooling mode (make_golden_embed.pool: Pooling._forward_padded): one batch of 3
+    # anchors, 3 positives and 3 hard negatives through the st encoder, train mode with dropout
+    # 0: the loss and every parameter's gradient (the word embeddings' rows of the batch's ids).
+    mids, mattn = mg.pad_batch([mg.random_sequence(n, config.vocab_size) for n in MODE_LENGTHS])
+    out["modes.input_ids"], out["modes.attention_mask"] = mids, mattn
+    used = torch.unique(mids)
+    out["modes.wte_rows"] = used
+    start = rr.RobertaModel(config)  # the folder's weights (`encoder` was trained above)
+    start.load_state_dict(sd)
+    for mode in mge.MODES:
+        enc = rr.no_dropout(rr.clone_model(start)).train()
+        enc.zero_grad(set_to_none=True)
+        emb = mge.pool(mode, enc(mids, mattn), mattn)
+        a = len(MODE_LENGTHS) // 3
+        loss = F.cross_entropy(F.normalize(emb[:a], p=2, dim=1) @ F.normalize(emb[a:], p=2, dim=1).t() * SCALE,
+                               torch.arange(a))
+        loss.backward()
+        out[f"modes.{mode}.loss"] = loss.detach().reshape(())
+        for name, p in enc.named_parameters():
+            g = p.grad.detach()
+            out[f"modes.{mode}.grad.{name}"] = g[used] if name == "embeddings.word_embeddings.weight" else g
+        print(f"  mode {mode}: loss {loss.item():.6f}")
 
     for k, v in out.items():
         if v.is_floating_point():

@@ -389,10 +389,10 @@ class EmbeddingTask final : public Task {
                       json{{"word_embedding_dimension", hidden_},
                            {"pooling_mode_cls_token", mode == model::PoolingMode::cls},
                            {"pooling_mode_mean_tokens", mode == model::PoolingMode::mean},
-                           {"pooling_mode_max_tokens", false},
-                           {"pooling_mode_mean_sqrt_len_tokens", false},
-                           {"pooling_mode_weightedmean_tokens", false},
-                           {"pooling_mode_lasttoken", false},
+                           {"pooling_mode_max_tokens", mode == model::PoolingMode::max},
+                           {"pooling_mode_mean_sqrt_len_tokens", mode == model::PoolingMode::mean_sqrt_len},
+                           {"pooling_mode_weightedmean_tokens", mode == model::PoolingMode::weighted_mean},
+                           {"pooling_mode_lasttoken", mode == model::PoolingMode::last_token},
                            {"include_prompt", true}});
     write_json_atomic(dir / "sentence_bert_config.json",
                       json{{"max_seq_length", max_seq_length_}, {"do_lower_case", false}});
@@ -439,11 +439,9 @@ TaskSetup setup_embedding_task(const TrainOptions& o, const fs::path& resume_dir
   RC_CHECK(st.dense.empty(), Errc::unsupported, o.model_dir.string(),
            ": training a Dense module is not supported yet\nHINT: start from a folder of Transformer + Pooling "
            "[+ Normalize]");
-  RC_CHECK(st.pooling.modes.size() == 1 &&
-               (st.pooling.modes[0] == model::PoolingMode::mean || st.pooling.modes[0] == model::PoolingMode::cls) &&
-               st.pooling.include_prompt,
-           Errc::unsupported, o.model_dir.string(), ": training pools by mean or cls (with the prompt), not ",
-           st.pooling.describe());
+  RC_CHECK(st.pooling.modes.size() == 1 && st.pooling.include_prompt, Errc::unsupported, o.model_dir.string(),
+           ": training pools by one mode with the prompt included, not ", st.pooling.describe(),
+           st.pooling.include_prompt ? "" : " without the prompt");
   RC_CHECK(!st.do_lower_case, Errc::unsupported, o.model_dir.string(), ": do_lower_case is not supported in training");
   model::CheckpointLoadOptions lo;
   lo.head = model::HeadKind::encoder_only;

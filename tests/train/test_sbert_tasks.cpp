@@ -16,6 +16,7 @@
 
 #include "model/checkpoint.h"
 #include "model/mnrl.h"
+#include "model/pooling.h"
 #include "model/sentence_transformer.h"
 #include "roberta/error.h"
 #include "roberta/trainer.h"
@@ -124,6 +125,45 @@ TEST(SbertTaskParity, CrossEncoderBceCurveMatchesPyTorch) {
                  values = gg.f32(p + "targets");
                  return model::Targets::of_values(values.data());
                });
+}
+
+// One batch (3 anchors, 3 positives, 3 hard negatives) for each of Pooling's six modes: the
+// loss and every parameter's gradient against autograd's.
+TEST(SbertTaskParity, EveryPoolingModesLossAndGradients) {
+  const test::Golden g("sbert_train_golden.safetensors", "tools/make_golden_sbert_train.py");
+  model::CheckpointLoadOptions lo;
+  lo.head = model::HeadKind::encoder_only;
+  const auto m = model::load_checkpoint(kSt, lo);
+  const Rows d = rows_of(g, "modes.");
+  const model::Batch batch{d.B, d.T, d.ids.data(), d.lens.data(), nullptr};
+  model::TrainWorkspace ws(m->config(), d.B, d.T, model::HeadKind::encoder_only);
+  const auto rows = g.i32("modes.wte_rows");
+  const int64_t C = m->config().hidden_size;
+  for (const char* mode : {"cls", "max", "mean", "mean_sqrt_len_tokens", "weightedmean", "lasttoken"}) {
+    model::MnrlConfig mc;
+    mc.anchors = d.B / 3;
+    mc.pooling = model::parse_pooling_mode(mode);
+    std::vector<float> grads(size_t(m->num_params()), 0.0f);
+    const float loss = model::mnrl_forward_backward({}, *m, batch, mc, {}, 0, 1.0f, grads.data(), ws);
+    const float want_loss = g.f32(std::string("modes.") + mode + ".loss")[0];
+    EXPECT_NEAR(loss, want_loss, 1e-5f * std::max(1.0f, want_loss)) << mode;
+    double worst = 0;
+    for (const auto& e : m->layout().entries()) {
+      const std::string bare = e.name.substr(std::string("roberta.").size());
+      const auto want = g.f32(std::string("modes.") + mode + ".grad." + bare);
+      const bool wte = bare == "embeddings.word_embeddings.weight";
+      for (size_t i = 0; i < want.size(); ++i) {
+        const float got = wte ? grads[size_t(e.offset + int64_t(rows[i / size_t(C)]) * C + int64_t(i % size_t(C)))]
+                              : grads[size_t(e.offset) + i];
+        // As EmbedGolden.MultipleNegativesRankingLossAndItsGradients: absolute 1e-5 plus relative 1e-4.
+        const double err = std::abs(double(got) - want[i]) / (1e-5 + 1e-4 * std::abs(double(want[i])));
+        worst = std::max(worst, err);
+        EXPECT_LE(err, 1.0) << mode << " " << bare << "[" << i << "]: got " << got << ", reference " << want[i];
+      }
+    }
+    std::printf("[ measured ] %s: loss %.7f vs %.7f, worst gradient |diff| / (1e-5 + 1e-4|ref|) = %.3f\n", mode,
+                double(loss), double(want_loss), worst);
+  }
 }
 
 double metric(const train::NamedMetrics& m, const std::string& name) {
@@ -283,6 +323,29 @@ TEST(SbertTaskFit, EmbeddingTrainsAndSavesASentenceTransformersFolder) {
   const auto a = trained->encode_texts(texts, ""), b = before->encode_texts(texts, "");
   ASSERT_EQ(a[0].size(), b[0].size());
   EXPECT_LT(model::cosine_similarity(a[0], b[0]), 0.99999f) << "the weights were trained";
+}
+
+TEST(SbertTaskFit, ThePoolingModeIsTrainedAndSaved) {
+  TempDir tmp;
+  const fs::path start = trainable_st_folder(tmp.root / "start");
+  std::ofstream(start / "1_Pooling" / "config.json")
+      << R"({"embedding_dimension": 16, "pooling_mode": "lasttoken", "include_prompt": true})";
+  write_lines(tmp.root / "train.jsonl",
+              {R"({"anchor": "a b", "positive": "c d"})", R"({"anchor": "e", "positive": "f"})"});
+  TrainOptions o;
+  o.model_dir = start;
+  o.data = tmp.root / "train.jsonl";
+  o.output_dir = tmp.root / "out";
+  o.task = "embedding";
+  o.max_steps = 1;
+  o.progress = 0;
+  fit(o);
+  EXPECT_EQ(model::Embedder::load(o.output_dir)->config().pooling.describe(), "lasttoken");
+  // Without the prompt (include_prompt false) is refused: the loss counts every position.
+  std::ofstream(start / "1_Pooling" / "config.json")
+      << R"({"embedding_dimension": 16, "pooling_mode": "mean", "include_prompt": false})";
+  o.output_dir = tmp.root / "out2";
+  EXPECT_THROW(fit(o), Error);
 }
 
 TEST(SbertTaskFit, EmbeddingRefusesADenseModuleAndRaggedNegatives) {
