@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 
 #include "core/check.h"
@@ -56,6 +57,34 @@ NamedMetrics information_retrieval_metrics(std::span<const float> scores, int64_
   const double n = double(queries);
   return {
       {"mrr@10", mrr / n}, {"ndcg@10", ndcg / n}, {"recall@1", r1 / n}, {"recall@5", r5 / n}, {"recall@10", r10 / n}};
+}
+
+NamedMetrics reranking_metrics(std::span<const float> scores, std::span<const int64_t> group_of,
+                               std::span<const float> labels) {
+  RC_CHECK(scores.size() == group_of.size() && scores.size() == labels.size(), Errc::invalid_argument,
+           "reranking metrics: ", scores.size(), " scores, ", group_of.size(), " groups, ", labels.size(), " labels");
+  std::map<int64_t, std::vector<size_t>> rows;  // by query, rows in input order
+  for (size_t i = 0; i < group_of.size(); ++i) rows[group_of[i]].push_back(i);
+  NamedMetrics sum;
+  int64_t counted = 0;
+  std::vector<float> s;
+  std::vector<std::vector<int64_t>> relevant(1);
+  for (const auto& [query, r] : rows) {
+    s.clear();
+    relevant[0].clear();
+    for (size_t k = 0; k < r.size(); ++k) {
+      s.push_back(scores[r[k]]);
+      if (labels[r[k]] >= 0.5f) relevant[0].push_back(int64_t(k));
+    }
+    if (relevant[0].empty() || relevant[0].size() == r.size()) continue;
+    const NamedMetrics m = information_retrieval_metrics(s, 1, int64_t(r.size()), relevant);
+    if (sum.empty())
+      for (const auto& [name, v] : m) sum.emplace_back(name, 0.0);
+    for (size_t k = 0; k < m.size(); ++k) sum[k].second += m[k].second;
+    ++counted;
+  }
+  for (auto& [name, v] : sum) v /= double(counted);
+  return sum;
 }
 
 NamedMetrics similarity_metrics(std::span<const float> a, std::span<const float> b, int64_t dim,

@@ -26,6 +26,14 @@ using NamedMetrics = std::vector<std::pair<std::string, double>>;
 NamedMetrics information_retrieval_metrics(std::span<const float> scores, int64_t queries, int64_t docs,
                                            const std::vector<std::vector<int64_t>>& relevant);
 
+// Reranking (cross_encoder/evaluation/CERerankingEvaluator.py): row i is a (query, text) pair
+// of query group_of[i] scored scores[i] (a cross-encoder's logit); texts with label >= 0.5 are
+// relevant. Each query's texts are ranked by score; a query without a relevant or without an
+// irrelevant text is skipped, as there. information_retrieval_metrics' five per query,
+// averaged over the counted queries; empty when none counts.
+NamedMetrics reranking_metrics(std::span<const float> scores, std::span<const int64_t> group_of,
+                               std::span<const float> labels);
+
 // The cosine similarity of each pair (a[i], b[i]) of dim-long vectors against gold[i]:
 // spearman_cosine and pearson_cosine (NaN where SciPy gives NaN: a constant column).
 NamedMetrics similarity_metrics(std::span<const float> a, std::span<const float> b, int64_t dim,

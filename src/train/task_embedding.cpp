@@ -11,7 +11,8 @@
 //   - cross-encoder: sentence-transformers' CrossEncoder with num_labels 1
 //     (cross_encoder/CrossEncoder.py fit: BCEWithLogitsLoss on logits.view(-1) against float
 //     labels) on JSONL {"query", "text", "label"}: the sequence-classification task over
-//     tokenizer(query, text) with one output and the multi-label (BCE) loss.
+//     tokenizer(query, text) with one output and the multi-label (BCE) loss; held-out splits
+//     also get CERerankingEvaluator's ranking metrics (ir_metrics.h reranking_metrics).
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -421,6 +422,69 @@ class EmbeddingTask final : public Task {
   TokenizedSplit summary_;
 };
 
+// A cross-encoder split: the pairs (targets = labels) and, per row, its query's index among
+// the split's distinct queries (CERerankingEvaluator's samples).
+struct RerankSplit {
+  PreparedSplit pairs;
+  std::vector<int64_t> query_of;
+  int64_t queries = 0;
+};
+
+// The sequence-classification task over the pairs (its loss, BCE, and multi-label metrics),
+// plus the reranking metrics of each held-out split.
+class CrossEncoderTask final : public Task {
+ public:
+  CrossEncoderTask(std::unique_ptr<Task> pairs, std::vector<RerankSplit> evals)
+      : pairs_(std::move(pairs)), evals_(std::move(evals)) {}
+  const TokenizedSplit& train_examples() const override { return pairs_->train_examples(); }
+  void reserve(TaskBatch& b, int64_t max_B, int64_t max_T) const override { pairs_->reserve(b, max_B, max_T); }
+  void collate(std::span<const int64_t> idx, int64_t step, int32_t pad_id, TaskBatch& out) const override {
+    pairs_->collate(idx, step, pad_id, out);
+  }
+  model::Targets targets(const TaskBatch& b) const override { return pairs_->targets(b); }
+  bool has_split(const std::string& name) const override { return pairs_->has_split(name); }
+  int64_t max_eval_length() const override { return pairs_->max_eval_length(); }
+  EvalResult evaluate(const kernels::ExecCtx& ctx, const model::RobertaModel& model, const std::string& split,
+                      int64_t batch_size, model::InferenceWorkspace& ws) const override {
+    EvalResult e = pairs_->evaluate(ctx, model, split, batch_size, ws);
+    const RerankSplit* s = find(split);
+    if (!s) return e;
+    const TokenizedSplit& tok = s->pairs.tok;
+    std::vector<float> logits(size_t(tok.size()));
+    PaddedBatch pb;
+    const int64_t B = std::min(batch_size, ws.max_B());
+    pb.reserve(B, tok.max_length(), 1);
+    std::vector<int64_t> idx;
+    for (int64_t i0 = 0; i0 < tok.size(); i0 += B) {
+      idx.clear();
+      for (int64_t i = i0; i < std::min(tok.size(), i0 + B); ++i) idx.push_back(i);
+      fill_batch(tok, idx, model.config().pad_token_id, pb);
+      model::forward_logits(ctx, model, model::Batch{pb.B, pb.T, pb.ids.data(), pb.seq_lens.data(), nullptr}, ws,
+                            logits.data() + i0);
+    }
+    for (const auto& m : reranking_metrics(logits, s->query_of, s->pairs.tok.targets)) e.metrics.push_back(m);
+    return e;
+  }
+  // CERerankingEvaluator's MRR@10 when the held-out split has queries to rank, else the
+  // multi-label default.
+  std::string default_metric() const override {
+    const RerankSplit* v = find("val");
+    return v && !reranking_metrics(std::vector<float>(v->query_of.size(), 0.0f), v->query_of, v->pairs.tok.targets)
+                       .empty()
+               ? "mrr@10"
+               : pairs_->default_metric();
+  }
+
+ private:
+  const RerankSplit* find(const std::string& name) const {
+    for (const RerankSplit& s : evals_)
+      if (s.pairs.name == name) return &s;
+    return nullptr;
+  }
+  std::unique_ptr<Task> pairs_;
+  std::vector<RerankSplit> evals_;
+};
+
 std::string eval_counts_of(const std::vector<std::pair<std::string, int64_t>>& sizes) {
   std::string s;
   for (const auto& [name, n] : sizes) s += ", " + std::to_string(n) + " " + name;
@@ -512,8 +576,11 @@ TaskSetup setup_cross_encoder_task(const TrainOptions& o, const fs::path& resume
     const std::vector<json> rows = read_jsonl(path);
     std::vector<std::string> queries, texts;
     std::vector<float> targets;
+    RerankSplit r;
+    std::map<std::string, int64_t> query_index;
     for (size_t i = 0; i < rows.size(); ++i) {
       queries.push_back(text_field(rows[i], "query", path, i));
+      r.query_of.push_back(query_index.emplace(queries.back(), int64_t(query_index.size())).first->second);
       texts.push_back(text_field(rows[i], "text", path, i));
       const double label = number_field(rows[i], "label", path, i);
       RC_CHECK(label >= 0 && label <= 1, Errc::format, path.string(), ": row ", i + 1, ": label ", label,
@@ -526,16 +593,20 @@ TaskSetup setup_cross_encoder_task(const TrainOptions& o, const fs::path& resume
     p.tok = tokenize_split(*tokenizer, queries, zeros, max_len, texts);
     p.tok.targets = std::move(targets);
     p.tok.target_width = 1;
-    return p;
+    r.pairs = std::move(p);
+    r.queries = int64_t(query_index.size());
+    return r;
   };
   const auto files = split_files(o.data);
-  PreparedSplit train = prepare("train", files.at("train"));
+  PreparedSplit train = prepare("train", files.at("train")).pairs;
   std::vector<PreparedSplit> evals;
+  std::vector<RerankSplit> reranks;
   std::vector<std::pair<std::string, int64_t>> sizes;
   if (evaluate_splits)
     for (const char* name : {"val", "test"})
       if (files.count(name)) {
-        evals.push_back(prepare(name, files.at(name)));
+        reranks.push_back(prepare(name, files.at(name)));
+        evals.push_back(reranks.back().pairs);
         sizes.emplace_back(name, evals.back().tok.size());
       }
   TaskSetup t;
@@ -543,7 +614,9 @@ TaskSetup setup_cross_encoder_task(const TrainOptions& o, const fs::path& resume
   t.problem_type = problem_type_name(ProblemType::multi_label);
   t.eval_counts = eval_counts_of(sizes);
   t.task_options = json{{"task", "cross-encoder"}, {"loss", "BCEWithLogitsLoss"}}.dump();
-  t.task = sequence_classification_task(std::move(train), std::move(evals), ProblemType::multi_label, o.threshold);
+  t.task = std::make_unique<CrossEncoderTask>(
+      sequence_classification_task(std::move(train), std::move(evals), ProblemType::multi_label, o.threshold),
+      std::move(reranks));
   t.model = std::move(model);
   return t;
 }

@@ -196,6 +196,22 @@ TEST(IrMetrics, HandComputedRanks) {
   EXPECT_THROW(train::information_retrieval_metrics(scores, 2, 3, {{3}, {0}}), Error);
 }
 
+TEST(IrMetrics, RerankingGroupsByQueryAndSkipsOneSidedQueries) {
+  // Query 7: texts scored 0.2 (relevant), 0.9, 0.5 -> the relevant one third: MRR 1/3.
+  // Query 3: 0.8 (relevant, label 0.6), 0.1 -> first: MRR 1. Query 5: only relevant texts,
+  // skipped (CERerankingEvaluator needs a positive and a negative).
+  const std::vector<float> scores{0.2f, 0.8f, 0.9f, 0.1f, 0.5f, 0.3f, 0.4f};
+  const std::vector<int64_t> group{7, 3, 7, 3, 7, 5, 5};
+  const std::vector<float> labels{1, 0.6f, 0, 0, 0, 1, 1};
+  const auto m = train::reranking_metrics(scores, group, labels);
+  EXPECT_NEAR(metric(m, "mrr@10"), (1.0 / 3 + 1.0) / 2, 1e-12);
+  EXPECT_NEAR(metric(m, "ndcg@10"), (1 / std::log2(4.0) + 1.0) / 2, 1e-12);
+  EXPECT_NEAR(metric(m, "recall@1"), 0.5, 1e-12);
+  // Nothing to rank: no metrics.
+  EXPECT_TRUE(
+      train::reranking_metrics(std::vector<float>{1, 2}, std::vector<int64_t>{0, 1}, std::vector<float>{1, 0}).empty());
+}
+
 TEST(IrMetrics, MatchTheSentenceTransformersTranscription) {
   std::ifstream in(kData / "task_metrics" / "ir_cases.json");
   ASSERT_TRUE(in.good()) << "HINT: regenerate with python3 tools/ir_metrics_ref.py";
@@ -389,8 +405,8 @@ TEST(SbertTaskFit, CrossEncoderTrainsAOneLabelBceClassifier) {
                            {"label", rep == 0 ? 1.0 : 0.0}}
                           .dump());
   write_lines(tmp.root / "data" / "train.jsonl", train);
-  for (int i = 0; i < 4; ++i)
-    val.push_back(json{{"query", std::string("on ") + kTopics[i]}, {"text", kTopics[i]}, {"label", i % 2}}.dump());
+  for (int i = 0; i < 4; ++i)  // two queries, each with a relevant and an irrelevant text
+    val.push_back(json{{"query", std::string("on ") + kTopics[i / 2]}, {"text", kTopics[i]}, {"label", i % 2}}.dump());
   write_lines(tmp.root / "data" / "val.jsonl", val);
   TrainOptions o;
   o.model_dir = kTiny;  // a 3-label classifier: it gets a new one-output head
@@ -405,6 +421,10 @@ TEST(SbertTaskFit, CrossEncoderTrainsAOneLabelBceClassifier) {
   ASSERT_TRUE(s.best_eval.has_value());
   EXPECT_EQ(s.best_eval->problem_type, "multi_label_classification");
   EXPECT_GT(s.best_eval->loss, 0.0);
+  // CERerankingEvaluator's MRR@10 over the two queries: 1 or 1/2 each.
+  const double mrr = train::metric_value(*s.best_eval, "mrr@10");
+  EXPECT_TRUE(mrr == 1.0 || mrr == 0.75 || mrr == 0.5) << mrr;
+  EXPECT_NE(s.best_eval->to_json().find("eval_mrr@10"), std::string::npos);
   const auto cfg = model::RobertaConfig::from_file(o.output_dir / "config.json");
   EXPECT_EQ(cfg.num_labels(), 1);
   EXPECT_EQ(cfg.problem_type, "multi_label_classification");
