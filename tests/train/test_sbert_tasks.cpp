@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
@@ -339,6 +340,50 @@ TEST(SbertTaskFit, EmbeddingTrainsAndSavesASentenceTransformersFolder) {
   const auto a = trained->encode_texts(texts, ""), b = before->encode_texts(texts, "");
   ASSERT_EQ(a[0].size(), b[0].size());
   EXPECT_LT(model::cosine_similarity(a[0], b[0]), 0.99999f) << "the weights were trained";
+}
+
+// The resume contract (trainer.cpp) holds for the embedding task: a run resumed from
+// checkpoint-3 ends with the same bits as the uninterrupted run, dropout on.
+TEST(SbertTaskFit, EmbeddingResumeIsBitIdentical) {
+  TempDir tmp;
+  const fs::path start = trainable_st_folder(tmp.root / "start");
+  fs::create_directories(tmp.root / "data");
+  std::vector<std::string> train, val;
+  for (int rep = 0; rep < 4; ++rep)
+    for (const char* t : kTopics)
+      train.push_back(json{{"anchor", std::string("tell me about ") + t + " " + std::to_string(rep)},
+                           {"positive", std::string(t) + " are described here"}}
+                          .dump());
+  write_lines(tmp.root / "data" / "train.jsonl", train);
+  for (const char* t : kTopics)
+    val.push_back(json{{"anchor", std::string("what about ") + t}, {"positive", std::string("all about ") + t}}.dump());
+  write_lines(tmp.root / "data" / "val.jsonl", val);
+  auto options = [&](const fs::path& out) {
+    TrainOptions o;
+    o.model_dir = start;
+    o.data = tmp.root / "data";
+    o.output_dir = out;
+    o.task = "embedding";
+    o.max_steps = 6;
+    o.batch_size = 4;
+    o.lr = 1e-3;
+    o.eval_every = 3;
+    o.progress = 0;
+    return o;
+  };
+  fit(options(tmp.root / "a"));
+  ASSERT_TRUE(fs::exists(tmp.root / "a" / "checkpoint-3"));
+  fs::create_directories(tmp.root / "b");
+  fs::copy(tmp.root / "a" / "checkpoint-3", tmp.root / "b" / "checkpoint-3", fs::copy_options::recursive);
+  TrainOptions ob = options(tmp.root / "b");
+  ob.resume = true;
+  EXPECT_EQ(fit(ob).global_step, 6);
+  model::CheckpointLoadOptions lo;
+  lo.head = model::HeadKind::encoder_only;
+  const auto ma = model::load_checkpoint(tmp.root / "a", lo), mb = model::load_checkpoint(tmp.root / "b", lo);
+  ASSERT_EQ(ma->num_params(), mb->num_params());
+  EXPECT_EQ(std::memcmp(ma->params(), mb->params(), size_t(ma->num_params()) * sizeof(float)), 0);
+  EXPECT_TRUE(fs::is_regular_file(tmp.root / "b" / "modules.json"));
 }
 
 TEST(SbertTaskFit, ThePoolingModeIsTrainedAndSaved) {
