@@ -59,6 +59,39 @@ NamedMetrics information_retrieval_metrics(std::span<const float> scores, int64_
       {"mrr@10", mrr / n}, {"ndcg@10", ndcg / n}, {"recall@1", r1 / n}, {"recall@5", r5 / n}, {"recall@10", r10 / n}};
 }
 
+NamedMetrics embedding_retrieval_metrics(std::span<const float> queries, std::span<const float> docs, int64_t dim,
+                                         const std::vector<std::vector<int64_t>>& relevant, int64_t max_scores) {
+  RC_CHECK(
+      dim > 0 && queries.size() % size_t(dim) == 0 && docs.size() % size_t(dim) == 0 && !docs.empty() && max_scores > 0,
+      Errc::invalid_argument, "retrieval metrics: ", queries.size(), " and ", docs.size(), " values are not rows of ",
+      dim);
+  const int64_t C = dim, Q = int64_t(queries.size()) / C, D = int64_t(docs.size()) / C;
+  RC_CHECK(int64_t(relevant.size()) == Q, Errc::invalid_argument, "retrieval metrics: ", Q, " queries, ",
+           relevant.size(), " relevance lists");
+  std::vector<float> q(queries.begin(), queries.end()), d(docs.begin(), docs.end());
+  for (int64_t i = 0; i < Q; ++i) model::l2_normalize(std::span<float>(q.data() + i * C, size_t(C)));
+  for (int64_t j = 0; j < D; ++j) model::l2_normalize(std::span<float>(d.data() + j * C, size_t(C)));
+  const int64_t chunk = std::max<int64_t>(1, max_scores / D);
+  NamedMetrics out;
+  std::vector<float> scores;
+  for (int64_t q0 = 0; q0 < Q; q0 += chunk) {
+    const int64_t n = std::min(chunk, Q - q0);
+    scores.assign(size_t(n * D), 0.0f);
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < D; ++j) {
+        double dot = 0;
+        for (int64_t c = 0; c < C; ++c) dot += double(q[size_t((q0 + i) * C + c)]) * d[size_t(j * C + c)];
+        scores[size_t(i * D + j)] = float(dot);
+      }
+    const std::vector<std::vector<int64_t>> rel(relevant.begin() + q0, relevant.begin() + q0 + n);
+    const NamedMetrics m = information_retrieval_metrics(scores, n, D, rel);
+    if (out.empty())
+      for (const auto& [name, v] : m) out.emplace_back(name, 0.0);
+    for (size_t k = 0; k < m.size(); ++k) out[k].second += m[k].second * double(n) / double(Q);
+  }
+  return out;
+}
+
 NamedMetrics reranking_metrics(std::span<const float> scores, std::span<const int64_t> group_of,
                                std::span<const float> labels) {
   RC_CHECK(scores.size() == group_of.size() && scores.size() == labels.size(), Errc::invalid_argument,

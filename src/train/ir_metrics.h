@@ -26,6 +26,13 @@ using NamedMetrics = std::vector<std::pair<std::string, double>>;
 NamedMetrics information_retrieval_metrics(std::span<const float> scores, int64_t queries, int64_t docs,
                                            const std::vector<std::vector<int64_t>>& relevant);
 
+// information_retrieval_metrics of embeddings: queries (Q, dim) against docs (D, dim) by cosine
+// similarity (util.cos_sim), the score matrix made a chunk of queries at a time, at most
+// max_scores floats (each metric is a mean over queries: the chunks' means weighted by size).
+NamedMetrics embedding_retrieval_metrics(std::span<const float> queries, std::span<const float> docs, int64_t dim,
+                                         const std::vector<std::vector<int64_t>>& relevant,
+                                         int64_t max_scores = int64_t(1) << 24);
+
 // Reranking (cross_encoder/evaluation/CERerankingEvaluator.py): row i is a (query, text) pair
 // of query group_of[i] scored scores[i] (a cross-encoder's logit); texts with label >= 0.5 are
 // relevant. Each query's texts are ranked by score; a query without a relevant or without an

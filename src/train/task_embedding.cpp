@@ -354,13 +354,7 @@ class EmbeddingTask final : public Task {
       e.loss = loss / double(t.size());
       const auto q = embed_split(ctx, model, st_.pooling, s->retrieval.queries, batch_size, ws);
       const auto d = embed_split(ctx, model, st_.pooling, s->retrieval.corpus, batch_size, ws);
-      const int64_t Q = s->retrieval.queries.size(), D = s->retrieval.corpus.size();
-      std::vector<float> scores(size_t(Q * D));
-      for (int64_t i = 0; i < Q; ++i)
-        for (int64_t j = 0; j < D; ++j)
-          scores[size_t(i * D + j)] = model::cosine_similarity(std::span<const float>(q.data() + i * C, size_t(C)),
-                                                               std::span<const float>(d.data() + j * C, size_t(C)));
-      e.metrics = information_retrieval_metrics(scores, Q, D, s->retrieval.relevant);
+      e.metrics = embedding_retrieval_metrics(q, d, C, s->retrieval.relevant);
     }
     e.runtime_s = monotonic_seconds() - t0;
     return e;

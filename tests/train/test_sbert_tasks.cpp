@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <unistd.h>
 
 #include "model/checkpoint.h"
@@ -195,6 +196,26 @@ TEST(IrMetrics, HandComputedRanks) {
   // A query without a relevant document, or a document out of range, is refused.
   EXPECT_THROW(train::information_retrieval_metrics(scores, 2, 3, {{2}, {}}), Error);
   EXPECT_THROW(train::information_retrieval_metrics(scores, 2, 3, {{3}, {0}}), Error);
+}
+
+TEST(IrMetrics, EmbeddingRetrievalIsTheCosineMatrixsMetricsInAnyChunking) {
+  std::mt19937 rng(31);
+  std::normal_distribution<float> normal;
+  const int64_t Q = 9, D = 14, C = 5;
+  std::vector<float> q(size_t(Q * C)), d(size_t(D * C));
+  for (float& v : q) v = normal(rng);
+  for (float& v : d) v = normal(rng);
+  std::vector<std::vector<int64_t>> relevant;
+  for (int64_t i = 0; i < Q; ++i) relevant.push_back({i % D, (i * 5 + 3) % D});
+  std::vector<float> cos(size_t(Q * D));
+  for (int64_t i = 0; i < Q; ++i)
+    for (int64_t j = 0; j < D; ++j)
+      cos[size_t(i * D + j)] = model::cosine_similarity(std::span<const float>(q.data() + i * C, size_t(C)),
+                                                        std::span<const float>(d.data() + j * C, size_t(C)));
+  const auto want = train::information_retrieval_metrics(cos, Q, D, relevant);
+  for (int64_t max_scores : {int64_t(1) << 24, D, 4 * D, int64_t(1)})  // one chunk, one query each, 4 (and a rest), 1
+    for (const auto& [name, v] : train::embedding_retrieval_metrics(q, d, C, relevant, max_scores))
+      EXPECT_NEAR(v, metric(want, name), 1e-12) << name << " with " << max_scores;
 }
 
 TEST(IrMetrics, RerankingGroupsByQueryAndSkipsOneSidedQueries) {
