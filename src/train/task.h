@@ -66,7 +66,8 @@ class Task {
   // each a row): the engine's largest batch is batch size × this.
   virtual int64_t rows_per_example() const { return 1; }
   // Writes what the output folder needs beside the model's config and weights (a
-  // sentence-transformers folder's modules.json, 1_Pooling/, ...). Called after the final save.
+  // sentence-transformers folder's modules.json, 1_Pooling/, ...). Called after each save
+  // (checkpoint-N/ and the final output).
   virtual void save_files(const std::filesystem::path&) const {}
 };
 

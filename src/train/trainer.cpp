@@ -286,7 +286,7 @@ TrainSummary run_training(const TrainOptions& o, const TaskSetupFn& make_setup) 
     c.exp_avg_sq = engine.exp_avg_sq();
     c.training_args = args_json;
     c.trainer_state = state_to_json(st, identity, layout);
-    save_checkpoint_dir(out, engine.global_step(), ctx, c);
+    task.save_files(save_checkpoint_dir(out, engine.global_step(), ctx, c));
     prune_checkpoints(out, o.save_total_limit, st.best_checkpoint);  // drop the oldest, never the best
   };
 

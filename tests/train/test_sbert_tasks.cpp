@@ -351,6 +351,8 @@ TEST(SbertTaskFit, EmbeddingTrainsAndSavesASentenceTransformersFolder) {
   for (const char* f : {"modules.json", "1_Pooling/config.json", "sentence_bert_config.json",
                         "config_sentence_transformers.json", "model.safetensors", "config.json"})
     EXPECT_TRUE(fs::is_regular_file(out / f)) << f;
+  // So does each checkpoint (sentence-transformers' trainer saves whole folders too).
+  EXPECT_EQ(model::Embedder::load(out / "checkpoint-2")->config().pooling.describe(), "mean");
   const auto trained = model::Embedder::load(out);
   EXPECT_TRUE(trained->config().has_modules);
   EXPECT_TRUE(trained->config().normalize);
