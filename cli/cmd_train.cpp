@@ -58,7 +58,9 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--metric", f->o.metric,
                   "Best-checkpoint metric: macro_recall | macro_f1 | accuracy | loss (single-label; default "
                   "macro_recall), micro_f1 | exact_match (multi-label; default micro_f1), mse | mae | pearson | "
-                  "spearman (regression; default mse)");
+                  "spearman (regression; default mse), ndcg@10 | mrr@10 | recall@1 | recall@5 | recall@10 | "
+                  "spearman_cosine | pearson_cosine (embedding; default ndcg@10, or spearman_cosine on scored "
+                  "pairs; cross-encoder: mrr@10)");
   cmd->add_option("--problem-type", f->o.problem_type,
                   "single_label_classification | multi_label_classification | regression (config.problem_type). "
                   "Default: list labels are multi-label, non-integer numbers regression, else the starting "
@@ -67,7 +69,9 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--task", f->o.task,
                   "text-classification | token-classification (NER: JSONL {\"tokens\", \"ner_tags\"} or CoNLL "
-                  "files). Default: the starting checkpoint's head, else text-classification");
+                  "files) | embedding (sentence-transformers MultipleNegativesRankingLoss on JSONL {\"anchor\", "
+                  "\"positive\"[, \"negative\"]}) | cross-encoder (one-output BCE on JSONL {\"query\", \"text\", "
+                  "\"label\"}). Default: the starting checkpoint's head, else text-classification");
   cmd->add_option("--tokens-column", f->o.tokens_column, "Token classification: JSONL words field")
       ->capture_default_str();
   cmd->add_option("--tags-column", f->o.tags_column, "Token classification: JSONL tags field")->capture_default_str();

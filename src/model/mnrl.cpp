@@ -18,19 +18,48 @@ class MnrlHead final : public HiddenHead {
 
   Result run(const float* x, float* d_x, const int32_t*) override {
     const int64_t R = batch_.B, T = batch_.T, C = C_, A = config_.anchors, N = R - A;
-    const bool mean = config_.pooling == PoolingMode::mean;
-    // Pooled rows e (R, C) and their unit vectors n.
+    // Pooled rows e (R, C) (Pooling._forward_padded, every position < seq_len counted) and
+    // their unit vectors n. The linear modes are e = Σ_t w_t h_t (weights per row, kept for
+    // the backward); max keeps each channel's argmax (the first on a tie).
     std::vector<double> e(size_t(R * C), 0.0), n(size_t(R * C)), norm(static_cast<size_t>(R));
+    std::vector<double> w(size_t(R * T), 0.0);
+    std::vector<int64_t> argmax(config_.pooling == PoolingMode::max ? size_t(R * C) : 0);
     for (int64_t r = 0; r < R; ++r) {
       const int64_t len = batch_.seq_lens[r];
       double* er = &e[size_t(r * C)];
-      if (mean) {
-        for (int64_t t = 0; t < len; ++t)
-          for (int64_t c = 0; c < C; ++c) er[c] += x[(r * T + t) * C + c];
-        for (int64_t c = 0; c < C; ++c) er[c] /= double(len);
-      } else {
-        for (int64_t c = 0; c < C; ++c) er[c] = x[(r * T) * C + c];
+      double* wr = &w[size_t(r * T)];
+      switch (config_.pooling) {
+        case PoolingMode::cls:
+          wr[0] = 1;
+          break;
+        case PoolingMode::last_token:
+          wr[len - 1] = 1;
+          break;
+        case PoolingMode::mean:
+        case PoolingMode::mean_sqrt_len: {
+          const double d = config_.pooling == PoolingMode::mean ? double(len) : std::sqrt(double(len));
+          for (int64_t t = 0; t < len; ++t) wr[t] = 1.0 / d;
+          break;
+        }
+        case PoolingMode::weighted_mean: {  // position weights t + 1 over the counted positions
+          const double d = double(len) * double(len + 1) / 2;
+          for (int64_t t = 0; t < len; ++t) wr[t] = double(t + 1) / d;
+          break;
+        }
+        case PoolingMode::max:
+          for (int64_t c = 0; c < C; ++c) {
+            int64_t best = 0;
+            for (int64_t t = 1; t < len; ++t)
+              if (x[(r * T + t) * C + c] > x[(r * T + best) * C + c]) best = t;
+            argmax[size_t(r * C + c)] = best;
+            er[c] = x[(r * T + best) * C + c];
+          }
+          break;
       }
+      if (config_.pooling != PoolingMode::max)
+        for (int64_t t = 0; t < len; ++t)
+          if (wr[t] != 0)
+            for (int64_t c = 0; c < C; ++c) er[c] += wr[t] * x[(r * T + t) * C + c];
       double ss = 0;
       for (int64_t c = 0; c < C; ++c) ss += er[c] * er[c];
       norm[size_t(r)] = std::max(std::sqrt(ss), 1e-12);  // F.normalize's eps (util.cos_sim)
@@ -69,12 +98,14 @@ class MnrlHead final : public HiddenHead {
       double dot = 0;
       for (int64_t c = 0; c < C; ++c) dot += n[size_t(r * C + c)] * dn[size_t(r * C + c)];
       const int64_t len = batch_.seq_lens[r];
+      const double* wr = &w[size_t(r * T)];
       for (int64_t c = 0; c < C; ++c) {
         const double de = (dn[size_t(r * C + c)] - n[size_t(r * C + c)] * dot) / norm[size_t(r)];
-        if (mean) {
-          for (int64_t t = 0; t < len; ++t) d_x[(r * T + t) * C + c] += float(de / double(len));
+        if (config_.pooling == PoolingMode::max) {
+          d_x[(r * T + argmax[size_t(r * C + c)]) * C + c] += float(de);
         } else {
-          d_x[(r * T) * C + c] += float(de);
+          for (int64_t t = 0; t < len; ++t)
+            if (wr[t] != 0) d_x[(r * T + t) * C + c] += float(wr[t] * de);
         }
       }
     }
@@ -97,8 +128,6 @@ float mnrl_forward_backward(const kernels::ExecCtx& ctx, const RobertaModel& mod
   RC_CHECK(ctx.device == Device::cpu, Errc::unsupported, "MultipleNegativesRankingLoss runs on the CPU only");
   RC_CHECK(model.head_kind() == HeadKind::encoder_only, Errc::invalid_argument,
            "MultipleNegativesRankingLoss trains a bare RobertaModel (HeadKind::encoder_only)");
-  RC_CHECK(config.pooling == PoolingMode::mean || config.pooling == PoolingMode::cls, Errc::unsupported,
-           "MultipleNegativesRankingLoss here pools by mean or cls, not ", pooling_mode_name(config.pooling));
   RC_CHECK(config.anchors > 0 && batch.B >= 2 * config.anchors, Errc::invalid_argument, "a batch of ", batch.B,
            " rows cannot hold ", config.anchors, " anchors and their positives");
   MnrlHead head(batch, model.config().hidden_size, config, loss_scale, grads != nullptr);

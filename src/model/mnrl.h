@@ -1,5 +1,6 @@
 // sentence-transformers' MultipleNegativesRankingLoss (losses/MultipleNegativesRankingLoss.py)
-// on a bare RobertaModel (HeadKind::encoder_only) with mean or cls pooling: one batch holds the
+// on a bare RobertaModel (HeadKind::encoder_only) with any single Pooling mode (the prompt
+// included): one batch holds the
 // anchors (rows 0..A-1) and the candidates (rows A..: the positives, one per anchor in order,
 // then any hard negatives); scores = cos_sim(anchor, candidate) · scale, and the loss is the
 // mean cross-entropy of each anchor against its own positive (in-batch negatives).
@@ -16,7 +17,7 @@ namespace rc::model {
 struct MnrlConfig {
   int64_t anchors = 0;                      // A: rows 0..A-1 are anchors, rows A..2A-1 their positives
   float scale = 20.0f;                      // MultipleNegativesRankingLoss's default
-  PoolingMode pooling = PoolingMode::mean;  // mean or cls
+  PoolingMode pooling = PoolingMode::mean;  // any mode (pooling.h), every position < seq_len counted
 };
 
 // The loss (its mean over anchors); gradients of (loss · loss_scale) ACCUMULATE into grads

@@ -207,9 +207,13 @@ struct DropoutConfig {
 // label: one per row; a token classifier or the masked-LM head: one per token, B·T, -100 =
 // ignored) or float targets (multi-label 0/1 and regression values: num_labels per row).
 // Host memory. Converts from a label array, the single-label case.
+struct MnrlConfig;  // mnrl.h
 struct Targets {
   const int32_t* labels = nullptr;
   const float* values = nullptr;
+  // A bare encoder (HeadKind::encoder_only) trained by MultipleNegativesRankingLoss: the batch's
+  // anchor rows and how they are scored (mnrl.h); labels and values unused.
+  const MnrlConfig* ranking = nullptr;
   Targets() = default;
   Targets(const int32_t* labels_) : labels(labels_) {}  // NOLINT: implicit on purpose (the common case)
   static Targets of_values(const float* v) {

@@ -3,6 +3,7 @@
 #include "serve/package.h"
 
 #include <algorithm>
+#include <cctype>
 #include <unistd.h>
 
 #include <fstream>
@@ -155,6 +156,63 @@ bool link_target_allowed(const fs::path& link, const fs::path& model_dir) {
   return snapshots.filename() == "snapshots" && inside(snapshots.parent_path() / "blobs");
 }
 
+// A sentence-transformers folder's module folders (modules.json's "path" of each module:
+// 1_Pooling/, 2_Dense/, ... as SentenceTransformer.save writes them; "" is the folder itself):
+// without them a packaged embedding model would serve with another pooling and no Dense.
+// Each path must be a relative folder inside model_dir (no "..", no absolute or odd names),
+// its files are packed as "<path>/<file>" with the top level's rules (links inside only,
+// training state left out); subfolders of a module are not packed. Bounded: at most
+// kMaxModules modules of kMaxModuleFiles files each.
+constexpr size_t kMaxModules = 64, kMaxModuleFiles = 256;
+
+bool safe_module_path(const std::string& p) {
+  if (p.empty() || p.size() > 255 || p.front() == '/' || p.back() == '/') return false;
+  for (char c : p)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == '/')) return false;
+  for (const auto& part : fs::path(p))
+    if (part == "." || part == ".." || part.empty()) return false;
+  return fs::path(p).begin()->string() != "code";  // the package's own folder
+}
+
+std::vector<io::ArchiveEntry> module_entries(const fs::path& model_dir) {
+  std::vector<io::ArchiveEntry> out;
+  std::error_code ec;
+  const fs::path modules = model_dir / "modules.json";
+  if (!fs::is_regular_file(modules, ec)) return out;
+  const std::string text = io::read_file(modules, kMaxSmallJsonFileBytes);
+  check_json_depth(text, modules.string());
+  const json j = json::parse(text, nullptr, false);
+  RC_CHECK(j.is_array() && j.size() <= kMaxModules, Errc::format, modules.string(),
+           ": expected a JSON array of at most ", kMaxModules, " modules");
+  for (const json& m : j) {
+    RC_CHECK(m.is_object() && m.contains("path") && m["path"].is_string(), Errc::format, modules.string(),
+             ": every module needs a string \"path\"");
+    const std::string path = m["path"].get<std::string>();
+    if (path.empty()) continue;  // the folder itself: its files are packed already
+    RC_CHECK(safe_module_path(path), Errc::format, modules.string(), ": module path '", path,
+             "' is not a relative folder inside the model folder");
+    const fs::path dir = model_dir / path;
+    if (!fs::is_directory(dir, ec)) continue;  // a module without files (Normalize)
+    RC_CHECK(link_target_allowed(dir, model_dir), Errc::unsupported, "'", dir.string(),
+             "' links outside the model folder; refusing to pack it");
+    std::vector<std::string> files;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      if (!entry.is_regular_file()) continue;
+      const std::string name = entry.path().filename().string();
+      RC_CHECK(!entry.is_symlink() || link_target_allowed(entry.path(), model_dir), Errc::unsupported, "'",
+               entry.path().string(), "' links outside the model folder; refusing to pack it",
+               "\nHINT: copy the file into the folder, or remove the link");
+      if (is_training_state(name)) continue;
+      files.push_back(name);
+      RC_CHECK(files.size() <= kMaxModuleFiles, Errc::format, dir.string(), ": more than ", kMaxModuleFiles,
+               " files in one module folder");
+    }
+    std::sort(files.begin(), files.end());
+    for (const std::string& f : files) out.push_back({path + "/" + f, dir / f});
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> write_package(const fs::path& model_dir, const fs::path& output,
@@ -164,13 +222,19 @@ std::vector<std::string> write_package(const fs::path& model_dir, const fs::path
            "' does not exist or is not a folder");
   RC_CHECK(fs::is_regular_file(model_dir / "config.json", ec), Errc::not_found, "'", model_dir.string(),
            "' has no config.json\nHINT: --model takes a Hugging Face checkpoint folder");
+  std::vector<io::ArchiveEntry> modules = module_entries(model_dir);  // checked before anything is written
+  auto is_module_folder = [&](const std::string& name) {
+    return std::any_of(modules.begin(), modules.end(),
+                       [&](const io::ArchiveEntry& e) { return e.name.compare(0, name.size() + 1, name + "/") == 0; });
+  };
   // Sorted names: the archive's order must not depend on the directory's.
   std::vector<std::string> names;
   for (const auto& entry : fs::directory_iterator(model_dir)) {
     const std::string name = entry.path().filename().string();
     if (!entry.is_regular_file()) {  // follows symlinks: a linked weights file is packed as a file
-      if (entry.is_directory() && name != "code")
-        log::info("package", "skipping folder '", name, "' (only top-level files are packed)");
+      if (entry.is_directory() && name != "code" && !is_module_folder(name))
+        log::info("package", "skipping folder '", name,
+                  "' (only top-level files and modules.json's module folders are packed)");
       continue;
     }
     RC_CHECK(!entry.is_symlink() || link_target_allowed(entry.path(), model_dir), Errc::unsupported, "'",
@@ -218,6 +282,11 @@ std::vector<std::string> write_package(const fs::path& model_dir, const fs::path
   io::write_file_atomic(staging / settings_path, settings);
   std::vector<io::ArchiveEntry> entries;
   for (const auto& n : names) entries.push_back({n, model_dir / n});
+  for (io::ArchiveEntry& e : modules) {
+    if (std::count(names.begin(), names.end(), e.name)) continue;  // two modules naming one folder
+    names.push_back(e.name);
+    entries.push_back(std::move(e));
+  }
   entries.push_back({settings_path, staging / settings_path});
   io::create_tar_gz(output, entries);
   names.push_back(settings_path);

@@ -38,8 +38,9 @@ struct PackageOptions {
 
 // Writes `output` (atomically; the same inputs give the same bytes). Takes the regular
 // files at the top of model_dir, leaving out training-only state (optimizer, scheduler,
-// RNG, trainer state) and any existing code/ folder; labels come from config.json's
-// id2label. Returns the archive's member names in order.
+// RNG, trainer state) and any existing code/ folder, plus the files of the module folders a
+// sentence-transformers modules.json names (1_Pooling/, 2_Dense/, ...; relative paths inside
+// model_dir only); labels come from config.json's id2label. Returns the archive's member names.
 std::vector<std::string> write_package(const std::filesystem::path& model_dir, const std::filesystem::path& output,
                                        const PackageOptions& options);
 

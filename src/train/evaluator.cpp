@@ -219,8 +219,9 @@ double metric_value(const EvalResult& e, const std::string& metric) {
   if (metric == "accuracy") return e.accuracy;
   if (metric == "macro_precision") return e.macro_precision;
   if (metric == "loss") return e.loss;
-  for (const char* name :
-       {"micro_f1", "micro_precision", "micro_recall", "exact_match", "mse", "mae", "pearson", "spearman"})
+  for (const char* name : {"micro_f1", "micro_precision", "micro_recall", "exact_match", "mse", "mae", "pearson",
+                           "spearman", "mrr@10", "ndcg@10", "recall@1", "recall@5", "recall@10", "spearman_cosine",
+                           "pearson_cosine"})  // the last seven: the embedding task's (ir_metrics.h)
     if (metric == name) return 0.0;  // validated before the first evaluation (EvalResult{}): a later one has it
   RC_THROW(Errc::invalid_argument, "unknown --metric '", metric,
            "'\nHINT: use macro_recall, macro_f1, accuracy, macro_precision or loss; micro_f1 or exact_match ",

@@ -6,10 +6,14 @@
 // Tasks (task_*.cpp):
 //   - sequence classification, all three problem types (single-label, multi-label,
 //     regression: the head's loss follows config.problem_type);
-//   - token classification (NER): per-token labels aligned as run_ner.py, seqeval metrics.
+//   - token classification (NER): per-token labels aligned as run_ner.py, seqeval metrics;
+//   - embedding models (task_embedding.cpp): sentence-transformers' MultipleNegativesRankingLoss
+//     on (anchor, positive[, negative]) rows, retrieval / similarity metrics;
+//   - cross-encoders (task_embedding.cpp): a one-label classifier over (query, text), BCE.
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <span>
@@ -17,6 +21,7 @@
 #include <vector>
 
 #include "kernels/exec_ctx.h"
+#include "model/mnrl.h"
 #include "model/roberta_model.h"
 #include "roberta/tokenizer.h"
 #include "roberta/trainer.h"
@@ -32,6 +37,7 @@ namespace rc::train {
 struct TaskBatch {
   PaddedBatch pb;
   std::vector<int32_t> token_labels;
+  model::MnrlConfig ranking;  // an embedding task's anchors and loss (anchors 0: not one)
   model::Batch batch() const { return model::Batch{pb.B, pb.T, pb.ids.data(), pb.seq_lens.data(), nullptr}; }
 };
 
@@ -56,6 +62,13 @@ class Task {
   // Whether only the batch's rows of the word embeddings get gradient (data parallel sends
   // those alone); not with a decoder tied to them (masked LM).
   virtual bool sparse_word_grads() const { return true; }
+  // Rows of the batch per example (an embedding task's anchor, positive and any negative are
+  // each a row): the engine's largest batch is batch size × this.
+  virtual int64_t rows_per_example() const { return 1; }
+  // Writes what the output folder needs beside the model's config and weights (a
+  // sentence-transformers folder's modules.json, 1_Pooling/, ...). Called after each save
+  // (checkpoint-N/ and the final output).
+  virtual void save_files(const std::filesystem::path&) const {}
 };
 
 // Sequence classification of prepared splits (evaluator.h) for the model's problem type;

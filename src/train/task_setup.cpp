@@ -101,11 +101,20 @@ std::string eval_counts(const std::vector<std::string>& names, const std::vector
 
 bool is_token_task(const TrainOptions& o) {
   if (o.task == "token-classification") return true;
-  RC_CHECK(o.task.empty() || o.task == "text-classification", Errc::invalid_argument, "unknown --task '", o.task,
-           "'\nHINT: use text-classification or token-classification");
+  RC_CHECK(o.task.empty() || o.task == "text-classification" || o.task == "embedding" || o.task == "cross-encoder",
+           Errc::invalid_argument, "unknown --task '", o.task,
+           "'\nHINT: use text-classification, token-classification, embedding or cross-encoder");
+  if (o.task == "embedding" || o.task == "cross-encoder") return false;
   if (!o.task.empty() || o.model_dir.empty() || !fs::exists(o.model_dir / "config.json")) return false;
   const model::RobertaConfig start = model::RobertaConfig::from_file(o.model_dir / "config.json");
   return model::head_kind_of(start.architectures) == model::HeadKind::token_classifier;
+}
+
+TaskSetup setup_task(const TrainOptions& o, const fs::path& resume_dir, bool evaluate_splits) {
+  if (is_token_task(o)) return setup_token_task(o, resume_dir, evaluate_splits);
+  if (o.task == "embedding") return setup_embedding_task(o, resume_dir, evaluate_splits);
+  if (o.task == "cross-encoder") return setup_cross_encoder_task(o, resume_dir, evaluate_splits);
+  return setup_sequence_task(o, resume_dir, evaluate_splits);
 }
 
 TaskSetup setup_sequence_task(const TrainOptions& o, const fs::path& resume_dir, bool evaluate_splits) {

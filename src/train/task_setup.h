@@ -34,8 +34,18 @@ TrainSummary run_training(const TrainOptions& o, const TaskSetupFn& make_setup);
 bool is_token_task(const TrainOptions& o);
 // resume_dir: the checkpoint to resume from (rank 0), or empty. evaluate_splits: whether this
 // process scores val / test (rank 0 only).
+// The task --task names (or the starting checkpoint implies): one of the setups below.
+TaskSetup setup_task(const TrainOptions& o, const std::filesystem::path& resume_dir, bool evaluate_splits);
 TaskSetup setup_sequence_task(const TrainOptions& o, const std::filesystem::path& resume_dir, bool evaluate_splits);
 TaskSetup setup_token_task(const TrainOptions& o, const std::filesystem::path& resume_dir, bool evaluate_splits);
+// --task embedding (task_embedding.cpp): a sentence-transformers folder (or a plain encoder,
+// mean pooling, as SentenceTransformer makes from one) trained with MultipleNegativesRankingLoss
+// on JSONL {"anchor", "positive"[, "negative"]}; the output is a sentence-transformers folder.
+TaskSetup setup_embedding_task(const TrainOptions& o, const std::filesystem::path& resume_dir, bool evaluate_splits);
+// --task cross-encoder: sentence-transformers' CrossEncoder with num_labels 1 (BCEWithLogits)
+// on JSONL {"query", "text", "label"}, the pair encoded as tokenizer(query, text).
+TaskSetup setup_cross_encoder_task(const TrainOptions& o, const std::filesystem::path& resume_dir,
+                                   bool evaluate_splits);
 // Masked-LM pretraining (run_mlm.py): texts read, held out and tokenized as `p` says; the
 // model a RobertaForMaskedLM (a missing lm_head gets HF's init).
 TaskSetup setup_masked_lm_task(const PretrainOptions& p, const std::filesystem::path& resume_dir);

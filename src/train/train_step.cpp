@@ -5,6 +5,7 @@
 
 #include "core/check.h"
 #include "kernels/profile.h"
+#include "model/mnrl.h"
 #include "train/data_order.h"
 
 namespace rc::train {
@@ -77,6 +78,11 @@ StepResult TrainEngine::step(std::span<const model::Batch> micro, std::span<cons
     model::Batch mb = micro[i];
     mb.first_sample = global_micro * uint64_t(ws_.max_B());
     if (ready_ && i + 1 == micro.size()) ws_.on_layer_grads = ready_;  // grads final after this one
+    if (labels[i].ranking) {                                           // an embedding model (train/task_embedding.cpp)
+      loss += double(model::mnrl_forward_backward(ctx_, model_, mb, *labels[i].ranking, dropout_, dropout_seed, scale,
+                                                  grads_.f32(), ws_));
+      continue;
+    }
     if (mlm_ws_) {
       loss += model::mlm_forward_backward(ctx_, model_, mb, labels[i].labels, dropout_, dropout_seed, scale,
                                           grads_.f32(), ws_, *mlm_ws_)

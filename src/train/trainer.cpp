@@ -109,10 +109,8 @@ std::unique_ptr<train::DataParallel> connect(const TrainOptions& o, const kernel
 }  // namespace
 
 TrainSummary fit(const TrainOptions& o) {
-  return train::run_training(o, [&](const fs::path& resume_dir, bool main_rank) {
-    return train::is_token_task(o) ? train::setup_token_task(o, resume_dir, main_rank)
-                                   : train::setup_sequence_task(o, resume_dir, main_rank);
-  });
+  return train::run_training(
+      o, [&](const fs::path& resume_dir, bool main_rank) { return train::setup_task(o, resume_dir, main_rank); });
 }
 
 namespace train {
@@ -255,7 +253,8 @@ TrainingRun::TrainingRun(const TrainOptions& o, const TaskSetupFn& make_setup) :
   model.to_device(ctx_);  // parameters, then gradients, moments and workspaces, on the device
   const OptimConfig oc = optim_config(o, LrSchedule{sched_kind, o.lr, p.warmup, p.total_steps});
   train_T_ = train_examples.max_length();
-  engine_ = std::make_unique<TrainEngine>(model, oc, ctx_, dropout_config(o, model.config()), o.seed, p.B, train_T_);
+  engine_ = std::make_unique<TrainEngine>(model, oc, ctx_, dropout_config(o, model.config()), o.seed,
+                                          p.B * task_->rows_per_example(), train_T_);
   if (dp_->distributed()) {
     engine_->set_grad_sync(dp_->hook());
     // Only the rows of the batch's tokens carry word-embedding gradient (no tied output head
@@ -486,7 +485,7 @@ void TrainingRun::save(const StepDone& d) {
   c.exp_avg_sq = engine_->exp_avg_sq();
   c.training_args = args_json_;
   c.trainer_state = state_to_json(st_, *identity_, *state_layout_);
-  save_checkpoint_dir(out_, engine_->global_step(), ctx_, c);
+  task_->save_files(save_checkpoint_dir(out_, engine_->global_step(), ctx_, c));
   prune_checkpoints(out_, o_.save_total_limit, st_.best_checkpoint);  // drop the oldest, never the best
   st_.epoch = cur_epoch;                                              // back, for the loop
   last_saved_ = d.step;
@@ -540,6 +539,7 @@ TrainSummary TrainingRun::finish(bool interrupted) {
                                  {"train_tokens_per_second", s.train_tokens_per_second}});
   model::save_checkpoint(out_, model);
   model::copy_tokenizer_files(o_.model_dir, out_);
+  task_->save_files(out_);
   st_.update_in_epoch = 0;
   st_.train_time = train_time;
   const json state = state_to_json(st_, *identity_, *state_layout_);
