@@ -114,7 +114,7 @@ std::shared_ptr<InferenceBackend> make_classifier_backend(const std::filesystem:
       (config.architectures.size() == 1 && config.architectures[0] == "RobertaModel"))
     return make_embed_backend(dir, options);
   for (const std::string& a : config.architectures) {
-    if (a == "RobertaForMaskedLM") return make_fill_mask_backend(dir, options);
+    if (a.ends_with("ForMaskedLM")) return make_fill_mask_backend(dir, options);  // every family's
     if (a == "RobertaForTokenClassification") return make_token_backend(dir, options);
   }
   LoadOptions load;
