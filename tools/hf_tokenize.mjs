@@ -4,6 +4,8 @@
 // (max_length optional: truncation to that many tokens INCLUDING <s> and </s>, as
 // HF's tokenizer(..., truncation=True, max_length=N) does).
 // Output on stdout: {"ids": [[...], ...]} — one array per text, no padding.
+// With "text_pairs": [...] (one per text) each row is tokenizer(text, text_pair) (longest_first
+// truncation to max_length), and the output adds "type_ids": [[...], ...] (token_type_ids).
 // Needs `npm install` in tools/ once (tools/package.json pins the version).
 import { Tokenizer } from '@anush008/tokenizers';
 
@@ -17,8 +19,10 @@ if (!req.tokenizer || !Array.isArray(req.texts)) {
 const tok = Tokenizer.fromFile(req.tokenizer);
 if (req.max_length) tok.setTruncation(req.max_length);
 const ids = [];
-for (const t of req.texts) {
-  const enc = await tok.encode(t);
+const typeIds = [];
+for (let i = 0; i < req.texts.length; ++i) {
+  const enc = req.text_pairs ? await tok.encode(req.texts[i], req.text_pairs[i]) : await tok.encode(req.texts[i]);
   ids.push(Array.from(enc.getIds()));
+  typeIds.push(Array.from(enc.getTypeIds()));
 }
-process.stdout.write(JSON.stringify({ ids }) + '\n');
+process.stdout.write(JSON.stringify(req.text_pairs ? { ids, type_ids: typeIds } : { ids }) + '\n');

@@ -18,12 +18,26 @@ and what the reference computes on it:
     train.losses, train.grad_norms, train.lrs                       HF Trainer's AdamW (dropout
                                                                     off), one step per batch
 
+A text-pair case, bert-seq-pair: a BertForSequenceClassification over the WordPiece tokenizer
+tests/data/tokenizer/pipeline/bert-uncased (copied in as tokenizer.json), and pairs.json, text
+pairs tokenized by HF's Rust tokenizers (tools/hf_tokenize.mjs: tokenizer(text, text_pair),
+longest_first to max_position_embeddings) into golden's input_ids and token_type_ids (1 for the
+second text); its logits, loss and gradients as above (no train.* steps).
+
+Fill-mask cases, bert-mlm-fill and distilbert-mlm-fill: a masked LM over the same tokenizer,
+fill.json's texts with [MASK] tokenized by HF's Rust tokenizers, and mask_logits, the eval-mode
+vocabulary logits at each [MASK] (what FillMaskPipeline softmaxes and ranks).
+
 Cases: bert-{seq,token,mlm}, distilbert-{seq,token,mlm}, xlm-roberta-seq, camembert-mlm (the
 RoBERTa graph under other names: a check of the names and config keys), bert-seq-gelu_new and
-distilbert-token-relu (the FFN's other activations).
+distilbert-token-relu (the FFN's other activations), bert-mlm-gelu_new and distilbert-mlm-relu
+(the masked-LM transform's activation is hidden_act / activation in those families).
 Deterministic: torch.manual_seed per case, one thread. /usr/bin/python3 (torch 1.13).
 """
+import json
 import os
+import shutil
+import subprocess
 import sys
 
 import torch
@@ -94,7 +108,9 @@ MODELS = {
 CASES = [("bert", "seq"), ("bert", "token"), ("bert", "mlm"), ("distilbert", "seq"), ("distilbert", "token"),
          ("distilbert", "mlm"), ("xlm-roberta", "seq"), ("camembert", "mlm")]
 # The other FFN activations (ACT2FN "gelu_new", "relu"): <family>-<head>-<activation>.
-ACTIVATION_CASES = [("bert", "seq", "gelu_new"), ("distilbert", "token", "relu")]
+ACTIVATION_CASES = [("bert", "seq", "gelu_new"), ("distilbert", "token", "relu"),
+                    # the masked-LM transform's activation is the config's too (BERT, DistilBERT)
+                    ("bert", "mlm", "gelu_new"), ("distilbert", "mlm", "relu")]
 
 
 def make_config(family, head, activation=None):
@@ -232,6 +248,121 @@ def run_case(family, head, out_root, activation=None, seed=0):
           f"({size} bytes)")
 
 
+PAIR_TOKENIZER = os.path.join(hf_io.REPO_ROOT, "tests", "data", "tokenizer", "pipeline", "bert-uncased",
+                              "tokenizer.json")
+# Short pairs, a pair cut longest_first to the model's 24 tokens, and a text alone in a pair
+# with an empty second text.
+PAIRS = [("a man plays the guitar.", "someone is playing music."), ("hello world", "the dog runs in the park"),
+         ("the man sat on the car and the dog sat on the man while the world was playing music",
+          "is someone there? the park is on the world music, hello."),
+         ("music", "")]
+PAIR_LABELS = [2, 0, 1, 2]
+
+
+def hf_pair_encodings(texts, pairs, max_length):
+    """tokenizer(text, text_pair, truncation=True, max_length=max_length) by HF's Rust tokenizers."""
+    req = json.dumps({"tokenizer": PAIR_TOKENIZER, "texts": texts, "text_pairs": pairs, "max_length": max_length})
+    out = subprocess.run(["node", os.path.join(HERE, "hf_tokenize.mjs")], input=req.encode("utf-8"),
+                         capture_output=True, check=True)
+    got = json.loads(out.stdout)
+    return got["ids"], got["type_ids"]
+
+
+def run_pair_case(out_root, seed):
+    torch.manual_seed(seed)
+    with open(PAIR_TOKENIZER, encoding="utf-8") as f:
+        vocab = len(json.load(f)["model"]["vocab"])
+    config = bert_config("seq")
+    config.vocab_size = vocab
+    model = rr.BertForSequenceClassification(config)
+    randomize(model, config.pad_token_id, False)
+    model.eval()
+    case_dir = os.path.join(out_root, "bert-seq-pair")
+    os.makedirs(case_dir, exist_ok=True)
+    hf_io.write_config(os.path.join(case_dir, "config.json"), config.to_dict())
+    hf_io.write_safetensors(os.path.join(case_dir, "model.safetensors"),
+                            {n: p.detach().clone() for n, p in rr.hf_saved_parameters(model)}, {"format": "pt"})
+    shutil.copyfile(PAIR_TOKENIZER, os.path.join(case_dir, "tokenizer.json"))
+    texts, pairs = [a for a, _ in PAIRS], [b for _, b in PAIRS]
+    with open(os.path.join(case_dir, "pairs.json"), "w", encoding="utf-8") as f:
+        json.dump({"texts": texts, "text_pairs": pairs, "labels": PAIR_LABELS}, f, indent=1)
+        f.write("\n")
+    rows, row_types = hf_pair_encodings(texts, pairs, config.max_position_embeddings)
+    T = max(len(r) for r in rows)
+    ids = torch.full((len(rows), T), config.pad_token_id, dtype=torch.int64)
+    mask = torch.zeros((len(rows), T), dtype=torch.int64)
+    types = torch.zeros((len(rows), T), dtype=torch.int64)  # padding: pad_token_type_id 0
+    for b, (r, t) in enumerate(zip(rows, row_types)):
+        ids[b, :len(r)] = torch.tensor(r)
+        mask[b, :len(r)] = 1
+        types[b, :len(t)] = torch.tensor(t)
+    labels = torch.tensor(PAIR_LABELS)
+    golden = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types, "labels": labels}
+    with torch.no_grad():
+        golden["logits"] = model(ids, mask, token_type_ids=types)[1]
+    trained = rr.no_dropout(rr.clone_model(model)).train()
+    loss, _ = trained(ids, mask, token_type_ids=types, labels=labels)
+    loss.backward()
+    golden["loss"] = loss.detach().reshape(1)
+    for n, p in rr.hf_saved_parameters(trained):
+        golden[f"grad.{n}"] = p.grad.detach().clone()
+    for k, v in golden.items():
+        golden[k] = v.to(torch.float32) if v.is_floating_point() else v.to(torch.int32)
+    meta = {"fixture_version": FIXTURE_VERSION, "generator": "tools/make_golden_families.py",
+            "torch_version": torch.__version__, "family": "bert", "head": "seq", "pairs": "pairs.json"}
+    hf_io.write_safetensors(os.path.join(case_dir, "golden.safetensors"), golden, meta)
+    print(f"  bert-seq-pair: loss {golden['loss'].item():.4f}, types per row",
+          [int(t.sum()) for t in types])
+
+
+# Fill-mask texts: one [MASK], two, and one at the start of the text.
+FILL_TEXTS = ["the man [MASK] the guitar.", "hello [MASK] world, the dog [MASK] in the park.", "[MASK] is playing music"]
+
+
+def run_fill_case(family, out_root, seed):
+    """<family>-mlm-fill: a masked LM over the bert-uncased WordPiece tokenizer (tokenizer.json
+    copied in), fill.json's texts tokenized by HF's Rust tokenizers (input_ids, attention_mask)
+    and the eval-mode logits at each [MASK] (mask_logits, (masks, vocab), in text order): what
+    transformers' FillMaskPipeline softmaxes and ranks."""
+    torch.manual_seed(seed)
+    with open(PAIR_TOKENIZER, encoding="utf-8") as f:
+        tok_json = json.load(f)
+    vocab = len(tok_json["model"]["vocab"])
+    mask_id = tok_json["model"]["vocab"]["[MASK]"]
+    config = make_config(family, "mlm")
+    config.vocab_size = vocab
+    model = MODELS[(family, "mlm")](config)
+    randomize(model, config.pad_token_id, False)
+    model.eval()
+    case_dir = os.path.join(out_root, f"{family}-mlm-fill")
+    os.makedirs(case_dir, exist_ok=True)
+    hf_io.write_config(os.path.join(case_dir, "config.json"), config.to_dict())
+    hf_io.write_safetensors(os.path.join(case_dir, "model.safetensors"),
+                            {n: p.detach().clone() for n, p in rr.hf_saved_parameters(model)}, {"format": "pt"})
+    shutil.copyfile(PAIR_TOKENIZER, os.path.join(case_dir, "tokenizer.json"))
+    with open(os.path.join(case_dir, "fill.json"), "w", encoding="utf-8") as f:
+        json.dump({"texts": FILL_TEXTS}, f, indent=1)
+        f.write("\n")
+    req = json.dumps({"tokenizer": PAIR_TOKENIZER, "texts": FILL_TEXTS})
+    out = subprocess.run(["node", os.path.join(HERE, "hf_tokenize.mjs")], input=req.encode("utf-8"),
+                         capture_output=True, check=True)
+    rows = json.loads(out.stdout)["ids"]
+    T = max(len(r) for r in rows)
+    ids = torch.full((len(rows), T), config.pad_token_id, dtype=torch.int64)
+    mask = torch.zeros((len(rows), T), dtype=torch.int64)
+    for b, r in enumerate(rows):
+        ids[b, :len(r)] = torch.tensor(r)
+        mask[b, :len(r)] = 1
+    with torch.no_grad():
+        logits = model(ids, mask)[1]
+    golden = {"input_ids": ids.to(torch.int32), "attention_mask": mask.to(torch.int32),
+              "mask_logits": logits[ids == mask_id].to(torch.float32)}
+    meta = {"fixture_version": FIXTURE_VERSION, "generator": "tools/make_golden_families.py",
+            "torch_version": torch.__version__, "family": family, "head": "mlm", "texts": "fill.json"}
+    hf_io.write_safetensors(os.path.join(case_dir, "golden.safetensors"), golden, meta)
+    print(f"  {family}-mlm-fill: {int((ids == mask_id).sum())} masks")
+
+
 def main():
     torch.set_num_threads(1)
     out_root = os.path.join(hf_io.REPO_ROOT, "tests", "data", "tiny_families")
@@ -239,6 +370,9 @@ def main():
         run_case(family, head, out_root, seed=30 + i)
     for i, (family, head, activation) in enumerate(ACTIVATION_CASES):
         run_case(family, head, out_root, activation, seed=50 + i)
+    run_pair_case(out_root, seed=70)
+    run_fill_case("bert", out_root, seed=71)
+    run_fill_case("distilbert", out_root, seed=72)
 
 
 if __name__ == "__main__":

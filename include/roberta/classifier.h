@@ -82,13 +82,18 @@ class Classifier {
   // time (each batch padded only to its own longest row); results in input order.
   virtual std::vector<Prediction> predict(std::span<const std::string> texts, int batch_size = 32) const = 0;
   // Thread-safe. Text pairs (NLI, paraphrase): texts[i] with text_pairs[i], encoded as HF's
-  // tokenizer(text, text_pair) (<s> a </s></s> b </s>), longest_first truncation to
+  // tokenizer(text, text_pair) (<s> a </s></s> b </s>; BERT's [CLS] a [SEP] b [SEP] with the
+  // token types its tokenizer gives, 1 for the second text), longest_first truncation to
   // max_length(). The spans must have the same length.
   virtual std::vector<Prediction> predict_pairs(std::span<const std::string> texts,
                                                 std::span<const std::string> text_pairs, int batch_size = 32) const = 0;
   // Thread-safe. Pre-tokenized rows (with <s> </s>), each at most max_length() ids, run as ONE
-  // batch: the server's dynamic batcher calls this.
-  virtual std::vector<Prediction> predict_ids(std::span<const std::vector<int32_t>> rows) const = 0;
+  // batch: the server's dynamic batcher calls this. token_types: empty (every token type 0, as
+  // HF's token_type_ids default), or one row per row of ids and of its length (a pair's
+  // PairEncoding::type_ids); padding gets type 0. DistilBERT, which has no token type
+  // embeddings, ignores them; a type past the model's type_vocab_size is invalid_argument.
+  virtual std::vector<Prediction> predict_ids(std::span<const std::vector<int32_t>> rows,
+                                              std::span<const std::vector<int32_t>> token_types = {}) const = 0;
 
   virtual const Tokenizer& tokenizer() const = 0;
   virtual const ModelInfo& info() const = 0;

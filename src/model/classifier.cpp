@@ -141,7 +141,7 @@ class RobertaClassifier final : public Classifier {
     RC_CHECK(batch_size > 0, Errc::invalid_argument, "--batch-size must be positive, got ", batch_size);
     std::vector<std::vector<int32_t>> rows(texts.size());
     for (size_t i = 0; i < texts.size(); ++i) rows[i] = tokenizer_->encode(texts[i], true, max_length_);
-    return predict_rows(std::move(rows), batch_size);
+    return predict_rows(std::move(rows), {}, batch_size);
   }
 
   std::vector<Prediction> predict_pairs(std::span<const std::string> texts, std::span<const std::string> text_pairs,
@@ -149,41 +149,54 @@ class RobertaClassifier final : public Classifier {
     RC_CHECK(batch_size > 0, Errc::invalid_argument, "--batch-size must be positive, got ", batch_size);
     RC_CHECK(texts.size() == text_pairs.size(), Errc::invalid_argument, "predict_pairs: ", texts.size(), " texts but ",
              text_pairs.size(), " text pairs");
-    std::vector<std::vector<int32_t>> rows(texts.size());
+    std::vector<std::vector<int32_t>> rows(texts.size()), types(texts.size());
     for (size_t i = 0; i < texts.size(); ++i) {
       PairEncoding e = tokenizer_->encode_pair_with_types(texts[i], text_pairs[i], max_length_);
-      // The batch path carries no token types yet: a tokenizer that gives the second text
-      // type 1 (BERT's template) would run it as type 0, a wrong answer, so it is refused.
-      RC_CHECK(std::all_of(e.type_ids.begin(), e.type_ids.end(), [](int32_t t) { return t == 0; }), Errc::unsupported,
-               "text pairs whose tokenizer gives the second text token type 1 (BERT-style) are not predicted yet: "
-               "token types do not reach the batch\nHINT: send single texts, or use a RoBERTa/XLM-R family model");
       rows[i] = std::move(e.ids);
+      types[i] = std::move(e.type_ids);
     }
-    return predict_rows(std::move(rows), batch_size);
+    // All type 0 (RoBERTa's template) is what a batch without types runs: no copy to carry.
+    const bool typed = std::any_of(types.begin(), types.end(), [](const std::vector<int32_t>& t) {
+      return std::any_of(t.begin(), t.end(), [](int32_t v) { return v != 0; });
+    });
+    if (!typed) types.clear();
+    return predict_rows(std::move(rows), std::move(types), batch_size);
   }
 
-  std::vector<Prediction> predict_rows(std::vector<std::vector<int32_t>> rows, int batch_size) const {
+  // types: empty (all 0) or one row per row.
+  std::vector<Prediction> predict_rows(std::vector<std::vector<int32_t>> rows, std::vector<std::vector<int32_t>> types,
+                                       int batch_size) const {
     const std::vector<size_t> order = model::length_sorted_order(rows.size(), [&](size_t i) { return rows[i].size(); });
     std::vector<Prediction> out(rows.size());
-    std::vector<std::vector<int32_t>> chunk;
+    std::vector<std::vector<int32_t>> chunk, chunk_types;
     for (size_t start = 0; start < order.size(); start += size_t(batch_size)) {
       const size_t end = std::min(order.size(), start + size_t(batch_size));
       chunk.clear();
-      for (size_t i = start; i < end; ++i) chunk.push_back(std::move(rows[order[i]]));
-      std::vector<Prediction> got = predict_ids(chunk);
+      chunk_types.clear();
+      for (size_t i = start; i < end; ++i) {
+        chunk.push_back(std::move(rows[order[i]]));
+        if (!types.empty()) chunk_types.push_back(std::move(types[order[i]]));
+      }
+      std::vector<Prediction> got = predict_ids(chunk, chunk_types);
       for (size_t i = start; i < end; ++i) out[order[i]] = std::move(got[i - start]);
     }
     return out;
   }
 
-  std::vector<Prediction> predict_ids(std::span<const std::vector<int32_t>> rows) const override {
+  std::vector<Prediction> predict_ids(std::span<const std::vector<int32_t>> rows,
+                                      std::span<const std::vector<int32_t>> token_types) const override {
     if (rows.empty()) return {};
+    RC_CHECK(token_types.empty() || token_types.size() == rows.size(), Errc::invalid_argument, rows.size(),
+             " rows but ", token_types.size(), " rows of token types");
     const model::RobertaConfig& c = model_->config();
     const int64_t B = int64_t(rows.size());
     int64_t T = 0;
-    for (const auto& r : rows) {
+    for (size_t b = 0; b < rows.size(); ++b) {
+      const auto& r = rows[b];
       RC_CHECK(!r.empty() && int64_t(r.size()) <= max_length_, Errc::invalid_argument, "a row has ", r.size(),
                " tokens; expected 1..", max_length_);
+      RC_CHECK(token_types.empty() || token_types[b].size() == r.size(), Errc::invalid_argument, "row ", b, " has ",
+               r.size(), " ids but ", token_types.empty() ? 0 : token_types[b].size(), " token types");
       T = std::max<int64_t>(T, int64_t(r.size()));
     }
     std::vector<int32_t> ids(static_cast<size_t>(B * T), c.pad_token_id), lens(static_cast<size_t>(B));
@@ -191,7 +204,13 @@ class RobertaClassifier final : public Classifier {
       std::copy(rows[b].begin(), rows[b].end(), ids.begin() + b * T);
       lens[b] = int32_t(rows[b].size());
     }
-    model::Batch batch{B, T, ids.data(), lens.data(), nullptr};
+    // Padding is type 0, as transformers' tokenizers pad token_type_ids with pad_token_type_id 0.
+    std::vector<int32_t> types;
+    if (!token_types.empty()) {
+      types.assign(static_cast<size_t>(B * T), 0);
+      for (int64_t b = 0; b < B; ++b) std::copy(token_types[b].begin(), token_types[b].end(), types.begin() + b * T);
+    }
+    model::Batch batch{B, T, ids.data(), lens.data(), types.empty() ? nullptr : types.data()};
     const int64_t K = c.num_labels();
     std::vector<float> logits(size_t(B * K));
     {

@@ -68,14 +68,32 @@ struct MlmAccess {
 
 namespace {
 
-// dense → GELU → LayerNorm on the M gathered rows (saved for the backward).
+// The transform's activation. RobertaLMHead: gelu, the erf form, whatever hidden_act says
+// (modeling_roberta.py: `x = gelu(x)`); BertPredictionHeadTransform: ACT2FN[config.hidden_act]
+// (modeling_bert.py); DistilBertForMaskedLM: get_activation(config.activation)
+// (modeling_distilbert.py).
+Activation transform_activation(const RobertaConfig& c) {
+  return c.family().mlm_uses_hidden_act ? c.activation() : Activation::gelu;
+}
+
+// dense → activation → LayerNorm on the M gathered rows (saved for the backward).
 void transform_forward(const ExecCtx& ctx, const RobertaModel& model, MlmAccess& a, int64_t M) {
   const RobertaConfig& c = model.config();
   const ModelOffsets& o = model.offsets();
   const float* P = model.params();
   const int64_t C = c.hidden_size;
   kernels::matmul_nt(ctx, a.pre(), a.rows(), P + o.lm_dense_w, P + o.lm_dense_b, M, C, C);
-  kernels::gelu_erf_forward(ctx, a.act(), a.pre(), M * C);
+  switch (transform_activation(c)) {
+    case Activation::gelu:
+      kernels::gelu_erf_forward(ctx, a.act(), a.pre(), M * C);
+      break;
+    case Activation::gelu_new:
+      kernels::gelu_tanh_forward(ctx, a.act(), a.pre(), M * C);
+      break;
+    case Activation::relu:
+      kernels::relu_forward(ctx, a.act(), a.pre(), M * C);
+      break;
+  }
   kernels::layernorm_forward(ctx, a.ln(), a.mean(), a.rstd(), a.act(), P + o.lm_ln_gamma, P + o.lm_ln_beta, M, C,
                              c.layer_norm_eps);
 }
@@ -135,10 +153,20 @@ MlmLoss mlm_head_forward_backward(const ExecCtx& ctx, const RobertaModel& model,
   }
   if (!grads) return out;
 
-  // LayerNorm ← GELU ← dense, then the rows' gradients scattered back to their positions.
+  // LayerNorm ← activation ← dense, then the rows' gradients scattered back to their positions.
   kernels::layernorm_backward(ctx, a.d_b(), grads + o.lm_ln_gamma, grads + o.lm_ln_beta, a.d_a(), a.act(),
                               P + o.lm_ln_gamma, a.mean(), a.rstd(), M, C);
-  kernels::gelu_erf_backward(ctx, a.d_b(), a.d_b(), a.pre(), M * C);
+  switch (transform_activation(c)) {
+    case Activation::gelu:
+      kernels::gelu_erf_backward(ctx, a.d_b(), a.d_b(), a.pre(), M * C);
+      break;
+    case Activation::gelu_new:
+      kernels::gelu_tanh_backward(ctx, a.d_b(), a.d_b(), a.pre(), M * C);
+      break;
+    case Activation::relu:  // from the output: relu's gradient is where it is positive
+      kernels::relu_backward(ctx, a.d_b(), a.d_b(), a.act(), M * C);
+      break;
+  }
   kernels::linear_backward(ctx, a.d_a(), grads + o.lm_dense_w, grads + o.lm_dense_b, a.d_b(), a.rows(),
                            P + o.lm_dense_w, nullptr, M, C, C, false);
   kernels::scatter_rows(ctx, d_x, a.d_a(), a.index_dev(), M, C);

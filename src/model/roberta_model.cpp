@@ -52,11 +52,6 @@ RobertaModel::RobertaModel(RobertaConfig config, HeadKind head, ParamStorage sto
       offsets_(model_offsets(layout_, config_)),
       storage_(storage) {
   check_model_size(config_, layout_);
-  // The masked-LM head (mlm_head.cpp) runs the erf GELU; BERT's and DistilBERT's use hidden_act.
-  RC_CHECK(
-      head != HeadKind::masked_lm || !config_.family().mlm_uses_hidden_act || config_.activation() == Activation::gelu,
-      Errc::unsupported, "a masked-LM head with ", config_.family().keys.hidden_act, " '", config_.hidden_act,
-      "' is not supported (its transform runs gelu)");
   const size_t bytes = size_t(layout_.total()) * sizeof(float);
   // packed_inference: the GEMM weights' ~70% of the buffer is never touched, so never paid for.
   params_ = storage == ParamStorage::full ? Buffer::allocate(Device::cpu, 0, bytes) : Buffer::allocate_host_lazy(bytes);

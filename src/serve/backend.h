@@ -35,11 +35,20 @@ class InferenceBackend {
   // to max_length (> 0) from `side`. Thread-safe.
   virtual std::vector<int32_t> tokenize_input(std::string_view text, const std::string* text_pair, int max_length,
                                               TruncationSide side) const = 0;
+  // tokenize_input with the token types of the encoding (PairEncoding::type_ids, one per id:
+  // BERT's template gives the second text type 1), for run_with_types. The default: every type 0.
+  virtual PairEncoding tokenize_input_with_types(std::string_view text, const std::string* text_pair, int max_length,
+                                                 TruncationSide side) const;
   // TEI's /decode: the text of the ids (unknown ids dropped).
   virtual std::string decode(std::span<const int32_t> ids, bool skip_special_tokens) const = 0;
   // One batch; rows already carry the special tokens and are at most max_length() ids.
   // Results in row order. Called only from inference threads.
   virtual std::vector<Prediction> run(std::span<const std::vector<int32_t>> rows) const = 0;
+  // run() with token types: one row per row of ids and of its length (Job::token_types). The
+  // default runs run(rows) when every type is 0 and refuses otherwise (a model that cannot read
+  // types must not answer a type-1 text as type 0).
+  virtual std::vector<Prediction> run_with_types(std::span<const std::vector<int32_t>> rows,
+                                                 std::span<const std::vector<int32_t>> token_types) const;
 
   // For TEI's /tokenize: the token's text and whether it is a special token.
   virtual std::string token_text(int32_t id) const = 0;
@@ -92,6 +101,22 @@ class InferenceBackend {
   virtual std::vector<float> sparse_embedding(const std::vector<int32_t>& ids) const;
 };
 
+inline PairEncoding InferenceBackend::tokenize_input_with_types(std::string_view text, const std::string* text_pair,
+                                                                int max_length, TruncationSide side) const {
+  PairEncoding e;
+  e.ids = tokenize_input(text, text_pair, max_length, side);
+  e.type_ids.assign(e.ids.size(), 0);
+  return e;
+}
+inline std::vector<Prediction> InferenceBackend::run_with_types(std::span<const std::vector<int32_t>> rows,
+                                                                std::span<const std::vector<int32_t>> types) const {
+  for (const auto& row : types)
+    for (int32_t t : row)
+      if (t != 0)
+        throw Error(Errc::unsupported,
+                    "this model does not read token types: a row has token type " + std::to_string(t));
+  return run(rows);
+}
 inline std::string InferenceBackend::prompt_text(const std::string&) const {
   throw Error(Errc::unsupported, "this model is not an embedding model: it has no prompts");
 }

@@ -135,6 +135,13 @@ void Scheduler::submit(const std::shared_ptr<ModelQueue>& queue, const std::shar
     if (queue->closed)
       throw HttpError(503, "ServiceUnavailable", "model '" + queue->label + "' is being unloaded", Errc::unsupported);
     const int64_t n = int64_t(job->rows.size());
+    if (!job->token_types.empty()) {
+      RC_CHECK(job->token_types.size() == job->rows.size(), Errc::internal, "a job has ", job->rows.size(),
+               " rows but ", job->token_types.size(), " rows of token types");
+      for (size_t i = 0; i < job->rows.size(); ++i)
+        RC_CHECK(job->token_types[i].size() == job->rows[i].size(), Errc::internal, "row ", i, " has ",
+                 job->rows[i].size(), " ids but ", job->token_types[i].size(), " token types");
+    }
     // More rows than the whole queue holds: retrying can never succeed, so 413, not 429.
     check_rows_fit_queue(size_t(n), queue->limits.queue_size, queue->label);
     if (int64_t(queue->rows.size()) + n > queue->limits.queue_size)
@@ -253,14 +260,26 @@ void Scheduler::run_batch(ModelQueue& queue, std::vector<RowRef>& picked) {
   for (size_t i = 0; i < picked.size(); ++i) lengths[i] = picked[i].length;
   size_t begin = 0;
   for (size_t end : split_by_length(lengths)) {
-    std::vector<std::vector<int32_t>> rows;
+    std::vector<std::vector<int32_t>> rows, types;
     rows.reserve(end - begin);
-    for (size_t i = begin; i < end; ++i) rows.push_back(picked[i].job->rows[picked[i].index]);
+    bool typed = false;
+    for (size_t i = begin; i < end; ++i) {
+      rows.push_back(picked[i].job->rows[picked[i].index]);
+      typed |= !picked[i].job->token_types.empty();
+    }
+    if (typed) {  // a row of a job without types (a single text beside a pair) is all type 0
+      types.reserve(end - begin);
+      for (size_t i = begin; i < end; ++i) {
+        const Job& job = *picked[i].job;
+        types.push_back(job.token_types.empty() ? std::vector<int32_t>(job.rows[picked[i].index].size(), 0)
+                                                : job.token_types[picked[i].index]);
+      }
+    }
     const auto t0 = Job::Clock::now();
     std::vector<Prediction> out;
     std::exception_ptr error;
     try {
-      out = queue.backend->run(rows);
+      out = typed ? queue.backend->run_with_types(rows, types) : queue.backend->run(rows);
       RC_CHECK(out.size() == rows.size(), Errc::internal, "model returned ", out.size(), " predictions for ",
                rows.size(), " rows");
     } catch (...) {

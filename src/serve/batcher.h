@@ -43,6 +43,9 @@ class Job {
   Job(std::vector<std::vector<int32_t>> rows, std::function<void(Job&)> on_done);
 
   std::vector<std::vector<int32_t>> rows;
+  // Empty: every token type 0. Else one row per row of ids, of its length (a pair's
+  // PairEncoding::type_ids); the batch pads them with 0 and runs backend->run_with_types.
+  std::vector<std::vector<int32_t>> token_types;
   std::vector<Prediction> results;  // row order
   std::exception_ptr error;         // first failure, if any
   std::atomic<bool> cancelled{false};

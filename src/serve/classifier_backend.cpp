@@ -28,23 +28,31 @@ class ClassifierBackend final : public InferenceBackend {
       return model_->tokenizer().encode(preprocess_text(preprocess_, text), /*add_special_tokens=*/true, max_length);
     return model_->tokenizer().encode(text, /*add_special_tokens=*/true, max_length);
   }
+  // The ids alone: the routes that call this drop token types, so a pair whose second text
+  // is type 1 (BERT's template) would run as type 0, a wrong answer; it is refused. Pairs reach
+  // such a model through tokenize_input_with_types and Job::token_types.
   std::vector<int32_t> tokenize_input(std::string_view text, const std::string* text_pair, int max_length,
                                       TruncationSide side) const override {
-    // The batcher carries no token types yet: a pair whose second text is type 1 (BERT's
-    // template) would run as type 0, a wrong answer, so it is refused (Classifier does the same).
-    if (text_pair) {
-      const PairEncoding e = model_->tokenizer().encode_pair_with_types("a", "b");
-      RC_CHECK(std::all_of(e.type_ids.begin(), e.type_ids.end(), [](int32_t t) { return t == 0; }), Errc::unsupported,
-               "text pairs for a model whose tokenizer gives the second text token type 1 (BERT-style) are not "
-               "served yet\nHINT: send single texts");
+    PairEncoding e = tokenize_input_with_types(text, text_pair, max_length, side);
+    RC_CHECK(std::all_of(e.type_ids.begin(), e.type_ids.end(), [](int32_t t) { return t == 0; }), Errc::unsupported,
+             "text pairs for a model whose tokenizer gives the second text token type 1 (BERT-style) are not served "
+             "on this route yet: it carries no token types\nHINT: send single texts");
+    return std::move(e.ids);
+  }
+  PairEncoding tokenize_input_with_types(std::string_view text, const std::string* text_pair, int max_length,
+                                         TruncationSide side) const override {
+    const Tokenizer& tok = model_->tokenizer();
+    if (!text_pair) {
+      PairEncoding e;
+      e.ids = preprocess_ != TextPreprocess::none ? tok.encode(preprocess_text(preprocess_, text), max_length, side)
+                                                  : tok.encode(text, max_length, side);
+      e.type_ids.assign(e.ids.size(), 0);  // HF's single-text token_type_ids
+      return e;
     }
-    if (preprocess_ != TextPreprocess::none) {
-      const std::string a = preprocess_text(preprocess_, text);
-      if (!text_pair) return model_->tokenizer().encode(a, max_length, side);
-      return model_->tokenizer().encode_pair(a, preprocess_text(preprocess_, *text_pair), max_length, side);
-    }
-    if (text_pair) return model_->tokenizer().encode_pair(text, *text_pair, max_length, side);
-    return model_->tokenizer().encode(text, max_length, side);
+    if (preprocess_ != TextPreprocess::none)
+      return tok.encode_pair_with_types(preprocess_text(preprocess_, text), preprocess_text(preprocess_, *text_pair),
+                                        max_length, side);
+    return tok.encode_pair_with_types(text, *text_pair, max_length, side);
   }
   std::string decode(std::span<const int32_t> ids, bool skip_special_tokens) const override {
     return model_->tokenizer().decode(ids, skip_special_tokens);
@@ -61,6 +69,10 @@ class ClassifierBackend final : public InferenceBackend {
   }
   std::vector<Prediction> run(std::span<const std::vector<int32_t>> rows) const override {
     return model_->predict_ids(rows);
+  }
+  std::vector<Prediction> run_with_types(std::span<const std::vector<int32_t>> rows,
+                                         std::span<const std::vector<int32_t>> token_types) const override {
+    return model_->predict_ids(rows, token_types);
   }
   std::string token_text(int32_t id) const override {
     const int32_t one[1] = {id};
@@ -102,7 +114,7 @@ std::shared_ptr<InferenceBackend> make_classifier_backend(const std::filesystem:
       (config.architectures.size() == 1 && config.architectures[0] == "RobertaModel"))
     return make_embed_backend(dir, options);
   for (const std::string& a : config.architectures) {
-    if (a == "RobertaForMaskedLM") return make_fill_mask_backend(dir, options);
+    if (a.ends_with("ForMaskedLM")) return make_fill_mask_backend(dir, options);  // every family's
     if (a == "RobertaForTokenClassification") return make_token_backend(dir, options);
   }
   LoadOptions load;

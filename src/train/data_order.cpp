@@ -18,19 +18,17 @@ TokenizedSplit tokenize_split(const Tokenizer& tok, std::span<const std::string>
   RC_ASSERT(texts.size() == labels.size());
   RC_ASSERT(text_pairs.empty() || text_pairs.size() == texts.size());
   const int64_t n = int64_t(texts.size());
-  if (!text_pairs.empty()) {
-    // The collator carries no token types yet: a tokenizer that gives the second text type 1
-    // (BERT's template) would train it as type 0, so such pairs are refused.
-    const PairEncoding e = tok.encode_pair_with_types("a", "b");
-    RC_CHECK(std::all_of(e.type_ids.begin(), e.type_ids.end(), [](int32_t t) { return t == 0; }), Errc::unsupported,
-             "text pairs whose tokenizer gives the second text token type 1 (BERT-style) cannot be trained yet: token "
-             "types do not reach the batch\nHINT: train on single texts, or use a RoBERTa/XLM-R family model");
-  }
-  std::vector<std::vector<int32_t>> rows(static_cast<size_t>(n));
+  std::vector<std::vector<int32_t>> rows(static_cast<size_t>(n)), types(text_pairs.empty() ? 0 : size_t(n));
 #pragma omp parallel for schedule(dynamic, 256)
-  for (int64_t i = 0; i < n; ++i)
-    rows[size_t(i)] = text_pairs.empty() ? tok.encode(texts[size_t(i)], true, max_length)
-                                         : tok.encode_pair(texts[size_t(i)], text_pairs[size_t(i)], max_length);
+  for (int64_t i = 0; i < n; ++i) {
+    if (text_pairs.empty()) {
+      rows[size_t(i)] = tok.encode(texts[size_t(i)], true, max_length);
+    } else {
+      PairEncoding e = tok.encode_pair_with_types(texts[size_t(i)], text_pairs[size_t(i)], max_length);
+      rows[size_t(i)] = std::move(e.ids);
+      types[size_t(i)] = std::move(e.type_ids);
+    }
+  }
   TokenizedSplit out;
   out.offsets.resize(size_t(n) + 1);
   out.lengths.resize(size_t(n));
@@ -44,6 +42,14 @@ TokenizedSplit tokenize_split(const Tokenizer& tok, std::span<const std::string>
   out.offsets[size_t(n)] = total;
   out.ids.reserve(size_t(total));
   for (auto& r : rows) out.ids.insert(out.ids.end(), r.begin(), r.end());
+  // All-zero types (RoBERTa's pairs) are the default the batch gives anyway: not stored.
+  const bool typed = std::any_of(types.begin(), types.end(), [](const std::vector<int32_t>& t) {
+    return std::any_of(t.begin(), t.end(), [](int32_t v) { return v != 0; });
+  });
+  if (typed) {
+    out.token_types.reserve(size_t(total));
+    for (auto& t : types) out.token_types.insert(out.token_types.end(), t.begin(), t.end());
+  }
   return out;
 }
 
@@ -92,6 +98,7 @@ void PaddedBatch::reserve(int64_t max_B, int64_t max_T, int64_t target_width) {
   ids.reserve(size_t(max_B * max_T));
   seq_lens.reserve(size_t(max_B));
   labels.reserve(size_t(max_B));
+  token_types.reserve(size_t(max_B * max_T));
 }
 
 void fill_batch(const TokenizedSplit& split, std::span<const int64_t> idx, int32_t pad_id, PaddedBatch& out) {
@@ -105,6 +112,8 @@ void fill_batch(const TokenizedSplit& split, std::span<const int64_t> idx, int32
   out.labels.resize(size_t(out.B));
   const int64_t W = split.target_width;
   out.targets.resize(size_t(out.B * W));
+  const bool typed = !split.token_types.empty();
+  out.token_types.resize(typed ? size_t(out.B * out.T) : 0);
   for (int64_t b = 0; b < out.B; ++b) {
     const int64_t i = idx[size_t(b)];
     const int32_t len = split.lengths[size_t(i)];
@@ -112,6 +121,12 @@ void fill_batch(const TokenizedSplit& split, std::span<const int64_t> idx, int32
     int32_t* dst = out.ids.data() + b * out.T;
     std::copy(src, src + len, dst);
     std::fill(dst + len, dst + out.T, pad_id);
+    if (typed) {
+      const int32_t* types = split.token_types.data() + split.offsets[size_t(i)];
+      int32_t* types_dst = out.token_types.data() + b * out.T;
+      std::copy(types, types + len, types_dst);
+      std::fill(types_dst + len, types_dst + out.T, 0);
+    }
     out.seq_lens[size_t(b)] = len;
     out.labels[size_t(b)] = split.labels[size_t(i)];
     std::copy_n(split.targets.data() + i * W, W, out.targets.data() + b * W);

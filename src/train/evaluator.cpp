@@ -131,7 +131,8 @@ EvalResult evaluate_tokenized(const kernels::ExecCtx& ctx, const model::RobertaM
     const int64_t n = std::min(batch_size, N - start);
     std::span<const int64_t> idx(order.data() + start, size_t(n));
     fill_batch(s.tok, idx, model.config().pad_token_id, pb);
-    model::Batch b{pb.B, pb.T, pb.ids.data(), pb.seq_lens.data(), nullptr};
+    model::Batch b{pb.B, pb.T, pb.ids.data(), pb.seq_lens.data(),
+                   pb.token_types.empty() ? nullptr : pb.token_types.data()};
     model::forward_logits(ctx, model, b, ws, batch_logits.data());
     for (int64_t r = 0; r < n; ++r) std::copy_n(batch_logits.data() + r * K, K, logits.data() + idx[size_t(r)] * K);
   }

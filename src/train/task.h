@@ -38,7 +38,10 @@ struct TaskBatch {
   PaddedBatch pb;
   std::vector<int32_t> token_labels;
   model::MnrlConfig ranking;  // an embedding task's anchors and loss (anchors 0: not one)
-  model::Batch batch() const { return model::Batch{pb.B, pb.T, pb.ids.data(), pb.seq_lens.data(), nullptr}; }
+  model::Batch batch() const {
+    return model::Batch{pb.B, pb.T, pb.ids.data(), pb.seq_lens.data(),
+                        pb.token_types.empty() ? nullptr : pb.token_types.data()};
+  }
 };
 
 class Task {

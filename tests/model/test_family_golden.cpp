@@ -256,7 +256,8 @@ TEST_P(FamilyGolden, SaveKeepsTheFamilysNamesAndConfigKeys) {
 INSTANTIATE_TEST_SUITE_P(Families, FamilyGolden,
                          ::testing::Values("bert-seq", "bert-token", "bert-mlm", "distilbert-seq", "distilbert-token",
                                            "distilbert-mlm", "xlm-roberta-seq", "camembert-mlm", "bert-seq-gelu_new",
-                                           "distilbert-token-relu"),
+                                           "distilbert-token-relu", "bert-mlm-gelu_new", "distilbert-mlm-relu",
+                                           "bert-seq-pair"),
                          [](const auto& info) {
                            std::string n = info.param;
                            std::replace(n.begin(), n.end(), '-', '_');

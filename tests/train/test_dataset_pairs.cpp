@@ -8,6 +8,7 @@
 #include "roberta/tokenizer.h"
 #include "train/data_order.h"
 #include "train/dataset.h"
+#include "support/bert_pair_case.h"
 
 namespace rc::test {
 namespace {
@@ -53,21 +54,38 @@ TEST(DatasetPairs, TokenizedAsHfPairs) {
   EXPECT_EQ(solo.lengths[1], int32_t(tok->encode("Hello").size()));
 }
 
-// Token types do not reach the training batch yet: pairs whose tokenizer gives the second text
-// type 1 (BERT's template) are refused rather than trained as type 0; singles still train.
-TEST(DatasetPairs, BertStylePairsAreRefusedUntilTokenTypesReachTheBatch) {
-  auto bert = Tokenizer::from_dir(std::filesystem::path(RC_TEST_DATA_DIR) / "tokenizer/pipeline/bert-uncased");
-  ASSERT_EQ(bert->encode_pair_with_types("a", "b").type_ids.back(), 1);
-  const std::vector<std::string> texts = {"a man plays"}, pairs = {"someone plays music"};
-  const std::vector<int32_t> labels = {0};
-  try {
-    train::tokenize_split(*bert, texts, labels, 16, pairs);
-    ADD_FAILURE() << "BERT-style pairs tokenized for training without their token types";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.errc(), Errc::unsupported);
-    EXPECT_NE(std::string(e.what()).find("token type 1"), std::string::npos) << e.what();
+// BERT-style pairs keep their token types (1 for the second text) from the tokenizer to the
+// padded training batch, as HF's tokenizer(text, text_pair) and DataCollatorWithPadding give
+// them (tests/data/tiny_families/bert-seq-pair); RoBERTa's all-zero types are not stored.
+TEST(DatasetPairs, BertPairsKeepTheirTokenTypesInTheBatch) {
+  const BertPairCase c;
+  ASSERT_TRUE(c.has_type_one());
+  auto bert = Tokenizer::from_dir(c.dir);
+  const auto split = train::tokenize_split(*bert, c.texts, c.labels, 24, c.text_pairs);
+  ASSERT_EQ(split.token_types.size(), split.ids.size());
+  std::vector<int64_t> idx;
+  for (int64_t b = 0; b < c.B; ++b) {
+    const auto at = [&](const std::vector<int32_t>& v) {
+      return std::vector<int32_t>(v.begin() + split.offsets[size_t(b)], v.begin() + split.offsets[size_t(b) + 1]);
+    };
+    EXPECT_EQ(at(split.ids), c.row_ids(b)) << "pair " << b;
+    EXPECT_EQ(at(split.token_types), c.row_types(b)) << "pair " << b;
+    idx.push_back(b);
   }
-  EXPECT_EQ(train::tokenize_split(*bert, texts, labels, 16).lengths[0], int32_t(bert->encode(texts[0]).size()));
+  train::PaddedBatch pb;
+  pb.reserve(c.B, c.T);
+  train::fill_batch(split, idx, 0, pb);
+  ASSERT_EQ(pb.T, c.T);
+  EXPECT_EQ(pb.ids, c.ids);
+  EXPECT_EQ(pb.token_types, c.types);  // padding type 0
+
+  // Singles, and pairs of a tokenizer that types both texts 0, carry no types (the batch's null).
+  EXPECT_TRUE(train::tokenize_split(*bert, c.texts, c.labels, 24).token_types.empty());
+  auto roberta = Tokenizer::from_dir(std::filesystem::path(RC_SOURCE_DIR) / "assets/tokenizer/roberta-base");
+  const auto rob = train::tokenize_split(*roberta, c.texts, c.labels, 24, c.text_pairs);
+  EXPECT_TRUE(rob.token_types.empty());
+  train::fill_batch(rob, idx, 1, pb);
+  EXPECT_TRUE(pb.token_types.empty());
 }
 
 }  // namespace

@@ -73,7 +73,7 @@ TEST_P(FamilyTrainParity, AdamWStepsMatchPyTorch) {
 INSTANTIATE_TEST_SUITE_P(Families, FamilyTrainParity,
                          ::testing::Values("bert-seq", "bert-token", "bert-mlm", "distilbert-seq", "distilbert-token",
                                            "distilbert-mlm", "xlm-roberta-seq", "camembert-mlm", "bert-seq-gelu_new",
-                                           "distilbert-token-relu"),
+                                           "distilbert-token-relu", "bert-mlm-gelu_new", "distilbert-mlm-relu"),
                          [](const auto& info) {
                            std::string n = info.param;
                            std::replace(n.begin(), n.end(), '-', '_');

@@ -201,7 +201,12 @@ class UnigramModel final : public Model {
     const size_t n = text.size();
     const auto* s = reinterpret_cast<const unsigned char*>(text.data());
     const double unk_score = min_score_ - 10.0;
-    std::vector<BestNode> best(n + 1);
+    // Per-thread scratch: tokenize() runs once per pre-tokenized word, and a vector per word
+    // was two allocations each time. The model is shared by threads, the scratch is not.
+    thread_local std::vector<BestNode> best;
+    thread_local std::vector<ByteRange> pieces;
+    best.assign(n + 1, BestNode{});
+    pieces.clear();
     for (size_t start = 0; start < n;) {
       const double here = best[start].score;
       const size_t mblen = size_t(utf8_lead_length(s[start]));
@@ -232,7 +237,6 @@ class UnigramModel final : public Model {
       start += mblen;
     }
     // Back from the end: pieces, consecutive unks fused.
-    std::vector<ByteRange> pieces;
     size_t end = n, unk_end = SIZE_MAX;
     while (end > 0) {
       const BestNode& node = best[end];

@@ -69,6 +69,15 @@ std::optional<ByteRange> NormalizedString::original_to_normalized(size_t begin, 
 void NormalizedString::transform_range(size_t begin, size_t end, const std::vector<CharChange>& dest,
                                        size_t initial_offset) {
   const std::vector<uint32_t> replaced = code_points(std::string_view(normalized_).substr(begin, end - begin));
+  // A transformation that keeps every character as it is (none added, removed or changed)
+  // leaves the string and its alignments as they are: each character's bytes share one
+  // alignment (the constructor's, and every transformation below writes one per character).
+  // BERT's normalizer makes several such passes over most texts (clean_text's map, lowercase
+  // of lowercase text), each an allocation and two copies of the whole string's alignments.
+  if (initial_offset == 0 && dest.size() == replaced.size() &&
+      std::equal(dest.begin(), dest.end(), replaced.begin(),
+                 [](const CharChange& c, uint32_t cp) { return c.change == 0 && c.cp == cp; }))
+    return;
   size_t next = 0;  // the next replaced character
   size_t initial_removed = 0;
   for (; next < replaced.size() && next < initial_offset; ++next) initial_removed += utf8_len(replaced[next]);
@@ -97,6 +106,11 @@ void NormalizedString::transform_range(size_t begin, size_t end, const std::vect
     const size_t n = utf8_len(c.cp);
     for (size_t k = 0; k < n; ++k) alignments.push_back(align);
     utf8_append(normalized, c.cp);
+  }
+  if (begin == 0 && end == normalized_.size()) {  // the whole string (transform()): no splice
+    alignments_ = std::move(alignments);
+    normalized_ = std::move(normalized);
+    return;
   }
   alignments_.erase(alignments_.begin() + std::ptrdiff_t(begin), alignments_.begin() + std::ptrdiff_t(end));
   alignments_.insert(alignments_.begin() + std::ptrdiff_t(begin), alignments.begin(), alignments.end());
