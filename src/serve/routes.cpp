@@ -130,17 +130,16 @@ std::vector<std::string> pattern_segments(const char* pattern) {
   return out;
 }
 
-HttpError method_not_allowed(const Request& req) {
-  return HttpError(405, "MethodNotAllowed",
-                   std::string(req.method_string()) + " is not allowed on " + std::string(req.target()));
+HttpError method_not_allowed(const HttpRequest& req) {
+  return HttpError(405, "MethodNotAllowed", req.method + " is not allowed on " + req.target);
 }
 
 // SageMaker passes X-Amzn-SageMaker-Custom-Attributes to the container and returns the
 // container's header of the same name to the caller: echo it, so that clients that tag
 // requests (A/B test ids, trace ids) see their tag on every answer.
-void add_passthrough_headers(const Request& req, Response& res) {
-  if (auto it = req.find("X-Amzn-SageMaker-Custom-Attributes"); it != req.end())
-    res.set("X-Amzn-SageMaker-Custom-Attributes", it->value());
+void add_passthrough_headers(const HttpRequest& req, HttpResponse& res) {
+  if (const std::string* tag = req.headers.find("X-Amzn-SageMaker-Custom-Attributes"))
+    res.headers.set("X-Amzn-SageMaker-Custom-Attributes", *tag);
 }
 
 std::string tei_error_type(int status, const std::string& type) {
@@ -303,32 +302,33 @@ const std::vector<Route>& route_table() {
   return table;
 }
 
-void Exchange::reply(Response res) {
+void Exchange::reply(HttpResponse res) {
   add_passthrough_headers(request, res);
   if (deliver_ready) return deliver_ready(std::move(res));
-  auto shared = std::make_shared<Response>(std::move(res));
+  auto shared = std::make_shared<HttpResponse>(std::move(res));
   deliver([shared]() mutable { return std::move(*shared); });
 }
 
-void Exchange::reply_later(std::function<Response()> make) {
+void Exchange::reply_later(std::function<HttpResponse()> make) {
   deliver([this_request = &request, make = std::move(make)] {
-    Response res = make();
+    HttpResponse res = make();
     add_passthrough_headers(*this_request, res);
     return res;
   });
 }
 
-Response make_response(const Request& req, int status, std::string body, const char* content_type) {
-  Response res{static_cast<http::status>(status), req.version()};
-  res.set(http::field::server, "roberta.cpp");
-  res.set(http::field::content_type, content_type);
-  res.keep_alive(req.keep_alive());
-  res.body() = std::move(body);
-  res.prepare_payload();
+HttpResponse make_response(const HttpRequest& req, int status, std::string body, const char* content_type) {
+  HttpResponse res;
+  res.status = status;
+  res.version = req.version;
+  res.headers.set("Server", "roberta.cpp");
+  res.headers.set("Content-Type", content_type);
+  res.keep_alive = req.keep_alive;
+  res.body = std::move(body);
   return res;
 }
 
-Response error_response(const Request& req, std::exception_ptr error, ErrorStyle style) {
+HttpResponse error_response(const HttpRequest& req, std::exception_ptr error, ErrorStyle style) {
   int status = 500;
   std::string type, message;
   try {
@@ -368,7 +368,7 @@ Response error_response(const Request& req, std::exception_ptr error, ErrorStyle
     message = "unknown error";
   }
   if (type.empty()) type = status_type(status);
-  if (status >= 500) log::warn("serve", req.method_string(), ' ', req.target(), " -> ", status, ": ", message);
+  if (status >= 500) log::warn("serve", req.method, ' ', req.target, " -> ", status, ": ", message);
   // TEI answers a failed forward pass with 424 Failed Dependency ("backend").
   if ((style == ErrorStyle::tei || style == ErrorStyle::openai) && status == 500) status = 424;
   return make_response(req, status, error_body_in(style, status, type, message));
@@ -406,11 +406,11 @@ void Router::handle(const std::shared_ptr<Exchange>& ex) {
 }
 
 void Router::dispatch(const std::shared_ptr<Exchange>& ex) {
-  const Request& req = ex->request;
+  const HttpRequest& req = ex->request;
   RouteMatch match;
   std::vector<std::string> segments;
-  parse_target(std::string_view(req.target().data(), req.target().size()), segments, match.query);
-  const std::string method(req.method() == http::verb::head ? "GET" : std::string(req.method_string()));
+  parse_target(req.target, segments, match.query);
+  const std::string method(req.is_head() ? "GET" : req.method);
   const Route* best = nullptr;
   const Route* path_match = nullptr;
   int best_literals = -1;
@@ -438,9 +438,9 @@ void Router::dispatch(const std::shared_ptr<Exchange>& ex) {
       ex->style = path_match->style;
       throw method_not_allowed(req);
     }
-    throw HttpError(404, "NotFound",
-                    std::string("no ") + (ex->management ? "management " : "") + "route for " +
-                        std::string(req.method_string()) + " " + std::string(req.target()));
+    throw HttpError(
+        404, "NotFound",
+        std::string("no ") + (ex->management ? "management " : "") + "route for " + req.method + " " + req.target);
   }
   match.route = best;
   ex->route = best->pattern;
@@ -453,10 +453,8 @@ void Router::dispatch(const std::shared_ptr<Exchange>& ex) {
 }
 
 void Router::check_admin(const Exchange& ex, const Route& route) const {
-  const auto it = ex.request.find(http::field::authorization);
   const AuthDecision decision =
-      authorize(config_.auth, ex.management, route.method, route.pattern,
-                it == ex.request.end() ? std::string_view() : std::string_view(it->value().data(), it->value().size()));
+      authorize(config_.auth, ex.management, route.method, route.pattern, ex.request.header("Authorization"));
   if (decision.status != 0)
     throw HttpError(decision.status, decision.status == 401 ? "Unauthorized" : "Forbidden", decision.message);
 }
@@ -467,10 +465,10 @@ void Router::require_ready() const {
 
 std::shared_ptr<LoadedModel> Router::primary_model(const Exchange& ex) const {
   require_ready();
-  const Request& req = ex.request;
+  const HttpRequest& req = ex.request;
   // SageMaker's multi-model endpoints name the model in this header.
-  if (auto it = req.find("X-Amzn-SageMaker-Target-Model"); it != req.end()) {
-    std::string name(it->value());
+  if (const std::string* target_model = req.headers.find("X-Amzn-SageMaker-Target-Model")) {
+    std::string name = *target_model;
     if (auto slash = name.find('/'); slash != std::string::npos) name = name.substr(0, slash);
     if (auto dot = name.find(".tar.gz"); dot != std::string::npos) name = name.substr(0, dot);
     auto model = registry_.find(name);
@@ -498,8 +496,7 @@ void Router::invocations(const Ex& ex, const RouteMatch& m) {
   // TEI's container on SageMaker routes /invocations to /rerank for a reranker (server.rs): a
   // {"query", "texts"} body to a one-label classifier is ranked; any other body classified.
   const InferenceBackend& b = *model->backend;
-  if (!b.embeds() && b.mask_id() < 0 && !b.tags_tokens() && b.labels().size() == 1 &&
-      is_rerank_body(ex->request.body()))
+  if (!b.embeds() && b.mask_id() < 0 && !b.tags_tokens() && b.labels().size() == 1 && is_rerank_body(ex->request.body))
     return tei_rerank(ex, m);
   invoke(ex, model, Format::invocation);
 }
@@ -512,8 +509,8 @@ void Router::predictions(const Ex& ex, const RouteMatch& m) {
 }
 
 void Router::sm_load_model(const Ex& ex, const RouteMatch&) {
-  check_json_depth(ex->request.body(), "request body");
-  json body = json::parse(ex->request.body(), nullptr, false);
+  check_json_depth(ex->request.body, "request body");
+  json body = json::parse(ex->request.body, nullptr, false);
   if (!body.is_object() || !body.contains("model_name") || !body.contains("url") || !body["model_name"].is_string() ||
       !body["url"].is_string())
     throw HttpError(400, "BadRequest", R"(expected a JSON object {"model_name": "...", "url": "..."})");
@@ -579,7 +576,7 @@ std::vector<std::vector<int32_t>> Router::tokenize_inputs(const ParsedInputs& in
 
 void Router::submit(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<LoadedModel>& model,
                     std::vector<std::vector<int32_t>> rows, double tokenize_seconds,
-                    std::function<Response(const Exchange&, const Job&)> render,
+                    std::function<HttpResponse(const Exchange&, const Job&)> render,
                     std::function<void(size_t row)> run_row) {
   metrics_.observe_tokenize(model->name + ":" + model->version, tokenize_seconds);
   // The job holds the exchange weakly (the exchange holds the job): once the connection
@@ -589,15 +586,15 @@ void Router::submit(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<L
   auto job = std::make_shared<Job>(std::move(rows), [weak_ex, model, render, tokenize_seconds](Job&) {
     auto ex = weak_ex.lock();
     if (!ex) return;
-    ex->reply_later([ex, model, render, tokenize_seconds]() -> Response {
+    ex->reply_later([ex, model, render, tokenize_seconds]() -> HttpResponse {
       const Job& j = *ex->job;
       if (j.error) return error_response(ex->request, j.error, ex->style);
-      Response res = render(*ex, j);
+      HttpResponse res = render(*ex, j);
       // TEI-style timing headers: where the latency went (milliseconds).
-      res.set("x-tokenization-time", std::to_string(int64_t(tokenize_seconds * 1000)));
-      res.set("x-queue-time", std::to_string(int64_t(j.queue_seconds * 1000)));
-      res.set("x-inference-time", std::to_string(int64_t(j.inference_seconds * 1000)));
-      res.set("x-model-version", model->version);
+      res.headers.set("x-tokenization-time", std::to_string(int64_t(tokenize_seconds * 1000)));
+      res.headers.set("x-queue-time", std::to_string(int64_t(j.queue_seconds * 1000)));
+      res.headers.set("x-inference-time", std::to_string(int64_t(j.inference_seconds * 1000)));
+      res.headers.set("x-model-version", model->version);
       return res;
     });
   });
@@ -613,10 +610,10 @@ void Router::submit(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<L
 }
 
 void Router::invoke(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<LoadedModel>& model, Format format) {
-  const Request& req = ex->request;
-  const std::string content_type(req[http::field::content_type]);
-  auto in = std::make_shared<ParsedInputs>(format == Format::tei ? parse_tei_predict(req.body())
-                                                                 : parse_invocation(req.body(), content_type));
+  const HttpRequest& req = ex->request;
+  const std::string content_type(req.header("Content-Type"));
+  auto in = std::make_shared<ParsedInputs>(format == Format::tei ? parse_tei_predict(req.body)
+                                                                 : parse_invocation(req.body, content_type));
   if (format == Format::tei && in->texts.size() > size_t(config_.max_client_batch_size))
     throw HttpError(413, "validation",
                     "batch size " + std::to_string(in->texts.size()) + " > maximum allowed batch size " +
@@ -641,7 +638,7 @@ void Router::invoke(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<L
     return invoke_token_classification(ex, model, in, "none");
   }
   const ResponseFormat accept =
-      format == Format::tei ? ResponseFormat::json : response_format(std::string(req[http::field::accept]));
+      format == Format::tei ? ResponseFormat::json : response_format(std::string(req.header("Accept")));
   const auto t0 = Clock::now();
   std::vector<std::vector<int32_t>> rows = tokenize_inputs(*in, *model);
   const double tokenize_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
