@@ -7,6 +7,7 @@ option(RC_BUILD_CLI "The roberta command" ON)
 option(RC_NATIVE "-march=native, for local experiments only" OFF)
 option(RC_WERROR "Treat warnings as errors (ON in CI)" OFF)
 option(RC_PCH "Precompiled headers for the tests (gtest, gmock, nlohmann/json)" ON)
+option(RC_UNITY "Unity build of each layer library (UNITY_BUILD, 8 files a unit)" OFF)
 option(RC_BUILD_FUZZ "libFuzzer targets under fuzz/ (clang; ASan + UBSan; see cmake/rc_fuzz.cmake)" OFF)
 set(RC_SANITIZE "" CACHE STRING "address, undefined or thread")
 

@@ -6,6 +6,7 @@ The public headers (include/roberta) belong to the layer that implements them (P
 "roberta/trainer.h" is an include of train, allowed where train is. They include nothing of src/.
 A folder under src/ that is not in the table fails the check, so a new layer is placed on
 purpose. tests/ and bench/ are not checked: tests may include internals (STYLE.md 7.3).
+Boost.Asio and Beast may be included only by the HTTP transport's files (TRANSPORT_FILES).
 
 Usage: tools/check_layers.py [ROOT] [--graph]   (ROOT defaults to the repository)
        tools/check_layers.py --against-build FILE
@@ -45,6 +46,11 @@ PUBLIC_LAYER = {
     "classifier.h": "model", "fill_mask.h": "model",
     "trainer.h": "train", "pretrain.h": "train", "benchmark.h": "train",
 }
+# Boost's Asio and Beast belong to the HTTP transport alone: serve's routes, auth, metrics
+# and OpenAPI use serve/http_message.h's plain types, so these files are the only ones in
+# src/, cli/ or include/ that may include them (issue 28: Beast compiled in 2 TUs, not 11).
+TRANSPORT_ONLY = re.compile(r'^\s*#\s*include\s+[<"](boost/(?:beast|asio)\b[^>"]*)[>"]')
+TRANSPORT_FILES = {"src/serve/http_server_impl.h", "src/serve/http_session.cpp", "src/serve/http_server.cpp"}
 PUBLIC = "roberta"
 PUBLIC_INCLUDE = re.compile(r'^\s*#\s*include\s+"roberta/([A-Za-z0-9_.]+)"')
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([A-Za-z0-9_]+)/')
@@ -132,7 +138,13 @@ def main(argv):
                            "tools/check_layers.py and rc_public_<layer> in src/CMakeLists.txt")
                 continue
             layer = PUBLIC_LAYER[name]  # a public header may include what its layer may
+        rel = f.relative_to(root).as_posix()
         for n, line in enumerate(f.read_text(errors="replace").splitlines(), 1):
+            transport = TRANSPORT_ONLY.match(line)
+            if transport and rel not in TRANSPORT_FILES:
+                bad.append(f"{rel}:{n}: includes <{transport.group(1)}>, which only the HTTP transport "
+                           f"({', '.join(sorted(TRANSPORT_FILES))}) may; use serve/http_message.h's types")
+                continue
             if PARENT.match(line):
                 bad.append(f"{f.relative_to(root)}:{n}: {layer} includes a parent folder ({line.strip()}); "
                            "spell it \"layer/file.h\"")

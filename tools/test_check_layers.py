@@ -86,6 +86,22 @@ class CheckLayers(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertIn("src/newthing is not a known layer", err)
 
+    def test_beast_or_asio_outside_the_transport_fails(self):
+        for path, line in [("src/serve/routes.h", "#include <boost/beast/http.hpp>\n"),
+                           ("src/serve/tei_routes.cpp", '  #  include "boost/asio.hpp"\n'),
+                           ("src/serve/http_checks.cpp", "#include <boost/asio/ip/address.hpp>\n"),
+                           ("cli/cmd_serve.cpp", "#include <boost/beast/core.hpp>\n")]:
+            rc, err = run_on({**CLEAN, path: "// x\n" + line})
+            self.assertEqual(rc, 1, path)
+            self.assertIn(f"{path}:2: includes <boost/", err)
+
+    def test_beast_and_asio_in_the_transport_pass(self):
+        rc, err = run_on({**CLEAN, "src/serve/http_session.cpp": "#include <boost/beast/http.hpp>\n",
+                          "src/serve/http_server.cpp": "#include <boost/asio.hpp>\n",
+                          "src/serve/http_server_impl.h": "#include <boost/beast/ssl.hpp>\n#include <boost/asio/ssl.hpp>\n",
+                          "src/serve/other.cpp": "#include <boost/system/error_code.hpp>\n"})
+        self.assertEqual(rc, 0, err)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -33,14 +33,14 @@ struct EntryCloser {
   void operator()(archive_entry* e) const { archive_entry_free(e); }
 };
 
-struct Fd {
+struct OwnedFd {
   int fd = -1;
-  explicit Fd(int f) : fd(f) {}
-  ~Fd() {
+  explicit OwnedFd(int f) : fd(f) {}
+  ~OwnedFd() {
     if (fd >= 0) ::close(fd);
   }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
+  OwnedFd(const OwnedFd&) = delete;
+  OwnedFd& operator=(const OwnedFd&) = delete;
 };
 
 // Splits a member name into components, refusing anything that could leave the target:
@@ -122,7 +122,7 @@ void create_tar_gz(const std::filesystem::path& output, std::span<const ArchiveE
   std::vector<char> buf(1 << 16);
   for (const ArchiveEntry* e : sorted) {
     const std::string src = e->source.string();
-    Fd fd(::open(e->source.c_str(), O_RDONLY | O_CLOEXEC));
+    OwnedFd fd(::open(e->source.c_str(), O_RDONLY | O_CLOEXEC));
     if (fd.fd < 0) {
       const int err = errno;
       RC_CHECK(err != ENOENT, Errc::not_found, "cannot open '", src, "' for archive member '", e->name, "'");
@@ -325,7 +325,7 @@ void extract_tar_gz(const std::filesystem::path& archive_path, const std::filesy
     }
     // O_EXCL: a repeated member name is an error, not a silent overwrite. O_NOFOLLOW for
     // good measure, though no link can exist under the temp folder.
-    Fd out(::open(dest.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+    OwnedFd out(::open(dest.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
     RC_CHECK(out.fd >= 0, Errc::format, where, ": cannot create: ", std::strerror(errno),
              errno == EEXIST ? " (the name appears twice)" : "");
     uint64_t member = 0;

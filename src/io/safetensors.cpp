@@ -58,7 +58,7 @@ bool known_but_unhandled(std::string_view s) {
 constexpr size_t kMaxHeaderDepth = 16;
 
 // a * b, false on overflow (both non-negative).
-bool mul_ok(uint64_t a, uint64_t b, uint64_t& out) { return !__builtin_mul_overflow(a, b, &out); }
+bool mul_fits(uint64_t a, uint64_t b, uint64_t& out) { return !__builtin_mul_overflow(a, b, &out); }
 
 class MappedFile {
  public:
@@ -196,13 +196,13 @@ void SafetensorsSource::parse() {
       RC_CHECK(d.is_number_unsigned(), Errc::format, where, ": shape entry ", d.dump(),
                " is not a non-negative integer");
       const uint64_t v = d.get<uint64_t>();
-      RC_CHECK(v <= uint64_t(std::numeric_limits<int64_t>::max()) && mul_ok(numel, v, numel) &&
+      RC_CHECK(v <= uint64_t(std::numeric_limits<int64_t>::max()) && mul_fits(numel, v, numel) &&
                    numel <= uint64_t(std::numeric_limits<int64_t>::max()),
                Errc::format, where, ": shape ", shape.dump(), " overflows the element count");
       info.shape.push_back(int64_t(v));
     }
     uint64_t nbytes = 0;
-    RC_CHECK(mul_ok(numel, dtype_size(info.dtype), nbytes), Errc::format, where, ": shape ", shape.dump(),
+    RC_CHECK(mul_fits(numel, dtype_size(info.dtype), nbytes), Errc::format, where, ": shape ", shape.dump(),
              " overflows the byte count");
     const ojson& offs = entry["data_offsets"];
     RC_CHECK(offs.is_array() && offs.size() == 2 && offs[0].is_number_unsigned() && offs[1].is_number_unsigned(),
@@ -299,12 +299,12 @@ void write_safetensors(const std::filesystem::path& path, std::span<const Tensor
     uint64_t numel = 1;
     ojson shape = ojson::array();
     for (int64_t d : t->shape) {
-      RC_CHECK(d >= 0 && mul_ok(numel, uint64_t(d), numel), Errc::invalid_argument, "'", file, "': tensor '", t->name,
+      RC_CHECK(d >= 0 && mul_fits(numel, uint64_t(d), numel), Errc::invalid_argument, "'", file, "': tensor '", t->name,
                "' has a bad shape");
       shape.push_back(d);
     }
     uint64_t nbytes = 0;
-    RC_CHECK(mul_ok(numel, dtype_size(t->dtype), nbytes), Errc::invalid_argument, "'", file, "': tensor '", t->name,
+    RC_CHECK(mul_fits(numel, dtype_size(t->dtype), nbytes), Errc::invalid_argument, "'", file, "': tensor '", t->name,
              "' is too large");
     RC_CHECK(nbytes == 0 || t->data != nullptr, Errc::invalid_argument, "'", file, "': tensor '", t->name,
              "' has no data");

@@ -26,7 +26,7 @@ std::string lower(std::string s) {
   return s;
 }
 
-std::string trim(std::string s) {
+std::string trim_field(std::string s) {
   while (!s.empty() && (s.back() == '\r' || s.back() == '\n' || s.back() == ' ' || s.back() == '\t')) s.pop_back();
   size_t i = 0;
   while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
@@ -59,7 +59,8 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
     return size * n;
   }
   const size_t colon = line.find(':');
-  if (colon != std::string::npos) ex->resp->headers[lower(trim(line.substr(0, colon)))] = trim(line.substr(colon + 1));
+  if (colon != std::string::npos)
+    ex->resp->headers[lower(trim_field(line.substr(0, colon)))] = trim_field(line.substr(colon + 1));
   return size * n;
 }
 

@@ -22,8 +22,6 @@ namespace fs = std::filesystem;
 namespace rc::net {
 namespace {
 
-std::string env(const char* name) { return env_or_empty(name); }
-
 std::string xml_value(const std::string& xml, const std::string& tag) {
   const std::string open = "<" + tag + ">", close = "</" + tag + ">";
   const size_t a = xml.find(open);
@@ -46,7 +44,8 @@ Target target_for(const S3Location& loc) {
   t.signing.secret_key = c.secret_key;
   t.signing.session_token = c.session_token;
   t.source = c.source;
-  std::string endpoint = !env("AWS_ENDPOINT_URL_S3").empty() ? env("AWS_ENDPOINT_URL_S3") : env("AWS_ENDPOINT_URL");
+  std::string endpoint = !env_or_empty("AWS_ENDPOINT_URL_S3").empty() ? env_or_empty("AWS_ENDPOINT_URL_S3")
+                                                                      : env_or_empty("AWS_ENDPOINT_URL");
   while (!endpoint.empty() && endpoint.back() == '/') endpoint.pop_back();
   const std::string key = url_encode(loc.key, true);
   if (!endpoint.empty())

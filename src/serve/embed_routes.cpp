@@ -94,7 +94,7 @@ void Router::submit_embeddings(const Ex& ex, const std::shared_ptr<LoadedModel>&
 
 void Router::tei_embed(const Ex& ex, const RouteMatch&) {
   const auto model = primary_model(*ex);
-  auto in = std::make_shared<EmbedRequest>(parse_tei_embed(ex->request.body()));
+  auto in = std::make_shared<EmbedRequest>(parse_tei_embed(ex->request.body));
   embed(ex, model, in, [in](const Exchange& e, std::vector<std::vector<float>>& vectors) {
     return make_response(e.request, 200, render_embeddings(vectors));
   });
@@ -135,7 +135,7 @@ void Router::embed(const Ex& ex, const std::shared_ptr<LoadedModel>& model, cons
 void Router::tei_embed_all(const Ex& ex, const RouteMatch&) {
   const auto model = primary_model(*ex);
   require_embedding_model(*model);
-  const EmbedRequest in = parse_tei_embed(ex->request.body());
+  const EmbedRequest in = parse_tei_embed(ex->request.body);
   check_batch_size(in.inputs.size(), config_.max_client_batch_size);
   std::string prompt;
   try {
@@ -169,7 +169,7 @@ void Router::tei_embed_all(const Ex& ex, const RouteMatch&) {
 void Router::tei_embed_sparse(const Ex& ex, const RouteMatch&) {
   const auto model = primary_model(*ex);
   if (!model->backend->sparse()) throw backend_error("Model is not an embedding model with SPLADE pooling");
-  const EmbedRequest in = parse_tei_embed(ex->request.body());
+  const EmbedRequest in = parse_tei_embed(ex->request.body);
   check_batch_size(in.inputs.size(), config_.max_client_batch_size);
   std::string prompt;
   try {
@@ -198,7 +198,7 @@ void Router::tei_embed_sparse(const Ex& ex, const RouteMatch&) {
 void Router::tei_similarity(const Ex& ex, const RouteMatch&) {
   const auto model = primary_model(*ex);
   require_embedding_model(*model);
-  const SimilarityRequest s = parse_tei_similarity(ex->request.body());
+  const SimilarityRequest s = parse_tei_similarity(ex->request.body);
   // server.rs similarity: +1 for the source sentence; embeds unnormalised, answers cosine.
   check_batch_size(s.sentences.size() + 1, config_.max_client_batch_size);
   auto in = std::make_shared<EmbedRequest>();
@@ -217,7 +217,7 @@ void Router::tei_similarity(const Ex& ex, const RouteMatch&) {
 
 void Router::tei_rerank(const Ex& ex, const RouteMatch&) {
   const auto model = primary_model(*ex);
-  auto in = std::make_shared<RerankRequest>(parse_tei_rerank(ex->request.body()));
+  auto in = std::make_shared<RerankRequest>(parse_tei_rerank(ex->request.body));
   if (!is_reranker(*model->backend)) throw backend_error("model is not a re-ranker model");
   check_batch_size(in->texts.size(), config_.max_client_batch_size);
   check_rows_fit_queue(in->texts.size(), model->limits.queue_size, model->name);
@@ -246,7 +246,7 @@ void Router::tei_rerank(const Ex& ex, const RouteMatch&) {
 
 void Router::openai_embeddings(const Ex& ex, const RouteMatch&) {
   const auto model = primary_model(*ex);
-  auto in = std::make_shared<EmbedRequest>(parse_openai_embeddings(ex->request.body()));
+  auto in = std::make_shared<EmbedRequest>(parse_openai_embeddings(ex->request.body));
   // TEI's openai_embed: auto-truncate, right side, no prompt, normalised.
   in->truncate = config_.truncate;
   in->normalize = true;

@@ -72,13 +72,13 @@ void Router::hf_endpoint(const Ex& ex, const RouteMatch&) {
     // An embedding model serves feature-extraction, and sentence-similarity for a body
     // {"inputs": {"source_sentence", "sentences"}} (the Inference API's task shapes; TEI's
     // /similarity answer, which @huggingface/inference's sentenceSimilarity validates).
-    const std::string& body = ex->request.body();
+    const std::string& body = ex->request.body;
     if (is_similarity_body(body)) return tei_similarity(ex, RouteMatch{});
     auto in = std::make_shared<ParsedInputs>(parse_hf_endpoint(body));
     check_parameters(*in, "feature-extraction", {"truncate", "truncation"}, *model);
     return invoke_embeddings(ex, model, in, /*flat_single=*/true);
   }
-  auto in = std::make_shared<ParsedInputs>(parse_hf_endpoint(ex->request.body()));
+  auto in = std::make_shared<ParsedInputs>(parse_hf_endpoint(ex->request.body));
   check_rows_fit_queue(in->texts.size(), model->limits.queue_size, model->name);  // 413 before tokenizing
   const InferenceBackend& backend = *model->backend;
 

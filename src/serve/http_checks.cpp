@@ -1,18 +1,12 @@
 // See http_checks.h.
 #include "serve/http_checks.h"
 
-#include <utility>  // Boost 1.74 asio misses it under GCC 12 in C++20
-#include <boost/asio/ip/address.hpp>
 #include <cctype>
 
 namespace rc::serve {
 
-bool is_loopback_host(const std::string& host) {
-  if (host == "localhost") return true;
-  boost::system::error_code ec;
-  const auto addr = boost::asio::ip::make_address(host, ec);
-  return !ec && addr.is_loopback();
-}
+// is_loopback_host() is defined in http_server.cpp, the transport, which has Asio's
+// address parser.
 
 std::optional<std::string> unsupported_transfer_coding(std::string_view rest) {
   auto iequals = [](std::string_view a, std::string_view b) {

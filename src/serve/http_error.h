@@ -1,5 +1,5 @@
 // An error that already knows its HTTP status and TorchServe-style type name. Everything
-// else (rc::Error by errc, std::exception) is mapped by error_status() in routes.cpp.
+// else (rc::Error by errc, std::exception) is mapped by error_response() in routes.cpp.
 #pragma once
 
 #include <string>

@@ -7,6 +7,14 @@
 
 namespace rc::serve {
 
+// Declared in http_checks.h; here, where Asio is, so that no other serve file needs Boost.
+bool is_loopback_host(const std::string& host) {
+  if (host == "localhost") return true;
+  boost::system::error_code ec;
+  const auto addr = asio::ip::make_address(host, ec);
+  return !ec && addr.is_loopback();
+}
+
 void Server::Impl::begin_drain() {
   for (auto& l : listeners) l->stop();
   std::vector<std::shared_ptr<SessionBase>> live;

@@ -2,6 +2,9 @@
 // interface the drain walks (SessionBase) and the Listener. Split from http_server.cpp by
 // responsibility: http_session.cpp holds a connection's life (read, route, write, keep
 // alive, idle and drain closes), http_server.cpp the server's (start, load, drain, stop).
+// These two files and this header are the transport, the only serve code that includes
+// Boost (Asio, Beast): the routes see serve/http_message.h's plain types, and
+// tools/check_layers.py fails the build's layering test on a Boost include anywhere else.
 #pragma once
 
 #include <algorithm>
@@ -32,6 +35,7 @@
 namespace rc::serve {
 
 namespace beast = boost::beast;
+namespace http = boost::beast::http;
 namespace asio = boost::asio;
 namespace ssl = boost::asio::ssl;
 using tcp = asio::ip::tcp;

@@ -4,6 +4,38 @@
 #include "serve/http_server_impl.h"
 
 namespace rc::serve {
+namespace {
+
+using BeastRequest = http::request<http::string_body>;
+using BeastResponse = http::response<http::string_body>;
+
+// The transport's one conversion in: what Beast parsed, as the routes read it. Header lines
+// keep their order, spelling and repeats; keep_alive is Beast's reading of the version and
+// Connection header.
+HttpRequest from_beast(BeastRequest&& in) {
+  HttpRequest out;
+  out.method = std::string(in.method_string());
+  out.target = std::string(in.target());
+  out.version = int(in.version());
+  out.keep_alive = in.keep_alive();
+  for (const auto& field : in) out.headers.add(std::string(field.name_string()), std::string(field.value()));
+  out.body = std::move(in.body());
+  return out;
+}
+
+// And out: the route's headers, then the framing, which is the transport's alone:
+// Connection from keep_alive, Content-Length = content_length (the body's size; a HEAD
+// answer keeps GET's length and sends no body).
+BeastResponse to_beast(HttpResponse&& in, size_t content_length) {
+  BeastResponse out{static_cast<http::status>(in.status), unsigned(in.version)};
+  for (const auto& [name, value] : in.headers) out.insert(name, value);
+  out.keep_alive(in.keep_alive);
+  out.content_length(content_length);
+  out.body() = std::move(in.body);
+  return out;
+}
+
+}  // namespace
 
 template <class Stream>
 class Session final : public SessionBase, public std::enable_shared_from_this<Session<Stream>> {
@@ -80,9 +112,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     // taken for an empty or garbled body.
     if (auto te = req.find(http::field::transfer_encoding); te != req.end()) {
       if (auto bad = unsupported_transfer_coding(std::string_view(te->value().data(), te->value().size()))) {
-        Request head;
-        head.version(11);
-        return reject(make_response(head, 501, error_body(501, "NotImplemented", *bad)));
+        return reject(make_response(HttpRequest{}, 501, error_body(501, "NotImplemented", *bad)));
       }
     }
     if (parser_->is_done()) return on_read({}, 0);
@@ -105,25 +135,21 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     if (ec) {
       const bool http_error = ec.category() == http::make_error_code(http::error::bad_method).category();
       if (ec == http::error::body_limit || ec == http::error::header_limit) {
-        Request head;
-        head.version(11);
         const int status = ec == http::error::body_limit ? 413 : 431;
         const std::string msg = ec == http::error::body_limit
                                     ? "request body exceeds " + std::to_string(srv_.config.max_body_bytes) + " bytes"
                                     : "request header too large";
-        return reject(
-            make_response(head, status, error_body(status, status == 413 ? "PayloadTooLarge" : "HeaderTooLarge", msg)));
+        return reject(make_response(HttpRequest{}, status,
+                                    error_body(status, status == 413 ? "PayloadTooLarge" : "HeaderTooLarge", msg)));
       }
       if (http_error && parser_ && parser_->got_some()) {
-        Request head;
-        head.version(11);
-        return reject(
-            make_response(head, 400, error_body(400, "BadRequest", "malformed HTTP request: " + ec.message())));
+        return reject(make_response(HttpRequest{}, 400,
+                                    error_body(400, "BadRequest", "malformed HTTP request: " + ec.message())));
       }
       return;  // timeout, reset, aborted: the connection just goes away
     }
     auto ex = std::make_shared<Exchange>();
-    ex->request = parser_->release();
+    ex->request = from_beast(parser_->release());
     ex->management = management_;
     ex->start = Clock::now();
     beast::get_lowest_layer(stream_).expires_never();  // the request timer below takes over
@@ -137,12 +163,12 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     const uint64_t seq = ++seq_;
     // Answers are built (serialised) on the handler pool, then sent from this connection's
     // strand: an I/O thread never formats a large answer.
-    auto head = std::make_shared<Request>();
-    head->version(ex->request.version());
-    head->keep_alive(ex->request.keep_alive());
-    ex->deliver = [self, seq, head](std::function<Response()> make) {
+    auto head = std::make_shared<HttpRequest>();
+    head->version = ex->request.version;
+    head->keep_alive = ex->request.keep_alive;
+    ex->deliver = [self, seq, head](std::function<HttpResponse()> make) {
       asio::post(self->srv_.handlers, [self, seq, head, make = std::move(make)] {
-        auto res = std::make_shared<Response>();
+        auto res = std::make_shared<HttpResponse>();
         try {
           *res = make();
         } catch (...) {
@@ -154,8 +180,8 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
         });
       });
     };
-    ex->deliver_ready = [self, seq](Response res) {
-      auto shared = std::make_shared<Response>(std::move(res));
+    ex->deliver_ready = [self, seq](HttpResponse res) {
+      auto shared = std::make_shared<HttpResponse>(std::move(res));
       asio::post(self->stream_.get_executor(), [self, seq, shared] {
         if (self->seq_ != seq || !self->current_) return;  // answered already (timeout)
         self->send(std::move(*shared));
@@ -172,24 +198,22 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
                                                 std::to_string(self->srv_.config.request_timeout.count()) + " ms")),
           self->current_->style));
     });
-    auto view = [](beast::string_view v) { return std::string_view(v.data(), v.size()); };
     // Authorization decides on the path as the router will match it (decoded, empty
     // segments dropped): "/%6dodels" and "//models" are "/models" to both.
     std::string path;
     try {
-      path = route_path(view(ex->request.target()));
+      path = route_path(ex->request.target);
     } catch (...) {
       return ex->reply(error_response(ex->request, std::current_exception()));
     }
     // One check for every route (serve/auth.h): a route added later is protected by default.
-    const auto auth = ex->request.find(http::field::authorization);
-    const AuthDecision decision = authorize(srv_.auth, management_, view(ex->request.method_string()), path,
-                                            auth == ex->request.end() ? std::string_view() : view(auth->value()));
+    const AuthDecision decision =
+        authorize(srv_.auth, management_, ex->request.method, path, ex->request.header("Authorization"));
     if (decision.status != 0) {
       const char* type = decision.status == 401 ? "Unauthorized" : "Forbidden";
-      Response res =
+      HttpResponse res =
           error_response(ex->request, std::make_exception_ptr(HttpError(decision.status, type, decision.message)));
-      if (decision.status == 401) res.set(http::field::www_authenticate, "Bearer");
+      if (decision.status == 401) res.headers.set("WWW-Authenticate", "Bearer");
       return ex->reply(std::move(res));
     }
     // Health probes answer at once on this thread; everything else (JSON, tokenizing,
@@ -198,23 +222,23 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     asio::post(srv_.handlers, [&srv = srv_, ex] { srv.router.handle(ex); });
   }
 
-  void send(Response res) {
+  void send(HttpResponse res) {
     // Later answers are dropped; resetting current_ also breaks the session <-> exchange
     // cycle (the exchange's deliver holds the session).
     std::shared_ptr<Exchange> ex = std::move(current_);
     current_.reset();
     timer_.cancel();
-    if (ex && ex->request.method() == http::verb::head) {
+    size_t content_length = res.body.size();
+    if (ex && ex->request.is_head()) {
       // HEAD: GET's headers, Content-Length included, and no body (RFC 9110 9.3.2); a body
       // here would be read as the start of the next answer on a kept-alive connection.
-      res.content_length(res.body().size());
-      res.body().clear();
+      res.body.clear();
     }
-    if (!hold_answer(res.body().size())) {
-      const size_t size = res.body().size();
-      Request head;
-      head.version(res.version());
-      head.keep_alive(res.keep_alive());
+    if (!hold_answer(res.body.size())) {
+      const size_t size = res.body.size();
+      HttpRequest head;
+      head.version = res.version;
+      head.keep_alive = res.keep_alive;
       res = error_response(ex ? ex->request : head,
                            std::make_exception_ptr(HttpError(
                                503, "ServiceUnavailable",
@@ -224,18 +248,19 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
                                    "-byte limit. Retry later",
                                Errc::resource_exhausted)),
                            ex ? ex->style : ErrorStyle::torchserve);
-      res.set(http::field::retry_after, "1");
-      hold_answer(res.body().size());
+      res.headers.set("Retry-After", "1");
+      content_length = res.body.size();
+      hold_answer(res.body.size());
     }
     if (ex) {
       const double seconds = std::chrono::duration<double>(Clock::now() - ex->start).count();
-      srv_.metrics.observe_request(ex->route, int(res.result_int()), seconds);
-      log::debug("serve", ex->request.method_string(), ' ', ex->request.target(), " -> ", res.result_int(), " in ",
-                 seconds * 1000, " ms");
+      srv_.metrics.observe_request(ex->route, res.status, seconds);
+      log::debug("serve", ex->request.method, ' ', ex->request.target, " -> ", res.status, " in ", seconds * 1000,
+                 " ms");
     }
-    const bool keep = res.keep_alive() && !srv_.draining.load();
-    res.keep_alive(keep);
-    res_ = std::make_shared<Response>(std::move(res));
+    const bool keep = res.keep_alive && !srv_.draining.load();
+    res.keep_alive = keep;
+    res_ = std::make_shared<BeastResponse>(to_beast(std::move(res), content_length));
     beast::get_lowest_layer(stream_).expires_after(srv_.config.read_timeout);
     http::async_write(stream_, *res_, [self = this->shared_from_this(), keep](beast::error_code ec, size_t) {
       if (self->counted_) {
@@ -275,9 +300,10 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   // An answer to a request we stop reading (too large, malformed): send it, then read and
   // discard what the client is still sending for a moment, so it sees our answer rather
   // than a reset.
-  void reject(Response res) {
-    res.keep_alive(false);
-    res_ = std::make_shared<Response>(std::move(res));
+  void reject(HttpResponse res) {
+    res.keep_alive = false;
+    const size_t content_length = res.body.size();
+    res_ = std::make_shared<BeastResponse>(to_beast(std::move(res), content_length));
     beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(5));
     http::async_write(stream_, *res_, [self = this->shared_from_this()](beast::error_code ec, size_t) {
       self->res_.reset();
@@ -315,7 +341,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::shared_ptr<Exchange> current_;
-  std::shared_ptr<Response> res_;
+  std::shared_ptr<BeastResponse> res_;
   std::shared_ptr<http::response<http::empty_body>> continue_;
   std::vector<char> drain_;
   asio::steady_timer timer_;

@@ -263,15 +263,15 @@ void Router::v2_infer(const Ex& ex, const RouteMatch& m) {
   // Triton's binary tensor data extension (tritonclient sends BYTES this way by default): the
   // header says where the JSON ends and the inputs' binary data begins.
   std::optional<size_t> json_length;
-  if (auto h = ex->request.find("Inference-Header-Content-Length"); h != ex->request.end()) {
-    const std::string v(h->value());
+  if (const std::string* h = ex->request.headers.find("Inference-Header-Content-Length")) {
+    const std::string& v = *h;
     size_t n = 0;
     const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
     if (ec != std::errc() || end != v.data() + v.size())
       throw bad("Inference-Header-Content-Length '" + std::string(v) + "' is not a byte count");
     json_length = n;
   }
-  auto request = std::make_shared<KServeRequest>(parse_kserve_infer(ex->request.body(), json_length));
+  auto request = std::make_shared<KServeRequest>(parse_kserve_infer(ex->request.body, json_length));
   if (model->backend->embeds()) {
     // An embedding model's one output: "embeddings" FP32 [N, D], normalised (TEI's /embed default).
     for (const std::string& name : request->outputs)

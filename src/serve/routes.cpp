@@ -1,29 +1,23 @@
-// Route table and handlers (see routes.h).
+// Dispatch (see routes.h): the request target parsed and matched against route_table(),
+// the admin check, and the one mapping from an error to its status and protocol body.
+// The table is route_table.cpp; the handlers are the *_routes.cpp files and invoke.cpp.
 #include "serve/routes.h"
 
-#include <algorithm>
 #include <cctype>
-#include <cstring>
 #include <map>
-#include <optional>
 #include <nlohmann/json.hpp>
 
-#include "core/check.h"
-#include "core/json_depth.h"
 #include "roberta/log.h"
-#include "serve/http_error.h"
-#include "serve/request.h"
 #include "serve/auth.h"
 #include "serve/embed_request.h"
+#include "serve/http_error.h"
+#include "serve/request.h"
 #include "serve/route_util.h"
-#include "serve/tokenize_answer.h"
 
 using nlohmann::json;
 
 namespace rc::serve {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 std::string status_type(int status) {
   switch (status) {
@@ -130,17 +124,16 @@ std::vector<std::string> pattern_segments(const char* pattern) {
   return out;
 }
 
-HttpError method_not_allowed(const Request& req) {
-  return HttpError(405, "MethodNotAllowed",
-                   std::string(req.method_string()) + " is not allowed on " + std::string(req.target()));
+HttpError method_not_allowed(const HttpRequest& req) {
+  return HttpError(405, "MethodNotAllowed", req.method + " is not allowed on " + req.target);
 }
 
 // SageMaker passes X-Amzn-SageMaker-Custom-Attributes to the container and returns the
 // container's header of the same name to the caller: echo it, so that clients that tag
 // requests (A/B test ids, trace ids) see their tag on every answer.
-void add_passthrough_headers(const Request& req, Response& res) {
-  if (auto it = req.find("X-Amzn-SageMaker-Custom-Attributes"); it != req.end())
-    res.set("X-Amzn-SageMaker-Custom-Attributes", it->value());
+void add_passthrough_headers(const HttpRequest& req, HttpResponse& res) {
+  if (const std::string* tag = req.headers.find("X-Amzn-SageMaker-Custom-Attributes"))
+    res.headers.set("X-Amzn-SageMaker-Custom-Attributes", *tag);
 }
 
 std::string tei_error_type(int status, const std::string& type) {
@@ -202,133 +195,33 @@ int RouteMatch::int_query(const std::string& key, int fallback) const {
   }
 }
 
-// One row a route (rows alike in shape by nature): dispatch, auth, /openapi.json and /docs
-// are all read from this one table.
-const std::vector<Route>& route_table() {
-  using R = Router;
-  constexpr Port I = Port::inference, M = Port::management, B = Port::both;
-  constexpr Access O = Access::open, N = Access::inference, A = Access::admin;
-  constexpr ErrorStyle TS = ErrorStyle::torchserve, TEI = ErrorStyle::tei, KS = ErrorStyle::kserve, HF = ErrorStyle::hf,
-                       OA = ErrorStyle::openai;
-  static const std::vector<Route> table = {
-      {"GET", "/ping", B, O, TS, "SageMaker", "Health: 200 once the startup models are loaded, 503 before", "", "",
-       "Status", &R::ping},
-      {"GET", "/metrics", B, O, TS, "Metrics", "Prometheus metrics (text format 0.0.4)", "", "", "", &R::metrics},
-      {"GET", "/api-doc/openapi.json", B, O, TS, "OpenAPI", "This document", "", "", "", &R::openapi},
-      {"GET", "/docs", B, O, TS, "OpenAPI", "The routes as an HTML page (no scripts, no CDN)", "", "", "",
-       &R::docs_page},
-      {"POST", "/invocations", I, N, TS, "SageMaker",
-       "Classify with the primary model (or X-Amzn-SageMaker-Target-Model)", "", "InvocationRequest",
-       "InvocationResponse", &R::invocations},
-      // SageMaker's multi-model ListModels is TorchServe's list, word for word: one handler.
-      {"GET", "/models", I, N, TS, "SageMaker", "Multi-model: list loaded models, paginated", "next_page_token,limit",
-       "", "ModelList", &R::ts_list_models},
-      {"POST", "/models", I, A, TS, "SageMaker", "Multi-model: load a model from the model store", "",
-       "LoadModelRequest", "Status", &R::sm_load_model},
-      {"GET", "/models/{name}", I, N, TS, "SageMaker", "Multi-model: one model", "", "", "ModelRef", &R::sm_get_model},
-      {"DELETE", "/models/{name}", I, A, TS, "SageMaker", "Multi-model: unload", "", "", "Status", &R::sm_unload_model},
-      {"POST", "/models/{name}/invoke", I, N, TS, "SageMaker", "Multi-model: classify with one model", "",
-       "InvocationRequest", "InvocationResponse", &R::sm_invoke_model},
-      {"POST", "/predictions/{model}", I, N, TS, "TorchServe inference", "Classify with the model's default version",
-       "", "InvocationRequest", "InvocationResponse", &R::predictions},
-      {"PUT", "/predictions/{model}", I, N, TS, "TorchServe inference", "Same as POST", "", "InvocationRequest",
-       "InvocationResponse", &R::predictions},
-      {"POST", "/predictions/{model}/{version}", I, N, TS, "TorchServe inference", "Classify with one version", "",
-       "InvocationRequest", "InvocationResponse", &R::predictions},
-      {"PUT", "/predictions/{model}/{version}", I, N, TS, "TorchServe inference", "Same as POST", "",
-       "InvocationRequest", "InvocationResponse", &R::predictions},
-      {"POST", "/predict", I, N, TEI, "TEI", "Classify texts and text pairs (every label, best first)", "",
-       "TeiPredictRequest", "TeiPredictResponse", &R::tei_predict},
-      {"POST", "/tokenize", I, N, TEI, "TEI", "Token ids and texts", "", "TeiTokenizeRequest", "TeiTokenizeResponse",
-       &R::tei_tokenize},
-      {"POST", "/decode", I, N, TEI, "TEI", "Ids back to text", "", "TeiDecodeRequest", "TeiDecodeResponse",
-       &R::tei_decode},
-      {"POST", "/embed", I, N, TEI, "TEI", "Pooled sentence embeddings (normalised unless normalize: false)", "",
-       "TeiEmbedRequest", "TeiEmbedResponse", &R::tei_embed},
-      {"POST", "/embed_all", I, N, TEI, "TEI", "Every token's final hidden state", "", "TeiEmbedRequest",
-       "TeiEmbedAllResponse", &R::tei_embed_all},
-      {"POST", "/embed_sparse", I, N, TEI, "TEI", "SPLADE sparse embeddings (--pooling splade on a masked-LM model)",
-       "", "TeiEmbedRequest", "TeiEmbedSparseResponse", &R::tei_embed_sparse},
-      {"POST", "/similarity", I, N, TEI, "TEI", "Cosine similarity of sentences to a source sentence", "",
-       "TeiSimilarityRequest", "TeiSimilarityResponse", &R::tei_similarity},
-      {"POST", "/rerank", I, N, TEI, "TEI", "Rank texts against a query with a cross-encoder, best first", "",
-       "TeiRerankRequest", "TeiRerankResponse", &R::tei_rerank},
-      {"POST", "/v1/embeddings", I, N, OA, "OpenAI", "Embeddings as OpenAI's API answers them (float or base64)", "",
-       "OpenAIEmbeddingsRequest", "OpenAIEmbeddingsResponse", &R::openai_embeddings},
-      {"POST", "/embeddings", I, N, OA, "OpenAI", "Same as /v1/embeddings (TEI serves both)", "",
-       "OpenAIEmbeddingsRequest", "OpenAIEmbeddingsResponse", &R::openai_embeddings},
-      {"GET", "/info", I, N, TEI, "TEI", "Served model and router limits", "", "", "TeiInfo", &R::tei_info},
-      {"GET", "/health", I, O, TEI, "TEI", "200 (empty body) when healthy, 503 otherwise", "", "", "", &R::tei_health},
-      {"GET", "/v2", I, N, KS, "KServe v2", "Server metadata", "", "", "V2ServerMetadata", &R::v2_server_metadata},
-      {"GET", "/v2/health/live", I, O, KS, "KServe v2", "Liveness", "", "", "V2Live", &R::v2_live},
-      {"GET", "/v2/health/ready", I, O, KS, "KServe v2", "Readiness (503 while loading)", "", "", "V2Ready",
-       &R::v2_ready},
-      {"GET", "/v2/models/{model}", I, N, KS, "KServe v2", "Model metadata", "", "", "V2ModelMetadata",
-       &R::v2_model_metadata},
-      {"GET", "/v2/models/{model}/versions/{version}", I, N, KS, "KServe v2", "Model metadata of one version", "", "",
-       "V2ModelMetadata", &R::v2_model_metadata},
-      {"GET", "/v2/models/{model}/ready", I, N, KS, "KServe v2", "Model readiness", "", "", "V2ModelReady",
-       &R::v2_model_ready},
-      {"GET", "/v2/models/{model}/versions/{version}/ready", I, N, KS, "KServe v2", "Readiness of one version", "", "",
-       "V2ModelReady", &R::v2_model_ready},
-      {"POST", "/v2/models/{model}/infer", I, N, KS, "KServe v2",
-       "Inference: BYTES texts in, FP32 logits/probabilities and BYTES labels out", "", "V2InferRequest",
-       "V2InferResponse", &R::v2_infer},
-      {"POST", "/v2/models/{model}/versions/{version}/infer", I, N, KS, "KServe v2", "Inference with one version", "",
-       "V2InferRequest", "V2InferResponse", &R::v2_infer},
-      {"POST", "/", I, N, HF, "Hugging Face Inference Endpoints",
-       "text-classification (every label, best first) or fill-mask, by the served model's task, as "
-       "@huggingface/inference's endpoint(url) calls them",
-       "", "HfEndpointRequest", "HfEndpointResponse", &R::hf_endpoint},
-      {"GET", "/models", M, A, TS, "TorchServe management", "List models, paginated", "limit,next_page_token", "",
-       "ModelList", &R::ts_list_models},
-      {"POST", "/models", M, A, TS, "TorchServe management", "Register a model from the model store",
-       "url,model_name,model_version,initial_workers,synchronous,response_timeout,batch_size,max_batch_delay", "",
-       "Status", &R::ts_register_model},
-      {"GET", "/models/{name}", M, A, TS, "TorchServe management", "Describe the default version", "", "",
-       "ModelDescriptions", &R::ts_describe_model},
-      {"GET", "/models/{name}/{version}", M, A, TS, "TorchServe management", "Describe one version, or all", "", "",
-       "ModelDescriptions", &R::ts_describe_model},
-      {"DELETE", "/models/{name}", M, A, TS, "TorchServe management", "Unregister every version", "", "", "Status",
-       &R::ts_unregister_model},
-      {"DELETE", "/models/{name}/{version}", M, A, TS, "TorchServe management", "Unregister one version", "", "",
-       "Status", &R::ts_unregister_model},
-      {"PUT", "/models/{name}", M, A, TS, "TorchServe management", "Scale workers (batches of this model run at once)",
-       "min_worker,max_worker,synchronous", "", "Status", &R::ts_scale_workers},
-      {"PUT", "/models/{name}/{version}", M, A, TS, "TorchServe management", "Scale workers of one version",
-       "min_worker,max_worker,synchronous", "", "Status", &R::ts_scale_workers},
-      {"PUT", "/models/{name}/{version}/set-default", M, A, TS, "TorchServe management", "Make a version the default",
-       "", "", "Status", &R::ts_set_default},
-  };
-  return table;
-}
-
-void Exchange::reply(Response res) {
+void Exchange::reply(HttpResponse res) {
   add_passthrough_headers(request, res);
   if (deliver_ready) return deliver_ready(std::move(res));
-  auto shared = std::make_shared<Response>(std::move(res));
+  auto shared = std::make_shared<HttpResponse>(std::move(res));
   deliver([shared]() mutable { return std::move(*shared); });
 }
 
-void Exchange::reply_later(std::function<Response()> make) {
+void Exchange::reply_later(std::function<HttpResponse()> make) {
   deliver([this_request = &request, make = std::move(make)] {
-    Response res = make();
+    HttpResponse res = make();
     add_passthrough_headers(*this_request, res);
     return res;
   });
 }
 
-Response make_response(const Request& req, int status, std::string body, const char* content_type) {
-  Response res{static_cast<http::status>(status), req.version()};
-  res.set(http::field::server, "roberta.cpp");
-  res.set(http::field::content_type, content_type);
-  res.keep_alive(req.keep_alive());
-  res.body() = std::move(body);
-  res.prepare_payload();
+HttpResponse make_response(const HttpRequest& req, int status, std::string body, const char* content_type) {
+  HttpResponse res;
+  res.status = status;
+  res.version = req.version;
+  res.headers.set("Server", "roberta.cpp");
+  res.headers.set("Content-Type", content_type);
+  res.keep_alive = req.keep_alive;
+  res.body = std::move(body);
   return res;
 }
 
-Response error_response(const Request& req, std::exception_ptr error, ErrorStyle style) {
+HttpResponse error_response(const HttpRequest& req, std::exception_ptr error, ErrorStyle style) {
   int status = 500;
   std::string type, message;
   try {
@@ -368,7 +261,7 @@ Response error_response(const Request& req, std::exception_ptr error, ErrorStyle
     message = "unknown error";
   }
   if (type.empty()) type = status_type(status);
-  if (status >= 500) log::warn("serve", req.method_string(), ' ', req.target(), " -> ", status, ": ", message);
+  if (status >= 500) log::warn("serve", req.method, ' ', req.target, " -> ", status, ": ", message);
   // TEI answers a failed forward pass with 424 Failed Dependency ("backend").
   if ((style == ErrorStyle::tei || style == ErrorStyle::openai) && status == 500) status = 424;
   return make_response(req, status, error_body_in(style, status, type, message));
@@ -406,11 +299,11 @@ void Router::handle(const std::shared_ptr<Exchange>& ex) {
 }
 
 void Router::dispatch(const std::shared_ptr<Exchange>& ex) {
-  const Request& req = ex->request;
+  const HttpRequest& req = ex->request;
   RouteMatch match;
   std::vector<std::string> segments;
-  parse_target(std::string_view(req.target().data(), req.target().size()), segments, match.query);
-  const std::string method(req.method() == http::verb::head ? "GET" : std::string(req.method_string()));
+  parse_target(req.target, segments, match.query);
+  const std::string method(req.is_head() ? "GET" : req.method);
   const Route* best = nullptr;
   const Route* path_match = nullptr;
   int best_literals = -1;
@@ -438,9 +331,9 @@ void Router::dispatch(const std::shared_ptr<Exchange>& ex) {
       ex->style = path_match->style;
       throw method_not_allowed(req);
     }
-    throw HttpError(404, "NotFound",
-                    std::string("no ") + (ex->management ? "management " : "") + "route for " +
-                        std::string(req.method_string()) + " " + std::string(req.target()));
+    throw HttpError(
+        404, "NotFound",
+        std::string("no ") + (ex->management ? "management " : "") + "route for " + req.method + " " + req.target);
   }
   match.route = best;
   ex->route = best->pattern;
@@ -453,10 +346,8 @@ void Router::dispatch(const std::shared_ptr<Exchange>& ex) {
 }
 
 void Router::check_admin(const Exchange& ex, const Route& route) const {
-  const auto it = ex.request.find(http::field::authorization);
   const AuthDecision decision =
-      authorize(config_.auth, ex.management, route.method, route.pattern,
-                it == ex.request.end() ? std::string_view() : std::string_view(it->value().data(), it->value().size()));
+      authorize(config_.auth, ex.management, route.method, route.pattern, ex.request.header("Authorization"));
   if (decision.status != 0)
     throw HttpError(decision.status, decision.status == 401 ? "Unauthorized" : "Forbidden", decision.message);
 }
@@ -467,10 +358,10 @@ void Router::require_ready() const {
 
 std::shared_ptr<LoadedModel> Router::primary_model(const Exchange& ex) const {
   require_ready();
-  const Request& req = ex.request;
+  const HttpRequest& req = ex.request;
   // SageMaker's multi-model endpoints name the model in this header.
-  if (auto it = req.find("X-Amzn-SageMaker-Target-Model"); it != req.end()) {
-    std::string name(it->value());
+  if (const std::string* target_model = req.headers.find("X-Amzn-SageMaker-Target-Model")) {
+    std::string name = *target_model;
     if (auto slash = name.find('/'); slash != std::string::npos) name = name.substr(0, slash);
     if (auto dot = name.find(".tar.gz"); dot != std::string::npos) name = name.substr(0, dot);
     auto model = registry_.find(name);
@@ -480,256 +371,6 @@ std::shared_ptr<LoadedModel> Router::primary_model(const Exchange& ex) const {
   auto model = registry_.primary();
   if (!model) throw HttpError(503, "ServiceUnavailable", "no model is loaded");
   return model;
-}
-
-void Router::ping(const Ex& ex, const RouteMatch&) {
-  // Only the startup models count: a model registered later must not make SageMaker
-  // think the whole container is unhealthy.
-  require_ready();
-  ex->reply(make_response(ex->request, 200, R"({"status":"Healthy"})"));
-}
-
-void Router::metrics(const Ex& ex, const RouteMatch&) {
-  ex->reply(make_response(ex->request, 200, metrics_.render(), "text/plain; version=0.0.4"));
-}
-
-void Router::invocations(const Ex& ex, const RouteMatch& m) {
-  const auto model = primary_model(*ex);
-  // TEI's container on SageMaker routes /invocations to /rerank for a reranker (server.rs): a
-  // {"query", "texts"} body to a one-label classifier is ranked; any other body classified.
-  const InferenceBackend& b = *model->backend;
-  if (!b.embeds() && b.mask_id() < 0 && !b.tags_tokens() && b.labels().size() == 1 &&
-      is_rerank_body(ex->request.body()))
-    return tei_rerank(ex, m);
-  invoke(ex, model, Format::invocation);
-}
-
-void Router::predictions(const Ex& ex, const RouteMatch& m) {
-  require_ready();
-  auto model = registry_.find(m.param("model"), m.param("version"));
-  if (!model) throw model_not_found(m.param("model"), m.param("version"));
-  invoke(ex, model, Format::invocation);
-}
-
-void Router::sm_load_model(const Ex& ex, const RouteMatch&) {
-  check_json_depth(ex->request.body(), "request body");
-  json body = json::parse(ex->request.body(), nullptr, false);
-  if (!body.is_object() || !body.contains("model_name") || !body.contains("url") || !body["model_name"].is_string() ||
-      !body["url"].is_string())
-    throw HttpError(400, "BadRequest", R"(expected a JSON object {"model_name": "...", "url": "..."})");
-  ModelSpec spec;
-  spec.name = body["model_name"].get<std::string>();
-  spec.url = body["url"].get<std::string>();
-  spec.path = registry_.resolve_url(spec.url);
-  register_model(ex, std::move(spec), false);
-}
-
-void Router::sm_get_model(const Ex& ex, const RouteMatch& m) {
-  auto model = registry_.find(m.param("name"));
-  if (!model) throw model_not_found(m.param("name"));
-  ex->reply(make_response(ex->request, 200, json{{"modelName", model->name}, {"modelUrl", model->url}}.dump()));
-}
-
-void Router::sm_unload_model(const Ex& ex, const RouteMatch& m) {
-  registry_.unload(m.param("name"));
-  ex->reply(make_response(ex->request, 200, json{{"status", "Model \"" + m.param("name") + "\" unregistered"}}.dump()));
-}
-
-void Router::sm_invoke_model(const Ex& ex, const RouteMatch& m) {
-  auto model = registry_.find(m.param("name"));
-  if (!model) throw model_not_found(m.param("name"));
-  invoke(ex, model, Format::invocation);
-}
-
-void Router::register_model(const std::shared_ptr<Exchange>& ex, ModelSpec spec, bool torchserve) {
-  const std::string name = spec.name;
-  registry_.load_async(std::move(spec),
-                       [ex, torchserve, name](std::shared_ptr<LoadedModel> model, std::exception_ptr error) {
-                         if (error) {
-                           ex->reply(error_response(ex->request, error, ex->style));
-                           return;
-                         }
-                         const int workers = model->workers.load();
-                         std::string status = "Model \"" + model->name + "\" loaded";
-                         if (torchserve) {
-                           status = "Model \"" + model->name + "\" Version: " + model->version + " registered with " +
-                                    std::to_string(workers) + " initial workers";
-                           if (workers == 0) status += ". Use scale workers API to add workers for the model.";
-                         }
-                         ex->reply(make_response(ex->request, 200, json{{"status", status}}.dump()));
-                       });
-}
-
-std::vector<std::vector<int32_t>> Router::tokenize_inputs(const ParsedInputs& in, const LoadedModel& model) const {
-  const bool truncate = in.truncate.value_or(config_.truncate);
-  std::vector<std::vector<int32_t>> rows;
-  rows.reserve(in.texts.size());
-  for (size_t i = 0; i < in.texts.size(); ++i) {
-    const std::string* pair = i < in.pairs.size() && in.pairs[i] ? &*in.pairs[i] : nullptr;
-    rows.push_back(model.backend->tokenize_input(in.texts[i], pair, truncate ? model.max_length : 0, in.side));
-    if (!truncate && int64_t(rows.back().size()) > model.max_length)
-      throw HttpError(413, "InputTooLong",
-                      "input " + std::to_string(i) + " has " + std::to_string(rows.back().size()) +
-                          " tokens, more than the model's " + std::to_string(model.max_length) +
-                          "; send \"truncate\": true to cut it",
-                      Errc::invalid_argument);
-  }
-  return rows;
-}
-
-void Router::submit(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<LoadedModel>& model,
-                    std::vector<std::vector<int32_t>> rows, double tokenize_seconds,
-                    std::function<Response(const Exchange&, const Job&)> render,
-                    std::function<void(size_t row)> run_row) {
-  metrics_.observe_tokenize(model->name + ":" + model->version, tokenize_seconds);
-  // The job holds the exchange weakly (the exchange holds the job): once the connection
-  // answered (a 504) or went away, the late result is simply dropped. The closure keeps the
-  // model (and so its backend and labels) alive until the answer is rendered.
-  std::weak_ptr<Exchange> weak_ex = ex;
-  auto job = std::make_shared<Job>(std::move(rows), [weak_ex, model, render, tokenize_seconds](Job&) {
-    auto ex = weak_ex.lock();
-    if (!ex) return;
-    ex->reply_later([ex, model, render, tokenize_seconds]() -> Response {
-      const Job& j = *ex->job;
-      if (j.error) return error_response(ex->request, j.error, ex->style);
-      Response res = render(*ex, j);
-      // TEI-style timing headers: where the latency went (milliseconds).
-      res.set("x-tokenization-time", std::to_string(int64_t(tokenize_seconds * 1000)));
-      res.set("x-queue-time", std::to_string(int64_t(j.queue_seconds * 1000)));
-      res.set("x-inference-time", std::to_string(int64_t(j.inference_seconds * 1000)));
-      res.set("x-model-version", model->version);
-      return res;
-    });
-  });
-  if (model->workers.load() == 0)
-    throw HttpError(503, "ServiceUnavailable",
-                    "model '" + model->name + "' has 0 workers; scale it up with PUT /models/" + model->name +
-                        "?min_worker=1 on the management port");
-  job->run_row = std::move(run_row);
-  if (model->response_timeout_s > 0)
-    job->deadline = Job::Clock::now() + std::chrono::seconds(model->response_timeout_s);
-  ex->job = job;
-  scheduler_.submit(model->queue, job);
-}
-
-void Router::invoke(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<LoadedModel>& model, Format format) {
-  const Request& req = ex->request;
-  const std::string content_type(req[http::field::content_type]);
-  auto in = std::make_shared<ParsedInputs>(format == Format::tei ? parse_tei_predict(req.body())
-                                                                 : parse_invocation(req.body(), content_type));
-  if (format == Format::tei && in->texts.size() > size_t(config_.max_client_batch_size))
-    throw HttpError(413, "validation",
-                    "batch size " + std::to_string(in->texts.size()) + " > maximum allowed batch size " +
-                        std::to_string(config_.max_client_batch_size));
-  check_rows_fit_queue(in->texts.size(), model->limits.queue_size, model->name);  // 413 before tokenizing
-  // TEI's /predict on an embedding model: "Model is not a classifier model" (424).
-  if (model->backend->embeds()) {
-    if (format == Format::tei) throw HttpError(424, "backend", "Model is not a classifier model", Errc::unsupported);
-    return invoke_embeddings(ex, model, in);
-  }
-  // A masked-LM model answers HF's fill-mask pipeline instead, a token classifier HF's
-  // token-classification pipeline (the HF inference toolkit's default: no aggregation). TEI
-  // serves neither on /predict.
-  if (format != Format::tei && model->backend->mask_id() >= 0) return invoke_fill_mask(ex, model, in);
-  if (model->backend->tags_tokens()) {
-    if (format == Format::tei)
-      throw HttpError(400, "validation",
-                      "model '" + model->name +
-                          "' is a token classifier: /predict serves sequence classification; POST /invocations or / "
-                          "answers token-classification",
-                      Errc::invalid_argument);
-    return invoke_token_classification(ex, model, in, "none");
-  }
-  const ResponseFormat accept =
-      format == Format::tei ? ResponseFormat::json : response_format(std::string(req[http::field::accept]));
-  const auto t0 = Clock::now();
-  std::vector<std::vector<int32_t>> rows = tokenize_inputs(*in, *model);
-  const double tokenize_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  submit(ex, model, std::move(rows), tokenize_seconds, [in, model, format, accept](const Exchange& e, const Job& j) {
-    const auto& labels = model->backend->labels();
-    if (format == Format::tei) return make_response(e.request, 200, render_tei_predict(j.results, *in, labels));
-    if (accept == ResponseFormat::csv)
-      return make_response(e.request, 200, render_invocation_csv(j.results, *in, labels), "text/csv");
-    return make_response(e.request, 200, render_invocation_json(j.results, *in, labels));
-  });
-}
-
-void Router::invoke_token_classification(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<LoadedModel>& model,
-                                         const std::shared_ptr<const ParsedInputs>& in, const char* aggregation) {
-  if (!in->pairs.empty())
-    throw HttpError(400, "validation", "a token classifier tags single texts, not {\"text\", \"text_pair\"} pairs",
-                    Errc::invalid_argument);
-  const std::string agg = in->aggregation_strategy.empty() ? aggregation : in->aggregation_strategy;
-  const auto t0 = Clock::now();
-  std::vector<std::vector<int32_t>> rows;
-  for (const std::string& text : in->texts) {
-    // The row's length is what the queue's token accounting sees; the work reads the text.
-    std::vector<int32_t> ids = model->backend->tokenize(text, model->max_length > 0 ? int(model->max_length) : 0);
-    rows.push_back(std::move(ids));
-  }
-  const double tokenize_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  auto answers = std::make_shared<std::vector<std::string>>(in->texts.size());
-  std::shared_ptr<const InferenceBackend> backend = model->backend;
-  auto run_row = [in, answers, backend, agg](size_t i) { (*answers)[i] = backend->tag_tokens(in->texts[i], agg); };
-  submit(
-      ex, model, std::move(rows), tokenize_seconds,
-      [in, answers](const Exchange& e, const Job&) {
-        // One text: its list of entities; several: a list of those lists (the pipeline's shape).
-        if (in->single && answers->size() == 1) return make_response(e.request, 200, std::move((*answers)[0]));
-        std::string body = "[";
-        for (size_t i = 0; i < answers->size(); ++i) body += (i ? "," : "") + (*answers)[i];
-        body += ']';
-        return make_response(e.request, 200, std::move(body));
-      },
-      std::move(run_row));
-}
-
-void Router::invoke_fill_mask(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<LoadedModel>& model,
-                              const std::shared_ptr<const ParsedInputs>& in) {
-  const int top_k = in->top_k > 0 ? in->top_k : 5;
-  const auto t0 = Clock::now();
-  std::vector<std::vector<int32_t>> rows;
-  int64_t masks = 0;
-  for (const std::string& text : in->texts) {
-    std::vector<int32_t> ids = model->backend->tokenize(text, 0);  // masks past max_length count too
-    masks += std::count(ids.begin(), ids.end(), model->backend->mask_id());
-    // The row's length is what the queue's token accounting sees; the work reads the text.
-    if (model->max_length > 0 && int64_t(ids.size()) > model->max_length) ids.resize(size_t(model->max_length));
-    rows.push_back(std::move(ids));
-  }
-  const int64_t candidates = masks * int64_t(top_k);
-  if (candidates > kMaxFillMaskCandidates)
-    throw HttpError(413, "PayloadTooLarge",
-                    "top_k " + std::to_string(top_k) + " x " + std::to_string(masks) + " <mask> token(s) asks for " +
-                        std::to_string(candidates) + " fill-mask candidates, more than the " +
-                        std::to_string(kMaxFillMaskCandidates) +
-                        " one request may get; lower top_k or send fewer masks",
-                    Errc::invalid_argument);
-  const double tokenize_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  auto answers = std::make_shared<std::vector<std::string>>(in->texts.size());
-  const size_t max_bytes = config_.max_answer_bytes;
-  std::shared_ptr<const InferenceBackend> backend = model->backend;
-  auto run_row = [in, answers, backend, top_k, max_bytes](size_t i) {
-    (*answers)[i] = backend->fill_mask(in->texts[i], top_k, max_bytes, in->targets);
-  };
-  submit(
-      ex, model, std::move(rows), tokenize_seconds,
-      [in, answers, max_bytes](const Exchange& e, const Job&) {
-        if (in->single && answers->size() == 1) return make_response(e.request, 200, std::move((*answers)[0]));
-        std::string body = "[";
-        for (size_t i = 0; i < answers->size(); ++i) {
-          if (i) body += ',';
-          body += (*answers)[i];
-          if (body.size() > max_bytes)
-            throw HttpError(413, "PayloadTooLarge",
-                            "the fill-mask answer would exceed " + std::to_string(max_bytes) +
-                                " bytes; ask for a smaller top_k or send fewer texts",
-                            Errc::invalid_argument);
-        }
-        body += ']';
-        return make_response(e.request, 200, std::move(body));
-      },
-      std::move(run_row));
 }
 
 }  // namespace rc::serve

@@ -8,9 +8,6 @@
 // KServe) is chosen by the route.
 #pragma once
 
-// Boost 1.74 asio/beast miss <utility> under GCC 12 in C++20 (std::exchange).
-#include <utility>
-#include <boost/beast/http.hpp>
 #include <chrono>
 #include <exception>
 #include <functional>
@@ -22,15 +19,12 @@
 #include "serve/auth.h"
 #include "serve/batcher.h"
 #include "serve/embed_request.h"
+#include "serve/http_message.h"
 #include "serve/metrics.h"
 #include "serve/model_registry.h"
 #include "serve/tokenize_answer.h"
 
 namespace rc::serve {
-
-namespace http = boost::beast::http;
-using Request = http::request<http::string_body>;
-using Response = http::response<http::string_body>;
 
 // One request and the way back to its connection. reply() may be called from any thread;
 // the connection sends the first answer and drops later ones (a 504 sent on timeout makes
@@ -43,7 +37,7 @@ enum class ErrorStyle { torchserve, tei, kserve, hf, openai };
 class Exchange {
  public:
   using Clock = std::chrono::steady_clock;
-  Request request;
+  HttpRequest request;
   bool management = false;  // arrived on the management port
   ErrorStyle style = ErrorStyle::torchserve;
   std::string route = "unmatched";  // route pattern, for metrics
@@ -52,13 +46,13 @@ class Exchange {
 
   // Set by the connection: runs make() on the connection's thread and sends the result,
   // unless an answer was sent already.
-  std::function<void(std::function<Response()> make)> deliver;
+  std::function<void(std::function<HttpResponse()> make)> deliver;
   // Set by the connection: sends an answer that is already built, straight to the
   // connection's thread (not through the handler pool, where it could wait behind request
   // work: health probes and refusals must stay prompt).
-  std::function<void(Response res)> deliver_ready;
-  void reply(Response res);
-  void reply_later(std::function<Response()> make);
+  std::function<void(HttpResponse res)> deliver_ready;
+  void reply(HttpResponse res);
+  void reply_later(std::function<HttpResponse()> make);
 };
 
 struct RouterConfig {
@@ -173,7 +167,7 @@ class Router {
   // Queues rows; on_done runs on the connection's thread with the finished job.
   void submit(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<LoadedModel>& model,
               std::vector<std::vector<int32_t>> rows, double tokenize_seconds,
-              std::function<Response(const Exchange&, const Job&)> render,
+              std::function<HttpResponse(const Exchange&, const Job&)> render,
               std::function<void(size_t row)> run_row = {});
   void register_model(const std::shared_ptr<Exchange>& ex, ModelSpec spec, bool torchserve);
   // Embedding inputs to rows: the prompt prepended to texts, token ids checked and used as
@@ -182,7 +176,7 @@ class Router {
                                                           const std::string& prompt, bool truncate) const;
   // Pooled embeddings of an embedding model's request (checks, prompt, rows, queue), then
   // `dimensions` and `normalize` applied, then render.
-  using EmbedRender = std::function<Response(const Exchange&, std::vector<std::vector<float>>&)>;
+  using EmbedRender = std::function<HttpResponse(const Exchange&, std::vector<std::vector<float>>&)>;
   void embed(const Ex& ex, const std::shared_ptr<LoadedModel>& model, const std::shared_ptr<EmbedRequest>& in,
              EmbedRender render);
   // Queues rows for pooled embeddings (batched through run(), or each row alone when the
@@ -210,9 +204,12 @@ class Router {
 // are "/models" to it as to the router. Throws HttpError(400) on malformed encoding or NUL.
 std::string route_path(std::string_view target);
 
-// Builds a response with the JSON body and the request's HTTP version / keep-alive.
-Response make_response(const Request& req, int status, std::string body, const char* content_type = "application/json");
+// Builds a response with the JSON body and the request's HTTP version / keep-alive, and the
+// Server and Content-Type headers.
+HttpResponse make_response(const HttpRequest& req, int status, std::string body,
+                           const char* content_type = "application/json");
 // The one mapping from an error to its status and body in the route's style.
-Response error_response(const Request& req, std::exception_ptr error, ErrorStyle style = ErrorStyle::torchserve);
+HttpResponse error_response(const HttpRequest& req, std::exception_ptr error,
+                            ErrorStyle style = ErrorStyle::torchserve);
 
 }  // namespace rc::serve

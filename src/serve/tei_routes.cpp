@@ -28,8 +28,8 @@ void Router::tei_predict(const Ex& ex, const RouteMatch&) { invoke(ex, primary_m
 
 void Router::tei_tokenize(const Ex& ex, const RouteMatch&) {
   const auto model = primary_model(*ex);
-  const Request& req = ex->request;
-  const ParsedInputs in = parse_tei_tokenize(req.body());
+  const HttpRequest& req = ex->request;
+  const ParsedInputs in = parse_tei_tokenize(req.body);
   if (in.texts.size() > size_t(config_.max_client_batch_size))
     throw batch_too_large(in.texts.size(), config_.max_client_batch_size);
   const bool truncate = in.truncate.value_or(config_.truncate);
@@ -43,7 +43,7 @@ void Router::tei_tokenize(const Ex& ex, const RouteMatch&) {
 
 void Router::tei_decode(const Ex& ex, const RouteMatch&) {
   const auto model = primary_model(*ex);
-  const DecodeRequest in = parse_tei_decode(ex->request.body());
+  const DecodeRequest in = parse_tei_decode(ex->request.body);
   if (!in.single && in.ids.empty()) throw HttpError(400, "empty", "`ids` cannot be empty");
   if (in.ids.size() > size_t(config_.max_client_batch_size))
     throw batch_too_large(in.ids.size(), config_.max_client_batch_size);

@@ -62,7 +62,7 @@ bool start_of_chunk(char prev_tag, char tag, const std::string& prev_type, const
 }
 
 // _prf_divide with zero_division=0.
-double divide_or_zero(int64_t numerator, int64_t denominator) {
+double prf_divide(int64_t numerator, int64_t denominator) {
   return denominator == 0 ? 0.0 : double(numerator) / double(denominator);
 }
 
@@ -109,7 +109,7 @@ SeqevalReport seqeval_report(std::span<const TagSequence> gold, std::span<const 
     for (size_t t = 0; t < gold[s].size(); ++t) correct_tokens += gold[s][t] == predicted[s][t];
     report.tokens += int64_t(gold[s].size());
   }
-  report.accuracy = divide_or_zero(correct_tokens, report.tokens);
+  report.accuracy = prf_divide(correct_tokens, report.tokens);
 
   // extract_tp_actual_correct: per type, the sets of (start, end).
   using Spans = std::set<std::pair<int64_t, int64_t>>;
@@ -128,16 +128,16 @@ SeqevalReport seqeval_report(std::span<const TagSequence> gold, std::span<const 
     row.support = int64_t(g.size());
     row.predicted = int64_t(p.size());
     for (const auto& span : p) row.correct += g.count(span) ? 1 : 0;
-    row.precision = divide_or_zero(row.correct, row.predicted);
-    row.recall = divide_or_zero(row.correct, row.support);
+    row.precision = prf_divide(row.correct, row.predicted);
+    row.recall = prf_divide(row.correct, row.support);
     row.f1 = f1_of(row.precision, row.recall);
     report.support += row.support;
     report.predicted += row.predicted;
     report.correct += row.correct;
     report.per_type.push_back(std::move(row));
   }
-  report.precision = divide_or_zero(report.correct, report.predicted);
-  report.recall = divide_or_zero(report.correct, report.support);
+  report.precision = prf_divide(report.correct, report.predicted);
+  report.recall = prf_divide(report.correct, report.support);
   report.f1 = f1_of(report.precision, report.recall);
   return report;
 }

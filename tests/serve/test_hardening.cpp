@@ -450,6 +450,31 @@ TEST(Hardening, HeadAnswersHaveNoBody) {
   EXPECT_NE(got.find("Healthy", second), std::string::npos) << got;
 }
 
+// Header names are case-insensitive, and a header sent twice reads as its first line (as
+// Beast's fields::find did before the routes got serve/http_message.h): the SageMaker tag is
+// echoed once, with the first value; the route's own headers come back once each.
+TEST(Hardening, HeaderNamesAnyCaseAndRepeatsReadTheFirst) {
+  LiveServer s;
+  RawConn c(s.server->port());
+  c.send(
+      "GET /ping HTTP/1.1\r\nHost: x\r\nx-amzn-sagemaker-custom-attributes: first\r\n"
+      "X-AMZN-SAGEMAKER-CUSTOM-ATTRIBUTES: second\r\nConnection: close\r\n\r\n");
+  const std::string got = c.read_for(5s, "Healthy");
+  ASSERT_NE(got.find("HTTP/1.1 200"), std::string::npos) << got;
+  EXPECT_NE(got.find("X-Amzn-SageMaker-Custom-Attributes: first\r\n"), std::string::npos) << got;
+  EXPECT_EQ(got.find("second"), std::string::npos) << got;
+  EXPECT_NE(got.find("Connection: close\r\n"), std::string::npos) << got;
+  EXPECT_EQ(got.find("Content-Length:"), got.rfind("Content-Length:")) << got;
+  // HTTP/1.0 keep-alive is answered in kind, and the connection stays open for a second request.
+  RawConn old(s.server->port());
+  old.send("GET /ping HTTP/1.0\r\nconnection: Keep-Alive\r\n\r\n");
+  const std::string first = old.read_for(5s, "Healthy");
+  EXPECT_NE(first.find("HTTP/1.0 200"), std::string::npos) << first;
+  EXPECT_NE(first.find("Connection: keep-alive\r\n"), std::string::npos) << first;
+  old.send("GET /ping HTTP/1.0\r\n\r\n");
+  EXPECT_NE(old.read_for(5s, "Healthy").find("Healthy"), std::string::npos);
+}
+
 // Registrations are bounded: each holds a model in memory (session 9's red team registered one
 // folder under 40 names, +340 MB, with no limit). Past --max-models: 507, and nothing changes.
 TEST(Hardening, RegisteredModelsAreBounded) {

@@ -1,0 +1,108 @@
+// The route table (see routes.h): one row a route, read by dispatch, authorization,
+// /api-doc/openapi.json and /docs alike.
+#include "serve/routes.h"
+
+namespace rc::serve {
+
+// One row a route (rows alike in shape by nature): dispatch, auth, /openapi.json and /docs
+// are all read from this one table.
+const std::vector<Route>& route_table() {
+  using R = Router;
+  constexpr Port I = Port::inference, M = Port::management, B = Port::both;
+  constexpr Access O = Access::open, N = Access::inference, A = Access::admin;
+  constexpr ErrorStyle TS = ErrorStyle::torchserve, TEI = ErrorStyle::tei, KS = ErrorStyle::kserve, HF = ErrorStyle::hf,
+                       OA = ErrorStyle::openai;
+  static const std::vector<Route> table = {
+      {"GET", "/ping", B, O, TS, "SageMaker", "Health: 200 once the startup models are loaded, 503 before", "", "",
+       "Status", &R::ping},
+      {"GET", "/metrics", B, O, TS, "Metrics", "Prometheus metrics (text format 0.0.4)", "", "", "", &R::metrics},
+      {"GET", "/api-doc/openapi.json", B, O, TS, "OpenAPI", "This document", "", "", "", &R::openapi},
+      {"GET", "/docs", B, O, TS, "OpenAPI", "The routes as an HTML page (no scripts, no CDN)", "", "", "",
+       &R::docs_page},
+      {"POST", "/invocations", I, N, TS, "SageMaker",
+       "Classify with the primary model (or X-Amzn-SageMaker-Target-Model)", "", "InvocationRequest",
+       "InvocationResponse", &R::invocations},
+      // SageMaker's multi-model ListModels is TorchServe's list, word for word: one handler.
+      {"GET", "/models", I, N, TS, "SageMaker", "Multi-model: list loaded models, paginated", "next_page_token,limit",
+       "", "ModelList", &R::ts_list_models},
+      {"POST", "/models", I, A, TS, "SageMaker", "Multi-model: load a model from the model store", "",
+       "LoadModelRequest", "Status", &R::sm_load_model},
+      {"GET", "/models/{name}", I, N, TS, "SageMaker", "Multi-model: one model", "", "", "ModelRef", &R::sm_get_model},
+      {"DELETE", "/models/{name}", I, A, TS, "SageMaker", "Multi-model: unload", "", "", "Status", &R::sm_unload_model},
+      {"POST", "/models/{name}/invoke", I, N, TS, "SageMaker", "Multi-model: classify with one model", "",
+       "InvocationRequest", "InvocationResponse", &R::sm_invoke_model},
+      {"POST", "/predictions/{model}", I, N, TS, "TorchServe inference", "Classify with the model's default version",
+       "", "InvocationRequest", "InvocationResponse", &R::predictions},
+      {"PUT", "/predictions/{model}", I, N, TS, "TorchServe inference", "Same as POST", "", "InvocationRequest",
+       "InvocationResponse", &R::predictions},
+      {"POST", "/predictions/{model}/{version}", I, N, TS, "TorchServe inference", "Classify with one version", "",
+       "InvocationRequest", "InvocationResponse", &R::predictions},
+      {"PUT", "/predictions/{model}/{version}", I, N, TS, "TorchServe inference", "Same as POST", "",
+       "InvocationRequest", "InvocationResponse", &R::predictions},
+      {"POST", "/predict", I, N, TEI, "TEI", "Classify texts and text pairs (every label, best first)", "",
+       "TeiPredictRequest", "TeiPredictResponse", &R::tei_predict},
+      {"POST", "/tokenize", I, N, TEI, "TEI", "Token ids and texts", "", "TeiTokenizeRequest", "TeiTokenizeResponse",
+       &R::tei_tokenize},
+      {"POST", "/decode", I, N, TEI, "TEI", "Ids back to text", "", "TeiDecodeRequest", "TeiDecodeResponse",
+       &R::tei_decode},
+      {"POST", "/embed", I, N, TEI, "TEI", "Pooled sentence embeddings (normalised unless normalize: false)", "",
+       "TeiEmbedRequest", "TeiEmbedResponse", &R::tei_embed},
+      {"POST", "/embed_all", I, N, TEI, "TEI", "Every token's final hidden state", "", "TeiEmbedRequest",
+       "TeiEmbedAllResponse", &R::tei_embed_all},
+      {"POST", "/embed_sparse", I, N, TEI, "TEI", "SPLADE sparse embeddings (--pooling splade on a masked-LM model)",
+       "", "TeiEmbedRequest", "TeiEmbedSparseResponse", &R::tei_embed_sparse},
+      {"POST", "/similarity", I, N, TEI, "TEI", "Cosine similarity of sentences to a source sentence", "",
+       "TeiSimilarityRequest", "TeiSimilarityResponse", &R::tei_similarity},
+      {"POST", "/rerank", I, N, TEI, "TEI", "Rank texts against a query with a cross-encoder, best first", "",
+       "TeiRerankRequest", "TeiRerankResponse", &R::tei_rerank},
+      {"POST", "/v1/embeddings", I, N, OA, "OpenAI", "Embeddings as OpenAI's API answers them (float or base64)", "",
+       "OpenAIEmbeddingsRequest", "OpenAIEmbeddingsResponse", &R::openai_embeddings},
+      {"POST", "/embeddings", I, N, OA, "OpenAI", "Same as /v1/embeddings (TEI serves both)", "",
+       "OpenAIEmbeddingsRequest", "OpenAIEmbeddingsResponse", &R::openai_embeddings},
+      {"GET", "/info", I, N, TEI, "TEI", "Served model and router limits", "", "", "TeiInfo", &R::tei_info},
+      {"GET", "/health", I, O, TEI, "TEI", "200 (empty body) when healthy, 503 otherwise", "", "", "", &R::tei_health},
+      {"GET", "/v2", I, N, KS, "KServe v2", "Server metadata", "", "", "V2ServerMetadata", &R::v2_server_metadata},
+      {"GET", "/v2/health/live", I, O, KS, "KServe v2", "Liveness", "", "", "V2Live", &R::v2_live},
+      {"GET", "/v2/health/ready", I, O, KS, "KServe v2", "Readiness (503 while loading)", "", "", "V2Ready",
+       &R::v2_ready},
+      {"GET", "/v2/models/{model}", I, N, KS, "KServe v2", "Model metadata", "", "", "V2ModelMetadata",
+       &R::v2_model_metadata},
+      {"GET", "/v2/models/{model}/versions/{version}", I, N, KS, "KServe v2", "Model metadata of one version", "", "",
+       "V2ModelMetadata", &R::v2_model_metadata},
+      {"GET", "/v2/models/{model}/ready", I, N, KS, "KServe v2", "Model readiness", "", "", "V2ModelReady",
+       &R::v2_model_ready},
+      {"GET", "/v2/models/{model}/versions/{version}/ready", I, N, KS, "KServe v2", "Readiness of one version", "", "",
+       "V2ModelReady", &R::v2_model_ready},
+      {"POST", "/v2/models/{model}/infer", I, N, KS, "KServe v2",
+       "Inference: BYTES texts in, FP32 logits/probabilities and BYTES labels out", "", "V2InferRequest",
+       "V2InferResponse", &R::v2_infer},
+      {"POST", "/v2/models/{model}/versions/{version}/infer", I, N, KS, "KServe v2", "Inference with one version", "",
+       "V2InferRequest", "V2InferResponse", &R::v2_infer},
+      {"POST", "/", I, N, HF, "Hugging Face Inference Endpoints",
+       "text-classification (every label, best first) or fill-mask, by the served model's task, as "
+       "@huggingface/inference's endpoint(url) calls them",
+       "", "HfEndpointRequest", "HfEndpointResponse", &R::hf_endpoint},
+      {"GET", "/models", M, A, TS, "TorchServe management", "List models, paginated", "limit,next_page_token", "",
+       "ModelList", &R::ts_list_models},
+      {"POST", "/models", M, A, TS, "TorchServe management", "Register a model from the model store",
+       "url,model_name,model_version,initial_workers,synchronous,response_timeout,batch_size,max_batch_delay", "",
+       "Status", &R::ts_register_model},
+      {"GET", "/models/{name}", M, A, TS, "TorchServe management", "Describe the default version", "", "",
+       "ModelDescriptions", &R::ts_describe_model},
+      {"GET", "/models/{name}/{version}", M, A, TS, "TorchServe management", "Describe one version, or all", "", "",
+       "ModelDescriptions", &R::ts_describe_model},
+      {"DELETE", "/models/{name}", M, A, TS, "TorchServe management", "Unregister every version", "", "", "Status",
+       &R::ts_unregister_model},
+      {"DELETE", "/models/{name}/{version}", M, A, TS, "TorchServe management", "Unregister one version", "", "",
+       "Status", &R::ts_unregister_model},
+      {"PUT", "/models/{name}", M, A, TS, "TorchServe management", "Scale workers (batches of this model run at once)",
+       "min_worker,max_worker,synchronous", "", "Status", &R::ts_scale_workers},
+      {"PUT", "/models/{name}/{version}", M, A, TS, "TorchServe management", "Scale workers of one version",
+       "min_worker,max_worker,synchronous", "", "Status", &R::ts_scale_workers},
+      {"PUT", "/models/{name}/{version}/set-default", M, A, TS, "TorchServe management", "Make a version the default",
+       "", "", "Status", &R::ts_set_default},
+  };
+  return table;
+}
+
+}  // namespace rc::serve
