@@ -229,19 +229,23 @@ void Router::tei_rerank(const Ex& ex, const RouteMatch&) {
   pairs.truncate = in->truncate;
   pairs.side = in->side;
   const auto t0 = Clock::now();
-  auto rows = tokenize_inputs(pairs, *model);
+  std::vector<std::vector<int32_t>> types;
+  auto rows = tokenize_inputs(pairs, *model, &types);
   const double tokenize_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  submit(ex, model, std::move(rows), tokenize_seconds, [in](const Exchange& e, const Job& j) {
-    std::vector<float> scores;
-    for (const Prediction& p : j.results) {
-      const float logit = p.logits.at(0);
-      // core/src/infer.rs predict: sigmoid for a one-label model unless raw_scores.
-      const float score = in->raw_scores ? logit : 1.0f / (1.0f + std::exp(-logit));
-      if (std::isnan(score)) throw HttpError(424, "backend", "score is NaN", Errc::format);
-      scores.push_back(score);
-    }
-    return make_response(e.request, 200, render_rerank(scores, *in));
-  });
+  submit(
+      ex, model, std::move(rows), tokenize_seconds,
+      [in](const Exchange& e, const Job& j) {
+        std::vector<float> scores;
+        for (const Prediction& p : j.results) {
+          const float logit = p.logits.at(0);
+          // core/src/infer.rs predict: sigmoid for a one-label model unless raw_scores.
+          const float score = in->raw_scores ? logit : 1.0f / (1.0f + std::exp(-logit));
+          if (std::isnan(score)) throw HttpError(424, "backend", "score is NaN", Errc::format);
+          scores.push_back(score);
+        }
+        return make_response(e.request, 200, render_rerank(scores, *in));
+      },
+      {}, std::move(types));
 }
 
 void Router::openai_embeddings(const Ex& ex, const RouteMatch&) {

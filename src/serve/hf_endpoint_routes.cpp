@@ -106,11 +106,15 @@ void Router::hf_endpoint(const Ex& ex, const RouteMatch&) {
   }
   check_parameters(*in, kTextClassification, {"function_to_apply", "top_k", "truncation"}, *model);
   const auto t0 = Clock::now();
-  std::vector<std::vector<int32_t>> rows = tokenize_inputs(*in, *model);
+  std::vector<std::vector<int32_t>> types;
+  std::vector<std::vector<int32_t>> rows = tokenize_inputs(*in, *model, &types);
   const double tokenize_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  submit(ex, model, std::move(rows), tokenize_seconds, [in, model](const Exchange& e, const Job& j) {
-    return make_response(e.request, 200, render_hf_text_classification(j.results, *in, model->backend->labels()));
-  });
+  submit(
+      ex, model, std::move(rows), tokenize_seconds,
+      [in, model](const Exchange& e, const Job& j) {
+        return make_response(e.request, 200, render_hf_text_classification(j.results, *in, model->backend->labels()));
+      },
+      {}, std::move(types));
 }
 
 }  // namespace rc::serve

@@ -18,13 +18,22 @@ using Clock = std::chrono::steady_clock;
 
 }  // namespace
 
-std::vector<std::vector<int32_t>> Router::tokenize_inputs(const ParsedInputs& in, const LoadedModel& model) const {
+std::vector<std::vector<int32_t>> Router::tokenize_inputs(const ParsedInputs& in, const LoadedModel& model,
+                                                          std::vector<std::vector<int32_t>>* token_types) const {
   const bool truncate = in.truncate.value_or(config_.truncate);
   std::vector<std::vector<int32_t>> rows;
   rows.reserve(in.texts.size());
   for (size_t i = 0; i < in.texts.size(); ++i) {
     const std::string* pair = i < in.pairs.size() && in.pairs[i] ? &*in.pairs[i] : nullptr;
-    rows.push_back(model.backend->tokenize_input(in.texts[i], pair, truncate ? model.max_length : 0, in.side));
+    const int max_length = truncate ? int(model.max_length) : 0;
+    if (token_types && pair) {  // a pair takes its tokenizer's types (BERT: the second text is 1)
+      PairEncoding e = model.backend->tokenize_input_with_types(in.texts[i], pair, max_length, in.side);
+      rows.push_back(std::move(e.ids));
+      token_types->push_back(std::move(e.type_ids));
+    } else {  // a single text is all type 0
+      rows.push_back(model.backend->tokenize_input(in.texts[i], pair, max_length, in.side));
+      if (token_types) token_types->emplace_back(rows.back().size(), 0);
+    }
     if (!truncate && int64_t(rows.back().size()) > model.max_length)
       throw HttpError(413, "InputTooLong",
                       "input " + std::to_string(i) + " has " + std::to_string(rows.back().size()) +
@@ -32,13 +41,17 @@ std::vector<std::vector<int32_t>> Router::tokenize_inputs(const ParsedInputs& in
                           "; send \"truncate\": true to cut it",
                       Errc::invalid_argument);
   }
+  if (token_types && std::all_of(token_types->begin(), token_types->end(), [](const std::vector<int32_t>& row) {
+        return std::all_of(row.begin(), row.end(), [](int32_t t) { return t == 0; });
+      }))
+    token_types->clear();  // RoBERTa's pairs, every single text: the batcher's type-0 rows
   return rows;
 }
 
 void Router::submit(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<LoadedModel>& model,
                     std::vector<std::vector<int32_t>> rows, double tokenize_seconds,
                     std::function<HttpResponse(const Exchange&, const Job&)> render,
-                    std::function<void(size_t row)> run_row) {
+                    std::function<void(size_t row)> run_row, std::vector<std::vector<int32_t>> token_types) {
   metrics_.observe_tokenize(model->name + ":" + model->version, tokenize_seconds);
   // The job holds the exchange weakly (the exchange holds the job): once the connection
   // answered (a 504) or went away, the late result is simply dropped. The closure keeps the
@@ -64,6 +77,7 @@ void Router::submit(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<L
                     "model '" + model->name + "' has 0 workers; scale it up with PUT /models/" + model->name +
                         "?min_worker=1 on the management port");
   job->run_row = std::move(run_row);
+  job->token_types = std::move(token_types);
   if (model->response_timeout_s > 0)
     job->deadline = Job::Clock::now() + std::chrono::seconds(model->response_timeout_s);
   ex->job = job;
@@ -101,15 +115,19 @@ void Router::invoke(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<L
   const ResponseFormat accept =
       format == Format::tei ? ResponseFormat::json : response_format(std::string(req.header("Accept")));
   const auto t0 = Clock::now();
-  std::vector<std::vector<int32_t>> rows = tokenize_inputs(*in, *model);
+  std::vector<std::vector<int32_t>> types;
+  std::vector<std::vector<int32_t>> rows = tokenize_inputs(*in, *model, &types);
   const double tokenize_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  submit(ex, model, std::move(rows), tokenize_seconds, [in, model, format, accept](const Exchange& e, const Job& j) {
-    const auto& labels = model->backend->labels();
-    if (format == Format::tei) return make_response(e.request, 200, render_tei_predict(j.results, *in, labels));
-    if (accept == ResponseFormat::csv)
-      return make_response(e.request, 200, render_invocation_csv(j.results, *in, labels), "text/csv");
-    return make_response(e.request, 200, render_invocation_json(j.results, *in, labels));
-  });
+  submit(
+      ex, model, std::move(rows), tokenize_seconds,
+      [in, model, format, accept](const Exchange& e, const Job& j) {
+        const auto& labels = model->backend->labels();
+        if (format == Format::tei) return make_response(e.request, 200, render_tei_predict(j.results, *in, labels));
+        if (accept == ResponseFormat::csv)
+          return make_response(e.request, 200, render_invocation_csv(j.results, *in, labels), "text/csv");
+        return make_response(e.request, 200, render_invocation_json(j.results, *in, labels));
+      },
+      {}, std::move(types));
 }
 
 void Router::invoke_token_classification(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<LoadedModel>& model,

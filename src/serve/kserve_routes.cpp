@@ -294,11 +294,15 @@ void Router::v2_infer(const Ex& ex, const RouteMatch& m) {
   }
   check_rows_fit_queue(request->inputs.texts.size(), model->limits.queue_size, model->name);  // 413 before tokenizing
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<std::vector<int32_t>> rows = tokenize_inputs(request->inputs, *model);
+  std::vector<std::vector<int32_t>> types;
+  std::vector<std::vector<int32_t>> rows = tokenize_inputs(request->inputs, *model, &types);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  submit(ex, model, std::move(rows), seconds, [request, model](const Exchange& e, const Job& j) {
-    return make_response(e.request, 200, render_kserve_infer(j.results, *request, model->name, model->version));
-  });
+  submit(
+      ex, model, std::move(rows), seconds,
+      [request, model](const Exchange& e, const Job& j) {
+        return make_response(e.request, 200, render_kserve_infer(j.results, *request, model->name, model->version));
+      },
+      {}, std::move(types));
 }
 
 }  // namespace rc::serve

@@ -163,12 +163,15 @@ class Router {
   void invoke_embeddings(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<LoadedModel>& model,
                          const std::shared_ptr<const struct ParsedInputs>& in, bool flat_single = false);
   // Tokenizes every input (pairs too); 413 over the limit unless truncating.
-  std::vector<std::vector<int32_t>> tokenize_inputs(const struct ParsedInputs& in, const LoadedModel& model) const;
+  // token_types (when given): each row's types (a pair's second text is type 1 under BERT's
+  // template), left empty when every type is 0.
+  std::vector<std::vector<int32_t>> tokenize_inputs(const struct ParsedInputs& in, const LoadedModel& model,
+                                                    std::vector<std::vector<int32_t>>* token_types = nullptr) const;
   // Queues rows; on_done runs on the connection's thread with the finished job.
   void submit(const std::shared_ptr<Exchange>& ex, const std::shared_ptr<LoadedModel>& model,
               std::vector<std::vector<int32_t>> rows, double tokenize_seconds,
               std::function<HttpResponse(const Exchange&, const Job&)> render,
-              std::function<void(size_t row)> run_row = {});
+              std::function<void(size_t row)> run_row = {}, std::vector<std::vector<int32_t>> token_types = {});
   void register_model(const std::shared_ptr<Exchange>& ex, ModelSpec spec, bool torchserve);
   // Embedding inputs to rows: the prompt prepended to texts, token ids checked and used as
   // given; TEI's 413 for an empty or (truncate false) over-long input.

@@ -103,22 +103,37 @@ TEST(ServeTokenTypes, DefaultBackendRefusesTypeOne) {
   EXPECT_THROW(fake.run_with_types(rows, std::vector<std::vector<int32_t>>{{0, 1, 1}}), rc::Error);
 }
 
-// The HTTP routes still hand the batcher ids alone (Router::tokenize_inputs calls
-// tokenize_input): a BERT pair on TEI's /predict and on /invocations is refused with the reason,
-// not answered as type 0. Single texts are served.
-TEST(ServeTokenTypes, RoutesRefuseBertPairsUntilTheyPassTokenTypes) {
+// The HTTP routes carry a pair's token types to the batcher (Router::tokenize_inputs): a BERT
+// pair on TEI's /predict (raw_scores), on /invocations and on KServe v2 answers HF's logits; the
+// same pair sent without its second text's type 1 would not (BatcherCarriesTokenTypesToTheModel).
+TEST(ServeTokenTypes, RoutesPassBertPairsTokenTypesToTheModel) {
   const rc::test::BertPairCase c;
   RealModelServer server(c.dir);
-  auto tei = call("POST", server.url("/predict"),
-                  json{{"inputs", json::array({json::array({c.texts[0], c.text_pairs[0]})})}}.dump());
-  EXPECT_GE(tei.status, 400) << tei.body;
-  EXPECT_LT(tei.status, 500) << tei.body;
-  EXPECT_NE(tei.body.find("token type"), std::string::npos) << tei.body;
+  json batch = json::array();
+  for (int64_t b = 0; b < c.B; ++b) batch.push_back(json::array({c.texts[size_t(b)], c.text_pairs[size_t(b)]}));
+  auto tei = call("POST", server.url("/predict"), json{{"inputs", batch}, {"raw_scores", true}}.dump());
+  ASSERT_EQ(tei.status, 200) << tei.body;
+  const json answers = json::parse(tei.body);
+  ASSERT_EQ(int64_t(answers.size()), c.B) << tei.body;
+  // TEI's raw_scores answer: per input, every label with its logit, best first.
+  const auto labels = rc::Classifier::load(c.dir, rc::LoadOptions{})->labels();
+  for (int64_t b = 0; b < c.B; ++b) {
+    ASSERT_EQ(int64_t(answers[size_t(b)].size()), c.K) << tei.body;
+    for (const auto& item : answers[size_t(b)]) {
+      const auto at = std::find(labels.begin(), labels.end(), item.at("label").get<std::string>());
+      ASSERT_NE(at, labels.end()) << item;
+      EXPECT_NEAR(item.at("score").get<double>(), c.logits[size_t(b * c.K + (at - labels.begin()))], 1e-4)
+          << "pair " << b << " label " << *at;
+    }
+  }
+  // /invocations with {"text", "text_pair"}: the softmax of HF's logits.
   auto inv = call("POST", server.url("/invocations"),
                   json{{"inputs", {{"text", c.texts[0]}, {"text_pair", c.text_pairs[0]}}}}.dump());
-  EXPECT_GE(inv.status, 400) << inv.body;
-  EXPECT_LT(inv.status, 500) << inv.body;
-  EXPECT_NE(inv.body.find("token type"), std::string::npos) << inv.body;
+  ASSERT_EQ(inv.status, 200) << inv.body;
+  double z = 0, top = -1e30;
+  for (int64_t k = 0; k < c.K; ++k) top = std::max(top, double(c.logits[size_t(k)]));
+  for (int64_t k = 0; k < c.K; ++k) z += std::exp(double(c.logits[size_t(k)]) - top);
+  EXPECT_NEAR(json::parse(inv.body).at(0).at("score").get<double>(), 1.0 / z, 1e-4) << inv.body;
   auto single = call("POST", server.url("/predict"), json{{"inputs", c.texts[0]}, {"raw_scores", true}}.dump());
   EXPECT_EQ(single.status, 200) << single.body;
 }
