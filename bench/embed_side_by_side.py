@@ -124,7 +124,8 @@ def main():
         servers.append(embed)
         results = {}
         results["predict"] = line("roberta.cpp", "/predict", args.batch,
-                                  time_requests(predict.port, "/predict", body, args.iters, args.warmup))
+                                  time_requests(predict.port, "/predict", {"inputs": [[t] for t in texts]}, args.iters,
+                                                args.warmup))  # TEI's batch: [[text], ...]
         results["embed"] = line("roberta.cpp", "/embed", args.batch,
                                 time_requests(embed.port, "/embed", dict(body, normalize=False), args.iters,
                                               args.warmup))
