@@ -20,8 +20,12 @@ fi
 BUILD_DIR=${BUILD_DIR:-build}
 # Tests on whatever the folder held before: scripts/demo.sh configures a fresh folder with
 # RC_BUILD_TESTS=OFF, and a cache keeps that unless told otherwise.
+# Unity builds of the layer libraries (RC_UNITY, 8 files a unit): measured on a clean clone, 2
+# quiet Ice Lake vCPUs, 10.2 min for the whole build against 14.0 without (the libraries' compile
+# CPU time 457 s against 834); the same 930 tests pass. RC_UNITY=OFF builds file by file.
 configure() {
-  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRC_BUILD_TESTS=ON -DRC_WERROR="${RC_WERROR:-OFF}"
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRC_BUILD_TESTS=ON -DRC_WERROR="${RC_WERROR:-OFF}" \
+    -DRC_UNITY="${RC_UNITY:-ON}"
 }
 if [ "$configure_only" = 1 ]; then
   configure
