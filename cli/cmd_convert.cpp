@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "core/check.h"
 #include "model/checkpoint.h"
+#include "model/param_layout.h"
 #include "model/roberta_config.h"
 #include "model_source.h"
 
@@ -26,11 +27,10 @@ void add_convert_command(CLI::App& app) {
   cmd->callback([f] {
     const std::filesystem::path src = resolve_model_source(f->model, f->revision);
     const model::RobertaConfig config = model::RobertaConfig::from_file(src / "config.json");
-    // The head the folder was saved with: a masked-LM folder stays one (its lm_head is kept).
-    bool masked_lm = false;
-    for (const std::string& a : config.architectures) masked_lm |= a.ends_with("ForMaskedLM");
+    // The head the folder was saved with (masked LM, token classifier, bare encoder or sequence
+    // classifier) stays the one written, with the family's own class name.
     model::CheckpointLoadOptions load;
-    load.head = masked_lm ? model::HeadKind::masked_lm : model::HeadKind::classifier;
+    load.head = model::checkpoint_head_kind(src);
     const auto m = model::load_checkpoint(src, load);
     const std::filesystem::path out = f->output;
     RC_CHECK(!std::filesystem::exists(out / "model.safetensors") || !std::filesystem::equivalent(src, out),
@@ -39,7 +39,7 @@ void add_convert_command(CLI::App& app) {
     model::save_checkpoint(out, *m, {}, f->dtype == "bf16" ? DType::bf16 : DType::f32);
     model::copy_tokenizer_files(src, out);
     std::printf("wrote %s (%s weights, %s)\n", out.c_str(), f->dtype.c_str(),
-                masked_lm ? "RobertaForMaskedLM" : "RobertaForSequenceClassification");
+                model::head_architecture(load.head, config.family()).c_str());
   });
 }
 

@@ -24,6 +24,26 @@ std::string supported_model_types() {
   return s;
 }
 
+void set_bert_layer_names(EncoderFamily& f) {
+  auto set = [&](Role r, const char* n) { f.names[int(r)] = n; };
+  set(Role::query_weight, "attention.self.query.weight");
+  set(Role::key_weight, "attention.self.key.weight");
+  set(Role::value_weight, "attention.self.value.weight");
+  set(Role::query_bias, "attention.self.query.bias");
+  set(Role::key_bias, "attention.self.key.bias");
+  set(Role::value_bias, "attention.self.value.bias");
+  set(Role::attention_out_weight, "attention.output.dense.weight");
+  set(Role::attention_out_bias, "attention.output.dense.bias");
+  set(Role::attention_ln_weight, "attention.output.LayerNorm.weight");
+  set(Role::attention_ln_bias, "attention.output.LayerNorm.bias");
+  set(Role::ffn_in_weight, "intermediate.dense.weight");
+  set(Role::ffn_in_bias, "intermediate.dense.bias");
+  set(Role::ffn_out_weight, "output.dense.weight");
+  set(Role::ffn_out_bias, "output.dense.bias");
+  set(Role::ffn_ln_weight, "output.LayerNorm.weight");
+  set(Role::ffn_ln_bias, "output.LayerNorm.bias");
+}
+
 const EncoderFamily& family_of(std::string_view model_type) {
   for (const EncoderFamily* f : all_families())
     if (model_type == f->model_type) return *f;

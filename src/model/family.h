@@ -126,6 +126,10 @@ struct EncoderFamily {
   std::string class_name(std::string_view head_suffix) const { return class_prefix + std::string(head_suffix); }
 };
 
+// BertLayer's tensor names (relative to layer_prefix<l>), which RobertaLayer copies: the
+// attention, its output dense and LayerNorm, the FFN and its LayerNorm.
+void set_bert_layer_names(EncoderFamily& family);
+
 // The family of a config.json model_type; throws unsupported naming it when none is.
 const EncoderFamily& family_of(std::string_view model_type);
 // Every family this build reads, in the order family_of tries them.
