@@ -13,23 +13,10 @@ set -euo pipefail
 BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 SRC=$(cd "$(dirname "$0")/../../.." && pwd)
 HERE="$SRC/tests/serve/hf-client"
-command -v node >/dev/null && command -v npm >/dev/null || { echo "skip: node/npm not installed"; exit 77; }
-CACHE=${RC_HF_CLIENT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/roberta-hf-client}
-mkdir -p "$CACHE"
-cp "$HERE/"{package.json,package-lock.json,client.mjs} "$CACHE/"
-if ! (cd "$CACHE" && node -e 'import("@huggingface/inference")' 2>/dev/null); then
-  (cd "$CACHE" && npm ci --no-audit --no-fund --silent) || { echo "skip: npm ci failed (no registry?)"; exit 77; }
-fi
-(cd "$CACHE" && node -e 'import("@huggingface/inference")') || { echo "skip: @huggingface/inference does not load"; exit 77; }
-
 WORK=$(mktemp -d)
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+source "$SRC/tests/serve/npm_client_lib.sh"
+CACHE=${RC_HF_CLIENT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/roberta-hf-client}
+npm_client_cache "$HERE" @huggingface/inference "$CACHE"
 
 TINY="$SRC/tests/data/tiny"
 MLM="$WORK/mlm"
@@ -37,19 +24,6 @@ mkdir -p "$MLM"
 cp "$SRC/assets/pretrained/tweets-tiny-mlm/"{config.json,model.safetensors} "$MLM/"
 cp "$SRC/assets/tokenizer/roberta-base/"{vocab.json,merges.txt} "$MLM/"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-serve() {  # serve NAME DIR [FLAGS...] -> sets PORT
-  PORT=$(free_port)
-  "$BIN" serve --model "$1=$2" --host 127.0.0.1 --port "$PORT" --management-port -1 --precision fp32 \
-    --threads 1 "${@:3}" > "$WORK/$1.log" 2>&1 &
-  PIDS+=($!)
-  for _ in $(seq 1 300); do
-    curl -sf "http://127.0.0.1:$PORT/ping" >/dev/null 2>&1 && return 0
-    kill -0 "${PIDS[-1]}" 2>/dev/null || { cat "$WORK/$1.log"; echo "FAIL: serve $1 exited"; exit 1; }
-    sleep 0.1
-  done
-  cat "$WORK/$1.log"; echo "FAIL: serve $1 not ready in 30 s"; exit 1
-}
 # A token classifier: the tiny body with a token head trained one step on two sentences.
 NER="$WORK/ner"
 printf '%s\n' '{"tokens": ["Ann", "went", "to", "Rome"], "ner_tags": ["B-PER", "O", "O", "B-LOC"]}' \
