@@ -13,6 +13,11 @@
 
     /usr/bin/python3 bench/embed_side_by_side.py [--roberta build/cli/roberta] [--model DIR | --shape small]
         [--batch 32] [--words 48] [--threads 2] [--iters 20] [--skip-ort] [--skip-torch]
+        [--cls] [--skip-reference]
+
+The servers' requests are interleaved (one of each route per iteration) and each ratio is
+also given as the median of the per-iteration ratios: a load on the machine then falls on
+both routes alike.
 
 Without --model a random classifier is made with `roberta init --config SHAPE`. ORT needs
 `npm ci --prefix bench/ort` once (skipped with a note when missing). Prints one JSON line per
@@ -75,15 +80,31 @@ class Server:
         self.proc.wait(timeout=30)
 
 
-def time_requests(port, path, body, iters, warmup):
+def time_interleaved(calls, iters, warmup):
+    """calls: {name: (port, path, body)}. One request of each in turn per iteration, so that a
+    load on the machine falls on every route alike (the ratios then hold under load where the
+    absolute figures do not). Returns {name: [ms, ...]}."""
     for _ in range(warmup):
-        post(port, path, body)
-    times = []
+        for port, path, body in calls.values():
+            post(port, path, body)
+    times = {name: [] for name in calls}
     for _ in range(iters):
-        t0 = time.perf_counter()
-        post(port, path, body)
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
+        for name, (port, path, body) in calls.items():
+            t0 = time.perf_counter()
+            post(port, path, body)
+            times[name].append((time.perf_counter() - t0) * 1e3)
+    return times
+
+
+def cpu_seconds(pid):
+    """The server's user + system CPU time (Linux /proc; None elsewhere). On a loaded machine
+    this is what a request cost, where its latency also holds the time it waited for a core."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except OSError:
+        return None
 
 
 def line(engine, what, batch, ms, **extra):
@@ -105,6 +126,9 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--skip-ort", action="store_true")
     ap.add_argument("--skip-torch", action="store_true")
+    ap.add_argument("--cls", action="store_true", help="also time /embed with --pooling cls")
+    ap.add_argument("--skip-reference", action="store_true",
+                    help="the server ratios only: no PyTorch / ONNX Runtime check or timing")
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="rc-embed-bench-")
     servers = []
@@ -122,13 +146,36 @@ def main():
         servers.append(predict)
         embed = Server(args.roberta, model, args.threads, ["--pooling", "mean"])
         servers.append(embed)
+        calls = {"predict": (predict.port, "/predict", {"inputs": [[t] for t in texts]}),  # TEI's batch: [[text], ...]
+                 "embed": (embed.port, "/embed", dict(body, normalize=False))}
+        if args.cls:  # the same body pooled on <s>: the last layer runs on that row only, as /predict's
+            embed_cls = Server(args.roberta, model, args.threads, ["--pooling", "cls"])
+            servers.append(embed_cls)
+            calls["embed_cls"] = (embed_cls.port, "/embed", dict(body, normalize=False))
+        pids = {"predict": predict.proc.pid, "embed": embed.proc.pid}
+        if args.cls:
+            pids["embed_cls"] = embed_cls.proc.pid
+        cpu0 = {name: cpu_seconds(pid) for name, pid in pids.items()}
+        times = time_interleaved(calls, args.iters, args.warmup)
         results = {}
-        results["predict"] = line("roberta.cpp", "/predict", args.batch,
-                                  time_requests(predict.port, "/predict", {"inputs": [[t] for t in texts]}, args.iters,
-                                                args.warmup))  # TEI's batch: [[text], ...]
-        results["embed"] = line("roberta.cpp", "/embed", args.batch,
-                                time_requests(embed.port, "/embed", dict(body, normalize=False), args.iters,
-                                              args.warmup))
+        for name, (_, path, _) in calls.items():
+            cpu1 = cpu_seconds(pids[name])
+            extra = {}
+            if cpu1 is not None and cpu0[name] is not None:  # warm-up requests included
+                extra["server_cpu_ms_per_request"] = round((cpu1 - cpu0[name]) / (args.iters + args.warmup) * 1e3, 1)
+            results[name] = line("roberta.cpp", path + (" (cls)" if name == "embed_cls" else ""), args.batch,
+                                 statistics.median(times[name]), **extra)
+        for name in calls:
+            if name != "predict":
+                pair = [e / p for e, p in zip(times[name], times["predict"])]
+                ratio = {"ratio": f"{name}/predict", "median_of_interleaved_pairs": round(statistics.median(pair), 3),
+                         "of_medians": round(results[name]["ms_median"] / results["predict"]["ms_median"], 3)}
+                if "server_cpu_ms_per_request" in results[name]:
+                    ratio["of_server_cpu"] = round(results[name]["server_cpu_ms_per_request"] /
+                                                   results["predict"]["server_cpu_ms_per_request"], 3)
+                print(json.dumps(ratio))
+        if args.skip_reference:
+            return
         ours = post(embed.port, "/embed", dict(body, normalize=False))
         toks = post(embed.port, "/tokenize", {"inputs": texts, "add_special_tokens": True})
         ids = [[t["id"] for t in row] for row in toks]

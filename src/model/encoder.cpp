@@ -48,11 +48,16 @@ void encoder_layer_forward(const ExecCtx& ctx, const RobertaConfig& c, const Lay
     attn = a.attn_gemm.data;
     attn_type = ActType::bf16;
   }
-  if (rows == Rows::first_token && T > 1) {
-    RC_ASSERT(a.rows_scratch && !drop && attn_type == ActType::f32);
+  if ((rows == Rows::first_token && T > 1) || rows == Rows::selected) {
+    RC_ASSERT(a.rows_scratch && !drop && attn_type == ActType::f32 && (rows != Rows::selected || a.row_index));
     profiled(ctx, F::other, [&] {
-      kernels::gather_first_tokens(ctx, a.rows_scratch, a.attn, B, T, C);
-      kernels::gather_first_tokens(ctx, a.rows_scratch + B * C, a.x_in, B, T, C);
+      if (rows == Rows::selected) {
+        kernels::gather_rows(ctx, a.rows_scratch, a.attn, a.row_index, B, C);
+        kernels::gather_rows(ctx, a.rows_scratch + B * C, a.x_in, a.row_index, B, C);
+      } else {
+        kernels::gather_first_tokens(ctx, a.rows_scratch, a.attn, B, T, C);
+        kernels::gather_first_tokens(ctx, a.rows_scratch + B * C, a.x_in, B, T, C);
+      }
     });
     attn = a.rows_scratch;
     residual = a.rows_scratch + B * C;

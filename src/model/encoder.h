@@ -50,7 +50,8 @@ struct LayerActs {
   float* ffn_act_scratch = nullptr;
   float* ffn_sum = nullptr;                        // (B·T, C) LN2 input saved (may alias proj)
   float *ln2_mean = nullptr, *ln2_rstd = nullptr;  // (B·T) or null
-  float* rows_scratch = nullptr;                   // (2·B, C): Rows::first_token's gathered rows
+  float* rows_scratch = nullptr;                   // (2·B, C): Rows::first_token's / selected's gathered rows
+  const int64_t* row_index = nullptr;  // (B) on the context's device: Rows::selected's row of each sequence in (B·T)
   // The GEMM inputs in the GEMM's input type (kernels/gemm_input.h), written by the op before
   // each GEMM, so that the GEMM runs no conversion pass. none(): the GEMM reads the fp32 rows.
   // Inference with packed weights: the LayerNorms write them; they may share storage (each is
@@ -76,8 +77,9 @@ struct LayerDropout {
 
 // The rows a layer carries past its attention: every token, or token 0 of each sequence
 // only (the last layer at inference: the head reads nothing else; its attention still reads
-// every token's keys and values). With first_token the output has B rows.
-enum class Rows { all, first_token };
+// every token's keys and values). With first_token the output has B rows; with selected
+// too, sequence b's row being LayerActs::row_index[b] (an embedding's last-token pooling).
+enum class Rows { all, first_token, selected };
 
 // seq_lens: (B) on the context's device.
 void encoder_layer_forward(const kernels::ExecCtx& ctx, const RobertaConfig& config, const LayerWeights& w,

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "kernels/exec_ctx.h"
 #include "model/batch.h"
@@ -21,5 +22,13 @@ using HiddenStatesWorkspace = InferenceWorkspace;
 // model and the workspace must be on ctx's device. Any head the model has is not run.
 void forward_hidden_states(const kernels::ExecCtx& ctx, const RobertaModel& model, const Batch& batch,
                            HiddenStatesWorkspace& ws, float* hidden);
+
+// out (B, C), host memory, OVERWRITTEN: the final hidden state of sequence b at positions[b]
+// alone (each in [0, seq_lens[b])): what CLS and last-token pooling read. The last layer's
+// attention output and FFN run on those rows only (forward_logits' short cut for the <s>
+// row); the same values as forward_hidden_states' rows there. Throws invalid_argument for a
+// position outside its sequence.
+void forward_selected_states(const kernels::ExecCtx& ctx, const RobertaModel& model, const Batch& batch,
+                             HiddenStatesWorkspace& ws, std::span<const int32_t> positions, float* out);
 
 }  // namespace rc::model

@@ -68,7 +68,7 @@ void embed_for_inference(const ExecCtx& ctx, const RobertaModel& model, const Ba
 // `last_rows`. Leaves the hidden states in ws.x_ and returns the staged batch.
 struct InferenceAccess {
   static Batch encode(const ExecCtx& ctx, const RobertaModel& model, const Batch& host_batch, InferenceWorkspace& ws,
-                      const char* caller, Rows last_rows) {
+                      const char* caller, Rows last_rows, const int64_t* row_index = nullptr) {
     const RobertaConfig& c = model.config();
     RC_CHECK(host_batch.B <= ws.max_B() && host_batch.T <= ws.max_T(), Errc::invalid_argument, "batch ", host_batch.B,
              "x", host_batch.T, " exceeds the workspace ", ws.max_B(), "x", ws.max_T());
@@ -127,16 +127,52 @@ struct InferenceAccess {
       }
       a.ffn_sum = tmp;
       a.rows_scratch = ws.rows_.f32();
+      a.row_index = row_index;
       encoder_layer_forward(ctx, c, w, a, batch.seq_lens, B, T, nullptr, l + 1 == NL ? last_rows : Rows::all);
     }
     return batch;
   }
+  static const float* hidden(const InferenceWorkspace& ws) { return ws.x_.f32(); }
 };
 
 void forward_hidden_states(const ExecCtx& ctx, const RobertaModel& model, const Batch& host_batch,
                            InferenceWorkspace& ws, float* hidden) {
   const Batch batch = InferenceAccess::encode(ctx, model, host_batch, ws, "forward_hidden_states", Rows::all);
   kernels::download(ctx, hidden, ws.x_.f32(), size_t(batch.B * batch.T * model.config().hidden_size) * sizeof(float));
+}
+
+void forward_selected_states(const ExecCtx& ctx, const RobertaModel& model, const Batch& host_batch,
+                             InferenceWorkspace& ws, std::span<const int32_t> positions, float* out) {
+  const int64_t B = host_batch.B, T = host_batch.T, C = model.config().hidden_size;
+  RC_CHECK(int64_t(positions.size()) == B, Errc::invalid_argument, "forward_selected_states: ", positions.size(),
+           " positions for ", B, " sequences");
+  bool first_only = true;
+  std::vector<int64_t> index(static_cast<size_t>(B));  // row b·T + position of (B·T)
+  for (int64_t b = 0; b < B; ++b) {
+    const int32_t len = host_batch.seq_lens ? host_batch.seq_lens[b] : int32_t(T);
+    RC_CHECK(positions[b] >= 0 && positions[b] < len, Errc::invalid_argument, "forward_selected_states: position ",
+             positions[b], " of sequence ", b, " is outside its ", len, " tokens");
+    first_only = first_only && positions[b] == 0;
+    index[size_t(b)] = b * T + positions[b];
+  }
+  if (model.offsets().layers.empty()) {  // no layer to shorten: every row, then the ones asked for
+    std::vector<float> hidden(size_t(B * T * C));
+    forward_hidden_states(ctx, model, host_batch, ws, hidden.data());
+    for (int64_t b = 0; b < B; ++b) std::copy_n(hidden.data() + index[size_t(b)] * C, C, out + b * C);
+    return;
+  }
+  // The index lives where the gather runs: host memory on the CPU, a small buffer on a device.
+  Buffer device_index;
+  const int64_t* row_index = index.data();
+  if (!first_only && ctx.device != Device::cpu) {
+    device_index = kernels::alloc(ctx, index.size() * sizeof(int64_t));
+    kernels::upload(ctx, device_index.data(), index.data(), index.size() * sizeof(int64_t));
+    row_index = static_cast<const int64_t*>(device_index.data());
+  }
+  InferenceAccess::encode(ctx, model, host_batch, ws, "forward_selected_states",
+                          first_only ? Rows::first_token : Rows::selected, first_only ? nullptr : row_index);
+  // The last layer left one row per sequence at the top of x.
+  kernels::download(ctx, out, InferenceAccess::hidden(ws), size_t(B * C) * sizeof(float));
 }
 
 void forward_logits(const ExecCtx& ctx, const RobertaModel& model, const Batch& host_batch, InferenceWorkspace& ws,

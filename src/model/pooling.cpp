@@ -101,6 +101,40 @@ std::string PoolingConfig::describe() const {
   return s;
 }
 
+namespace {
+
+// Counted positions of row b: [first, len). first > 0 only for an excluded prompt.
+struct Counted {
+  int64_t first, len;
+};
+Counted counted(const PoolingConfig& config, const int32_t* seq_lens, const int32_t* prompt_tokens, int64_t b,
+                int64_t T) {
+  const int64_t len = std::clamp<int64_t>(seq_lens[b], 0, T);
+  const int64_t first =
+      !config.include_prompt && prompt_tokens ? std::clamp<int64_t>(prompt_tokens[b], 0, len) : int64_t(0);
+  return {first, len};
+}
+
+// argmax of the mask: the first counted position, 0 when none is counted.
+int64_t cls_position(Counted c) { return c.first < c.len ? c.first : 0; }
+
+}  // namespace
+
+std::vector<int32_t> pooled_positions(const PoolingConfig& config, const int32_t* seq_lens,
+                                      const int32_t* prompt_tokens, int64_t B) {
+  if (config.modes.size() != 1 || (config.modes[0] != PoolingMode::cls && config.modes[0] != PoolingMode::last_token))
+    return {};
+  std::vector<int32_t> out(static_cast<size_t>(B));
+  for (int64_t b = 0; b < B; ++b) {
+    const Counted c = counted(config, seq_lens, prompt_tokens, b, seq_lens[b]);
+    if (config.modes[0] == PoolingMode::cls)
+      out[size_t(b)] = int32_t(cls_position(c));
+    else
+      out[size_t(b)] = c.first < c.len ? int32_t(c.len - 1) : -1;
+  }
+  return out;
+}
+
 void pool_hidden_states(const PoolingConfig& config, const float* hidden, const int32_t* seq_lens,
                         const int32_t* prompt_tokens, int64_t B, int64_t T, int64_t C, float* out) {
   const int64_t D = config.output_dimension(C);
@@ -108,16 +142,12 @@ void pool_hidden_states(const PoolingConfig& config, const float* hidden, const 
 #pragma omp parallel for firstprivate(acc) if (B * T * C > (1 << 16))
   for (int64_t b = 0; b < B; ++b) {
     const float* h = hidden + b * T * C;
-    // Counted positions: [first, len). first > 0 only for an excluded prompt.
-    const int64_t len = std::clamp<int64_t>(seq_lens[b], 0, T);
-    const int64_t first =
-        !config.include_prompt && prompt_tokens ? std::clamp<int64_t>(prompt_tokens[b], 0, len) : int64_t(0);
+    const auto [first, len] = counted(config, seq_lens, prompt_tokens, b, T);
     float* o = out + b * D;
     for (PoolingMode mode : config.modes) {
       switch (mode) {
         case PoolingMode::cls: {
-          // argmax of the mask: the first counted position, 0 when none is counted.
-          const int64_t t = first < len ? first : 0;
+          const int64_t t = cls_position({first, len});
           std::copy(h + t * C, h + (t + 1) * C, o);
           break;
         }

@@ -46,6 +46,14 @@ struct PoolingConfig {
 void pool_hidden_states(const PoolingConfig& config, const float* hidden, const int32_t* seq_lens,
                         const int32_t* prompt_tokens, int64_t B, int64_t T, int64_t C, float* out);
 
+// The one position each row's pooling reads when the pooling is a single cls or lasttoken
+// mode (what pool_hidden_states copies: the same seq_lens / prompt_tokens semantics), -1
+// for a row it answers with zeros (lasttoken with no counted token); empty for any other
+// pooling. With these, only those rows' final hidden states are needed (hidden_states.h:
+// forward_selected_states).
+std::vector<int32_t> pooled_positions(const PoolingConfig& config, const int32_t* seq_lens,
+                                      const int32_t* prompt_tokens, int64_t B);
+
 // torch.nn.functional.normalize(v, p=2, dim=-1, eps=1e-12): v / max(||v||, 1e-12), in place.
 void l2_normalize(std::span<float> v);
 // Cosine similarity as sentence_transformers.util.cos_sim computes it: the dot product of the

@@ -339,11 +339,26 @@ class RobertaEmbedder final : public Embedder {
       std::copy(rows[b].begin(), rows[b].end(), ids.begin() + b * T);
       lens[b] = int32_t(rows[b].size());
     }
-    std::vector<float> hidden(size_t(B * T * C));
-    run(Batch{B, T, ids.data(), lens.data(), nullptr}, hidden.data());
+    const int32_t* covered = prompt_tokens.empty() ? nullptr : prompt_tokens.data();
+    const Batch batch{B, T, ids.data(), lens.data(), nullptr};
     std::vector<float> pooled(size_t(B * config_.pooling.output_dimension(C)));
-    pool_hidden_states(config_.pooling, hidden.data(), lens.data(),
-                       prompt_tokens.empty() ? nullptr : prompt_tokens.data(), B, T, C, pooled.data());
+    if (std::vector<int32_t> at = pooled_positions(config_.pooling, lens.data(), covered, B); !at.empty()) {
+      // CLS / last-token pooling reads one row per sequence: the last layer runs on it alone,
+      // as the classifier's does on <s> (a row pooled to zeros runs on its <s>, then is zeroed).
+      std::vector<int32_t> positions(at.size());
+      for (size_t b = 0; b < at.size(); ++b) positions[b] = std::max(at[b], 0);
+      run(
+          [&](HiddenStatesWorkspace& ws) {
+            forward_selected_states(ctx_, *model_, batch, ws, positions, pooled.data());
+          },
+          B, T);
+      for (size_t b = 0; b < at.size(); ++b)
+        if (at[b] < 0) std::fill_n(pooled.data() + b * size_t(C), C, 0.0f);
+    } else {
+      std::vector<float> hidden(size_t(B * T * C));
+      run([&](HiddenStatesWorkspace& ws) { forward_hidden_states(ctx_, *model_, batch, ws, hidden.data()); }, B, T);
+      pool_hidden_states(config_.pooling, hidden.data(), lens.data(), covered, B, T, C, pooled.data());
+    }
     int64_t D = config_.pooling.output_dimension(C);
     for (const DenseLayer& d : config_.dense) {
       std::vector<float> next(size_t(B * d.out_features));
@@ -369,19 +384,22 @@ class RobertaEmbedder final : public Embedder {
     const int64_t T = int64_t(row.size());
     const int32_t len = int32_t(T);
     std::vector<float> hidden(size_t(T * hidden_size()));
-    run(Batch{1, T, row.data(), &len, nullptr}, hidden.data());
+    const Batch batch{1, T, row.data(), &len, nullptr};
+    run([&](HiddenStatesWorkspace& ws) { forward_hidden_states(ctx_, *model_, batch, ws, hidden.data()); }, 1, T);
     for (float v : hidden)
       RC_CHECK(std::isfinite(v), Errc::format, "the model's hidden states are not finite (NaN or Inf)");
     return hidden;
   }
 
  private:
-  void run(const Batch& batch, float* hidden) const {
+  // forward(ws) on a pooled workspace of at least B x T.
+  template <class Forward>
+  void run(Forward&& forward, int64_t B, int64_t T) const {
     std::unique_ptr<HiddenStatesWorkspace> ws;
     {
       std::lock_guard lock(pool_mutex_);
       for (auto it = pool_.begin(); it != pool_.end(); ++it)
-        if ((*it)->max_B() >= batch.B && (*it)->max_T() >= batch.T) {
+        if ((*it)->max_B() >= B && (*it)->max_T() >= T) {
           ws = std::move(*it);
           pool_.erase(it);
           break;
@@ -389,9 +407,9 @@ class RobertaEmbedder final : public Embedder {
       if (!ws && !pool_.empty()) pool_.pop_back();  // too small: let it go rather than hoard memory
     }
     if (!ws)
-      ws = std::make_unique<HiddenStatesWorkspace>(ctx_, model_->config(), std::max<int64_t>(batch.B, 32),
-                                                   std::min<int64_t>(std::max<int64_t>(batch.T, 128), max_length_));
-    forward_hidden_states(ctx_, *model_, batch, *ws, hidden);
+      ws = std::make_unique<HiddenStatesWorkspace>(ctx_, model_->config(), std::max<int64_t>(B, 32),
+                                                   std::min<int64_t>(std::max<int64_t>(T, 128), max_length_));
+    forward(*ws);
     std::lock_guard lock(pool_mutex_);
     pool_.push_back(std::move(ws));
   }

@@ -163,8 +163,15 @@ struct BackendOptions {
 using BackendLoader =
     std::function<std::shared_ptr<InferenceBackend>(const std::filesystem::path& dir, const BackendOptions&)>;
 
-// rc::Classifier::load(dir) behind the interface; a RobertaForMaskedLM folder (config.json's
-// architectures) gets rc::FillMasker instead (fill_mask_backend.cpp).
+// The engine make_classifier_backend serves a folder with, by config.json's architectures in
+// its model_type's family (RoBERTa, XLM-R, CamemBERT, BERT, DistilBERT alike): an embedder
+// for a sentence-transformers folder (modules.json), a bare <Prefix>Model or any folder given
+// a pooling; fill-mask for *ForMaskedLM; token classification for <Prefix>ForTokenClassification;
+// else the sequence classifier. Reads config.json only (rc::Error(format) for a bad one).
+enum class BackendKind { classifier, token_classifier, fill_mask, embedder };
+BackendKind backend_kind(const std::filesystem::path& dir, const BackendOptions& options);
+
+// rc::Classifier::load(dir) behind the interface, or the engine backend_kind names.
 std::shared_ptr<InferenceBackend> make_classifier_backend(const std::filesystem::path& dir,
                                                           const BackendOptions& options);
 std::shared_ptr<InferenceBackend> make_fill_mask_backend(const std::filesystem::path& dir,
@@ -172,8 +179,8 @@ std::shared_ptr<InferenceBackend> make_fill_mask_backend(const std::filesystem::
 // model::TokenClassifier behind the interface (token_backend.cpp); make_classifier_backend
 // picks it for a *ForTokenClassification folder.
 // model::Embedder behind the interface (embed_backend.cpp); make_classifier_backend picks it
-// for a sentence-transformers folder (modules.json), a RobertaModel folder, or any folder
-// when BackendOptions::pooling is set.
+// for a sentence-transformers folder (modules.json), a bare base-model folder (RobertaModel,
+// BertModel, ...), or any folder when BackendOptions::pooling is set.
 std::shared_ptr<InferenceBackend> make_embed_backend(const std::filesystem::path& dir,
                                                      const BackendOptions& options = {});
 std::shared_ptr<InferenceBackend> make_token_backend(const std::filesystem::path& dir,

@@ -6,6 +6,7 @@
 
 #include "core/check.h"
 #include "core/tweet_text.h"
+#include "model/family.h"
 #include "model/roberta_config.h"
 #include "model/sentence_transformer.h"
 #include "roberta/classifier.h"
@@ -103,19 +104,34 @@ class ClassifierBackend final : public InferenceBackend {
 
 }  // namespace
 
-std::shared_ptr<InferenceBackend> make_classifier_backend(const std::filesystem::path& dir,
-                                                          const BackendOptions& options) {
+BackendKind backend_kind(const std::filesystem::path& dir, const BackendOptions& options) {
   // Through RobertaConfig, the one reader of config.json: bounded, regular files only (a
   // FIFO here once hung the loader forever, a folder said "basic_filebuf::underflow"), and
-  // its errors name the file. Either engine below reads it again; it is a few KB.
+  // its errors name the file. Each engine reads it again; it is a few KB.
   const model::RobertaConfig config = model::RobertaConfig::from_file(dir / "config.json");
-  // Embedding models: a sentence-transformers folder, a bare RobertaModel, or --pooling (TEI's).
+  // transformers' class names are <Prefix><Head> in the config's family (model_type).
+  const model::EncoderFamily& family = config.family();
   if (model::is_sentence_transformer(dir) || !options.pooling.empty() ||
-      (config.architectures.size() == 1 && config.architectures[0] == "RobertaModel"))
-    return make_embed_backend(dir, options);
+      (config.architectures.size() == 1 && config.architectures[0] == family.class_name("Model")))
+    return BackendKind::embedder;  // a bare base model: TEI's --pooling says how (its error asks)
   for (const std::string& a : config.architectures) {
-    if (a.ends_with("ForMaskedLM")) return make_fill_mask_backend(dir, options);  // every family's
-    if (a == "RobertaForTokenClassification") return make_token_backend(dir, options);
+    if (a.ends_with("ForMaskedLM")) return BackendKind::fill_mask;
+    if (a == family.class_name("ForTokenClassification")) return BackendKind::token_classifier;
+  }
+  return BackendKind::classifier;
+}
+
+std::shared_ptr<InferenceBackend> make_classifier_backend(const std::filesystem::path& dir,
+                                                          const BackendOptions& options) {
+  switch (backend_kind(dir, options)) {
+    case BackendKind::embedder:
+      return make_embed_backend(dir, options);
+    case BackendKind::fill_mask:
+      return make_fill_mask_backend(dir, options);
+    case BackendKind::token_classifier:
+      return make_token_backend(dir, options);
+    case BackendKind::classifier:
+      break;
   }
   LoadOptions load;
   if (!options.precision.empty())

@@ -9,27 +9,13 @@
 #include <numeric>
 
 #include "core/json_depth.h"
-#include "core/utf8.h"
 #include "serve/http_error.h"
+#include "serve/request.h"
 
 using nlohmann::json;
 
 namespace rc::serve {
 namespace {
-
-// TEI's axum Json extractor: a body that does not map onto the type is 422.
-HttpError shape(const std::string& message) { return HttpError(422, "validation", message, Errc::format); }
-
-json parse_object(std::string_view body) {
-  check_json_depth(body, "request body");
-  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded())
-    throw HttpError(400, "validation",
-                    is_valid_utf8(body) ? "request body is not valid JSON" : "request body is not valid UTF-8",
-                    Errc::format);
-  if (!j.is_object()) throw shape("expected a JSON object");
-  return j;
-}
 
 const json* field(const json& j, const char* key) {
   auto it = j.find(key);
@@ -39,14 +25,14 @@ const json* field(const json& j, const char* key) {
 std::optional<bool> opt_bool(const json& j, const char* key) {
   const json* v = field(j, key);
   if (!v) return std::nullopt;
-  if (!v->is_boolean()) throw shape(std::string("`") + key + "` must be a boolean");
+  if (!v->is_boolean()) throw tei_shape_error(std::string("`") + key + "` must be a boolean");
   return v->get<bool>();
 }
 
 std::string opt_string(const json& j, const char* key) {
   const json* v = field(j, key);
   if (!v) return "";
-  if (!v->is_string()) throw shape(std::string("`") + key + "` must be a string");
+  if (!v->is_string()) throw tei_shape_error(std::string("`") + key + "` must be a string");
   return v->get<std::string>();
 }
 
@@ -56,14 +42,14 @@ TruncationSide truncation_direction(const json& j) {
   // TEI's TruncationDirection deserialises the variant names "Left" / "Right".
   if (v->is_string() && (*v == "Right" || *v == "right")) return TruncationSide::right;
   if (v->is_string() && (*v == "Left" || *v == "left")) return TruncationSide::left;
-  throw shape("`truncation_direction` must be \"Left\" or \"Right\"");
+  throw tei_shape_error("`truncation_direction` must be \"Left\" or \"Right\"");
 }
 
 int64_t dimensions_of(const json& j) {
   const json* v = field(j, "dimensions");
   if (!v) return 0;
   if (!v->is_number_integer() || v->get<int64_t>() < 1 || v->get<int64_t>() > kMaxDimensions)
-    throw shape("`dimensions` must be a positive integer");
+    throw tei_shape_error("`dimensions` must be a positive integer");
   return v->get<int64_t>();
 }
 
@@ -75,7 +61,7 @@ std::vector<int32_t> ids_of(const json& list, const char* what) {
   ids.reserve(list.size());
   for (const json& v : list) {
     if (!v.is_number_unsigned() || v.get<uint64_t>() > uint64_t(INT32_MAX))
-      throw shape(std::string("`") + what + "`: a token id must be a non-negative integer");
+      throw tei_shape_error(std::string("`") + what + "`: a token id must be a non-negative integer");
     ids.push_back(int32_t(v.get<uint64_t>()));
   }
   return ids;
@@ -92,7 +78,7 @@ std::vector<EmbedInput> inputs_of(const json& in, const char* what, bool& single
       e.ids = ids_of(v, what);
       e.is_ids = true;
     } else {
-      throw shape(std::string("`") + what + "` must be a string, a list of token ids, or a list of those");
+      throw tei_shape_error(std::string("`") + what + "` must be a string, a list of token ids, or a list of those");
     }
     return e;
   };
@@ -102,17 +88,17 @@ std::vector<EmbedInput> inputs_of(const json& in, const char* what, bool& single
     return out;
   }
   if (!in.is_array())
-    throw shape(std::string("`") + what + "` must be a string, a list of token ids, or a list of those");
+    throw tei_shape_error(std::string("`") + what + "` must be a string, a list of token ids, or a list of those");
   if (in.empty()) throw HttpError(400, "empty", std::string("`") + what + "` cannot be empty", Errc::format);
   for (const json& v : in) out.push_back(one(v));
   return out;
 }
 
 std::vector<std::string> strings_of(const json& list, const char* what) {
-  if (!list.is_array()) throw shape(std::string("`") + what + "` must be a list of strings");
+  if (!list.is_array()) throw tei_shape_error(std::string("`") + what + "` must be a list of strings");
   std::vector<std::string> out;
   for (const json& s : list) {
-    if (!s.is_string()) throw shape(std::string("`") + what + "`: every element must be a string");
+    if (!s.is_string()) throw tei_shape_error(std::string("`") + what + "`: every element must be a string");
     out.push_back(s.get<std::string>());
   }
   return out;
@@ -141,9 +127,9 @@ void append_floats(std::string& out, std::span<const float> v) {
 }  // namespace
 
 EmbedRequest parse_tei_embed(std::string_view body) {
-  const json j = parse_object(body);
+  const json j = parse_tei_object(body);
   const json* in = field(j, "inputs");
-  if (!in) throw shape("missing field `inputs`");
+  if (!in) throw tei_shape_error("missing field `inputs`");
   EmbedRequest r;
   r.inputs = inputs_of(*in, "inputs", r.single);
   r.truncate = opt_bool(j, "truncate");
@@ -155,15 +141,15 @@ EmbedRequest parse_tei_embed(std::string_view body) {
 }
 
 EmbedRequest parse_openai_embeddings(std::string_view body) {
-  const json j = parse_object(body);
+  const json j = parse_tei_object(body);
   const json* in = field(j, "input");
-  if (!in) throw shape("missing field `input`");
+  if (!in) throw tei_shape_error("missing field `input`");
   EmbedRequest r;
   r.inputs = inputs_of(*in, "input", r.single);
   r.model = opt_string(j, "model");
   const std::string format = opt_string(j, "encoding_format");
   if (!format.empty() && format != "float" && format != "base64")
-    throw shape("`encoding_format` must be \"float\" or \"base64\"");
+    throw tei_shape_error("`encoding_format` must be \"float\" or \"base64\"");
   r.base64 = format == "base64";
   r.dimensions = dimensions_of(j);
   opt_string(j, "user");  // accepted, unused (as TEI)
@@ -196,13 +182,13 @@ bool is_similarity_body(std::string_view body) {
 }
 
 RerankRequest parse_tei_rerank(std::string_view body) {
-  const json j = parse_object(body);
+  const json j = parse_tei_object(body);
   RerankRequest r;
   const json* q = field(j, "query");
-  if (!q || !q->is_string()) throw shape(q ? "`query` must be a string" : "missing field `query`");
+  if (!q || !q->is_string()) throw tei_shape_error(q ? "`query` must be a string" : "missing field `query`");
   r.query = q->get<std::string>();
   const json* t = field(j, "texts");
-  if (!t) throw shape("missing field `texts`");
+  if (!t) throw tei_shape_error("missing field `texts`");
   r.texts = strings_of(*t, "texts");
   r.truncate = opt_bool(j, "truncate");
   r.side = truncation_direction(j);
@@ -213,19 +199,19 @@ RerankRequest parse_tei_rerank(std::string_view body) {
 }
 
 SimilarityRequest parse_tei_similarity(std::string_view body) {
-  const json j = parse_object(body);
+  const json j = parse_tei_object(body);
   const json* in = field(j, "inputs");
-  if (!in || !in->is_object()) throw shape(in ? "`inputs` must be an object" : "missing field `inputs`");
+  if (!in || !in->is_object()) throw tei_shape_error(in ? "`inputs` must be an object" : "missing field `inputs`");
   SimilarityRequest r;
   const json* src = field(*in, "source_sentence");
   if (!src || !src->is_string())
-    throw shape(src ? "`source_sentence` must be a string" : "missing field `inputs.source_sentence`");
+    throw tei_shape_error(src ? "`source_sentence` must be a string" : "missing field `inputs.source_sentence`");
   r.source = src->get<std::string>();
   const json* s = field(*in, "sentences");
-  if (!s) throw shape("missing field `inputs.sentences`");
+  if (!s) throw tei_shape_error("missing field `inputs.sentences`");
   r.sentences = strings_of(*s, "sentences");
   if (const json* p = field(j, "parameters")) {
-    if (!p->is_object()) throw shape("`parameters` must be an object");
+    if (!p->is_object()) throw tei_shape_error("`parameters` must be an object");
     r.truncate = opt_bool(*p, "truncate");
     r.side = truncation_direction(*p);
     r.prompt_name = opt_string(*p, "prompt_name");

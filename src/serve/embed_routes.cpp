@@ -67,6 +67,20 @@ std::vector<std::vector<int32_t>> Router::tokenize_embed_inputs(const EmbedReque
   return rows;
 }
 
+Router::EmbedRows Router::embed_rows(const EmbedRequest& in, const LoadedModel& model) const {
+  check_batch_size(in.inputs.size(), config_.max_client_batch_size);
+  EmbedRows out;
+  try {
+    out.prompt = model.backend->prompt_text(in.prompt_name);
+  } catch (const Error& e) {
+    throw validation(e.what());
+  }
+  const auto t0 = Clock::now();
+  out.rows = tokenize_embed_inputs(in, model, out.prompt, in.truncate.value_or(config_.truncate));
+  out.tokenize_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  return out;
+}
+
 void Router::submit_embeddings(const Ex& ex, const std::shared_ptr<LoadedModel>& model,
                                std::vector<std::vector<int32_t>> rows, int prompt_tokens, double tokenize_seconds,
                                EmbedRender render) {
@@ -103,28 +117,19 @@ void Router::tei_embed(const Ex& ex, const RouteMatch&) {
 void Router::embed(const Ex& ex, const std::shared_ptr<LoadedModel>& model, const std::shared_ptr<EmbedRequest>& in,
                    EmbedRender render) {
   require_embedding_model(*model);
-  check_batch_size(in->inputs.size(), config_.max_client_batch_size);
   const int64_t dim = model->backend->embedding_dimension();
   // TEI (core/src/infer.rs, MRL): "`dimensions` should be smaller than the maximum embedding dimension."
   if (in->dimensions > dim)
     throw validation("`dimensions` should be smaller than the maximum embedding dimension (" + std::to_string(dim) +
                      "), got " + std::to_string(in->dimensions));
-  std::string prompt;
-  try {
-    prompt = model->backend->prompt_text(in->prompt_name);
-  } catch (const Error& e) {
-    throw validation(e.what());
-  }
-  const auto t0 = Clock::now();
-  auto rows = tokenize_embed_inputs(*in, *model, prompt, in->truncate.value_or(config_.truncate));
-  const double tokenize_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  EmbedRows r = embed_rows(*in, *model);
   in->tokens = 0;
-  for (const auto& r : rows) in->tokens += int64_t(r.size());
+  for (const auto& row : r.rows) in->tokens += int64_t(row.size());
   // Prompt exclusion applies to texts, not to token ids the client built itself.
   bool any_ids = false;
   for (const EmbedInput& i : in->inputs) any_ids = any_ids || i.is_ids;
-  const int excluded = any_ids || prompt.empty() ? 0 : model->backend->excluded_prompt_tokens(prompt);
-  submit_embeddings(ex, model, std::move(rows), excluded, tokenize_seconds,
+  const int excluded = any_ids || r.prompt.empty() ? 0 : model->backend->excluded_prompt_tokens(r.prompt);
+  submit_embeddings(ex, model, std::move(r.rows), excluded, r.tokenize_seconds,
                     [in, render](const Exchange& e, std::vector<std::vector<float>>& vectors) {
                       // Matryoshka: truncate, then normalise the truncated vector (TEI's order).
                       for (auto& v : vectors) model::truncate_embedding(v, in->dimensions, in->normalize);
@@ -135,17 +140,7 @@ void Router::embed(const Ex& ex, const std::shared_ptr<LoadedModel>& model, cons
 void Router::tei_embed_all(const Ex& ex, const RouteMatch&) {
   const auto model = primary_model(*ex);
   require_embedding_model(*model);
-  const EmbedRequest in = parse_tei_embed(ex->request.body);
-  check_batch_size(in.inputs.size(), config_.max_client_batch_size);
-  std::string prompt;
-  try {
-    prompt = model->backend->prompt_text(in.prompt_name);
-  } catch (const Error& e) {
-    throw validation(e.what());
-  }
-  const auto t0 = Clock::now();
-  auto rows = tokenize_embed_inputs(in, *model, prompt, in.truncate.value_or(config_.truncate));
-  const double tokenize_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  auto [prompt, rows, tokenize_seconds] = embed_rows(parse_tei_embed(ex->request.body), *model);
   // The answer is tokens x hidden floats: bounded before anything runs (~16 bytes a float in JSON).
   const int64_t hidden = model->backend->hidden_size();
   int64_t tokens = 0;
@@ -169,17 +164,7 @@ void Router::tei_embed_all(const Ex& ex, const RouteMatch&) {
 void Router::tei_embed_sparse(const Ex& ex, const RouteMatch&) {
   const auto model = primary_model(*ex);
   if (!model->backend->sparse()) throw backend_error("Model is not an embedding model with SPLADE pooling");
-  const EmbedRequest in = parse_tei_embed(ex->request.body);
-  check_batch_size(in.inputs.size(), config_.max_client_batch_size);
-  std::string prompt;
-  try {
-    prompt = model->backend->prompt_text(in.prompt_name);
-  } catch (const Error& e) {
-    throw validation(e.what());
-  }
-  const auto t0 = Clock::now();
-  auto rows = tokenize_embed_inputs(in, *model, prompt, in.truncate.value_or(config_.truncate));
-  const double tokenize_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  auto [prompt, rows, tokenize_seconds] = embed_rows(parse_tei_embed(ex->request.body), *model);
   // At worst every vocabulary entry is non-zero: ~32 bytes of {"index","value"} each.
   const int64_t worst = int64_t(rows.size()) * model->backend->embedding_dimension() * 32;
   if (worst > int64_t(config_.max_answer_bytes))

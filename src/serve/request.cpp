@@ -271,24 +271,10 @@ ParsedInputs parse_hf_endpoint(std::string_view body) {
 
 namespace {
 
-// TEI answers a body its JSON extractor cannot map onto the request type with 422.
-HttpError tei_shape(const std::string& message) { return HttpError(422, "validation", message, Errc::format); }
-
-json parse_tei_json(std::string_view body) {
-  check_json_depth(body, "request body");
-  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded())
-    throw HttpError(400, "validation",
-                    is_valid_utf8(body) ? "request body is not valid JSON" : "request body is not valid UTF-8",
-                    Errc::format);
-  if (!j.is_object()) throw tei_shape("expected a JSON object {\"inputs\": ...}");
-  return j;
-}
-
 std::vector<std::string> strings_of(const json& list, const char* what) {
   std::vector<std::string> out;
   for (const auto& s : list) {
-    if (!s.is_string()) throw tei_shape(std::string(what) + ": every element must be a string");
+    if (!s.is_string()) throw tei_shape_error(std::string(what) + ": every element must be a string");
     out.push_back(s.get<std::string>());
   }
   return out;
@@ -296,12 +282,25 @@ std::vector<std::string> strings_of(const json& list, const char* what) {
 
 }  // namespace
 
+json parse_tei_object(std::string_view body) {
+  check_json_depth(body, "request body");
+  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded())
+    throw HttpError(400, "validation",
+                    is_valid_utf8(body) ? "request body is not valid JSON" : "request body is not valid UTF-8",
+                    Errc::format);
+  if (!j.is_object()) throw tei_shape_error("expected a JSON object");
+  return j;
+}
+
+HttpError tei_shape_error(const std::string& message) { return HttpError(422, "validation", message, Errc::format); }
+
 ParsedInputs parse_tei_tokenize(std::string_view body) {
   // TEI's routes only speak JSON; the Content-Type is not checked so `curl -d` (which sends
   // application/x-www-form-urlencoded) works.
-  const json j = parse_tei_json(body);
+  const json j = parse_tei_object(body);
   auto it = j.find("inputs");
-  if (it == j.end()) throw tei_shape("missing field `inputs`");
+  if (it == j.end()) throw tei_shape_error("missing field `inputs`");
   // TEI's TokenizeInput is a string or a list of strings; an empty list passes its extractor
   // and is refused by the route as ErrorType::Empty (400).
   if (it->is_array() && it->empty()) throw HttpError(400, "empty", "`inputs` cannot be empty", Errc::format);
@@ -310,15 +309,15 @@ ParsedInputs parse_tei_tokenize(std::string_view body) {
     out.texts = texts_of(*it, out.single);
     read_params(j, out);
   } catch (const HttpError& e) {
-    throw tei_shape(e.what());  // a value of the wrong type: TEI's JSON extractor answers 422
+    throw tei_shape_error(e.what());  // a value of the wrong type: TEI's JSON extractor answers 422
   }
   return out;
 }
 
 ParsedInputs parse_tei_predict(std::string_view body) {
-  const json j = parse_tei_json(body);
+  const json j = parse_tei_object(body);
   auto it = j.find("inputs");
-  if (it == j.end()) throw tei_shape("missing field `inputs`");
+  if (it == j.end()) throw tei_shape_error("missing field `inputs`");
   const json& in = *it;
   const char* expecting =
       "expected a string, a pair of strings [string, string] or a batch of mixed strings and "
@@ -326,7 +325,7 @@ ParsedInputs parse_tei_predict(std::string_view body) {
   ParsedInputs out;
   auto add = [&](std::vector<std::string> seq) {
     if (seq.size() != 1 && seq.size() != 2)
-      throw tei_shape("invalid length " + std::to_string(seq.size()) + ", " + expecting);
+      throw tei_shape_error("invalid length " + std::to_string(seq.size()) + ", " + expecting);
     out.texts.push_back(std::move(seq[0]));
     out.pairs.push_back(seq.size() == 2 ? std::optional(std::move(seq[1])) : std::nullopt);
   };
@@ -339,11 +338,11 @@ ParsedInputs parse_tei_predict(std::string_view body) {
     add(strings_of(in, "inputs"));
   } else if (in.is_array() && !in.empty()) {
     for (const auto& seq : in) {
-      if (!seq.is_array()) throw tei_shape(std::string("a batch holds lists of 1 or 2 strings; ") + expecting);
+      if (!seq.is_array()) throw tei_shape_error(std::string("a batch holds lists of 1 or 2 strings; ") + expecting);
       add(strings_of(seq, "inputs"));
     }
   } else {
-    throw tei_shape(in.is_array() ? std::string("invalid length 0, ") + expecting : std::string(expecting));
+    throw tei_shape_error(in.is_array() ? std::string("invalid length 0, ") + expecting : std::string(expecting));
   }
   bool any_pair = false;
   for (const auto& p : out.pairs) any_pair = any_pair || p.has_value();
@@ -351,7 +350,7 @@ ParsedInputs parse_tei_predict(std::string_view body) {
   auto flag = [&](const char* key, bool fallback) {
     auto f = j.find(key);
     if (f == j.end() || f->is_null()) return fallback;
-    if (!f->is_boolean()) throw tei_shape(std::string("`") + key + "` must be true or false");
+    if (!f->is_boolean()) throw tei_shape_error(std::string("`") + key + "` must be true or false");
     return f->get<bool>();
   };
   out.all_scores = true;  // TEI answers every label, best first
@@ -364,29 +363,29 @@ ParsedInputs parse_tei_predict(std::string_view body) {
     else if (v == "Right" || v == "right")
       out.side = TruncationSide::right;
     else
-      throw tei_shape("`truncation_direction` must be \"Left\" or \"Right\"");
+      throw tei_shape_error("`truncation_direction` must be \"Left\" or \"Right\"");
   }
   return out;
 }
 
 DecodeRequest parse_tei_decode(std::string_view body) {
-  const json j = parse_tei_json(body);
+  const json j = parse_tei_object(body);
   auto it = j.find("ids");
-  if (it == j.end()) throw tei_shape("missing field `ids`");
+  if (it == j.end()) throw tei_shape_error("missing field `ids`");
   DecodeRequest out;
   auto ids_of = [](const json& list) {
     std::vector<int32_t> ids;
     for (const auto& v : list) {
       if (!v.is_number_unsigned() || v.get<uint64_t>() > uint64_t(INT32_MAX))
-        throw tei_shape("`ids` must hold non-negative integers below 2^31");
+        throw tei_shape_error("`ids` must hold non-negative integers below 2^31");
       ids.push_back(int32_t(v.get<uint64_t>()));
     }
     return ids;
   };
-  if (!it->is_array()) throw tei_shape("`ids` must be a list of ids or a list of lists of ids");
+  if (!it->is_array()) throw tei_shape_error("`ids` must be a list of ids or a list of lists of ids");
   if (!it->empty() && (*it)[0].is_array()) {
     for (const auto& row : *it) {
-      if (!row.is_array()) throw tei_shape("`ids`: a batch holds lists of ids");
+      if (!row.is_array()) throw tei_shape_error("`ids`: a batch holds lists of ids");
       out.ids.push_back(ids_of(row));
     }
   } else {
@@ -394,7 +393,7 @@ DecodeRequest parse_tei_decode(std::string_view body) {
     out.ids.push_back(ids_of(*it));
   }
   if (auto s = j.find("skip_special_tokens"); s != j.end() && !s->is_null()) {
-    if (!s->is_boolean()) throw tei_shape("`skip_special_tokens` must be true or false");
+    if (!s->is_boolean()) throw tei_shape_error("`skip_special_tokens` must be true or false");
     out.skip_special_tokens = s->get<bool>();
   }
   return out;

@@ -9,10 +9,19 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "core/utf8.h"
 #include "roberta/classifier.h"
+#include "serve/http_error.h"
 
 namespace rc::serve {
+
+// TEI's request bodies (router/src/http/server.rs: axum's Json extractor): a JSON object, or
+// 400 "validation" for a body that is not JSON (or not UTF-8), 422 for another JSON value.
+nlohmann::json parse_tei_object(std::string_view body);
+// 422 "validation": a TEI body that does not map onto the request type (the Json extractor's).
+HttpError tei_shape_error(const std::string& message);
 
 struct ParsedInputs {
   std::vector<std::string> texts;

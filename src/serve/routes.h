@@ -177,6 +177,14 @@ class Router {
   // given; TEI's 413 for an empty or (truncate false) over-long input.
   std::vector<std::vector<int32_t>> tokenize_embed_inputs(const EmbedRequest& in, const LoadedModel& model,
                                                           const std::string& prompt, bool truncate) const;
+  // An embedding request read up to its rows (/embed, /embed_all, /embed_sparse): the batch
+  // size checked, the prompt its prompt_name names (413 for an unknown one), rows tokenized.
+  struct EmbedRows {
+    std::string prompt;
+    std::vector<std::vector<int32_t>> rows;
+    double tokenize_seconds = 0;
+  };
+  EmbedRows embed_rows(const EmbedRequest& in, const LoadedModel& model) const;
   // Pooled embeddings of an embedding model's request (checks, prompt, rows, queue), then
   // `dimensions` and `normalize` applied, then render.
   using EmbedRender = std::function<HttpResponse(const Exchange&, std::vector<std::vector<float>>&)>;

@@ -295,10 +295,26 @@ void write_lines(const fs::path& p, const std::vector<std::string>& lines) {
 
 const char* const kTopics[] = {"cats", "dogs", "rain", "music", "bread", "trains"};
 
+// A temporary folder per test and the options every fit here starts from.
+class SbertTaskFit : public ::testing::Test {
+ protected:
+  TempDir tmp;
+  static TrainOptions options(const fs::path& model, const fs::path& data, const fs::path& output,
+                              const std::string& task, int64_t max_steps) {
+    TrainOptions o;
+    o.model_dir = model;
+    o.data = data;
+    o.output_dir = output;
+    o.task = task;
+    o.max_steps = max_steps;
+    o.progress = 0;
+    return o;
+  }
+};
+
 }  // namespace
 
-TEST(SbertTaskFit, EmbeddingTrainsAndSavesASentenceTransformersFolder) {
-  TempDir tmp;
+TEST_F(SbertTaskFit, EmbeddingTrainsAndSavesASentenceTransformersFolder) {
   const fs::path start = trainable_st_folder(tmp.root / "start");
   fs::create_directories(tmp.root / "data");
   std::vector<std::string> train, val, sts;
@@ -323,16 +339,10 @@ TEST(SbertTaskFit, EmbeddingTrainsAndSavesASentenceTransformersFolder) {
          double(i)}}.dump());
   write_lines(tmp.root / "data" / "test.jsonl", sts);
 
-  TrainOptions o;
-  o.model_dir = start;
-  o.data = tmp.root / "data";
-  o.output_dir = tmp.root / "out";
-  o.task = "embedding";
-  o.max_steps = 4;
+  TrainOptions o = options(start, tmp.root / "data", tmp.root / "out", "embedding", 4);
   o.batch_size = 6;
   o.lr = 1e-3;
   o.eval_every = 2;
-  o.progress = 0;
   const TrainSummary s = fit(o);
   EXPECT_EQ(s.global_step, 4);
   ASSERT_TRUE(s.best_eval.has_value());
@@ -367,8 +377,7 @@ TEST(SbertTaskFit, EmbeddingTrainsAndSavesASentenceTransformersFolder) {
 
 // The resume contract (trainer.cpp) holds for the embedding task: a run resumed from
 // checkpoint-3 ends with the same bits as the uninterrupted run, dropout on.
-TEST(SbertTaskFit, EmbeddingResumeIsBitIdentical) {
-  TempDir tmp;
+TEST_F(SbertTaskFit, EmbeddingResumeIsBitIdentical) {
   const fs::path start = trainable_st_folder(tmp.root / "start");
   fs::create_directories(tmp.root / "data");
   std::vector<std::string> train, val;
@@ -381,24 +390,18 @@ TEST(SbertTaskFit, EmbeddingResumeIsBitIdentical) {
   for (const char* t : kTopics)
     val.push_back(json{{"anchor", std::string("what about ") + t}, {"positive", std::string("all about ") + t}}.dump());
   write_lines(tmp.root / "data" / "val.jsonl", val);
-  auto options = [&](const fs::path& out) {
-    TrainOptions o;
-    o.model_dir = start;
-    o.data = tmp.root / "data";
-    o.output_dir = out;
-    o.task = "embedding";
-    o.max_steps = 6;
+  auto run = [&](const fs::path& out) {
+    TrainOptions o = options(start, tmp.root / "data", out, "embedding", 6);
     o.batch_size = 4;
     o.lr = 1e-3;
     o.eval_every = 3;
-    o.progress = 0;
     return o;
   };
-  fit(options(tmp.root / "a"));
+  fit(run(tmp.root / "a"));
   ASSERT_TRUE(fs::exists(tmp.root / "a" / "checkpoint-3"));
   fs::create_directories(tmp.root / "b");
   fs::copy(tmp.root / "a" / "checkpoint-3", tmp.root / "b" / "checkpoint-3", fs::copy_options::recursive);
-  TrainOptions ob = options(tmp.root / "b");
+  TrainOptions ob = run(tmp.root / "b");
   ob.resume = true;
   EXPECT_EQ(fit(ob).global_step, 6);
   model::CheckpointLoadOptions lo;
@@ -409,20 +412,13 @@ TEST(SbertTaskFit, EmbeddingResumeIsBitIdentical) {
   EXPECT_TRUE(fs::is_regular_file(tmp.root / "b" / "modules.json"));
 }
 
-TEST(SbertTaskFit, ThePoolingModeIsTrainedAndSaved) {
-  TempDir tmp;
+TEST_F(SbertTaskFit, ThePoolingModeIsTrainedAndSaved) {
   const fs::path start = trainable_st_folder(tmp.root / "start");
   std::ofstream(start / "1_Pooling" / "config.json")
       << R"({"embedding_dimension": 16, "pooling_mode": "lasttoken", "include_prompt": true})";
   write_lines(tmp.root / "train.jsonl",
               {R"({"anchor": "a b", "positive": "c d"})", R"({"anchor": "e", "positive": "f"})"});
-  TrainOptions o;
-  o.model_dir = start;
-  o.data = tmp.root / "train.jsonl";
-  o.output_dir = tmp.root / "out";
-  o.task = "embedding";
-  o.max_steps = 1;
-  o.progress = 0;
+  TrainOptions o = options(start, tmp.root / "train.jsonl", tmp.root / "out", "embedding", 1);
   fit(o);
   EXPECT_EQ(model::Embedder::load(o.output_dir)->config().pooling.describe(), "lasttoken");
   // Without the prompt (include_prompt false) is refused: the loss counts every position.
@@ -432,16 +428,10 @@ TEST(SbertTaskFit, ThePoolingModeIsTrainedAndSaved) {
   EXPECT_THROW(fit(o), Error);
 }
 
-TEST(SbertTaskFit, EmbeddingRefusesADenseModuleAndRaggedNegatives) {
-  TempDir tmp;
+TEST_F(SbertTaskFit, EmbeddingRefusesADenseModuleAndRaggedNegatives) {
   write_lines(tmp.root / "train.jsonl", {R"({"anchor": "a", "positive": "b"})"});
-  TrainOptions o;
-  o.model_dir = kSt;  // Transformer, Pooling, Dense, Normalize
-  o.data = tmp.root / "train.jsonl";
-  o.output_dir = tmp.root / "out";
-  o.task = "embedding";
-  o.max_steps = 1;
-  o.progress = 0;
+  // kSt: Transformer, Pooling, Dense, Normalize
+  TrainOptions o = options(kSt, tmp.root / "train.jsonl", tmp.root / "out", "embedding", 1);
   try {
     fit(o);
     ADD_FAILURE() << "a Dense module must be refused";
@@ -462,8 +452,7 @@ TEST(SbertTaskFit, EmbeddingRefusesADenseModuleAndRaggedNegatives) {
   }
 }
 
-TEST(SbertTaskFit, CrossEncoderTrainsAOneLabelBceClassifier) {
-  TempDir tmp;
+TEST_F(SbertTaskFit, CrossEncoderTrainsAOneLabelBceClassifier) {
   fs::create_directories(tmp.root / "data");
   std::vector<std::string> train, val;
   for (int rep = 0; rep < 2; ++rep)
@@ -476,14 +465,9 @@ TEST(SbertTaskFit, CrossEncoderTrainsAOneLabelBceClassifier) {
   for (int i = 0; i < 4; ++i)  // two queries, each with a relevant and an irrelevant text
     val.push_back(json{{"query", std::string("on ") + kTopics[i / 2]}, {"text", kTopics[i]}, {"label", i % 2}}.dump());
   write_lines(tmp.root / "data" / "val.jsonl", val);
-  TrainOptions o;
-  o.model_dir = kTiny;  // a 3-label classifier: it gets a new one-output head
-  o.data = tmp.root / "data";
-  o.output_dir = tmp.root / "out";
-  o.task = "cross-encoder";
-  o.max_steps = 3;
+  // kTiny: a 3-label classifier, it gets a new one-output head
+  TrainOptions o = options(kTiny, tmp.root / "data", tmp.root / "out", "cross-encoder", 3);
   o.batch_size = 4;
-  o.progress = 0;
   const TrainSummary s = fit(o);
   EXPECT_EQ(s.global_step, 3);
   ASSERT_TRUE(s.best_eval.has_value());
