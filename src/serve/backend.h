@@ -170,6 +170,9 @@ using BackendLoader =
 // else the sequence classifier. Reads config.json only (rc::Error(format) for a bad one).
 enum class BackendKind { classifier, token_classifier, fill_mask, embedder };
 BackendKind backend_kind(const std::filesystem::path& dir, const BackendOptions& options);
+// The first class config.json's architectures names ("BertForTokenClassification"), for
+// describe(): each engine names its own family, not RoBERTa's.
+std::string folder_architecture(const std::filesystem::path& dir);
 
 // rc::Classifier::load(dir) behind the interface, or the engine backend_kind names.
 std::shared_ptr<InferenceBackend> make_classifier_backend(const std::filesystem::path& dir,

@@ -121,6 +121,11 @@ BackendKind backend_kind(const std::filesystem::path& dir, const BackendOptions&
   return BackendKind::classifier;
 }
 
+std::string folder_architecture(const std::filesystem::path& dir) {
+  const model::RobertaConfig config = model::RobertaConfig::from_file(dir / "config.json");
+  return config.architectures.empty() ? config.family().class_name("Model") : config.architectures[0];
+}
+
 std::shared_ptr<InferenceBackend> make_classifier_backend(const std::filesystem::path& dir,
                                                           const BackendOptions& options) {
   switch (backend_kind(dir, options)) {

@@ -93,7 +93,7 @@ class EmbedBackend final : public InferenceBackend {
 class SpladeBackend final : public InferenceBackend {
  public:
   SpladeBackend(const std::filesystem::path& dir, int max_length)
-      : encoder_(model::SpladeEncoder::load(dir, max_length)) {}
+      : encoder_(model::SpladeEncoder::load(dir, max_length)), architecture_(folder_architecture(dir)) {}
   std::vector<int32_t> tokenize(std::string_view text, int max_length) const override {
     return tok().encode(text, true, max_length);
   }
@@ -120,7 +120,7 @@ class SpladeBackend final : public InferenceBackend {
   }
   const std::vector<std::string>& labels() const override { return no_labels_; }
   int max_length() const override { return encoder_->max_length(); }
-  std::string describe() const override { return "RobertaForMaskedLM pooling=splade"; }
+  std::string describe() const override { return architecture_ + " pooling=splade"; }
   std::string dtype() const override { return "float32"; }
   bool embeds() const override { return true; }
   std::string pooling() const override { return "splade"; }
@@ -141,6 +141,7 @@ class SpladeBackend final : public InferenceBackend {
   const Tokenizer& tok() const { return encoder_->tokenizer(); }
   std::unique_ptr<model::SpladeEncoder> encoder_;
   std::vector<std::string> no_labels_;
+  std::string architecture_;
 };
 
 }  // namespace

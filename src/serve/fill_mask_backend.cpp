@@ -15,7 +15,10 @@ namespace {
 class FillMaskBackend final : public InferenceBackend {
  public:
   FillMaskBackend(const std::filesystem::path& dir, TextPreprocess preprocess)
-      : fm_(FillMasker::load(dir)), tok_(Tokenizer::from_dir(dir)), preprocess_(preprocess) {}
+      : fm_(FillMasker::load(dir)),
+        tok_(Tokenizer::from_dir(dir)),
+        preprocess_(preprocess),
+        architecture_(folder_architecture(dir)) {}
   // --preprocess applies to every raw text: here, in tokenize_input and in fill_mask.
   std::vector<int32_t> tokenize(std::string_view text, int max_length) const override {
     return tok_->encode(preprocess_text(preprocess_, text), true, max_length);
@@ -43,7 +46,7 @@ class FillMaskBackend final : public InferenceBackend {
   }
   const std::vector<std::string>& labels() const override { return labels_; }
   int max_length() const override { return fm_->max_length(); }
-  std::string describe() const override { return "RobertaForMaskedLM (fill-mask)"; }
+  std::string describe() const override { return architecture_ + " (fill-mask)"; }
   int32_t mask_id() const override { return tok_->mask_id(); }
   std::string fill_mask(const std::string& text, int top_k, size_t max_answer_bytes,
                         const std::vector<std::string>& targets) const override {
@@ -60,6 +63,7 @@ class FillMaskBackend final : public InferenceBackend {
   std::unique_ptr<Tokenizer> tok_;
   TextPreprocess preprocess_;
   std::vector<std::string> labels_;
+  std::string architecture_;
 };
 
 }  // namespace

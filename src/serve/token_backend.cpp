@@ -12,7 +12,10 @@ namespace {
 class TokenBackend final : public InferenceBackend {
  public:
   TokenBackend(const std::filesystem::path& dir, const LoadOptions& load, TextPreprocess preprocess)
-      : tagger_(model::TokenClassifier::load(dir, load)), preprocess_(preprocess), precision_(load.precision) {}
+      : tagger_(model::TokenClassifier::load(dir, load)),
+        preprocess_(preprocess),
+        precision_(load.precision),
+        architecture_(folder_architecture(dir)) {}
   std::vector<int32_t> tokenize(std::string_view text, int max_length) const override {
     return tok().encode(preprocess_text(preprocess_, text), true, max_length);
   }
@@ -39,7 +42,7 @@ class TokenBackend final : public InferenceBackend {
   }
   const std::vector<std::string>& labels() const override { return tagger_->labels(); }
   int max_length() const override { return tagger_->max_length(); }
-  std::string describe() const override { return "RobertaForTokenClassification (token-classification)"; }
+  std::string describe() const override { return architecture_ + " (token-classification)"; }
   bool tags_tokens() const override { return true; }
   std::string tag_tokens(const std::string& text, const std::string& aggregation) const override {
     const std::string t = preprocess_text(preprocess_, text);
@@ -52,6 +55,7 @@ class TokenBackend final : public InferenceBackend {
   std::unique_ptr<model::TokenClassifier> tagger_;
   TextPreprocess preprocess_;
   Precision precision_;
+  std::string architecture_;
 };
 
 }  // namespace

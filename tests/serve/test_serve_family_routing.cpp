@@ -133,3 +133,17 @@ TEST(ServeFamilyRouting, BertAndDistilBertTokenClassifiersTagOnInvocations) {
     EXPECT_EQ(json::parse(r.body), want) << arch;
   }
 }
+
+// What the server reports for a model (TorchServe's description, the load log) names the
+// folder's own class: it said RobertaForTokenClassification / RobertaForMaskedLM whatever the
+// family.
+TEST(ServeFamilyRouting, EnginesDescribeTheirFamilysClass) {
+  TempDir models;
+  const fs::path tagger = write_tagger(kData / "tiny_families" / "bert-mlm-fill", models.path() / "tagger");
+  EXPECT_EQ(make_classifier_backend(tagger, {})->describe(), "BertForTokenClassification (token-classification)");
+  const fs::path mlm = kData / "tiny_families" / "distilbert-mlm-fill";
+  EXPECT_EQ(make_classifier_backend(mlm, {})->describe(), "DistilBertForMaskedLM (fill-mask)");
+  BackendOptions splade;
+  splade.pooling = "splade";
+  EXPECT_EQ(make_classifier_backend(mlm, splade)->describe(), "DistilBertForMaskedLM pooling=splade");
+}
