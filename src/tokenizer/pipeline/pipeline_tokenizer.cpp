@@ -51,7 +51,7 @@ AddedToken parse_added(const json& t, const Source& src) {
 
 class PipelineTokenizer final : public Tokenizer {
  public:
-  PipelineTokenizer(const json& doc, const std::string& file, const Roles& roles) {
+  PipelineTokenizer(const json& doc, const std::string& file, const Roles& roles, const PipelineOptions& options) {
     const Source src{file};
     RC_CHECK(doc.is_object() && doc.contains("model") && doc["model"].is_object(), Errc::format, "tokenizer file '",
              file, "' has no \"model\" object", "\nHINT: the file is corrupt; download it again");
@@ -137,12 +137,15 @@ class PipelineTokenizer final : public Tokenizer {
     role(roles.pad, pad_);
     role(roles.unk, unk_);
     role(roles.mask, mask_);
+    if (options.fast_path) setup_fast_path();
   }
 
   std::vector<int32_t> encode(std::string_view text, bool add_special_tokens, int max_length) const override {
+    if (fast_) return encode_fast(text, add_special_tokens, max_length, TruncationSide::right);
     return run(text, nullptr, add_special_tokens, max_length, TruncationSide::right).ids;
   }
   std::vector<int32_t> encode(std::string_view text, int max_length, TruncationSide side) const override {
+    if (fast_) return encode_fast(text, true, max_length, side);
     return run(text, nullptr, true, max_length, side).ids;
   }
   std::vector<int32_t> encode_pair(std::string_view text, std::string_view text_pair, int max_length,
@@ -246,6 +249,104 @@ class PipelineTokenizer final : public Tokenizer {
     if (id >= 0 && size_t(id) < added_by_id_.size() && !added_by_id_[size_t(id)].empty())
       return &added_by_id_[size_t(id)];
     return model_->id_to_token(id);
+  }
+
+  // The fast path's conditions: every component has a plain form, and what the post-processor
+  // does to one sequence's ids is a fixed prefix and suffix (probed with two stand-in ids).
+  void setup_fast_path() {
+    if ((normalizer_ && !normalizer_->has_plain()) || (pre_tokenizer_ && !pre_tokenizer_->has_plain())) return;
+    // Metaspace's "first" asks whether a piece starts the original text, which a piece cut out
+    // of normalized text by a normalized added token knows only through alignments.
+    if (pre_tokenizer_ && pre_tokenizer_->uses_position() && !normalized_added_.tokens().empty()) return;
+    auto probe = [&](bool add_special_tokens) {
+      Encoding e;
+      e.push(-7, 0, "x", {0, 1}, 0, 0);
+      e.push(-8, 0, "y", {1, 2}, 0, 0);
+      std::vector<Encoding> encs{e};
+      if (post_processor_) post_processor_->process_encodings(encs, add_special_tokens);
+      return encs[0].ids;
+    };
+    if (probe(false) != std::vector<int32_t>{-7, -8}) return;
+    const std::vector<int32_t> with = probe(true);
+    const auto at = std::find(with.begin(), with.end(), -7);
+    if (at == with.end() || at + 1 == with.end() || at[1] != -8) return;
+    fast_prefix_.assign(with.begin(), at);
+    fast_suffix_.assign(at + 2, with.end());
+    for (int32_t id : with)
+      if (id < 0 && id != -7 && id != -8) return;
+    const size_t n_special = post_processor_ ? post_processor_->added_tokens(false) : 0;
+    if (fast_prefix_.size() + fast_suffix_.size() != n_special) return;
+    fast_ = true;
+  }
+
+  // encode() of one sequence on the fast path: what run() gives, its ids only.
+  std::vector<int32_t> encode_fast(std::string_view text, bool add_special_tokens, int max_length,
+                                   TruncationSide side) const {
+    const size_t n_special = add_special_tokens ? fast_prefix_.size() + fast_suffix_.size() : 0;
+    // A bad max_length: run() throws finish()'s error.
+    if (max_length < 0 || (max_length > 0 && size_t(max_length) < n_special))
+      return run(text, nullptr, add_special_tokens, max_length, side).ids;
+    std::vector<int32_t> ids;
+    if (add_special_tokens) ids = fast_prefix_;
+    const size_t body = ids.size();
+    encode_plain(text, ids);
+    if (max_length > 0) {  // Encoding::truncate on the sequence's tokens
+      const size_t budget = size_t(max_length) - n_special;
+      if (ids.size() - body > budget) {
+        if (side == TruncationSide::left)
+          ids.erase(ids.begin() + std::ptrdiff_t(body), ids.end() - std::ptrdiff_t(budget));
+        else
+          ids.resize(body + budget);
+      }
+    }
+    if (add_special_tokens) ids.insert(ids.end(), fast_suffix_.begin(), fast_suffix_.end());
+    return ids;
+  }
+
+  // encode_sequence's steps 1-4 on plain strings, the ids appended to out: added tokens split
+  // out of the raw text, each other piece normalized, normalized added tokens split out of it,
+  // then pre-tokenized and given to the model; empty pieces dropped at each step, as
+  // PreTokenizedString::split drops them.
+  void encode_plain(std::string_view input, std::vector<int32_t>& out) const {
+    std::string repaired;
+    if (!is_valid_utf8(input)) {
+      repaired = repair_utf8(input);
+      input = repaired;
+    }
+    thread_local std::vector<Segment> raw_segments, normalized_segments;
+    thread_local std::string normalized, arena;
+    thread_local std::vector<ByteRange> words;
+    raw_segments.clear();
+    raw_added_.split(input, raw_segments);
+    for (const Segment& raw : raw_segments) {
+      if (raw.begin == raw.end) continue;
+      if (raw.id >= 0) {
+        out.push_back(raw.id);
+        continue;
+      }
+      normalized.assign(input.substr(raw.begin, raw.end - raw.begin));
+      if (normalizer_) normalizer_->normalize_plain(normalized);
+      if (normalized.empty()) continue;
+      normalized_segments.clear();
+      normalized_added_.split(normalized, normalized_segments);
+      for (const Segment& seg : normalized_segments) {
+        if (seg.begin == seg.end) continue;
+        if (seg.id >= 0) {
+          out.push_back(seg.id);
+          continue;
+        }
+        const std::string_view piece = std::string_view(normalized).substr(seg.begin, seg.end - seg.begin);
+        if (!pre_tokenizer_) {
+          model_->tokenize_ids(piece, out);
+          continue;
+        }
+        arena.clear();
+        words.clear();
+        pre_tokenizer_->pre_tokenize_plain(piece, raw.begin == 0 && seg.begin == 0, arena, words);
+        for (const ByteRange& w : words)
+          model_->tokenize_ids(std::string_view(arena).substr(w.first, w.second - w.first), out);
+      }
+    }
   }
 
   // One text through steps 1-5 (no specials, no truncation), its tokens of type `type_id`.
@@ -374,13 +475,16 @@ class PipelineTokenizer final : public Tokenizer {
   std::unordered_set<std::string> special_contents_;
   int64_t id_bound_ = 0;
   int32_t bos_ = -1, eos_ = -1, pad_ = -1, unk_ = -1, mask_ = -1;
+  bool fast_ = false;
+  std::vector<int32_t> fast_prefix_, fast_suffix_;  // the post-processor's ids around one sequence
 };
 
 }  // namespace
 
-std::unique_ptr<Tokenizer> make_pipeline_tokenizer(const json& doc, const std::string& file, const Roles& roles) {
+std::unique_ptr<Tokenizer> make_pipeline_tokenizer(const json& doc, const std::string& file, const Roles& roles,
+                                                   const PipelineOptions& options) {
   try {
-    return std::make_unique<PipelineTokenizer>(doc, file, roles);
+    return std::make_unique<PipelineTokenizer>(doc, file, roles, options);
   } catch (const json::exception& e) {  // a field of the wrong JSON type
     RC_THROW(Errc::format, "tokenizer file '", file, "' has an unexpected layout: ", e.what(),
              "\nHINT: the file is corrupt; download it again");
