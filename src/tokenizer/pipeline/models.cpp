@@ -312,13 +312,7 @@ class UnigramModel final : public Model {
       if (!piece.empty()) node_piece[node] = int32_t(id);  // a repeated piece: the last id, as token_to_ids
       vocab_.add(std::move(pieces[id].first), int32_t(id));
     }
-    nodes_.resize(children.size());
-    for (size_t n = 0; n < children.size(); ++n) {
-      std::sort(children[n].begin(), children[n].end());
-      nodes_[n] = {uint32_t(edges_.size()), uint32_t(children[n].size()), node_piece[n]};
-      edges_.insert(edges_.end(), children[n].begin(), children[n].end());
-    }
-    for (const auto& [byte, node] : children[0]) root_children_[byte] = node;
+    build_double_array(children, node_piece);
     for (int b = 0; b < 256; ++b) byte_ids_[size_t(b)] = vocab_.find(byte_piece(static_cast<unsigned char>(b)));
   }
   void tokenize(std::string_view text, std::vector<Token>& out) const override {
@@ -411,9 +405,10 @@ class UnigramModel final : public Model {
       // common_prefix_search: the pieces starting here, shortest first.
       uint32_t node = 0;
       for (size_t len = 1; start + len <= n; ++len) {
-        node = child(node, s[start + len - 1]);
-        if (node == 0) break;
-        const int32_t id = nodes_[node].piece;
+        const size_t next = size_t(units_[node].base) + s[start + len - 1];
+        if (next >= units_.size() || units_[next].check != int32_t(node)) break;
+        node = uint32_t(next);
+        const int32_t id = units_[node].piece;
         if (id < 0) continue;
         BestNode& target = best[start + len];
         const double candidate = scores_[size_t(id)] + here;
@@ -444,32 +439,94 @@ class UnigramModel final : public Model {
     std::reverse(pieces.begin(), pieces.end());
     return pieces;
   }
-  // The child of node by byte b, 0 for none (the root is no one's child). The root's children
-  // come from a table (every piece's first byte), the others from sorted edges.
-  uint32_t child(uint32_t node, uint8_t b) const {
-    if (node == 0) return root_children_[b];
-    const Node& tn = nodes_[node];
-    const auto* first = edges_.data() + tn.first_edge;
-    const auto* last = first + tn.n_edges;
-    if (tn.n_edges <= 8) {
-      for (; first != last; ++first)
-        if (first->first == b) return first->second;
-      return 0;
+  // The trie as a double array (Aoe's; Darts' layout without its packing): the child of node
+  // n by byte b is unit base(n) + b when that unit's check is n, one load and one compare per
+  // byte instead of a search of n's edges. Built breadth-first, each node's children placed at
+  // the first base where all their units are free (bases tried from the free units only).
+  struct Unit {
+    int32_t base = 0, check = -1;  // check: the parent, -1 free (the root: its own parent, 0)
+    int32_t piece = -1;            // id of the piece ending here, -1 for none
+  };
+  void build_double_array(std::vector<std::vector<std::pair<uint8_t, uint32_t>>>& children,
+                          const std::vector<int32_t>& node_piece) {
+    // The free units as a doubly linked list (next_free_/prev_free_, the end: SIZE_MAX), so that
+    // a placement tries only free units for its first child.
+    std::vector<size_t> next_free, prev_free;
+    size_t head = SIZE_MAX, tail = SIZE_MAX;
+    auto grow = [&](size_t size) {
+      const size_t old = units_.size();
+      if (size <= old) return;
+      units_.resize(size);
+      next_free.resize(size, SIZE_MAX);
+      prev_free.resize(size, SIZE_MAX);
+      for (size_t i = old; i < size; ++i) {
+        prev_free[i] = tail;
+        if (tail != SIZE_MAX)
+          next_free[tail] = i;
+        else
+          head = i;
+        tail = i;
+      }
+    };
+    auto take = [&](size_t i) {
+      if (prev_free[i] != SIZE_MAX)
+        next_free[prev_free[i]] = next_free[i];
+      else
+        head = next_free[i];
+      if (next_free[i] != SIZE_MAX)
+        prev_free[next_free[i]] = prev_free[i];
+      else
+        tail = prev_free[i];
+    };
+    grow(512);
+    take(0);
+    units_[0].check = 0;
+    units_[0].piece = node_piece[0];
+    std::vector<std::pair<uint32_t, uint32_t>> queue{{0, 0}};  // (trie node, unit)
+    for (size_t q = 0; q < queue.size(); ++q) {
+      const auto [node, unit] = queue[q];
+      auto& kids = children[node];
+      if (kids.empty()) continue;
+      std::sort(kids.begin(), kids.end());
+      const size_t lowest = kids[0].first;
+      size_t base = 0;
+      for (size_t f = head;; f = next_free[f]) {
+        if (f == SIZE_MAX) {  // nothing fits below the end: past it
+          base = std::max(units_.size(), lowest + 1) - lowest;
+          break;
+        }
+        if (f <= lowest) continue;  // base >= 1: the root's children never land on the root
+        base = f - lowest;
+        grow(base + 256);
+        bool fits = true;
+        for (const auto& kid : kids)
+          if (units_[base + kid.first].check != -1) {
+            fits = false;
+            break;
+          }
+        if (fits) break;
+      }
+      grow(base + 256);
+      units_[unit].base = int32_t(base);
+      for (const auto& [byte, kid] : kids) {
+        Unit& u = units_[base + byte];
+        take(base + byte);
+        u.check = int32_t(unit);
+        u.piece = node_piece[kid];
+        queue.push_back({kid, uint32_t(base + byte)});
+      }
+      std::vector<std::pair<uint8_t, uint32_t>>().swap(kids);
     }
-    const auto* e = std::lower_bound(first, last, std::pair<uint8_t, uint32_t>{b, 0});
-    return e != last && e->first == b ? e->second : 0;
+    size_t used = units_.size();
+    while (used > 1 && units_[used - 1].check == -1) --used;
+    units_.resize(used);
+    units_.shrink_to_fit();
   }
 
-  struct Node {
-    uint32_t first_edge, n_edges;
-    int32_t piece;  // id of the piece ending here, -1 for none
-  };
-  std::array<uint32_t, 256> root_children_{};
+  std::vector<Unit> units_;
   std::array<int32_t, 256> byte_ids_{};  // <0xXX> pieces (byte_fallback), -1 when absent
   Vocab vocab_;
   std::vector<double> scores_;
-  std::vector<Node> nodes_;
-  std::vector<std::pair<uint8_t, uint32_t>> edges_;  // (byte, child), sorted per node
   double min_score_ = 1e300;
   int32_t unk_id_;
   bool byte_fallback_;
