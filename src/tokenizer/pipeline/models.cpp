@@ -408,10 +408,11 @@ class UnigramModel final : public Model {
         const size_t next = size_t(units_[node].base) + s[start + len - 1];
         if (next >= units_.size() || units_[next].check != int32_t(node)) break;
         node = uint32_t(next);
-        const int32_t id = units_[node].piece;
+        const Unit& unit = units_[node];
+        const int32_t id = unit.piece;
         if (id < 0) continue;
         BestNode& target = best[start + len];
-        const double candidate = scores_[size_t(id)] + here;
+        const double candidate = unit.score + here;
         if (target.starts_at == SIZE_MAX || candidate > target.score) target = {id, candidate, start};
         if (len == mblen) has_single = true;
       }
@@ -446,6 +447,7 @@ class UnigramModel final : public Model {
   struct Unit {
     int32_t base = 0, check = -1;  // check: the parent, -1 free (the root: its own parent, 0)
     int32_t piece = -1;            // id of the piece ending here, -1 for none
+    double score = 0;              // its score, here to save the lattice a second cache miss
   };
   void build_double_array(std::vector<std::vector<std::pair<uint8_t, uint32_t>>>& children,
                           const std::vector<int32_t>& node_piece) {
@@ -513,6 +515,7 @@ class UnigramModel final : public Model {
         take(base + byte);
         u.check = int32_t(unit);
         u.piece = node_piece[kid];
+        if (u.piece >= 0) u.score = scores_[size_t(u.piece)];
         queue.push_back({kid, uint32_t(base + byte)});
       }
       std::vector<std::pair<uint8_t, uint32_t>>().swap(kids);

@@ -243,6 +243,7 @@ class PipelineTokenizer final : public Tokenizer {
   int32_t pad_id() const override { return pad_; }
   int32_t unk_id() const override { return unk_; }
   int32_t mask_id() const override { return mask_; }
+  bool fast_path() const { return fast_; }
 
  private:
   const std::string* token_of(int32_t id) const {
@@ -489,6 +490,11 @@ std::unique_ptr<Tokenizer> make_pipeline_tokenizer(const json& doc, const std::s
     RC_THROW(Errc::format, "tokenizer file '", file, "' has an unexpected layout: ", e.what(),
              "\nHINT: the file is corrupt; download it again");
   }
+}
+
+bool has_fast_path(const Tokenizer& t) {
+  const auto* p = dynamic_cast<const PipelineTokenizer*>(&t);
+  return p && p->fast_path();
 }
 
 json read_tokenizer_document(const fs::path& file) {
