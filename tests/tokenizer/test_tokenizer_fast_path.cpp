@@ -117,22 +117,30 @@ std::vector<std::string> corpus() {
 TEST(TokenizerFastPath, TakenForCommonChainsOnly) {
   const fs::path dir = tokenizer_data_dir() / "pipeline";
   for (const char* name : {"bert-uncased", "bert-cased", "xlmr", "camembert", "unigram-bytes"})
-    EXPECT_TRUE(pl::has_fast_path(*load(dir / name, true))) << name;
+    EXPECT_TRUE(pl::fast_paths(*load(dir / name, true)).single) << name;
   // Sequence pre-tokenizers have no plain form: the general path.
-  EXPECT_FALSE(pl::has_fast_path(*load(dir / "wordpiece-mix", true)));
-  EXPECT_FALSE(pl::has_fast_path(*load(dir / "bert-uncased", false)));
+  EXPECT_FALSE(pl::fast_paths(*load(dir / "wordpiece-mix", true)).single);
+  EXPECT_FALSE(pl::fast_paths(*load(dir / "bert-uncased", false)).single);
   // From the slow files (vocab.txt, sentencepiece model) too.
-  EXPECT_TRUE(pl::has_fast_path(*Tokenizer::from_dir(dir / "bert-uncased-slow")));
+  EXPECT_TRUE(pl::fast_paths(*Tokenizer::from_dir(dir / "bert-uncased-slow")).single);
+  // Words and pairs: [CLS] A [SEP] B [SEP] (types 0 and 1), <s> A </s></s> B </s>.
+  for (const char* name : {"bert-uncased", "xlmr"}) {
+    const pl::FastPaths f = pl::fast_paths(*load(dir / name, true));
+    EXPECT_TRUE(f.words && f.pair) << name;
+  }
 }
 
 TEST(TokenizerFastPath, AgreesWithGeneralPathOnFuzzCorpus) {
   const std::vector<std::string> texts = corpus();
-  int fast_dirs = 0;
+  int fast_dirs = 0, pair_dirs = 0, words_dirs = 0;
   for (const fs::path& dir : tokenizer_dirs()) {
     SCOPED_TRACE(dir.string());
     const auto fast = load(dir, true), general = load(dir, false);
-    ASSERT_FALSE(pl::has_fast_path(*general));
-    fast_dirs += pl::has_fast_path(*fast);
+    ASSERT_FALSE(pl::fast_paths(*general).single);
+    const pl::FastPaths paths = pl::fast_paths(*fast);
+    fast_dirs += paths.single;
+    pair_dirs += paths.pair;
+    words_dirs += paths.words;
     const int n_special = int(general->encode("", true, 0).size());
     int failures = 0;
     for (const std::string& t : texts) {
@@ -151,6 +159,30 @@ TEST(TokenizerFastPath, AgreesWithGeneralPathOnFuzzCorpus) {
         EXPECT_EQ(fast->encode(t, false, budget), general->encode(t, false, budget)) << t;
       }
     }
+    // Pairs (each text with the next) and words (each text cut at spaces).
+    const int n_pair = int(general->encode_pair("", "", 0).size());
+    for (size_t i = 0; i + 1 < texts.size(); i += 3) {
+      const std::string &t = texts[i], &u = texts[i + 1];
+      for (int max_length : {0, n_pair + 1, n_pair + 6})
+        for (TruncationSide side : {TruncationSide::right, TruncationSide::left}) {
+          const PairEncoding want = general->encode_pair_with_types(t, u, max_length, side);
+          const PairEncoding got = fast->encode_pair_with_types(t, u, max_length, side);
+          EXPECT_EQ(got.ids, want.ids) << t << " | " << u << " | " << max_length;
+          EXPECT_EQ(got.type_ids, want.type_ids) << t << " | " << u << " | " << max_length;
+        }
+      std::vector<std::string> words;
+      for (size_t at = 0; at <= t.size();) {
+        const size_t space = std::min(t.find(' ', at), t.size());
+        words.push_back(t.substr(at, space - at));
+        at = space + 1;
+      }
+      for (int max_length : {0, n_special + 4}) {
+        const WordsEncoding want = general->encode_words(words, max_length);
+        const WordsEncoding got = fast->encode_words(words, max_length);
+        EXPECT_EQ(got.ids, want.ids) << t << " | " << max_length;
+        EXPECT_EQ(got.word_ids, want.word_ids) << t << " | " << max_length;
+      }
+    }
     const std::vector<std::string> batch(texts.begin(), texts.begin() + 64);
     const EncodedBatch a = fast->encode_batch(batch, 0), b = general->encode_batch(batch, 0);
     EXPECT_EQ(a.ids, b.ids);
@@ -161,7 +193,10 @@ TEST(TokenizerFastPath, AgreesWithGeneralPathOnFuzzCorpus) {
       EXPECT_THROW(fast->encode("a b", true, n_special - 1), rc::Error);
     }
   }
-  EXPECT_GE(fast_dirs, 5);  // the comparison above ran the fast path
+  // The comparisons above ran the fast paths.
+  EXPECT_GE(fast_dirs, 5);
+  EXPECT_GE(pair_dirs, 4);
+  EXPECT_GE(words_dirs, 4);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "core/check.h"
 #include "tokenizer/pipeline/build.h"
+#include "tokenizer/bpe.h"
 #include "tokenizer/pipeline/models.h"
 #include "tokenizer/utf8.h"
 
@@ -341,8 +342,17 @@ class UnigramModel final : public Model {
     }
   }
   // tokenize() without strings: a piece of the best path is its own id; only fused unks are
-  // looked up again.
+  // looked up again. Words up to WordCache::kMaxWordBytes are cached (bounded, shared by
+  // threads), as HF's Unigram caches its encodings.
   void tokenize_ids(std::string_view text, std::vector<int32_t>& out) const override {
+    if (text.size() > WordCache::kMaxWordBytes || text.empty()) return tokenize_ids_uncached(text, out);
+    const uint64_t hash = hash_bytes(text);
+    if (cache_.lookup(text, hash, out)) return;
+    const size_t first = out.size();
+    tokenize_ids_uncached(text, out);
+    cache_.insert(text, hash, out.data() + first, out.size() - first);
+  }
+  void tokenize_ids_uncached(std::string_view text, std::vector<int32_t>& out) const {
     for (const Piece& p : best_path(text)) {
       if (p.id >= 0) {
         out.push_back(p.id);
@@ -527,6 +537,7 @@ class UnigramModel final : public Model {
   }
 
   std::vector<Unit> units_;
+  mutable WordCache cache_;
   std::array<int32_t, 256> byte_ids_{};  // <0xXX> pieces (byte_fallback), -1 when absent
   Vocab vocab_;
   std::vector<double> scores_;

@@ -31,8 +31,12 @@ struct PipelineOptions {
 // A tokenizer.json document (parsed) as a tokenizer; `file` names it in errors.
 std::unique_ptr<Tokenizer> make_pipeline_tokenizer(const nlohmann::json& doc, const std::string& file,
                                                    const Roles& roles = {}, const PipelineOptions& options = {});
-// Whether t is a pipeline tokenizer whose encode() takes the fast path (for tests).
-bool has_fast_path(const Tokenizer& t);
+// Which calls of t take the fast path (for tests): encode() / encode_batch(), encode_words(),
+// encode_pair*(); all false when t is not a pipeline tokenizer.
+struct FastPaths {
+  bool single = false, words = false, pair = false;
+};
+FastPaths fast_paths(const Tokenizer& t);
 // tokenizer.json, bounded and depth-checked before parsing.
 nlohmann::json read_tokenizer_document(const std::filesystem::path& file);
 // The roles in dir/tokenizer_config.json (and special_tokens_map.json) when present.
