@@ -528,7 +528,10 @@ class UnigramModel final : public Model {
         if (u.piece >= 0) u.score = scores_[size_t(u.piece)];
         queue.push_back({kid, uint32_t(base + byte)});
       }
-      std::vector<std::pair<uint8_t, uint32_t>>().swap(kids);
+      // Darts-clone's bound on the search: free units far behind the end (holes too small for
+      // the nodes that come) stop being tried, so placement stays linear on large vocabularies.
+      // They stay free (check -1) and below the list's head, so no later child lands on one.
+      while (head != SIZE_MAX && head + kSearchWindow < units_.size()) take(head);
     }
     size_t used = units_.size();
     while (used > 1 && units_[used - 1].check == -1) --used;
@@ -536,6 +539,7 @@ class UnigramModel final : public Model {
     units_.shrink_to_fit();
   }
 
+  static constexpr size_t kSearchWindow = 16 * 256;
   std::vector<Unit> units_;
   mutable WordCache cache_;
   std::array<int32_t, 256> byte_ids_{};  // <0xXX> pieces (byte_fallback), -1 when absent
