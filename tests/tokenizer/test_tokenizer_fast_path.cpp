@@ -100,7 +100,7 @@ std::vector<std::string> corpus() {
       0x2003, 0x2581, 0xFFFD, 0x1F600, 0x1F3FD, 0x1F1EB, 0x2764, 0xFE0F, 0x1F469};
   const std::vector<std::string> words = {"the", "Tweet", "don't", "[MASK]", "<mask>", "</s>", "##ing", "  "};
   std::mt19937 rng(30);
-  for (int i = 0; i < 800; ++i) {
+  for (int i = 0; i < 600; ++i) {
     std::string t;
     const int n = int(rng() % 40);
     for (int k = 0; k < n; ++k) {
@@ -161,9 +161,9 @@ TEST(TokenizerFastPath, AgreesWithGeneralPathOnFuzzCorpus) {
     }
     // Pairs (each text with the next) and words (each text cut at spaces).
     const int n_pair = int(general->encode_pair("", "", 0).size());
-    for (size_t i = 0; i + 1 < texts.size(); i += 3) {
+    for (size_t i = 0; i + 1 < texts.size(); i += 5) {
       const std::string &t = texts[i], &u = texts[i + 1];
-      for (int max_length : {0, n_pair + 1, n_pair + 6})
+      for (int max_length : {0, n_pair + 5})
         for (TruncationSide side : {TruncationSide::right, TruncationSide::left}) {
           const PairEncoding want = general->encode_pair_with_types(t, u, max_length, side);
           const PairEncoding got = fast->encode_pair_with_types(t, u, max_length, side);
