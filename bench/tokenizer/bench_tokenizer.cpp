@@ -30,14 +30,15 @@ double cpu_seconds() {
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: bench_tokenizer --tokenizer DIR --texts FILE [--passes N] [--max-length N]\n");
+  std::fprintf(stderr,
+               "usage: bench_tokenizer --tokenizer DIR --texts FILE [--passes N] [--max-length N] [--ids-out FILE]\n");
   return 2;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string dir, texts_file;
+  std::string dir, texts_file, ids_out;
   int passes = 5, max_length = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -50,6 +51,8 @@ int main(int argc, char** argv) {
       passes = std::atoi(argv[++i]);
     else if (a == "--max-length")
       max_length = std::atoi(argv[++i]);
+    else if (a == "--ids-out")  // each text's ids, one line of them per text (check_ids.sh)
+      ids_out = argv[++i];
     else
       return usage();
   }
@@ -67,6 +70,15 @@ int main(int argc, char** argv) {
       texts.push_back(std::move(line));
     }
     auto tok = rc::Tokenizer::from_dir(dir);
+    if (!ids_out.empty()) {
+      std::ofstream out(ids_out, std::ios::binary);
+      for (const std::string& t : texts) {
+        std::string line;
+        for (int32_t id : tok->encode(t, true, max_length)) line += (line.empty() ? "" : " ") + std::to_string(id);
+        out << line << '\n';
+      }
+      return out.good() ? 0 : 1;
+    }
     for (int p = 0; p < passes; ++p) {
       const double c0 = cpu_seconds();
       const auto t0 = std::chrono::steady_clock::now();

@@ -14,8 +14,10 @@
 # Env: TEXTS (default data/tweeteval/sentiment/train_text.txt); TOKENIZERS, folders holding a
 # tokenizer.json, space-separated (default: assets/tokenizer/roberta-base, byte-level BPE;
 # tests/data/tokenizer/pipeline/bert-uncased, WordPiece; tests/data/tokenizer/pipeline/xlmr,
-# Unigram; the last two are small-vocabulary test fixtures: point TOKENIZERS at real
-# bert-base-uncased / xlm-roberta-base folders for representative figures); TOKENIZER (one
+# Unigram; the last two are small-vocabulary test fixtures; then, when made by
+# tools/make_bench_tokenizers.py, build/bench-tokenizers/bert-30k and xlmr-32k, vocabularies of
+# real size trained on the TweetEval texts; or point TOKENIZERS at real bert-base-uncased /
+# xlm-roberta-base folders); TOKENIZER (one
 # folder, the old single-tokenizer form) when TOKENIZERS is unset. LIMIT=N reads only the
 # first N texts (a smoke run). On a shared machine a pass in which a process got < 90% of a
 # core is "busy"; wall-clock medians use clean passes when there are >= 3, and CPU-time rates
@@ -34,6 +36,9 @@ elif [[ -n "${TOKENIZER:-}" ]]; then
 else
   tokdirs=("$root/assets/tokenizer/roberta-base" "$root/tests/data/tokenizer/pipeline/bert-uncased"
     "$root/tests/data/tokenizer/pipeline/xlmr")
+  for d in "$root/build/bench-tokenizers/bert-30k" "$root/build/bench-tokenizers/xlmr-32k"; do
+    if [[ -f "$d/tokenizer.json" ]]; then tokdirs+=("$d"); fi
+  done
 fi
 bin="$build/bench/bench_tokenizer"
 if [[ ! -x "$bin" ]]; then

@@ -18,12 +18,27 @@ class Normalizer {
  public:
   virtual ~Normalizer() = default;
   virtual void normalize(NormalizedString& s) const = 0;
+  // The fast path (encode without offsets): the same normalization of plain text, with no
+  // alignments kept. Called only when has_plain() is true, which a normalizer says when its
+  // normalize_plain gives, for every text, exactly what normalize() makes of it.
+  virtual bool has_plain() const { return false; }
+  virtual void normalize_plain(std::string& text) const { (void)text; }
 };
 
 class PreTokenizer {
  public:
   virtual ~PreTokenizer() = default;
   virtual void pre_tokenize(PreTokenizedString& s) const = 0;
+  // The fast path: the pieces pre_tokenize() makes of one normalized piece `text` (empty ones
+  // left out), appended to `pieces` as byte ranges of `arena`, where the text (possibly edited)
+  // is appended. at_start: the piece begins the original text (Metaspace's prepend_scheme
+  // "first"); uses_position() says whether the result depends on it.
+  virtual bool has_plain() const { return false; }
+  virtual bool uses_position() const { return false; }
+  virtual void pre_tokenize_plain(std::string_view text, bool at_start, std::string& arena,
+                                  std::vector<ByteRange>& pieces) const {
+    (void)text, (void)at_start, (void)arena, (void)pieces;
+  }
 };
 
 class Model {
@@ -32,6 +47,8 @@ class Model {
   // The tokens of one piece (offsets: bytes of `text`). Throws rc::Error when HF's model would
   // fail (an unknown character with no unk token).
   virtual void tokenize(std::string_view text, std::vector<Token>& out) const = 0;
+  // The ids tokenize() gives, appended to out (the fast path: no token strings, no offsets).
+  virtual void tokenize_ids(std::string_view text, std::vector<int32_t>& out) const;
   virtual int32_t token_to_id(std::string_view token) const = 0;  // -1 when unknown
   virtual const std::string* id_to_token(int32_t id) const = 0;   // null when unknown
   virtual int64_t vocab_size() const = 0;

@@ -1,10 +1,13 @@
 // Models (tokenizers/src/models/{wordpiece,unigram,wordlevel,bpe}).
 #include <algorithm>
+#include <array>
 #include <cstdio>
+#include <cstring>
 #include <queue>
 
 #include "core/check.h"
 #include "tokenizer/pipeline/build.h"
+#include "tokenizer/bpe.h"
 #include "tokenizer/pipeline/models.h"
 #include "tokenizer/utf8.h"
 
@@ -29,7 +32,85 @@ const std::string* Vocab::token(int32_t id) const {
   return &by_id_[size_t(id)];
 }
 
+void Model::tokenize_ids(std::string_view text, std::vector<int32_t>& out) const {
+  thread_local std::vector<Token> tokens;
+  tokens.clear();
+  tokenize(text, tokens);
+  for (const Token& t : tokens) out.push_back(t.id);
+}
+
 namespace {
+
+// A read-only string -> id table for the fast path's lookups: open addressing over one array,
+// the keys in one buffer, so that a lookup of a string_view hashes it once and compares bytes
+// in place (std::unordered_map: a node per key, std::hash's byte loop).
+class FlatStringTable {
+ public:
+  void build(const std::vector<std::pair<std::string, int32_t>>& entries) {
+    size_t cap = 16;
+    while (cap < entries.size() * 2) cap *= 2;
+    slots_.assign(cap, Slot{});
+    keys_.clear();
+    for (const auto& [key, id] : entries) {
+      max_len_ = std::max(max_len_, key.size());
+      const uint64_t h = hash(key);
+      size_t i = size_t(h) & (cap - 1);
+      while (slots_[i].len != kEmpty) {
+        if (view(slots_[i]) == key) break;  // a repeated key: the later id wins
+        i = (i + 1) & (cap - 1);
+      }
+      if (slots_[i].len == kEmpty) {
+        slots_[i] = {uint32_t(h >> 32), uint32_t(keys_.size()), uint32_t(key.size()), id};
+        keys_ += key;
+      } else {
+        slots_[i].id = id;
+      }
+    }
+  }
+  int32_t find(std::string_view key) const {
+    if (slots_.empty() || key.size() > max_len_) return -1;
+    const uint64_t h = hash(key);
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = size_t(h) & mask;; i = (i + 1) & mask) {
+      const Slot& slot = slots_[i];
+      if (slot.len == kEmpty) return -1;
+      if (slot.tag == uint32_t(h >> 32) && slot.len == key.size() &&
+          std::memcmp(keys_.data() + slot.offset, key.data(), key.size()) == 0)
+        return slot.id;
+    }
+  }
+  size_t max_len() const { return max_len_; }
+
+ private:
+  static constexpr uint32_t kEmpty = UINT32_MAX;
+  struct Slot {
+    uint32_t tag = 0, offset = 0, len = kEmpty;
+    int32_t id = -1;
+  };
+  // 8 bytes at a time, multiplied and folded (wyhash's mix): strong enough for a table of
+  // tokens, a few cycles for a short word.
+  static uint64_t mix(uint64_t a, uint64_t b) {
+    const unsigned __int128 r = static_cast<unsigned __int128>(a) * b;
+    return uint64_t(r) ^ uint64_t(r >> 64);
+  }
+  static uint64_t hash(std::string_view s) {
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ s.size();
+    size_t i = 0;
+    for (; i + 8 <= s.size(); i += 8) {
+      uint64_t w;
+      std::memcpy(&w, s.data() + i, 8);
+      h = mix(h ^ w, 0xA0761D6478BD642Full);
+    }
+    uint64_t tail = 0;
+    std::memcpy(&tail, s.data() + i, s.size() - i);
+    return mix(h ^ tail, 0xE7037ED1A0B428DBull);
+  }
+  std::string_view view(const Slot& s) const { return std::string_view(keys_).substr(s.offset, s.len); }
+
+  std::vector<Slot> slots_;
+  std::string keys_;
+  size_t max_len_ = 0;
+};
 
 void check_token(const std::string& t, const Source& src, const char* where) {
   RC_CHECK(t.size() <= kMaxTokenBytes && is_valid_utf8(t), Errc::format, "tokenizer file '", src.file, "': ", where,
@@ -69,6 +150,53 @@ class WordPieceModel final : public Model {
   WordPieceModel(Vocab vocab, std::string unk, std::string prefix, size_t max_chars)
       : vocab_(std::move(vocab)), unk_(std::move(unk)), prefix_(std::move(prefix)), max_chars_(max_chars) {
     unk_id_ = vocab_.find(unk_);
+    // The fast path's tables: the tokens as they are (a word's first piece) and, for those
+    // that start with the prefix, without it (the pieces after): each id as vocab_.find gives it.
+    std::vector<std::pair<std::string, int32_t>> all, continuing;
+    for (size_t id = 0; id < vocab_.id_bound(); ++id) {
+      const std::string* t = vocab_.token(int32_t(id));
+      if (!t || vocab_.find(*t) != int32_t(id)) continue;
+      all.emplace_back(*t, int32_t(id));
+      if (t->compare(0, prefix_.size(), prefix_) == 0) continuing.emplace_back(t->substr(prefix_.size()), int32_t(id));
+    }
+    first_.build(all);
+    next_.build(continuing);
+  }
+  // tokenize() without strings: the same greedy longest match, each candidate looked up in
+  // place (first_ or next_) instead of built as prefix + piece.
+  void tokenize_ids(std::string_view text, std::vector<int32_t>& out) const override {
+    const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+    const size_t first = out.size();
+    bool bad = false;
+    if (text.size() > max_chars_) {  // a character is at least one byte: count only when it may matter
+      size_t chars = 0;
+      for (size_t i = 0; i < text.size(); ++i) chars += (s[i] & 0xC0) != 0x80;
+      bad = chars > max_chars_;
+    }
+    size_t start = 0;
+    while (!bad && start < text.size()) {
+      const FlatStringTable& table = start > 0 ? next_ : first_;
+      size_t end = std::min(text.size(), start + table.max_len());
+      while (end > start && end < text.size() && (s[end] & 0xC0) == 0x80) --end;
+      int32_t id = -1;
+      while (start < end) {
+        id = table.find(text.substr(start, end - start));
+        if (id >= 0) break;
+        --end;
+        while (end > start && (s[end] & 0xC0) == 0x80) --end;
+      }
+      if (id < 0) {
+        bad = true;
+        break;
+      }
+      out.push_back(id);
+      start = end;
+    }
+    if (bad) {
+      out.resize(first);
+      if (unk_id_ < 0) missing_unk("WordPiece");
+      out.push_back(unk_id_);
+    }
   }
   void tokenize(std::string_view text, std::vector<Token>& out) const override {
     const auto* s = reinterpret_cast<const unsigned char*>(text.data());
@@ -116,6 +244,7 @@ class WordPieceModel final : public Model {
   std::string unk_, prefix_;
   size_t max_chars_;
   int32_t unk_id_ = -1;
+  FlatStringTable first_, next_;
 };
 
 // wordlevel/mod.rs: the whole piece, or unk.
@@ -184,29 +313,101 @@ class UnigramModel final : public Model {
       if (!piece.empty()) node_piece[node] = int32_t(id);  // a repeated piece: the last id, as token_to_ids
       vocab_.add(std::move(pieces[id].first), int32_t(id));
     }
-    nodes_.resize(children.size());
-    for (size_t n = 0; n < children.size(); ++n) {
-      std::sort(children[n].begin(), children[n].end());
-      nodes_[n] = {uint32_t(edges_.size()), uint32_t(children[n].size()), node_piece[n]};
-      edges_.insert(edges_.end(), children[n].begin(), children[n].end());
-    }
+    build_double_array(children, node_piece);
+    for (int b = 0; b < 256; ++b) byte_ids_[size_t(b)] = vocab_.find(byte_piece(static_cast<unsigned char>(b)));
   }
   void tokenize(std::string_view text, std::vector<Token>& out) const override {
-    if (text.empty()) return;
+    for (const Piece& p : best_path(text)) {
+      const std::string_view piece = text.substr(p.begin, p.end - p.begin);
+      const int32_t id = p.id >= 0 ? p.id : vocab_.find(piece);
+      if (id >= 0) {
+        out.push_back({id, std::string(piece), p.begin, p.end});
+        continue;
+      }
+      if (byte_fallback_) {
+        std::vector<int32_t> ids;
+        for (unsigned char b : piece) {
+          const int32_t bid = vocab_.find(byte_piece(b));
+          if (bid < 0) break;
+          ids.push_back(bid);
+        }
+        if (ids.size() == piece.size()) {
+          for (size_t k = 0; k < ids.size(); ++k)
+            out.push_back({ids[k], byte_piece(static_cast<unsigned char>(piece[k])), p.begin, p.end});
+          continue;
+        }
+      }
+      if (unk_id_ < 0) missing_unk("Unigram");
+      out.push_back({unk_id_, std::string(piece), p.begin, p.end});
+    }
+  }
+  // tokenize() without strings: a piece of the best path is its own id; only fused unks are
+  // looked up again. Words up to WordCache::kMaxWordBytes are cached (bounded, shared by
+  // threads), as HF's Unigram caches its encodings.
+  void tokenize_ids(std::string_view text, std::vector<int32_t>& out) const override {
+    if (text.size() > WordCache::kMaxWordBytes || text.empty()) return tokenize_ids_uncached(text, out);
+    const uint64_t hash = hash_bytes(text);
+    if (cache_.lookup(text, hash, out)) return;
+    const size_t first = out.size();
+    tokenize_ids_uncached(text, out);
+    cache_.insert(text, hash, out.data() + first, out.size() - first);
+  }
+  void tokenize_ids_uncached(std::string_view text, std::vector<int32_t>& out) const {
+    for (const Piece& p : best_path(text)) {
+      if (p.id >= 0) {
+        out.push_back(p.id);
+        continue;
+      }
+      const std::string_view piece = text.substr(p.begin, p.end - p.begin);
+      if (const int32_t id = vocab_.find(piece); id >= 0) {
+        out.push_back(id);
+        continue;
+      }
+      if (byte_fallback_) {
+        size_t k = 0;
+        for (; k < piece.size() && byte_ids_[static_cast<unsigned char>(piece[k])] >= 0; ++k) {
+        }
+        if (k == piece.size()) {
+          for (unsigned char b : piece) out.push_back(byte_ids_[b]);
+          continue;
+        }
+      }
+      if (unk_id_ < 0) missing_unk("Unigram");
+      out.push_back(unk_id_);
+    }
+  }
+  int32_t token_to_id(std::string_view t) const override { return vocab_.find(t); }
+  const std::string* id_to_token(int32_t id) const override { return vocab_.token(id); }
+  int64_t vocab_size() const override { return int64_t(scores_.size()); }
+  std::string unk_token() const override {
+    const std::string* t = vocab_.token(unk_id_);
+    return t ? *t : std::string();
+  }
+
+ private:
+  // A piece of the best path: bytes [begin, end) of the text, the vocabulary id of its string
+  // (the last id of a repeated string, as vocab_.find gives), or -1 for a run of unknown
+  // characters (fused), which tokenize() looks up again.
+  struct Piece {
+    size_t begin, end;
+    int32_t id;
+  };
+  // unigram/model.rs encode_optimized's lattice and backtrack. Per-thread scratch: it runs once
+  // per pre-tokenized word; the model is shared by threads, the scratch is not.
+  const std::vector<Piece>& best_path(std::string_view text) const {
     struct BestNode {
       int32_t id = 0;
       double score = 0;
       size_t starts_at = SIZE_MAX;
     };
+    thread_local std::vector<BestNode> best;
+    thread_local std::vector<Piece> pieces;
+    pieces.clear();
+    if (text.empty()) return pieces;
     const size_t n = text.size();
     const auto* s = reinterpret_cast<const unsigned char*>(text.data());
     const double unk_score = min_score_ - 10.0;
-    // Per-thread scratch: tokenize() runs once per pre-tokenized word, and a vector per word
-    // was two allocations each time. The model is shared by threads, the scratch is not.
-    thread_local std::vector<BestNode> best;
-    thread_local std::vector<ByteRange> pieces;
     best.assign(n + 1, BestNode{});
-    pieces.clear();
     for (size_t start = 0; start < n;) {
       const double here = best[start].score;
       const size_t mblen = size_t(utf8_lead_length(s[start]));
@@ -214,17 +415,14 @@ class UnigramModel final : public Model {
       // common_prefix_search: the pieces starting here, shortest first.
       uint32_t node = 0;
       for (size_t len = 1; start + len <= n; ++len) {
-        const Node& tn = nodes_[node];
-        const auto* first = edges_.data() + tn.first_edge;
-        const auto* last = first + tn.n_edges;
-        const uint8_t b = s[start + len - 1];
-        const auto* e = std::lower_bound(first, last, std::pair<uint8_t, uint32_t>{b, 0});
-        if (e == last || e->first != b) break;
-        node = e->second;
-        const int32_t id = nodes_[node].piece;
+        const size_t next = size_t(units_[node].base) + s[start + len - 1];
+        if (next >= units_.size() || units_[next].check != int32_t(node)) break;
+        node = uint32_t(next);
+        const Unit& unit = units_[node];
+        const int32_t id = unit.piece;
         if (id < 0) continue;
         BestNode& target = best[start + len];
-        const double candidate = scores_[size_t(id)] + here;
+        const double candidate = unit.score + here;
         if (target.starts_at == SIZE_MAX || candidate > target.score) target = {id, candidate, start};
         if (len == mblen) has_single = true;
       }
@@ -243,54 +441,110 @@ class UnigramModel final : public Model {
       if (node.id == unk_id_) {
         if (unk_end == SIZE_MAX) unk_end = end;
       } else {
-        if (unk_end != SIZE_MAX) pieces.push_back({end, unk_end}), unk_end = SIZE_MAX;
-        pieces.push_back({node.starts_at, end});
+        if (unk_end != SIZE_MAX) pieces.push_back({end, unk_end, -1}), unk_end = SIZE_MAX;
+        pieces.push_back({node.starts_at, end, node.id});
       }
       end = node.starts_at;
     }
-    if (unk_end != SIZE_MAX) pieces.push_back({0, unk_end});
+    if (unk_end != SIZE_MAX) pieces.push_back({0, unk_end, -1});
     std::reverse(pieces.begin(), pieces.end());
-    for (const ByteRange& p : pieces) {
-      const std::string_view piece = text.substr(p.first, p.second - p.first);
-      const int32_t id = vocab_.find(piece);
-      if (id >= 0) {
-        out.push_back({id, std::string(piece), p.first, p.second});
-        continue;
-      }
-      if (byte_fallback_) {
-        std::vector<int32_t> ids;
-        for (unsigned char b : piece) {
-          const int32_t bid = vocab_.find(byte_piece(b));
-          if (bid < 0) break;
-          ids.push_back(bid);
-        }
-        if (ids.size() == piece.size()) {
-          for (size_t k = 0; k < ids.size(); ++k)
-            out.push_back({ids[k], byte_piece(static_cast<unsigned char>(piece[k])), p.first, p.second});
-          continue;
-        }
-      }
-      if (unk_id_ < 0) missing_unk("Unigram");
-      out.push_back({unk_id_, std::string(piece), p.first, p.second});
-    }
+    return pieces;
   }
-  int32_t token_to_id(std::string_view t) const override { return vocab_.find(t); }
-  const std::string* id_to_token(int32_t id) const override { return vocab_.token(id); }
-  int64_t vocab_size() const override { return int64_t(scores_.size()); }
-  std::string unk_token() const override {
-    const std::string* t = vocab_.token(unk_id_);
-    return t ? *t : std::string();
+  // The trie as a double array (Aoe's; Darts' layout without its packing): the child of node
+  // n by byte b is unit base(n) + b when that unit's check is n, one load and one compare per
+  // byte instead of a search of n's edges. Built breadth-first, each node's children placed at
+  // the first base where all their units are free (bases tried from the free units only).
+  struct Unit {
+    int32_t base = 0, check = -1;  // check: the parent, -1 free (the root: its own parent, 0)
+    int32_t piece = -1;            // id of the piece ending here, -1 for none
+    double score = 0;              // its score, here to save the lattice a second cache miss
+  };
+  void build_double_array(std::vector<std::vector<std::pair<uint8_t, uint32_t>>>& children,
+                          const std::vector<int32_t>& node_piece) {
+    // The free units as a doubly linked list (next_free_/prev_free_, the end: SIZE_MAX), so that
+    // a placement tries only free units for its first child.
+    std::vector<size_t> next_free, prev_free;
+    size_t head = SIZE_MAX, tail = SIZE_MAX;
+    auto grow = [&](size_t size) {
+      const size_t old = units_.size();
+      if (size <= old) return;
+      units_.resize(size);
+      next_free.resize(size, SIZE_MAX);
+      prev_free.resize(size, SIZE_MAX);
+      for (size_t i = old; i < size; ++i) {
+        prev_free[i] = tail;
+        if (tail != SIZE_MAX)
+          next_free[tail] = i;
+        else
+          head = i;
+        tail = i;
+      }
+    };
+    auto take = [&](size_t i) {
+      if (prev_free[i] != SIZE_MAX)
+        next_free[prev_free[i]] = next_free[i];
+      else
+        head = next_free[i];
+      if (next_free[i] != SIZE_MAX)
+        prev_free[next_free[i]] = prev_free[i];
+      else
+        tail = prev_free[i];
+    };
+    grow(512);
+    take(0);
+    units_[0].check = 0;
+    units_[0].piece = node_piece[0];
+    std::vector<std::pair<uint32_t, uint32_t>> queue{{0, 0}};  // (trie node, unit)
+    for (size_t q = 0; q < queue.size(); ++q) {
+      const auto [node, unit] = queue[q];
+      auto& kids = children[node];
+      if (kids.empty()) continue;
+      std::sort(kids.begin(), kids.end());
+      const size_t lowest = kids[0].first;
+      size_t base = 0;
+      for (size_t f = head;; f = next_free[f]) {
+        if (f == SIZE_MAX) {  // nothing fits below the end: past it
+          base = std::max(units_.size(), lowest + 1) - lowest;
+          break;
+        }
+        if (f <= lowest) continue;  // base >= 1: the root's children never land on the root
+        base = f - lowest;
+        grow(base + 256);
+        bool fits = true;
+        for (const auto& kid : kids)
+          if (units_[base + kid.first].check != -1) {
+            fits = false;
+            break;
+          }
+        if (fits) break;
+      }
+      grow(base + 256);
+      units_[unit].base = int32_t(base);
+      for (const auto& [byte, kid] : kids) {
+        Unit& u = units_[base + byte];
+        take(base + byte);
+        u.check = int32_t(unit);
+        u.piece = node_piece[kid];
+        if (u.piece >= 0) u.score = scores_[size_t(u.piece)];
+        queue.push_back({kid, uint32_t(base + byte)});
+      }
+      // Darts-clone's bound on the search: free units far behind the end (holes too small for
+      // the nodes that come) stop being tried, so placement stays linear on large vocabularies.
+      // They stay free (check -1) and below the list's head, so no later child lands on one.
+      while (head != SIZE_MAX && head + kSearchWindow < units_.size()) take(head);
+    }
+    size_t used = units_.size();
+    while (used > 1 && units_[used - 1].check == -1) --used;
+    units_.resize(used);
+    units_.shrink_to_fit();
   }
 
- private:
-  struct Node {
-    uint32_t first_edge, n_edges;
-    int32_t piece;  // id of the piece ending here, -1 for none
-  };
+  static constexpr size_t kSearchWindow = 16 * 256;
+  std::vector<Unit> units_;
+  mutable WordCache cache_;
+  std::array<int32_t, 256> byte_ids_{};  // <0xXX> pieces (byte_fallback), -1 when absent
   Vocab vocab_;
   std::vector<double> scores_;
-  std::vector<Node> nodes_;
-  std::vector<std::pair<uint8_t, uint32_t>> edges_;  // (byte, child), sorted per node
   double min_score_ = 1e300;
   int32_t unk_id_;
   bool byte_fallback_;

@@ -1,4 +1,7 @@
 // Normalizers (tokenizers/src/normalizers/*.rs) and the common parts of the factories.
+#include <algorithm>
+#include <array>
+#include <optional>
 #include <string_view>
 
 #include "core/check.h"
@@ -67,6 +70,12 @@ SplitBehavior read_behavior(const json& j, const Source& src) {
 
 namespace {
 
+bool is_ascii(std::string_view text) {
+  for (char c : text)
+    if (static_cast<unsigned char>(c) >= 0x80) return false;
+  return true;
+}
+
 // tokenizers/src/normalizers/bert.rs
 class BertNormalizer final : public Normalizer {
  public:
@@ -100,14 +109,95 @@ class BertNormalizer final : public Normalizer {
     if (lowercase_) s.lowercase();
   }
 
+  bool has_plain() const override { return true; }
+  // normalize() character by character, without alignments: ASCII through a table made at
+  // construction from the same predicates; a text with other characters through the same
+  // steps on its code points (NFD with normalize_form itself).
+  void normalize_plain(std::string& text) const override {
+    const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+    const size_t n = text.size();
+    size_t ascii = 0;
+    while (ascii < n && p[ascii] < 0x80) ++ascii;
+    if (ascii == n) {
+      size_t out = 0;
+      for (size_t i = 0; i < n; ++i)
+        if (const int16_t c = ascii_[p[i]]; c >= 0) text[out++] = char(c);
+      text.resize(out);
+      return;
+    }
+    thread_local std::vector<uint32_t> cps, next;
+    cps.clear();
+    for (size_t i = 0; i < n;) {
+      const int len = utf8_lead_length(p[i]);
+      uint32_t c = utf8_decode(p + i, len);
+      i += size_t(len);
+      if (clean_text_) {
+        const bool control = !(c == '\t' || c == '\n' || c == '\r') && is_other(c);
+        if (c == 0 || c == 0xFFFD || control) continue;
+        if (c == '\t' || c == '\n' || c == '\r' || is_unicode_whitespace(c)) c = ' ';
+      }
+      if (chinese_ && is_chinese_char(c)) {
+        cps.push_back(' ');
+        cps.push_back(c);
+        cps.push_back(' ');
+        continue;
+      }
+      cps.push_back(c);
+    }
+    if (strip_accents_) {
+      const std::vector<CharChange> nfd = normalize_form(to_utf8(cps), NormalForm::nfd);
+      cps.clear();
+      for (const CharChange& c : nfd)
+        if (!is_mark_nonspacing(c.cp)) cps.push_back(c.cp);
+    }
+    if (lowercase_) {
+      next.clear();
+      for (uint32_t c : cps) append_lowercase(c, next);
+      cps.swap(next);
+    }
+    text.clear();
+    for (uint32_t c : cps) utf8_append(text, c);
+  }
+
  private:
+  // What normalize() makes of each ASCII character alone: -1 dropped, else the character (no
+  // ASCII character is Chinese, decomposes, is a mark, or lowercases to more than one).
+  std::array<int16_t, 128> ascii_table() const {
+    std::array<int16_t, 128> t{};
+    std::vector<uint32_t> lower;
+    for (uint32_t c = 0; c < 128; ++c) {
+      int32_t out = int32_t(c);
+      if (clean_text_) {
+        const bool control = !(c == '\t' || c == '\n' || c == '\r') && is_other(c);
+        if (c == 0 || control) out = -1;
+        if (c == '\t' || c == '\n' || c == '\r' || is_unicode_whitespace(c)) out = ' ';
+      }
+      if (out >= 0 && lowercase_) {
+        lower.clear();
+        append_lowercase(uint32_t(out), lower);
+        RC_CHECK(lower.size() == 1 && lower[0] < 128, Errc::internal, "lowercase of ASCII ", c, " is not ASCII");
+        out = int32_t(lower[0]);
+      }
+      t[c] = int16_t(out);
+    }
+    return t;
+  }
+
   bool clean_text_, chinese_, strip_accents_, lowercase_;
+  std::array<int16_t, 128> ascii_ = ascii_table();
 };
 
 class FormNormalizer final : public Normalizer {
  public:
   explicit FormNormalizer(NormalForm form) : form_(form) {}
   void normalize(NormalizedString& s) const override { s.transform(normalize_form(s.get(), form_), 0); }
+  bool has_plain() const override { return true; }
+  void normalize_plain(std::string& text) const override {
+    if (is_ascii(text)) return;  // every form leaves ASCII as it is
+    const std::vector<CharChange> out = normalize_form(text, form_);
+    text.clear();
+    for (const CharChange& c : out) utf8_append(text, c.cp);
+  }
 
  private:
   NormalForm form_;
@@ -116,6 +206,17 @@ class FormNormalizer final : public Normalizer {
 class LowercaseNormalizer final : public Normalizer {
  public:
   void normalize(NormalizedString& s) const override { s.lowercase(); }
+  bool has_plain() const override { return true; }
+  void normalize_plain(std::string& text) const override {
+    if (is_ascii(text)) {
+      for (char& c : text)
+        if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
+      return;
+    }
+    std::vector<uint32_t> lower;
+    for (uint32_t c : code_points(text)) append_lowercase(c, lower);
+    text = to_utf8(lower);
+  }
 };
 
 // strip.rs StripAccents: every combining mark (Mn, Mc, Me: measured on tokenizers 0.22, which
@@ -125,12 +226,39 @@ class StripAccentsNormalizer final : public Normalizer {
   void normalize(NormalizedString& s) const override {
     s.filter([](uint32_t c) { return !is_combining_mark(c); });
   }
+  bool has_plain() const override { return true; }
+  void normalize_plain(std::string& text) const override {
+    if (is_ascii(text)) return;
+    std::vector<uint32_t> kept;
+    for (uint32_t c : code_points(text))
+      if (!is_combining_mark(c)) kept.push_back(c);
+    text = to_utf8(kept);
+  }
 };
 
 class StripNormalizer final : public Normalizer {
  public:
   StripNormalizer(bool left, bool right) : left_(left), right_(right) {}
   void normalize(NormalizedString& s) const override { s.lrstrip(left_, right_); }
+  bool has_plain() const override { return true; }
+  void normalize_plain(std::string& text) const override {
+    const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+    size_t begin = 0, end = text.size();
+    if (left_)
+      while (begin < end) {
+        const int len = utf8_lead_length(p[begin]);
+        if (!is_unicode_whitespace(utf8_decode(p + begin, len))) break;
+        begin += size_t(len);
+      }
+    if (right_)
+      while (end > begin) {
+        size_t last = end - 1;
+        while (last > begin && (p[last] & 0xC0) == 0x80) --last;
+        if (!is_unicode_whitespace(utf8_decode(p + last, utf8_lead_length(p[last])))) break;
+        end = last;
+      }
+    if (begin > 0 || end < text.size()) text = text.substr(begin, end - begin);
+  }
 
  private:
   bool left_, right_;
@@ -141,6 +269,22 @@ class ReplaceNormalizer final : public Normalizer {
   ReplaceNormalizer(Pattern pattern, std::string content)
       : pattern_(std::move(pattern)), content_(std::move(content)) {}
   void normalize(NormalizedString& s) const override { s.replace(pattern_.find_matches(s.get()), content_); }
+  bool has_plain() const override { return true; }
+  void normalize_plain(std::string& text) const override {
+    // A literal absent from the text, the common case, costs one search.
+    if (!pattern_.regex && text.find(pattern_.literal) == std::string::npos) return;
+    const std::vector<PatternMatch> matches = pattern_.find_matches(text);
+    if (std::none_of(matches.begin(), matches.end(), [](const PatternMatch& m) { return m.is_match; })) return;
+    std::string out;
+    out.reserve(text.size());
+    for (const PatternMatch& m : matches) {
+      if (m.is_match)
+        out += content_;
+      else
+        out.append(text, m.begin, m.end - m.begin);
+    }
+    text = std::move(out);
+  }
 
  private:
   Pattern pattern_;
@@ -153,6 +297,10 @@ class PrependNormalizer final : public Normalizer {
   void normalize(NormalizedString& s) const override {
     if (!s.empty()) s.prepend(prepend_);
   }
+  bool has_plain() const override { return true; }
+  void normalize_plain(std::string& text) const override {
+    if (!text.empty()) text.insert(0, prepend_);
+  }
 
  private:
   std::string prepend_;
@@ -163,6 +311,12 @@ class SequenceNormalizer final : public Normalizer {
   explicit SequenceNormalizer(std::vector<std::unique_ptr<Normalizer>> steps) : steps_(std::move(steps)) {}
   void normalize(NormalizedString& s) const override {
     for (const auto& n : steps_) n->normalize(s);
+  }
+  bool has_plain() const override {
+    return std::all_of(steps_.begin(), steps_.end(), [](const auto& n) { return n->has_plain(); });
+  }
+  void normalize_plain(std::string& text) const override {
+    for (const auto& n : steps_) n->normalize_plain(text);
   }
 
  private:
@@ -216,8 +370,71 @@ class PrecompiledNormalizer final : public Normalizer {
     if (modified) s.transform(t, 0);
   }
 
+  bool has_plain() const override { return true; }
+  // normalize() on plain text. ASCII text is cut into graphemes without the segmenter: each
+  // character is one, but CR LF (UAX #29 GB3); lookups of single ASCII characters and of CR LF
+  // come from tables made at construction.
+  void normalize_plain(std::string& text) const override {
+    thread_local std::string out;
+    out.clear();
+    const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+    const size_t n = text.size();
+    if (is_ascii(text)) {
+      if (!ascii_modifies_) return;
+      for (size_t i = 0; i < n; ++i) {
+        if (p[i] == '\r' && i + 1 < n && p[i + 1] == '\n' && crlf_) {
+          out += *crlf_;
+          ++i;
+          continue;
+        }
+        if (const auto& r = ascii_[p[i]])
+          out += *r;
+        else
+          out.push_back(char(p[i]));
+      }
+      text.swap(out);
+      return;
+    }
+    for (const ByteRange& g : graphemes(text)) {
+      const std::string_view grapheme = std::string_view(text).substr(g.first, g.second - g.first);
+      if (grapheme.size() < 6) {
+        if (auto norm = map_.transform(grapheme)) {
+          out += *norm;
+          continue;
+        }
+      }
+      for (size_t i = 0; i < grapheme.size();) {
+        const size_t len = size_t(utf8_lead_length(static_cast<unsigned char>(grapheme[i])));
+        const std::string_view part = grapheme.substr(i, len);
+        if (auto norm = map_.transform(part))
+          out += *norm;
+        else
+          out += part;
+        i += len;
+      }
+    }
+    text.swap(out);
+  }
+
  private:
   PrecompiledCharsmap map_;
+  std::array<std::optional<std::string>, 128> ascii_ = [this] {
+    std::array<std::optional<std::string>, 128> t;
+    for (int c = 0; c < 128; ++c) {
+      const char ch = char(c);
+      if (auto r = map_.transform(std::string_view(&ch, 1))) t[size_t(c)] = std::string(*r);
+    }
+    return t;
+  }();
+  std::optional<std::string> crlf_ = [this]() -> std::optional<std::string> {
+    if (auto r = map_.transform("\r\n")) return std::string(*r);
+    return std::nullopt;
+  }();
+  bool ascii_modifies_ = [this] {
+    for (const auto& r : ascii_)
+      if (r) return true;
+    return crlf_.has_value();
+  }();
 };
 
 }  // namespace

@@ -51,7 +51,7 @@ AddedToken parse_added(const json& t, const Source& src) {
 
 class PipelineTokenizer final : public Tokenizer {
  public:
-  PipelineTokenizer(const json& doc, const std::string& file, const Roles& roles) {
+  PipelineTokenizer(const json& doc, const std::string& file, const Roles& roles, const PipelineOptions& options) {
     const Source src{file};
     RC_CHECK(doc.is_object() && doc.contains("model") && doc["model"].is_object(), Errc::format, "tokenizer file '",
              file, "' has no \"model\" object", "\nHINT: the file is corrupt; download it again");
@@ -137,20 +137,25 @@ class PipelineTokenizer final : public Tokenizer {
     role(roles.pad, pad_);
     role(roles.unk, unk_);
     role(roles.mask, mask_);
+    if (options.fast_path) setup_fast_path();
   }
 
   std::vector<int32_t> encode(std::string_view text, bool add_special_tokens, int max_length) const override {
+    if (fast_) return encode_fast(text, add_special_tokens, max_length, TruncationSide::right);
     return run(text, nullptr, add_special_tokens, max_length, TruncationSide::right).ids;
   }
   std::vector<int32_t> encode(std::string_view text, int max_length, TruncationSide side) const override {
+    if (fast_) return encode_fast(text, true, max_length, side);
     return run(text, nullptr, true, max_length, side).ids;
   }
   std::vector<int32_t> encode_pair(std::string_view text, std::string_view text_pair, int max_length,
                                    TruncationSide side) const override {
+    if (fast_pair_) return encode_pair_fast(text, text_pair, max_length, side).ids;
     return run(text, &text_pair, true, max_length, side).ids;
   }
   PairEncoding encode_pair_with_types(std::string_view text, std::string_view text_pair, int max_length,
                                       TruncationSide side) const override {
+    if (fast_pair_) return encode_pair_fast(text, text_pair, max_length, side);
     Encoding e = run(text, &text_pair, true, max_length, side);
     return {std::move(e.ids), std::move(e.type_ids)};
   }
@@ -159,6 +164,23 @@ class PipelineTokenizer final : public Tokenizer {
     RC_CHECK(max_length >= 0, Errc::invalid_argument, "max_length must be >= 0 (0: no limit), got ", max_length);
     RC_CHECK(words.size() < size_t(INT32_MAX), Errc::invalid_argument, "encode_words: ", words.size(),
              " words is more than a word index holds");
+    if (fast_words_ && (max_length == 0 || size_t(max_length) >= fast_prefix_.size() + fast_suffix_.size())) {
+      WordsEncoding out;
+      out.ids = fast_prefix_;
+      const size_t body = out.ids.size();
+      out.word_ids.assign(body, -1);
+      for (size_t w = 0; w < words.size(); ++w) {
+        encode_plain(words[w], out.ids);
+        out.word_ids.resize(out.ids.size(), int32_t(w));
+      }
+      if (max_length > 0) {
+        const size_t budget = size_t(max_length) - fast_prefix_.size() - fast_suffix_.size();
+        if (out.ids.size() - body > budget) out.ids.resize(body + budget), out.word_ids.resize(body + budget);
+      }
+      out.ids.insert(out.ids.end(), fast_suffix_.begin(), fast_suffix_.end());
+      out.word_ids.resize(out.ids.size(), -1);
+      return out;
+    }
     // tokenizer/mod.rs encode_single_sequence, InputSequence::PreTokenized: each word alone.
     Encoding joined;
     for (size_t w = 0; w < words.size(); ++w) {
@@ -240,12 +262,189 @@ class PipelineTokenizer final : public Tokenizer {
   int32_t pad_id() const override { return pad_; }
   int32_t unk_id() const override { return unk_; }
   int32_t mask_id() const override { return mask_; }
+  FastPaths fast_paths() const { return {fast_, fast_words_, fast_pair_}; }
 
  private:
   const std::string* token_of(int32_t id) const {
     if (id >= 0 && size_t(id) < added_by_id_.size() && !added_by_id_[size_t(id)].empty())
       return &added_by_id_[size_t(id)];
     return model_->id_to_token(id);
+  }
+
+  // The fast path's conditions: every component has a plain form, and what the post-processor
+  // does to one sequence's ids is a fixed prefix and suffix (probed with two stand-in ids).
+  void setup_fast_path() {
+    if ((normalizer_ && !normalizer_->has_plain()) || (pre_tokenizer_ && !pre_tokenizer_->has_plain())) return;
+    // Metaspace's "first" asks whether a piece starts the original text, which a piece cut out
+    // of normalized text by a normalized added token knows only through alignments.
+    if (pre_tokenizer_ && pre_tokenizer_->uses_position() && !normalized_added_.tokens().empty()) return;
+    // What the post-processor (then finish()'s merge) makes of stand-in sequences: ids -7 -8
+    // (and -9 -10 for a pair's second text, type 1, as encode_sequence gives it), word 0.
+    auto probe = [&](bool pair, bool add_special_tokens) {
+      std::vector<Encoding> encs(1);
+      encs[0].push(-7, 0, "x", {0, 1}, 0, 0);
+      encs[0].push(-8, 0, "y", {1, 2}, 0, 0);
+      if (pair) {
+        encs.emplace_back();
+        encs[1].push(-9, 1, "x", {0, 1}, 0, 0);
+        encs[1].push(-10, 1, "y", {1, 2}, 0, 0);
+      }
+      if (post_processor_) post_processor_->process_encodings(encs, add_special_tokens);
+      for (size_t i = 1; i < encs.size(); ++i) encs[0].append(encs[i]);
+      return encs[0];
+    };
+    // Where the stand-ins [first, first + 1] sit, or npos when not exactly once, in order.
+    auto find_pair = [](const Encoding& e, int32_t first) {
+      const auto at = std::find(e.ids.begin(), e.ids.end(), first);
+      if (at == e.ids.end() || at + 1 == e.ids.end() || at[1] != first - 1) return std::string::npos;
+      return size_t(at - e.ids.begin());
+    };
+    auto specials_only = [](const Encoding& e, size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i)
+        if (e.ids[i] < 0) return false;
+      return true;
+    };
+    if (probe(false, false).ids != std::vector<int32_t>{-7, -8}) return;
+    const Encoding single = probe(false, true);
+    const size_t a = find_pair(single, -7);
+    if (a == std::string::npos || !specials_only(single, 0, a) || !specials_only(single, a + 2, single.size())) return;
+    fast_prefix_.assign(single.ids.begin(), single.ids.begin() + std::ptrdiff_t(a));
+    fast_suffix_.assign(single.ids.begin() + std::ptrdiff_t(a) + 2, single.ids.end());
+    const size_t n_special = post_processor_ ? post_processor_->added_tokens(false) : 0;
+    if (fast_prefix_.size() + fast_suffix_.size() != n_special) return;
+    fast_ = true;
+    // encode_words: the specials have no word, the words' ids keep theirs.
+    fast_words_ = single.word_ids[a] == 0 && single.word_ids[a + 1] == 0 &&
+                  std::count(single.word_ids.begin(), single.word_ids.end(), -1) == std::ptrdiff_t(n_special);
+    // Pairs: prefix A middle B suffix, each part's token types.
+    const Encoding pair = probe(true, true);
+    const size_t pa = find_pair(pair, -7), pb = find_pair(pair, -9);
+    if (pa == std::string::npos || pb == std::string::npos || pb < pa + 2) return;
+    if (!specials_only(pair, 0, pa) || !specials_only(pair, pa + 2, pb) || !specials_only(pair, pb + 2, pair.size()))
+      return;
+    if (pair.type_ids[pa] != pair.type_ids[pa + 1] || pair.type_ids[pb] != pair.type_ids[pb + 1]) return;
+    pair_ = {};
+    auto part = [&](size_t begin, size_t end, std::vector<int32_t>& ids, std::vector<int32_t>& types) {
+      ids.assign(pair.ids.begin() + std::ptrdiff_t(begin), pair.ids.begin() + std::ptrdiff_t(end));
+      types.assign(pair.type_ids.begin() + std::ptrdiff_t(begin), pair.type_ids.begin() + std::ptrdiff_t(end));
+    };
+    part(0, pa, pair_.prefix, pair_.prefix_types);
+    part(pa + 2, pb, pair_.middle, pair_.middle_types);
+    part(pb + 2, pair.size(), pair_.suffix, pair_.suffix_types);
+    pair_.type_a = pair.type_ids[pa];
+    pair_.type_b = pair.type_ids[pb];
+    const size_t n_pair = post_processor_ ? post_processor_->added_tokens(true) : 0;
+    fast_pair_ = pair_.prefix.size() + pair_.middle.size() + pair_.suffix.size() == n_pair;
+  }
+
+  // encode_pair_with_types on the fast path: finish()'s longest_first truncation, then the
+  // probed template.
+  PairEncoding encode_pair_fast(std::string_view text, std::string_view text_pair, int max_length,
+                                TruncationSide side) const {
+    const size_t n_special = pair_.prefix.size() + pair_.middle.size() + pair_.suffix.size();
+    if (max_length < 0 || (max_length > 0 && size_t(max_length) < n_special)) {
+      Encoding e = run(text, &text_pair, true, max_length, side);  // throws finish()'s error
+      return {std::move(e.ids), std::move(e.type_ids)};
+    }
+    std::vector<int32_t> a, b;
+    encode_plain(text, a);
+    encode_plain(text_pair, b);
+    if (max_length > 0) {
+      const auto [n1, n2] = longest_first(a.size(), b.size(), size_t(max_length) - n_special);
+      auto cut = [&](std::vector<int32_t>& v, size_t n) {
+        if (v.size() <= n) return;
+        if (side == TruncationSide::left)
+          v.erase(v.begin(), v.end() - std::ptrdiff_t(n));
+        else
+          v.resize(n);
+      };
+      cut(a, n1);
+      cut(b, n2);
+    }
+    PairEncoding out;
+    out.ids.reserve(n_special + a.size() + b.size());
+    auto put = [&](const std::vector<int32_t>& ids, const std::vector<int32_t>& types) {
+      out.ids.insert(out.ids.end(), ids.begin(), ids.end());
+      out.type_ids.insert(out.type_ids.end(), types.begin(), types.end());
+    };
+    put(pair_.prefix, pair_.prefix_types);
+    out.ids.insert(out.ids.end(), a.begin(), a.end());
+    out.type_ids.resize(out.ids.size(), pair_.type_a);
+    put(pair_.middle, pair_.middle_types);
+    out.ids.insert(out.ids.end(), b.begin(), b.end());
+    out.type_ids.resize(out.ids.size(), pair_.type_b);
+    put(pair_.suffix, pair_.suffix_types);
+    return out;
+  }
+
+  // encode() of one sequence on the fast path: what run() gives, its ids only.
+  std::vector<int32_t> encode_fast(std::string_view text, bool add_special_tokens, int max_length,
+                                   TruncationSide side) const {
+    const size_t n_special = add_special_tokens ? fast_prefix_.size() + fast_suffix_.size() : 0;
+    // A bad max_length: run() throws finish()'s error.
+    if (max_length < 0 || (max_length > 0 && size_t(max_length) < n_special))
+      return run(text, nullptr, add_special_tokens, max_length, side).ids;
+    std::vector<int32_t> ids;
+    if (add_special_tokens) ids = fast_prefix_;
+    const size_t body = ids.size();
+    encode_plain(text, ids);
+    if (max_length > 0) {  // Encoding::truncate on the sequence's tokens
+      const size_t budget = size_t(max_length) - n_special;
+      if (ids.size() - body > budget) {
+        if (side == TruncationSide::left)
+          ids.erase(ids.begin() + std::ptrdiff_t(body), ids.end() - std::ptrdiff_t(budget));
+        else
+          ids.resize(body + budget);
+      }
+    }
+    if (add_special_tokens) ids.insert(ids.end(), fast_suffix_.begin(), fast_suffix_.end());
+    return ids;
+  }
+
+  // encode_sequence's steps 1-4 on plain strings, the ids appended to out: added tokens split
+  // out of the raw text, each other piece normalized, normalized added tokens split out of it,
+  // then pre-tokenized and given to the model; empty pieces dropped at each step, as
+  // PreTokenizedString::split drops them.
+  void encode_plain(std::string_view input, std::vector<int32_t>& out) const {
+    std::string repaired;
+    if (!is_valid_utf8(input)) {
+      repaired = repair_utf8(input);
+      input = repaired;
+    }
+    thread_local std::vector<Segment> raw_segments, normalized_segments;
+    thread_local std::string normalized, arena;
+    thread_local std::vector<ByteRange> words;
+    raw_segments.clear();
+    raw_added_.split(input, raw_segments);
+    for (const Segment& raw : raw_segments) {
+      if (raw.begin == raw.end) continue;
+      if (raw.id >= 0) {
+        out.push_back(raw.id);
+        continue;
+      }
+      normalized.assign(input.substr(raw.begin, raw.end - raw.begin));
+      if (normalizer_) normalizer_->normalize_plain(normalized);
+      if (normalized.empty()) continue;
+      normalized_segments.clear();
+      normalized_added_.split(normalized, normalized_segments);
+      for (const Segment& seg : normalized_segments) {
+        if (seg.begin == seg.end) continue;
+        if (seg.id >= 0) {
+          out.push_back(seg.id);
+          continue;
+        }
+        const std::string_view piece = std::string_view(normalized).substr(seg.begin, seg.end - seg.begin);
+        if (!pre_tokenizer_) {
+          model_->tokenize_ids(piece, out);
+          continue;
+        }
+        arena.clear();
+        words.clear();
+        pre_tokenizer_->pre_tokenize_plain(piece, raw.begin == 0 && seg.begin == 0, arena, words);
+        for (const ByteRange& w : words)
+          model_->tokenize_ids(std::string_view(arena).substr(w.first, w.second - w.first), out);
+      }
+    }
   }
 
   // One text through steps 1-5 (no specials, no truncation), its tokens of type `type_id`.
@@ -319,6 +518,21 @@ class PipelineTokenizer final : public Tokenizer {
     return out;
   }
 
+  // utils/truncation.rs truncate_encodings, LongestFirst: how many tokens each of a pair keeps
+  // (all of both when they fit).
+  static std::pair<size_t, size_t> longest_first(size_t n1, size_t n2, size_t budget) {
+    if (n1 + n2 <= budget) return {n1, n2};
+    const bool swapped = n1 > n2;
+    if (swapped) std::swap(n1, n2);
+    n2 = n1 > budget ? n1 : std::max(n1, budget - n1);
+    if (n1 + n2 > budget) {
+      n1 = budget / 2;
+      n2 = n1 + budget % 2;
+    }
+    if (swapped) std::swap(n1, n2);
+    return {n1, n2};
+  }
+
   // tokenizer/mod.rs post_process: truncation, then the post-processor (or the encodings
   // merged); encs holds one encoding or a pair.
   void finish(std::vector<Encoding>& encs, bool add_special_tokens, int max_length, TruncationSide side) const {
@@ -333,17 +547,8 @@ class PipelineTokenizer final : public Tokenizer {
       const size_t budget = size_t(max_length) - n_special;
       if (!pair) {
         encs[0].truncate(budget, left);
-      } else if (encs[0].size() + encs[1].size() > budget) {
-        // utils/truncation.rs truncate_encodings, LongestFirst.
-        size_t n1 = encs[0].size(), n2 = encs[1].size();
-        const bool swapped = n1 > n2;
-        if (swapped) std::swap(n1, n2);
-        n2 = n1 > budget ? n1 : std::max(n1, budget - n1);
-        if (n1 + n2 > budget) {
-          n1 = budget / 2;
-          n2 = n1 + budget % 2;
-        }
-        if (swapped) std::swap(n1, n2);
+      } else {
+        const auto [n1, n2] = longest_first(encs[0].size(), encs[1].size(), budget);
         encs[0].truncate(n1, left);
         encs[1].truncate(n2, left);
       }
@@ -374,17 +579,29 @@ class PipelineTokenizer final : public Tokenizer {
   std::unordered_set<std::string> special_contents_;
   int64_t id_bound_ = 0;
   int32_t bos_ = -1, eos_ = -1, pad_ = -1, unk_ = -1, mask_ = -1;
+  bool fast_ = false, fast_words_ = false, fast_pair_ = false;
+  std::vector<int32_t> fast_prefix_, fast_suffix_;  // the post-processor's ids around one sequence
+  struct PairTemplate {
+    std::vector<int32_t> prefix, middle, suffix, prefix_types, middle_types, suffix_types;
+    int32_t type_a = 0, type_b = 0;
+  } pair_;
 };
 
 }  // namespace
 
-std::unique_ptr<Tokenizer> make_pipeline_tokenizer(const json& doc, const std::string& file, const Roles& roles) {
+std::unique_ptr<Tokenizer> make_pipeline_tokenizer(const json& doc, const std::string& file, const Roles& roles,
+                                                   const PipelineOptions& options) {
   try {
-    return std::make_unique<PipelineTokenizer>(doc, file, roles);
+    return std::make_unique<PipelineTokenizer>(doc, file, roles, options);
   } catch (const json::exception& e) {  // a field of the wrong JSON type
     RC_THROW(Errc::format, "tokenizer file '", file, "' has an unexpected layout: ", e.what(),
              "\nHINT: the file is corrupt; download it again");
   }
+}
+
+FastPaths fast_paths(const Tokenizer& t) {
+  const auto* p = dynamic_cast<const PipelineTokenizer*>(&t);
+  return p ? p->fast_paths() : FastPaths{};
 }
 
 json read_tokenizer_document(const fs::path& file) {

@@ -20,9 +20,23 @@ struct Roles {
   std::string bos, eos, pad, unk, mask;
 };
 
+struct PipelineOptions {
+  // encode() / encode_batch() (ids only, one sequence) on plain strings, without the
+  // alignments offsets need, when every component of the chain has a plain form (BERT's and
+  // XLM-R's chains do): the same ids (tests/tokenizer/test_tokenizer_fast_path.cpp compares the
+  // two). false: always the general path (the tests' reference).
+  bool fast_path = true;
+};
+
 // A tokenizer.json document (parsed) as a tokenizer; `file` names it in errors.
 std::unique_ptr<Tokenizer> make_pipeline_tokenizer(const nlohmann::json& doc, const std::string& file,
-                                                   const Roles& roles = {});
+                                                   const Roles& roles = {}, const PipelineOptions& options = {});
+// Which calls of t take the fast path (for tests): encode() / encode_batch(), encode_words(),
+// encode_pair*(); all false when t is not a pipeline tokenizer.
+struct FastPaths {
+  bool single = false, words = false, pair = false;
+};
+FastPaths fast_paths(const Tokenizer& t);
 // tokenizer.json, bounded and depth-checked before parsing.
 nlohmann::json read_tokenizer_document(const std::filesystem::path& file);
 // The roles in dir/tokenizer_config.json (and special_tokens_map.json) when present.

@@ -1,4 +1,6 @@
 // Pre-tokenizers (tokenizers/src/pre_tokenizers/*.rs).
+#include <array>
+
 #include "core/check.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/pipeline/build.h"
@@ -30,6 +32,42 @@ class BertPreTokenizer final : public PreTokenizer {
       return to_splits(n.split(find_char_matches(n.get(), is_punctuation), SplitBehavior::isolated));
     });
   }
+  bool has_plain() const override { return true; }
+  // The same pieces in one pass: runs of characters that are neither whitespace nor
+  // punctuation, and each punctuation character alone.
+  void pre_tokenize_plain(std::string_view text, bool, std::string& arena,
+                          std::vector<ByteRange>& pieces) const override {
+    const size_t base = arena.size();
+    arena.append(text);
+    const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+    size_t word = SIZE_MAX;  // where the current run began
+    for (size_t i = 0; i < text.size();) {
+      int len = 1;
+      Kind kind;
+      if (p[i] < 0x80) {
+        kind = ascii_[p[i]];
+      } else {
+        len = utf8_lead_length(p[i]);
+        const uint32_t c = utf8_decode(p + i, len);
+        kind = is_whitespace(c) ? Kind::space : is_punctuation(c) ? Kind::punct : Kind::word;
+      }
+      if (kind != Kind::word && word != SIZE_MAX) pieces.push_back({base + word, base + i}), word = SIZE_MAX;
+      if (kind == Kind::punct) pieces.push_back({base + i, base + i + size_t(len)});
+      if (kind == Kind::word && word == SIZE_MAX) word = i;
+      i += size_t(len);
+    }
+    if (word != SIZE_MAX) pieces.push_back({base + word, base + text.size()});
+  }
+
+ private:
+  enum class Kind : uint8_t { word, space, punct };
+  // ASCII from the same predicates as pre_tokenize.
+  std::array<Kind, 128> ascii_ = [] {
+    std::array<Kind, 128> t{};
+    for (uint32_t c = 0; c < 128; ++c)
+      t[c] = is_whitespace(c) ? Kind::space : is_punctuation(c) ? Kind::punct : Kind::word;
+    return t;
+  }();
 };
 
 class CharSplitPreTokenizer final : public PreTokenizer {
@@ -122,6 +160,38 @@ class MetaspacePreTokenizer final : public PreTokenizer {
       return to_splits(
           n.split(find_char_matches(n.get(), [r](uint32_t c) { return c == r; }), SplitBehavior::merged_with_next));
     });
+  }
+  bool has_plain() const override { return true; }
+  bool uses_position() const override { return scheme_ == PrependScheme::first; }
+  // The same on plain text: spaces replaced, the prefix, then a piece before each replacement
+  // character (merged_with_next).
+  void pre_tokenize_plain(std::string_view text, bool at_start, std::string& arena,
+                          std::vector<ByteRange>& pieces) const override {
+    const size_t base = arena.size();
+    for (char c : text) {
+      if (c == ' ')
+        arena += rep_;
+      else
+        arena.push_back(c);
+    }
+    const std::string_view replaced = std::string_view(arena).substr(base);
+    const bool starts = replaced.compare(0, rep_.size(), rep_) == 0;
+    if (!replaced.empty() && !starts &&
+        (scheme_ == PrependScheme::always || (scheme_ == PrependScheme::first && at_start)))
+      arena.insert(base, rep_);
+    const size_t end = arena.size();
+    if (end == base) return;
+    if (!split_) {
+      pieces.push_back({base, end});
+      return;
+    }
+    const std::string_view all(arena);
+    size_t piece = base;
+    for (size_t at = all.find(rep_, base + 1); at != std::string_view::npos && at < end; at = all.find(rep_, at + 1)) {
+      pieces.push_back({piece, at});
+      piece = at;
+    }
+    pieces.push_back({piece, end});
   }
 
  private:

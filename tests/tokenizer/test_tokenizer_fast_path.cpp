@@ -1,0 +1,203 @@
+// The pipeline's fast encode path (plain strings, no alignments: PipelineOptions::fast_path)
+// against its general path on the same tokenizer.json, over a fuzz-ish corpus: tweets, hard
+// Unicode (accents, CJK, full-width, ligatures, combining marks, zero-width and control
+// characters, Arabic, emoji sequences, runs of spaces), special tokens written in text, invalid
+// UTF-8, and random strings of those characters. The general path is itself checked against HF's
+// Rust tokenizers (test_tokenizer_pipeline.cpp's goldens, which now run the fast path too).
+// Tokenizers: every fixture of tests/data/tokenizer/pipeline, and the representative 30k
+// WordPiece / 32k Unigram ones of tools/make_bench_tokenizers.py when they have been made
+// (build/bench-tokenizers).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "golden_cases.h"
+#include "roberta/error.h"
+#include "roberta/tokenizer.h"
+#include "tokenizer/pipeline/pipeline_tokenizer.h"
+
+namespace rc::test {
+namespace {
+
+namespace fs = std::filesystem;
+namespace pl = rc::tokenizer::pipeline;
+
+std::vector<fs::path> tokenizer_dirs() {
+  std::vector<fs::path> dirs;
+  for (const auto& e : fs::directory_iterator(tokenizer_data_dir() / "pipeline"))
+    if (e.is_directory() && fs::exists(e.path() / "tokenizer.json")) dirs.push_back(e.path());
+  for (const char* name : {"bert-30k", "xlmr-32k"}) {
+    const fs::path d = fs::path(RC_SOURCE_DIR) / "build/bench-tokenizers" / name;
+    if (fs::exists(d / "tokenizer.json")) dirs.push_back(d);
+  }
+  std::sort(dirs.begin(), dirs.end());
+  return dirs;
+}
+
+std::unique_ptr<Tokenizer> load(const fs::path& dir, bool fast) {
+  pl::PipelineOptions options;
+  options.fast_path = fast;
+  return pl::make_pipeline_tokenizer(pl::read_tokenizer_document(dir / "tokenizer.json"),
+                                     (dir / "tokenizer.json").string(), pl::read_roles(dir), options);
+}
+
+std::string utf8(uint32_t cp) {
+  std::string s;
+  if (cp < 0x80) {
+    s += char(cp);
+  } else if (cp < 0x800) {
+    s += char(0xC0 | (cp >> 6)), s += char(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    s += char(0xE0 | (cp >> 12)), s += char(0x80 | ((cp >> 6) & 0x3F)), s += char(0x80 | (cp & 0x3F));
+  } else {
+    s += char(0xF0 | (cp >> 18)), s += char(0x80 | ((cp >> 12) & 0x3F)), s += char(0x80 | ((cp >> 6) & 0x3F)),
+        s += char(0x80 | (cp & 0x3F));
+  }
+  return s;
+}
+
+std::vector<std::string> corpus() {
+  std::vector<std::string> texts = {
+      "",
+      " ",
+      "     many   spaces  between   ",
+      "Hello, World! It's 2024... #NLP @user https://t.co/x?y=1",
+      "Café résumé naïve Ångström Øre ĳ ﬁnance ﬂow",
+      "e\u0301 a\u0308 \u0301\u0302 alone",
+      "İstanbul ΣΑΣ ß straße ǅ",
+      "中文字符和日本語のテキスト 한국어",
+      "ｆｕｌｌ　ｗｉｄｔｈ ＡＢＣ １２３",
+      "a\u200Bb\u200Dc\uFEFFd\u2060e",
+      std::string("ctl\x01\x02\x7F x\0y", 14),
+      "\t tab\nnew\r\nline\rcr \u0085 nel \u00A0nbsp \u2003em \u3000ideo",
+      "مرحبا بالعالم שלום עולם",
+      "👩\u200D👩\u200D👧\u200D👦 🇫🇷🇯🇵 👍🏽 ❤\uFE0F 1\uFE0F\u20E3",
+      "[CLS] x [SEP] [MASK] [UNK] <s>x</s> <mask> <unk> <pad>",
+      "##abc ## #",
+      "\u2581 \u2581\u2581x\u2581",
+      "\uFFFD replacement",
+      "\xFF\xFE invalid \xC3 bytes \xE2\x82",
+      std::string(300, 'a'),
+      std::string(120, 'x') + " " + std::string(101, 'y'),
+      "ค่ะ नमस्ते दुनिया Привет мир Γειά σου",
+      "x\u0903y\u20E3z",
+  };
+  {
+    std::ifstream in(fs::path(RC_SOURCE_DIR) / "data/tweeteval/sentiment/test_text.txt");
+    std::string line;
+    for (int i = 0; i < 200 && std::getline(in, line); ++i) texts.push_back(line);
+  }
+  // Random strings of these characters and words (fixed seed).
+  const std::vector<uint32_t> chars = {
+      'a',    'Z',    'q',    '0',     '7',     ' ',     ' ',    ' ',    '.',    ',',    '!',    '\'',   '#',
+      '@',    '-',    '_',    '\t',    '\n',    '\r',    0x00,   0x07,   0x7F,   0x85,   0xA0,   0xE9,   0xC5,
+      0x130,  0xDF,   0x3A3,  0x301,   0x308,   0x903,   0x20E3, 0xFB01, 0x132,  0xFF21, 0xFF41, 0x3000, 0x4E2D,
+      0x6587, 0x3042, 0xAC00, 0x645,   0x5D0,   0xE01,   0xE48,  0x915,  0x93F,  0x200B, 0x200D, 0xFEFF, 0x2060,
+      0x2003, 0x2581, 0xFFFD, 0x1F600, 0x1F3FD, 0x1F1EB, 0x2764, 0xFE0F, 0x1F469};
+  const std::vector<std::string> words = {"the", "Tweet", "don't", "[MASK]", "<mask>", "</s>", "##ing", "  "};
+  std::mt19937 rng(30);
+  for (int i = 0; i < 600; ++i) {
+    std::string t;
+    const int n = int(rng() % 40);
+    for (int k = 0; k < n; ++k) {
+      if (rng() % 8 == 0)
+        t += words[rng() % words.size()];
+      else
+        t += utf8(chars[rng() % chars.size()]);
+    }
+    texts.push_back(std::move(t));
+  }
+  return texts;
+}
+
+TEST(TokenizerFastPath, TakenForCommonChainsOnly) {
+  const fs::path dir = tokenizer_data_dir() / "pipeline";
+  for (const char* name : {"bert-uncased", "bert-cased", "xlmr", "camembert", "unigram-bytes"})
+    EXPECT_TRUE(pl::fast_paths(*load(dir / name, true)).single) << name;
+  // Sequence pre-tokenizers have no plain form: the general path.
+  EXPECT_FALSE(pl::fast_paths(*load(dir / "wordpiece-mix", true)).single);
+  EXPECT_FALSE(pl::fast_paths(*load(dir / "bert-uncased", false)).single);
+  // From the slow files (vocab.txt, sentencepiece model) too.
+  EXPECT_TRUE(pl::fast_paths(*Tokenizer::from_dir(dir / "bert-uncased-slow")).single);
+  // Words and pairs: [CLS] A [SEP] B [SEP] (types 0 and 1), <s> A </s></s> B </s>.
+  for (const char* name : {"bert-uncased", "xlmr"}) {
+    const pl::FastPaths f = pl::fast_paths(*load(dir / name, true));
+    EXPECT_TRUE(f.words && f.pair) << name;
+  }
+}
+
+TEST(TokenizerFastPath, AgreesWithGeneralPathOnFuzzCorpus) {
+  const std::vector<std::string> texts = corpus();
+  int fast_dirs = 0, pair_dirs = 0, words_dirs = 0;
+  for (const fs::path& dir : tokenizer_dirs()) {
+    SCOPED_TRACE(dir.string());
+    const auto fast = load(dir, true), general = load(dir, false);
+    ASSERT_FALSE(pl::fast_paths(*general).single);
+    const pl::FastPaths paths = pl::fast_paths(*fast);
+    fast_dirs += paths.single;
+    pair_dirs += paths.pair;
+    words_dirs += paths.words;
+    const int n_special = int(general->encode("", true, 0).size());
+    int failures = 0;
+    for (const std::string& t : texts) {
+      if (failures > 5) break;
+      const std::vector<int32_t> want = general->encode(t, true, 0);
+      const std::vector<int32_t> got = fast->encode(t, true, 0);
+      if (got != want) ++failures;
+      EXPECT_EQ(ids_str(got), ids_str(want)) << "text: " << t;
+      EXPECT_EQ(fast->encode(t, false, 0), general->encode(t, false, 0)) << t;
+      for (int budget : {1, 5}) {
+        const int max_length = n_special + budget;
+        EXPECT_EQ(fast->encode(t, true, max_length), general->encode(t, true, max_length)) << t;
+        EXPECT_EQ(fast->encode(t, max_length, TruncationSide::left),
+                  general->encode(t, max_length, TruncationSide::left))
+            << t;
+        EXPECT_EQ(fast->encode(t, false, budget), general->encode(t, false, budget)) << t;
+      }
+    }
+    // Pairs (each text with the next) and words (each text cut at spaces).
+    const int n_pair = int(general->encode_pair("", "", 0).size());
+    for (size_t i = 0; i + 1 < texts.size(); i += 5) {
+      const std::string &t = texts[i], &u = texts[i + 1];
+      for (int max_length : {0, n_pair + 5})
+        for (TruncationSide side : {TruncationSide::right, TruncationSide::left}) {
+          const PairEncoding want = general->encode_pair_with_types(t, u, max_length, side);
+          const PairEncoding got = fast->encode_pair_with_types(t, u, max_length, side);
+          EXPECT_EQ(got.ids, want.ids) << t << " | " << u << " | " << max_length;
+          EXPECT_EQ(got.type_ids, want.type_ids) << t << " | " << u << " | " << max_length;
+        }
+      std::vector<std::string> words;
+      for (size_t at = 0; at <= t.size();) {
+        const size_t space = std::min(t.find(' ', at), t.size());
+        words.push_back(t.substr(at, space - at));
+        at = space + 1;
+      }
+      for (int max_length : {0, n_special + 4}) {
+        const WordsEncoding want = general->encode_words(words, max_length);
+        const WordsEncoding got = fast->encode_words(words, max_length);
+        EXPECT_EQ(got.ids, want.ids) << t << " | " << max_length;
+        EXPECT_EQ(got.word_ids, want.word_ids) << t << " | " << max_length;
+      }
+    }
+    const std::vector<std::string> batch(texts.begin(), texts.begin() + 64);
+    const EncodedBatch a = fast->encode_batch(batch, 0), b = general->encode_batch(batch, 0);
+    EXPECT_EQ(a.ids, b.ids);
+    EXPECT_EQ(a.lengths, b.lengths);
+    // Bad max_length: the same errors.
+    EXPECT_THROW(fast->encode("a b", true, -1), rc::Error);
+    if (n_special > 1) {
+      EXPECT_THROW(fast->encode("a b", true, n_special - 1), rc::Error);
+    }
+  }
+  // The comparisons above ran the fast paths.
+  EXPECT_GE(fast_dirs, 5);
+  EXPECT_GE(pair_dirs, 4);
+  EXPECT_GE(words_dirs, 4);
+}
+
+}  // namespace
+}  // namespace rc::test
