@@ -61,7 +61,7 @@ struct EmbedGolden {
   }
 };
 
-const char* const kModes[] = {"cls", "max", "mean", "mean_sqrt_len_tokens", "weightedmean", "lasttoken"};
+const char* const kModeNames[] = {"cls", "max", "mean", "mean_sqrt_len_tokens", "weightedmean", "lasttoken"};
 
 void expect_rows_near(const std::vector<std::vector<float>>& got, const std::vector<float>& want, float tol,
                       const std::string& what) {
@@ -111,7 +111,7 @@ TEST(EmbedGolden, EveryPoolingModeOnTheReferenceHiddenStates) {
   const int64_t C = int64_t(hidden.size()) / (g.B * g.T);
   const int32_t prompt = std::stoi(g.src->metadata().at("prompt_tokens"));
   const std::vector<int32_t> prompts(size_t(g.B), prompt);
-  for (const char* mode : kModes) {
+  for (const char* mode : kModeNames) {
     for (bool exclude : {false, true}) {
       model::PoolingConfig cfg;
       cfg.modes = {model::parse_pooling_mode(mode)};
@@ -134,7 +134,7 @@ TEST(EmbedGolden, TheFolderPipelineForEachPoolingMode) {
   // Transformer -> Pooling (each mode, --pooling over the folder's mean) -> Dense(tanh), then
   // Normalize: within 1e-4 of the reference in fp32.
   const EmbedGolden g;
-  for (const char* mode : kModes) {
+  for (const char* mode : kModeNames) {
     model::EmbedderOptions o;
     o.pooling = mode;
     const auto emb = model::Embedder::load(kSt, o);

@@ -10,6 +10,7 @@
 #include "model/checkpoint.h"
 #include "model/token_classifier.h"
 #include "serve/serve_fixture.h"
+#include "support/files.h"
 
 using namespace rc::serve;
 using namespace rc::serve::testing;
@@ -18,7 +19,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kTiny = fs::path(RC_TEST_DATA_DIR) / "tiny";
+using rc::test::kTiny;
 
 // The tiny body with a fresh 5-label token head (random: most tokens get an entity).
 fs::path write_tagger(const fs::path& dir) {

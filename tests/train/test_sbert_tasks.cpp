@@ -22,6 +22,7 @@
 #include "model/sentence_transformer.h"
 #include "roberta/error.h"
 #include "roberta/trainer.h"
+#include "support/files.h"
 #include "support/golden.h"
 #include "support/golden_optim.h"
 #include "train/evaluator.h"
@@ -36,7 +37,7 @@ namespace {
 
 const fs::path kData = fs::path(RC_TEST_DATA_DIR);
 const fs::path kSt = kData / "embed" / "st";
-const fs::path kTiny = kData / "tiny";
+using rc::test::kTiny;
 
 struct Rows {
   int64_t B = 0, T = 0;
@@ -266,13 +267,13 @@ TEST(IrMetrics, MatchTheSentenceTransformersTranscription) {
 
 namespace {
 
-struct TempDir {
+struct SbertTempDir {
   fs::path root = fs::temp_directory_path() / ("rc_sbert_task_" + std::to_string(::getpid()));
-  TempDir() {
+  SbertTempDir() {
     fs::remove_all(root);
     fs::create_directories(root);
   }
-  ~TempDir() { fs::remove_all(root); }
+  ~SbertTempDir() { fs::remove_all(root); }
 };
 
 // tests/data/embed/st without its Dense module: Transformer, mean Pooling, Normalize.
@@ -298,7 +299,7 @@ const char* const kTopics[] = {"cats", "dogs", "rain", "music", "bread", "trains
 }  // namespace
 
 TEST(SbertTaskFit, EmbeddingTrainsAndSavesASentenceTransformersFolder) {
-  TempDir tmp;
+  SbertTempDir tmp;
   const fs::path start = trainable_st_folder(tmp.root / "start");
   fs::create_directories(tmp.root / "data");
   std::vector<std::string> train, val, sts;
@@ -368,7 +369,7 @@ TEST(SbertTaskFit, EmbeddingTrainsAndSavesASentenceTransformersFolder) {
 // The resume contract (trainer.cpp) holds for the embedding task: a run resumed from
 // checkpoint-3 ends with the same bits as the uninterrupted run, dropout on.
 TEST(SbertTaskFit, EmbeddingResumeIsBitIdentical) {
-  TempDir tmp;
+  SbertTempDir tmp;
   const fs::path start = trainable_st_folder(tmp.root / "start");
   fs::create_directories(tmp.root / "data");
   std::vector<std::string> train, val;
@@ -410,7 +411,7 @@ TEST(SbertTaskFit, EmbeddingResumeIsBitIdentical) {
 }
 
 TEST(SbertTaskFit, ThePoolingModeIsTrainedAndSaved) {
-  TempDir tmp;
+  SbertTempDir tmp;
   const fs::path start = trainable_st_folder(tmp.root / "start");
   std::ofstream(start / "1_Pooling" / "config.json")
       << R"({"embedding_dimension": 16, "pooling_mode": "lasttoken", "include_prompt": true})";
@@ -433,7 +434,7 @@ TEST(SbertTaskFit, ThePoolingModeIsTrainedAndSaved) {
 }
 
 TEST(SbertTaskFit, EmbeddingRefusesADenseModuleAndRaggedNegatives) {
-  TempDir tmp;
+  SbertTempDir tmp;
   write_lines(tmp.root / "train.jsonl", {R"({"anchor": "a", "positive": "b"})"});
   TrainOptions o;
   o.model_dir = kSt;  // Transformer, Pooling, Dense, Normalize
@@ -463,7 +464,7 @@ TEST(SbertTaskFit, EmbeddingRefusesADenseModuleAndRaggedNegatives) {
 }
 
 TEST(SbertTaskFit, CrossEncoderTrainsAOneLabelBceClassifier) {
-  TempDir tmp;
+  SbertTempDir tmp;
   fs::create_directories(tmp.root / "data");
   std::vector<std::string> train, val;
   for (int rep = 0; rep < 2; ++rep)
