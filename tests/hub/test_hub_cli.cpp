@@ -8,13 +8,14 @@
 #include <thread>
 
 #include "hub_fixture.h"
+#include "support/files.h"
 
 namespace fs = std::filesystem;
 using rc::test::slurp;
 
 namespace {
 
-const fs::path kTiny = fs::path(RC_TEST_DATA_DIR) / "tiny";
+using rc::test::kTiny;
 const std::string kRoberta = std::string(RC_BINARY_DIR) + "/cli/roberta";
 
 class HubCli : public ::testing::Test {

@@ -17,6 +17,7 @@
 #include "hub_fixture.h"
 #include "net/http.h"
 #include "roberta/error.h"
+#include "support/files.h"
 
 namespace fs = std::filesystem;
 using rc::test::MockHub;
@@ -24,7 +25,7 @@ using rc::test::slurp;
 
 namespace {
 
-const fs::path kTiny = fs::path(RC_TEST_DATA_DIR) / "tiny";
+using rc::test::kTiny;
 
 class HubDownload : public ::testing::Test {
  protected:

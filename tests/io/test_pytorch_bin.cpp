@@ -14,6 +14,7 @@
 #include "io/tensor_source.h"
 #include "io/torch_pickle.h"
 #include "io_test_util.h"
+#include "support/files.h"
 
 namespace fs = std::filesystem;
 using rc::DType;
@@ -25,9 +26,7 @@ using rc::test::io_data;
 
 namespace {
 
-std::string bytes_of(std::span<const std::byte> s) {
-  return std::string(reinterpret_cast<const char*>(s.data()), s.size());
-}
+using rc::test::bytes_of;
 
 // Every expected tensor is in the checkpoint with the same dtype, shape and bytes, and
 // the checkpoint holds nothing else.

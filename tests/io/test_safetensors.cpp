@@ -13,6 +13,7 @@
 #include "io/atomic_file.h"
 #include "io/tensor_source.h"
 #include "io_test_util.h"
+#include "support/files.h"
 #include "tensor/bf16.h"
 
 namespace fs = std::filesystem;
@@ -40,9 +41,7 @@ fs::path write_raw(const TempDir& dir, const std::string& header, const std::str
   return p;
 }
 
-std::string bytes_of(std::span<const std::byte> s) {
-  return std::string(reinterpret_cast<const char*>(s.data()), s.size());
-}
+using rc::test::bytes_of;
 
 }  // namespace
 

@@ -18,12 +18,12 @@
 namespace rc::kernels {
 namespace {
 
-struct Case {
+struct Bf16Case {
   int64_t B, T, H, D;
   std::vector<int32_t> lens;
 };
 
-const Case kCases[] = {
+const Bf16Case kBf16Cases[] = {
     {3, 37, 2, 64, {37, 1, 20}},   // odd lengths, a single key
     {2, 64, 12, 64, {64, 33}},     // roberta-base heads
     {2, 40, 3, 16, {40, 17}},      // D = 16
@@ -31,7 +31,7 @@ const Case kCases[] = {
     {2, 128, 2, 128, {128, 100}},  // longer rows, D = 128
 };
 
-std::vector<uint16_t> bf16_qkv(const Case& c, uint64_t seed) {
+std::vector<uint16_t> bf16_qkv(const Bf16Case& c, uint64_t seed) {
   // Scale 1.5: scores up to ~±20 after 1/√D, so the softmax is far from uniform.
   const auto x = test::randn(c.B * c.T * 3 * c.H * c.D, seed, 1.5f);
   std::vector<uint16_t> q(x.size());
@@ -40,7 +40,7 @@ std::vector<uint16_t> bf16_qkv(const Case& c, uint64_t seed) {
 }
 
 // max |got - want| / max |want| over the real rows; padding rows must be exactly 0.
-double check(const Case& c, const std::vector<uint16_t>& got, const std::vector<uint16_t>& want) {
+double check(const Bf16Case& c, const std::vector<uint16_t>& got, const std::vector<uint16_t>& want) {
   const int64_t C = c.H * c.D;
   double worst = 0, amax = 0;
   for (int64_t b = 0; b < c.B; ++b)
@@ -60,7 +60,7 @@ double check(const Case& c, const std::vector<uint16_t>& got, const std::vector<
 TEST(AttentionBf16, MatchesTheFp32ReferenceOnEveryPath) {
   const ExecCtx ctx{};
   double worst_fast = 0, worst_generic = 0;
-  for (const Case& c : kCases) {
+  for (const Bf16Case& c : kBf16Cases) {
     const auto qkv = bf16_qkv(c, uint64_t(c.T * c.D));
     const size_t n = size_t(c.B * c.T * c.H * c.D);
     std::vector<uint16_t> want(n), got(n, 0xFFFF), gen(n, 0xFFFF);
@@ -81,7 +81,7 @@ TEST(AttentionBf16, MatchesTheFp32ReferenceOnEveryPath) {
 TEST(AttentionBf16, CudaIsRefused) {
   ExecCtx ctx{};
   ctx.device = Device::cuda;
-  const Case c{1, 4, 1, 16, {4}};
+  const Bf16Case c{1, 4, 1, 16, {4}};
   const auto qkv = bf16_qkv(c, 1);
   std::vector<uint16_t> out(size_t(4 * 16));
   EXPECT_THROW(attention_forward_bf16(ctx, out.data(), qkv.data(), c.lens.data(), 1, 4, 1, 16), rc::Error);

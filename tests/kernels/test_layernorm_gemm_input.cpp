@@ -19,9 +19,9 @@ namespace rc::kernels {
 namespace {
 
 using test::randn;
-constexpr float kEps = 1e-5f;
+constexpr float kGemmInputEps = 1e-5f;
 // Rows across the blocking (one block, several, a partial last one) and odd widths.
-const std::pair<int64_t, int64_t> kShapes[] = {{1, 768}, {7, 100}, {300, 768}, {1025, 64}, {3, 5}, {90, 3072}};
+const std::pair<int64_t, int64_t> kGemmInputShapes[] = {{1, 768}, {7, 100}, {300, 768}, {1025, 64}, {3, 5}, {90, 3072}};
 
 struct Out {
   std::vector<float> y, sum, mean, rstd, scale;
@@ -30,8 +30,8 @@ struct Out {
 };
 
 // residual: add_layernorm_forward, else layernorm_forward; fused: the GemmInput form.
-Out run(bool fused, bool residual, ActType type, const std::vector<float>& x, const std::vector<float>& r,
-        const std::vector<float>& g, const std::vector<float>& be, int64_t N, int64_t C) {
+Out run_layernorm(bool fused, bool residual, ActType type, const std::vector<float>& x, const std::vector<float>& r,
+                  const std::vector<float>& g, const std::vector<float>& be, int64_t N, int64_t C) {
   const ExecCtx ctx{};
   Out o;
   o.y.resize(size_t(N * C));
@@ -45,9 +45,10 @@ Out run(bool fused, bool residual, ActType type, const std::vector<float>& x, co
   if (fused) gi = {type == ActType::s8 ? static_cast<void*>(o.q.data()) : o.b.data(), type, o.scale.data()};
   if (residual)
     add_layernorm_forward(ctx, o.y.data(), o.sum.data(), o.mean.data(), o.rstd.data(), x.data(), r.data(), g.data(),
-                          be.data(), N, C, kEps, gi);
+                          be.data(), N, C, kGemmInputEps, gi);
   else
-    layernorm_forward(ctx, o.y.data(), o.mean.data(), o.rstd.data(), x.data(), g.data(), be.data(), N, C, kEps, gi);
+    layernorm_forward(ctx, o.y.data(), o.mean.data(), o.rstd.data(), x.data(), g.data(), be.data(), N, C, kGemmInputEps,
+                      gi);
   if (!fused) {  // what the GEMM did itself before
     if (type == ActType::s8)
       quantize_rows_s8(o.q.data(), o.scale.data(), o.y.data(), N, C);
@@ -58,12 +59,13 @@ Out run(bool fused, bool residual, ActType type, const std::vector<float>& x, co
 }
 
 TEST(LayerNormGemmInput, FusedIsBitIdenticalToLayerNormThenQuantiseOrRound) {
-  for (auto [N, C] : kShapes)
+  for (auto [N, C] : kGemmInputShapes)
     for (bool residual : {false, true})
       for (ActType type : {ActType::s8, ActType::bf16}) {
         auto x = randn(N * C, uint64_t(N + C), 2.0f, 0.5f), r = randn(N * C, 7), g = randn(C, 2, 0.5f, 1.0f),
              be = randn(C, 3);
-        const Out a = run(false, residual, type, x, r, g, be, N, C), b = run(true, residual, type, x, r, g, be, N, C);
+        const Out a = run_layernorm(false, residual, type, x, r, g, be, N, C),
+                  b = run_layernorm(true, residual, type, x, r, g, be, N, C);
         SCOPED_TRACE(testing::Message() << "N=" << N << " C=" << C << " residual=" << residual
                                         << " s8=" << (type == ActType::s8));
         EXPECT_EQ(a.y, b.y);
@@ -82,18 +84,18 @@ TEST(LayerNormGemmInput, FusedIsBitIdenticalToLayerNormThenQuantiseOrRound) {
 }
 
 TEST(LayerNormGemmInput, MatchesTheReferenceTwin) {
-  for (auto [N, C] : kShapes)
+  for (auto [N, C] : kGemmInputShapes)
     for (bool residual : {false, true})
       for (ActType type : {ActType::s8, ActType::bf16}) {
         auto x = randn(N * C, uint64_t(3 * N + C), 2.0f, 3.0f), r = randn(N * C, 8), g = randn(C, 2, 0.5f, 1.0f),
              be = randn(C, 3);
-        const Out got = run(true, residual, type, x, r, g, be, N, C);
+        const Out got = run_layernorm(true, residual, type, x, r, g, be, N, C);
         std::vector<float> y(size_t(N * C)), sum(size_t(N * C)), scale(static_cast<size_t>(N));
         std::vector<int8_t> q(size_t(N * C));
         std::vector<uint16_t> b(size_t(N * C));
         const GemmInput gi{type == ActType::s8 ? static_cast<void*>(q.data()) : b.data(), type, scale.data()};
         ref::layernorm_gemm_input(y.data(), sum.data(), x.data(), residual ? r.data() : nullptr, g.data(), be.data(), N,
-                                  C, kEps, gi);
+                                  C, kGemmInputEps, gi);
         SCOPED_TRACE(testing::Message() << "N=" << N << " C=" << C << " residual=" << residual);
         // The fp32 LayerNorm vs the double-sum reference: the tolerance of LayerNorm.ForwardMatchesRef.
         RC_EXPECT_CLOSE(got.y.data(), y.data(), N * C, (test::Tol{1e-5, 1e-5}));

@@ -11,13 +11,13 @@ namespace {
 using namespace rc::test::gpu;
 namespace kc = rc::kernels::cuda;
 
-constexpr rc::test::Tol kF32{1e-5, 1e-5};     // fp32 sums vs double ref; expected ~1e-6
-constexpr rc::test::Tol kBf16{2e-2, 1.6e-2};  // output rounded to bf16 (2^-8 relative)
-const std::pair<int64_t, int64_t> kShapes[] = {{1, 768}, {37, 768}, {5, 1000}, {300, 64}, {3, 1}};
+constexpr rc::test::Tol kLnF32{1e-5, 1e-5};     // fp32 sums vs double ref; expected ~1e-6
+constexpr rc::test::Tol kLnBf16{2e-2, 1.6e-2};  // output rounded to bf16 (2^-8 relative)
+const std::pair<int64_t, int64_t> kLayerNormShapes[] = {{1, 768}, {37, 768}, {5, 1000}, {300, 64}, {3, 1}};
 
 TEST(LayerNormGpu, ForwardMatchesRefF32AndBf16) {
   RC_REQUIRE_GPU();
-  for (auto [N, C] : kShapes) {
+  for (auto [N, C] : kLayerNormShapes) {
     const auto x = randn(N * C, 1, 2.0f, 0.5f), g = randn(C, 2, 0.2f, 1.0f), b = randn(C, 3, 0.1f);
     std::vector<float> y(N * C), mean(N), rstd(N);
     rc::kernels::ref::layernorm_forward(y.data(), mean.data(), rstd.data(), x.data(), g.data(), b.data(), N, C, 1e-5f);
@@ -26,8 +26,8 @@ TEST(LayerNormGpu, ForwardMatchesRefF32AndBf16) {
     rc::kernels::layernorm_forward(cuda_ctx(), dy.data(), dm.data(), dr.data(), dx.data(), dg.data(), db.data(), N, C,
                                    1e-5f);
     const std::string tag = std::to_string(N) + "x" + std::to_string(C);
-    expect_close("ln_fwd.f32.y." + tag, down(dy), y, kF32);
-    expect_close("ln_fwd.f32.mean." + tag, down(dm), mean, kF32);
+    expect_close("ln_fwd.f32.y." + tag, down(dy), y, kLnF32);
+    expect_close("ln_fwd.f32.mean." + tag, down(dm), mean, kLnF32);
     expect_close("ln_fwd.f32.rstd." + tag, down(dr), rstd, {1e-5, 1e-4});
 
     const auto xr = round_bf16(x);
@@ -35,8 +35,8 @@ TEST(LayerNormGpu, ForwardMatchesRefF32AndBf16) {
     auto dx16 = up(to_bf16(x));
     Dev<kc::Bf16> dy16(N * C);
     kc::layernorm_forward(dy16.data(), dm.data(), dr.data(), dx16.data(), dg.data(), db.data(), N, C, 1e-5f, nullptr);
-    expect_close("ln_fwd.bf16.y." + tag, to_f32(down(dy16)), y, kBf16);
-    expect_close("ln_fwd.bf16.mean." + tag, down(dm), mean, kF32);
+    expect_close("ln_fwd.bf16.y." + tag, to_f32(down(dy16)), y, kLnBf16);
+    expect_close("ln_fwd.bf16.mean." + tag, down(dm), mean, kLnF32);
   }
 }
 
@@ -53,7 +53,7 @@ TEST(LayerNormGpu, AddLayerNormEqualsAddThenLayerNorm) {
   rc::kernels::add_layernorm_forward(cuda_ctx(), dx.data(), dsum.data(), dm.data(), drs.data(), dx.data(), dr.data(),
                                      dg.data(), db.data(), N, C, 1e-5f);
   expect_close("add_ln.f32.sum", down(dsum), sum, {0, 0});  // one fp32 add: exact
-  expect_close("add_ln.f32.y", down(dx), y, kF32);
+  expect_close("add_ln.f32.y", down(dx), y, kLnF32);
 
   // bf16: sum is rounded when stored and normalised as stored
   const auto xr = round_bf16(x), rr = round_bf16(r);
@@ -67,12 +67,12 @@ TEST(LayerNormGpu, AddLayerNormEqualsAddThenLayerNorm) {
   kc::add_layernorm_forward(dy16.data(), dsum16.data(), dm.data(), drs.data(), dx16.data(), dr16.data(), dg.data(),
                             db.data(), N, C, 1e-5f, nullptr);
   expect_close("add_ln.bf16.sum", to_f32(down(dsum16)), sum16, {0, 0});
-  expect_close("add_ln.bf16.y", to_f32(down(dy16)), y, kBf16);
+  expect_close("add_ln.bf16.y", to_f32(down(dy16)), y, kLnBf16);
 }
 
 TEST(LayerNormGpu, BackwardMatchesRefAndAccumulatesParamGrads) {
   RC_REQUIRE_GPU();
-  for (auto [N, C] : kShapes) {
+  for (auto [N, C] : kLayerNormShapes) {
     const auto x = randn(N * C, 8, 1.5f), g = randn(C, 9, 0.2f, 1.0f), b = randn(C, 10), dyv = randn(N * C, 11);
     std::vector<float> y(N * C), mean(N), rstd(N), dx(N * C), dgam(C, 0.5f), dbet(C, -0.5f);
     rc::kernels::ref::layernorm_forward(y.data(), mean.data(), rstd.data(), x.data(), g.data(), b.data(), N, C, 1e-5f);
@@ -100,7 +100,7 @@ TEST(LayerNormGpu, BackwardMatchesRefAndAccumulatesParamGrads) {
     auto dg2 = up(std::vector<float>(C, 0.0f)), db2 = up(std::vector<float>(C, 0.0f));
     kc::layernorm_backward(ddx16.data(), dg2.data(), db2.data(), ddy16.data(), dx16.data(), dg.data(), dm.data(),
                            dr.data(), N, C, nullptr);
-    expect_close("ln_bwd.bf16.dx." + tag, to_f32(down(ddx16)), dx2, kBf16);
+    expect_close("ln_bwd.bf16.dx." + tag, to_f32(down(ddx16)), dx2, kLnBf16);
     expect_close("ln_bwd.bf16.dgamma." + tag, down(dg2), dgam2, {1e-4, 1e-4});
     expect_close("ln_bwd.bf16.dbeta." + tag, down(db2), dbet2, {1e-4, 1e-4});
   }

@@ -18,8 +18,8 @@ enum class Op { nt, nn, tn };
 const char* op_name(Op op) { return op == Op::nt ? "nt" : op == Op::nn ? "nn" : "tn"; }
 
 // a: the left operand as stored (M,K) for nt/nn, (K,M) for tn; b: (N,K) for nt, (K,N) otherwise.
-void run(const ExecCtx& ctx, Op op, float* y, const float* a, const float* b, const float* bias, int64_t M, int64_t N,
-         int64_t K, bool acc) {
+void run_matmul(const ExecCtx& ctx, Op op, float* y, const float* a, const float* b, const float* bias, int64_t M,
+                int64_t N, int64_t K, bool acc) {
   switch (op) {
     case Op::nt:
       return matmul_nt(ctx, y, a, b, bias, M, N, K);
@@ -41,7 +41,7 @@ void run_ref(Op op, float* y, const float* a, const float* b, const float* bias,
   }
 }
 
-std::vector<float> round_bf16(std::vector<float> v) {
+std::vector<float> round_to_bf16(std::vector<float> v) {
   for (auto& x : v) x = bf16_to_f32(f32_to_bf16(x));
   return v;
 }
@@ -49,8 +49,8 @@ std::vector<float> round_bf16(std::vector<float> v) {
 struct Shape {
   int64_t M, N, K;
 };
-const Shape kShapes[] = {{1, 768, 768},   {37, 768, 768},  {5, 1000, 768}, {33, 3, 768},
-                         {16, 2304, 768}, {17, 768, 3072}, {1, 1, 1},      {7, 13, 1000}};
+const Shape kMatmulShapes[] = {{1, 768, 768},   {37, 768, 768},  {5, 1000, 768}, {33, 3, 768},
+                               {16, 2304, 768}, {17, 768, 3072}, {1, 1, 1},      {7, 13, 1000}};
 
 class Matmul : public ::testing::TestWithParam<Op> {};
 
@@ -58,11 +58,11 @@ TEST_P(Matmul, Fp32MatchesRef) {
   const Op op = GetParam();
   const ExecCtx ctx{};
   double worst_nmse = 0;
-  for (auto [M, N, K] : kShapes) {
+  for (auto [M, N, K] : kMatmulShapes) {
     auto a = randn(M * K, 1), b = randn(N * K, 2), bias = randn(N, 3);
     std::vector<float> got(size_t(M * N), -7.0f), want(size_t(M * N), -7.0f);
     const float* bp = op == Op::nt ? bias.data() : nullptr;
-    run(ctx, op, got.data(), a.data(), b.data(), bp, M, N, K, false);
+    run_matmul(ctx, op, got.data(), a.data(), b.data(), bp, M, N, K, false);
     run_ref(op, want.data(), a.data(), b.data(), bp, M, N, K, false);
     // K up to 3072 fp32 sums, |y| up to ~200: measured max |Δ| 2.1e-4 (relative ≤ 4e-6).
     RC_EXPECT_CLOSE(got.data(), want.data(), M * N, (test::Tol{2e-4, 1e-5}))
@@ -75,17 +75,17 @@ TEST_P(Matmul, Fp32MatchesRef) {
 TEST_P(Matmul, Bf16ByNmse) {
   const Op op = GetParam();
   const ExecCtx ctx{Device::cpu, MatmulPrecision::bf16};
-  for (auto [M, N, K] : kShapes) {
+  for (auto [M, N, K] : kMatmulShapes) {
     auto a = randn(M * K, 4), b = randn(N * K, 5), bias = randn(N, 6);
     std::vector<float> got(size_t(M * N)), want(size_t(M * N)), want_rounded(size_t(M * N));
     const float* bp = op == Op::nt ? bias.data() : nullptr;
-    run(ctx, op, got.data(), a.data(), b.data(), bp, M, N, K, false);
+    run_matmul(ctx, op, got.data(), a.data(), b.data(), bp, M, N, K, false);
     run_ref(op, want.data(), a.data(), b.data(), bp, M, N, K, false);
     // Against the exact fp32 product: the bf16 rounding of inputs (≈2^-9 relative each).
     const double e = RC_NMSE(got, want);
     EXPECT_LE(e, 1e-4) << op_name(op) << " M=" << M << " N=" << N << " K=" << K;  // measured 9.0e-6 (bf16 inputs)
     // Against the reference on bf16-rounded inputs: only fp32 accumulation order is left.
-    auto ar = round_bf16(a), br = round_bf16(b);
+    auto ar = round_to_bf16(a), br = round_to_bf16(b);
     run_ref(op, want_rounded.data(), ar.data(), br.data(), bp, M, N, K, false);
     EXPECT_LE(RC_NMSE(got, want_rounded), 1e-10)
         << op_name(op) << " M=" << M << " N=" << N << " K=" << K;  // measured 6.4e-14
@@ -103,9 +103,9 @@ TEST(Matmul, AccumulateAddsToExisting) {
       const int64_t M = 19, N = 45, K = 77;
       auto a = randn(M * K, 7), b = randn(N * K, 8);
       std::vector<float> once(size_t(M * N), 123.0f), twice(size_t(M * N), 0.0f);
-      run(ctx, op, once.data(), a.data(), b.data(), nullptr, M, N, K, false);  // 123 must be overwritten
-      run(ctx, op, twice.data(), a.data(), b.data(), nullptr, M, N, K, true);
-      run(ctx, op, twice.data(), a.data(), b.data(), nullptr, M, N, K, true);
+      run_matmul(ctx, op, once.data(), a.data(), b.data(), nullptr, M, N, K, false);  // 123 must be overwritten
+      run_matmul(ctx, op, twice.data(), a.data(), b.data(), nullptr, M, N, K, true);
+      run_matmul(ctx, op, twice.data(), a.data(), b.data(), nullptr, M, N, K, true);
       for (auto& x : once) x *= 2.0f;
       RC_EXPECT_CLOSE(twice.data(), once.data(), M * N, (test::Tol{1e-5, 1e-6})) << op_name(op);
     }

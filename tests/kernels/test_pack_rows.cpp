@@ -28,7 +28,7 @@ struct Storage {
   }
 };
 
-std::vector<float> run(const PackedLinear& p, const std::vector<float>& x, int64_t M) {
+std::vector<float> run_packed(const PackedLinear& p, const std::vector<float>& x, int64_t M) {
   std::vector<float> y(size_t(M * p.n()));
   std::vector<float> bias(size_t(p.n()), 0.25f);
   linear_forward(ExecCtx{}, y.data(), x.data(), p, bias.data(), M, Epilogue::gelu_erf);
@@ -70,7 +70,7 @@ TEST(PackRows, StackedTypedMisalignedPartsPackAsTheirFp32Values) {
         ASSERT_EQ(got.k(), K);
         EXPECT_EQ(got.packed_bytes(), want.packed_bytes());
         EXPECT_EQ(got.uses_onednn(), want.uses_onednn());
-        const auto a = run(want, x, M), b = run(got, x, M);
+        const auto a = run_packed(want, x, M), b = run_packed(got, x, M);
         EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float)))
             << dtype_name(dt) << " misaligned by " << misalign << ", packed type " << int(t);
         if (t == PackedType::s8) {

@@ -26,7 +26,7 @@ using namespace rc;
 namespace {
 
 const fs::path kData = fs::path(RC_TEST_DATA_DIR) / "embed";
-const fs::path kSt = kData / "st";
+const fs::path kStGolden = kData / "st";
 
 struct EmbedGolden {
   std::unique_ptr<io::TensorSource> src = io::open_safetensors(kData / "golden.safetensors");
@@ -61,7 +61,7 @@ struct EmbedGolden {
   }
 };
 
-const char* const kModes[] = {"cls", "max", "mean", "mean_sqrt_len_tokens", "weightedmean", "lasttoken"};
+const char* const kModeNames[] = {"cls", "max", "mean", "mean_sqrt_len_tokens", "weightedmean", "lasttoken"};
 
 void expect_rows_near(const std::vector<std::vector<float>>& got, const std::vector<float>& want, float tol,
                       const std::string& what) {
@@ -75,7 +75,7 @@ void expect_rows_near(const std::vector<std::vector<float>>& got, const std::vec
 
 TEST(EmbedGolden, HiddenStatesMatchTheReference) {
   const EmbedGolden g;
-  const auto emb = model::Embedder::load(kSt);
+  const auto emb = model::Embedder::load(kStGolden);
   const auto want = g.f32("token_embeddings");  // (B, T, C)
   const int64_t C = emb->hidden_size();
   for (int64_t b = 0; b < g.B; ++b) {
@@ -91,7 +91,7 @@ TEST(EmbedGolden, BareRobertaModelLoadsWithoutHeadAndIgnoresThePooler) {
   model::CheckpointLoadOptions o;
   o.head = model::HeadKind::encoder_only;
   model::LoadReport report;
-  const auto m = model::load_checkpoint(kSt, o, &report);
+  const auto m = model::load_checkpoint(kStGolden, o, &report);
   EXPECT_EQ(m->head_kind(), model::HeadKind::encoder_only);
   EXPECT_TRUE(report.missing_keys.empty());
   EXPECT_TRUE(report.unexpected_keys.empty());
@@ -111,7 +111,7 @@ TEST(EmbedGolden, EveryPoolingModeOnTheReferenceHiddenStates) {
   const int64_t C = int64_t(hidden.size()) / (g.B * g.T);
   const int32_t prompt = std::stoi(g.src->metadata().at("prompt_tokens"));
   const std::vector<int32_t> prompts(size_t(g.B), prompt);
-  for (const char* mode : kModes) {
+  for (const char* mode : kModeNames) {
     for (bool exclude : {false, true}) {
       model::PoolingConfig cfg;
       cfg.modes = {model::parse_pooling_mode(mode)};
@@ -134,10 +134,10 @@ TEST(EmbedGolden, TheFolderPipelineForEachPoolingMode) {
   // Transformer -> Pooling (each mode, --pooling over the folder's mean) -> Dense(tanh), then
   // Normalize: within 1e-4 of the reference in fp32.
   const EmbedGolden g;
-  for (const char* mode : kModes) {
+  for (const char* mode : kModeNames) {
     model::EmbedderOptions o;
     o.pooling = mode;
-    const auto emb = model::Embedder::load(kSt, o);
+    const auto emb = model::Embedder::load(kStGolden, o);
     auto got = emb->embed_ids(g.rows);
     expect_rows_near(got, g.f32(std::string("embedding.") + mode), 1e-4f, mode);
     for (auto& v : got) model::l2_normalize(v);
@@ -146,7 +146,7 @@ TEST(EmbedGolden, TheFolderPipelineForEachPoolingMode) {
 }
 
 TEST(EmbedGolden, EncodeTextsAppliesTheFoldersNormalize) {
-  const auto emb = model::Embedder::load(kSt);
+  const auto emb = model::Embedder::load(kStGolden);
   EXPECT_TRUE(emb->config().has_modules);
   EXPECT_TRUE(emb->config().normalize);
   EXPECT_EQ(emb->config().pooling.describe(), "mean");
@@ -172,12 +172,12 @@ TEST(EmbedGolden, EncodeTextsAppliesTheFoldersNormalize) {
 TEST(EmbedGolden, PackedPrecisionsStayWithinCosineOfFp32) {
   const EmbedGolden g;
   const auto want = g.f32("embedding.mean");
-  const auto dense = model::DenseLayer::load(kSt / "2_Dense");
+  const auto dense = model::DenseLayer::load(kStGolden / "2_Dense");
   for (model::WeightFormat format : {model::WeightFormat::bf16, model::WeightFormat::int8}) {
     model::CheckpointLoadOptions o;
     o.head = model::HeadKind::encoder_only;
     o.pack = format;
-    const auto m = model::load_checkpoint(kSt, o);
+    const auto m = model::load_checkpoint(kStGolden, o);
     const int64_t C = m->config().hidden_size;
     model::HiddenStatesWorkspace ws(kernels::ExecCtx{}, m->config(), g.B, g.T);
     std::vector<int32_t> ids(size_t(g.B * g.T), m->config().pad_token_id);
@@ -198,7 +198,7 @@ TEST(EmbedGolden, PackedPrecisionsStayWithinCosineOfFp32) {
   }
   model::EmbedderOptions o;
   o.precision = Precision::int8;
-  const auto emb = model::Embedder::load(kSt, o);
+  const auto emb = model::Embedder::load(kStGolden, o);
   ASSERT_EQ(emb->precision(), Precision::int8);
   const auto got = emb->embed_ids(g.rows);
   const size_t D = want.size() / got.size();
@@ -212,7 +212,7 @@ fs::path write_prompt_excluding_folder(const fs::path& dir, const std::string& m
   fs::create_directories(dir / "1_Pooling");
   for (const char* f : {"config.json", "model.safetensors", "vocab.json", "merges.txt", "sentence_bert_config.json",
                         "config_sentence_transformers.json"})
-    fs::copy_file(kSt / f, dir / f, fs::copy_options::overwrite_existing);
+    fs::copy_file(kStGolden / f, dir / f, fs::copy_options::overwrite_existing);
   std::ofstream(dir / "modules.json")
       << R"([{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
              {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}])";
@@ -239,7 +239,7 @@ TEST(EmbedGolden, PlainModelFolderNeedsPooling) {
   const fs::path dir = fs::temp_directory_path() / ("rc_embed_plain_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   for (const char* f : {"config.json", "model.safetensors", "vocab.json", "merges.txt"})
-    fs::copy_file(kSt / f, dir / f, fs::copy_options::overwrite_existing);
+    fs::copy_file(kStGolden / f, dir / f, fs::copy_options::overwrite_existing);
   try {
     model::Embedder::load(dir);
     ADD_FAILURE() << "a plain folder without --pooling must be refused";
@@ -258,7 +258,7 @@ TEST(EmbedGolden, PlainModelFolderNeedsPooling) {
 }
 
 TEST(EmbedGolden, PromptsAndLimitsFromTheFolder) {
-  const auto emb = model::Embedder::load(kSt);
+  const auto emb = model::Embedder::load(kStGolden);
   EXPECT_EQ(emb->max_length(), 64);  // sentence_bert_config.json's max_seq_length
   EXPECT_EQ(emb->prompt_text("query"), "query: ");
   EXPECT_EQ(emb->prompt_text(""), "");  // no default_prompt_name
@@ -312,7 +312,7 @@ TEST(EmbedGolden, MultipleNegativesRankingLossAndItsGradients) {
   const EmbedGolden g;
   model::CheckpointLoadOptions o;
   o.head = model::HeadKind::encoder_only;
-  const auto m = model::load_checkpoint(kSt, o);
+  const auto m = model::load_checkpoint(kStGolden, o);
   const auto ids = g.ints("mnrl.input_ids"), mask = g.ints("mnrl.attention_mask");
   const int64_t R = g.src->find("mnrl.input_ids")->shape[0], T = g.src->find("mnrl.input_ids")->shape[1];
   const auto lens = test::lengths_from_mask(mask, R, T);

@@ -26,7 +26,7 @@ using namespace rc;
 
 namespace {
 
-const fs::path kRoot = fs::path(RC_TEST_DATA_DIR) / "tiny_families";
+const fs::path kFamiliesRoot = fs::path(RC_TEST_DATA_DIR) / "tiny_families";
 
 // The golden file of one case and its batch.
 struct Case {
@@ -35,7 +35,7 @@ struct Case {
   std::vector<int32_t> ids, lens, types, labels;
 
   explicit Case(const std::string& name, const std::string& prefix = "") {
-    golden = io::open_safetensors(kRoot / name / "golden.safetensors");
+    golden = io::open_safetensors(kFamiliesRoot / name / "golden.safetensors");
     const io::TensorInfo* info = golden->find(prefix + "input_ids");
     EXPECT_TRUE(info);
     B = info->shape[0];
@@ -66,7 +66,7 @@ struct Case {
 
 class FamilyGolden : public ::testing::TestWithParam<std::string> {
  protected:
-  fs::path dir() const { return kRoot / GetParam(); }
+  fs::path dir() const { return kFamiliesRoot / GetParam(); }
   std::unique_ptr<model::RobertaModel> load(model::WeightFormat pack = model::WeightFormat::fp32) const {
     model::CheckpointLoadOptions o;
     o.head = model::checkpoint_head_kind(dir());

@@ -43,12 +43,12 @@ std::vector<float> floats(const io::TensorSource& s, const std::string& name) {
   return out;
 }
 
-struct GoldenBatch {
+struct MlmGoldenBatch {
   std::unique_ptr<io::TensorSource> src = io::open_safetensors(kDir / "golden.safetensors");
   std::unique_ptr<model::RobertaModel> model = model::load_checkpoint(kDir, mlm_opts());
   int64_t B = 0, T = 0;
   std::vector<int32_t> ids, labels, lens;
-  GoldenBatch() {
+  MlmGoldenBatch() {
     EXPECT_EQ(src->metadata().at("fixture_version"), "1") << "HINT: /usr/bin/python3 tools/make_golden_mlm.py";
     const auto* t = src->find("input_ids");
     B = t->shape[0];
@@ -110,7 +110,7 @@ TEST(MlmCheckpoint, SaveRoundTripsAsRobertaForMaskedLM) {
 }
 
 TEST(MlmGolden, LossAndEveryGradientMatchReference) {
-  GoldenBatch g;
+  MlmGoldenBatch g;
   model::TrainWorkspace ws(g.model->config(), g.B, g.T);
   model::MlmWorkspace mlm(g.model->config(), g.B * g.T);
   std::vector<float> grads(size_t(g.model->num_params()), 0.0f);
@@ -140,7 +140,7 @@ TEST(MlmGolden, TiedDecoderGradientMatchesFiniteDifferences) {
   // The word embeddings feed both the input lookup and the decoder; perturb rows that only
   // the decoder reads (ids absent from the batch) and rows that both read, in double-sided
   // differences of the forward loss.
-  GoldenBatch g;
+  MlmGoldenBatch g;
   model::TrainWorkspace ws(g.model->config(), g.B, g.T);
   model::MlmWorkspace mlm(g.model->config(), g.B * g.T);
   std::vector<float> grads(size_t(g.model->num_params()), 0.0f);
@@ -179,7 +179,7 @@ TEST(MlmGolden, TiedDecoderGradientMatchesFiniteDifferences) {
 }
 
 TEST(MlmGolden, ForwardOnlyLeavesNoGradientAndSameLoss) {
-  GoldenBatch g;
+  MlmGoldenBatch g;
   model::TrainWorkspace ws(g.model->config(), g.B, g.T);
   model::MlmWorkspace mlm(g.model->config(), g.B * g.T);
   const auto l = model::mlm_forward_backward({}, *g.model, g.batch(), g.labels.data(), {}, 7, 1.0f, nullptr, ws, mlm);

@@ -14,6 +14,7 @@
 #include "net/http.h"
 #include "net/s3.h"
 #include "roberta/error.h"
+#include "support/files.h"
 #include "support/subprocess.h"
 
 namespace fs = std::filesystem;
@@ -21,7 +22,7 @@ using rc::test::slurp;
 
 namespace {
 
-const fs::path kTiny = fs::path(RC_TEST_DATA_DIR) / "tiny";
+using rc::test::kTiny;
 const std::string kRoberta = std::string(RC_BINARY_DIR) + "/cli/roberta";
 
 class S3 : public ::testing::Test {

@@ -27,10 +27,12 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 // Raw HTTP on a socket: a client that sends a request and then reads as little as it likes.
-struct RawConn {
+struct SlowReaderConn {
   asio::io_context io;
   tcp::socket sock{io};
-  explicit RawConn(int port) { sock.connect({asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)}); }
+  explicit SlowReaderConn(int port) {
+    sock.connect({asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)});
+  }
   void post(const std::string& target, const std::string& body) {
     asio::write(sock, asio::buffer("POST " + target +
                                    " HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n"
@@ -115,12 +117,12 @@ TEST(AnswerBounds, DecodeAnswerIsBounded) {
 TEST(AnswerBounds, AnswersHeldForSlowReadersAreBounded) {
   LiveServer s([](ServerConfig& c) { c.max_held_answer_bytes = size_t(30) << 20; });
   const std::string body = big_tokenize_body(20);  // a ~20 MB answer: more than loopback buffers hold
-  RawConn slow(s.server->port());
+  SlowReaderConn slow(s.server->port());
   slow.post("/tokenize", body);
   const std::string head = slow.read_for(30s, "\r\n\r\n");  // its head only: the rest stays in the server
   ASSERT_EQ(status_of_head(head), 200) << head.substr(0, 200);
 
-  RawConn second(s.server->port());
+  SlowReaderConn second(s.server->port());
   second.post("/tokenize", body);
   const std::string refused = second.read_for(30s, "}");
   EXPECT_EQ(status_of_head(refused), 503) << refused.substr(0, 300);
@@ -132,7 +134,7 @@ TEST(AnswerBounds, AnswersHeldForSlowReadersAreBounded) {
   // Once the slow client reads its answer, the budget is free again.
   const std::string rest = slow.read_for(60s, "");
   EXPECT_GT(head.size() + rest.size(), size_t(19) << 20);
-  RawConn third(s.server->port());
+  SlowReaderConn third(s.server->port());
   third.post("/tokenize", body);
   EXPECT_EQ(status_of_head(third.read_for(30s, "\r\n\r\n")), 200);
 }

@@ -16,6 +16,7 @@
 #include "roberta/classifier.h"
 #include "serve/embed_request.h"
 #include "serve/serve_fixture.h"
+#include "support/files.h"
 
 using namespace rc::serve;
 using namespace rc::serve::testing;
@@ -25,7 +26,7 @@ namespace fs = std::filesystem;
 namespace {
 
 const fs::path kSt = fs::path(RC_TEST_DATA_DIR) / "embed" / "st";
-const fs::path kTiny = fs::path(RC_TEST_DATA_DIR) / "tiny";
+using rc::test::kTiny;
 
 rc::model::Embedder& engine() {
   static const auto e = [] {

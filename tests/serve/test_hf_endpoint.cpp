@@ -15,6 +15,8 @@
 #include "serve/package.h"
 #include "serve/request.h"
 #include "serve/serve_fixture.h"
+#include "serve/serve_test_util.h"
+#include "support/files.h"
 
 using namespace rc::serve;
 using namespace rc::serve::testing;
@@ -23,17 +25,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kTiny = fs::path(RC_TEST_DATA_DIR) / "tiny";
+using rc::test::kTiny;
 const std::vector<std::string> kLabels = {"negative", "neutral", "positive"};
 
-int status_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const HttpError& e) {
-    return e.status();
-  }
-  return 0;
-}
+using rc::test::status_of;
 
 // The error body of POST /: {"error": "..."} and nothing else, as the toolkit answers.
 std::string hf_error(const HttpResult& r, int status) {

@@ -43,7 +43,7 @@ std::string raw_request(const std::string& body, const std::string& target = "/i
          "\r\n\r\n" + body;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t) {
+double elapsed_seconds(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
@@ -84,7 +84,7 @@ TEST(HttpFaults, FullQueueIs429AtOnce) {
   const auto t0 = std::chrono::steady_clock::now();
   auto third = call("POST", s.url("/invocations"), R"({"inputs": ["a","b"]})");
   expect_error(third, 429);
-  EXPECT_LT(seconds_since(t0), 1.0);  // refused at once, not after waiting
+  EXPECT_LT(elapsed_seconds(t0), 1.0);  // refused at once, not after waiting
   fake_stats().hold = false;
   EXPECT_EQ(first.get(), 200);
   EXPECT_EQ(second.get(), 200);
@@ -95,7 +95,7 @@ TEST(HttpFaults, RequestTimeoutIs504) {
   HoldGuard hold;
   const auto t0 = std::chrono::steady_clock::now();
   expect_error(call("POST", s.url("/invocations"), R"({"inputs": "x"})"), 504);
-  EXPECT_LT(seconds_since(t0), 5.0);
+  EXPECT_LT(elapsed_seconds(t0), 5.0);
   fake_stats().hold = false;
   EXPECT_EQ(call("POST", s.url("/invocations"), R"({"inputs": "x"})").status, 200);
 }
@@ -153,7 +153,7 @@ TEST(HttpFaults, SlowlorisAndManyIdleConnectionsDoNotBlockOthers) {
   // Meanwhile ordinary clients are served promptly.
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < 20; ++i) ASSERT_EQ(call("POST", s.url("/invocations"), R"({"inputs": "hi"})").status, 200);
-  EXPECT_LT(seconds_since(t0), 2.0);
+  EXPECT_LT(elapsed_seconds(t0), 2.0);
   trickler.join();
   // The server hung up on the trickler after its read timeout (1.5 s < 7 s of trickling).
   EXPECT_TRUE(cut.load());

@@ -16,17 +16,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kSt = fs::path(RC_TEST_DATA_DIR) / "embed" / "st";
+const fs::path kStFolder = fs::path(RC_TEST_DATA_DIR) / "embed" / "st";
 
 }  // namespace
 
 TEST(PackageModules, SentenceTransformerFolderKeepsItsModules) {
   TempDir tmp;
-  const auto members = write_package(kSt, tmp.path() / "st.tar.gz", {});
+  const auto members = write_package(kStFolder, tmp.path() / "st.tar.gz", {});
   for (const char* want : {"modules.json", "1_Pooling/config.json", "2_Dense/config.json", "2_Dense/model.safetensors"})
     EXPECT_NE(std::find(members.begin(), members.end(), want), members.end()) << want;
   extract_package(tmp.path() / "st.tar.gz", tmp.path() / "unpacked");
-  const auto original = rc::model::Embedder::load(kSt);
+  const auto original = rc::model::Embedder::load(kStFolder);
   const auto packaged = rc::model::Embedder::load(tmp.path() / "unpacked");
   EXPECT_EQ(packaged->config().pooling.describe(), original->config().pooling.describe());
   ASSERT_EQ(packaged->config().dense.size(), 1u);

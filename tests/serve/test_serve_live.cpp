@@ -17,6 +17,7 @@
 
 #include "roberta/classifier.h"
 #include "serve/serve_fixture.h"
+#include "support/files.h"
 #include "support/ports.h"
 
 using namespace rc::serve;
@@ -27,7 +28,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const fs::path kTiny = fs::path(RC_TEST_DATA_DIR) / "tiny";
+using rc::test::kTiny;
 const fs::path kBin = fs::path(RC_BINARY_DIR) / "cli/roberta";
 
 using rc::test::free_port;

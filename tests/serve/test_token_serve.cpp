@@ -10,6 +10,7 @@
 #include "model/checkpoint.h"
 #include "model/token_classifier.h"
 #include "serve/serve_fixture.h"
+#include "support/files.h"
 
 using namespace rc::serve;
 using namespace rc::serve::testing;
@@ -18,10 +19,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kTiny = fs::path(RC_TEST_DATA_DIR) / "tiny";
+using rc::test::kTiny;
 
 // The tiny body with a fresh 5-label token head (random: most tokens get an entity).
-fs::path write_tagger(const fs::path& dir) {
+fs::path write_tagger_model(const fs::path& dir) {
   rc::model::CheckpointLoadOptions lo;
   lo.head = rc::model::HeadKind::token_classifier;
   lo.init_head = true;
@@ -36,7 +37,7 @@ fs::path write_tagger(const fs::path& dir) {
 
 struct TaggerFolder {
   TempDir models;
-  fs::path model = write_tagger(models.path() / "tagger");
+  fs::path model = write_tagger_model(models.path() / "tagger");
 };
 struct TaggerServer : TaggerFolder, RealModelServer {
   TaggerServer() : RealModelServer(model) {}

@@ -2,12 +2,18 @@
 // repeated per test file).
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <fstream>
+#include <span>
 #include <sstream>
 #include <string>
 
 namespace rc::test {
+
+// The tiny RoBERTa checkpoint under tests/data (one copy: a unity build compiles several test
+// files as one unit, where each file's own copy clashed).
+inline const std::filesystem::path kTiny = std::filesystem::path(RC_TEST_DATA_DIR) / "tiny";
 
 // The whole file as bytes ("" when it cannot be opened: the assertion on the content fails).
 inline std::string slurp(const std::filesystem::path& p) {
@@ -15,6 +21,11 @@ inline std::string slurp(const std::filesystem::path& p) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// A tensor's bytes as a string, to compare with EXPECT_EQ.
+inline std::string bytes_of(std::span<const std::byte> s) {
+  return std::string(reinterpret_cast<const char*>(s.data()), s.size());
 }
 
 // Lines [skip, skip + n) of `from` written to `to`, each ended by "\n" (a small dataset

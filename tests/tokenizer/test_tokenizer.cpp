@@ -34,7 +34,7 @@ const char* source_name(Source s) {
   return "?";
 }
 
-std::unique_ptr<Tokenizer> load(Source s) {
+std::unique_ptr<Tokenizer> load_source(Source s) {
   const fs::path dir = roberta_tokenizer_dir();
   switch (s) {
     case Source::tokenizer_json:
@@ -58,7 +58,7 @@ std::unique_ptr<Tokenizer> load(Source s) {
 class TokenizerGolden : public ::testing::TestWithParam<Source> {};
 
 TEST_P(TokenizerGolden, RobertaBaseJsonl) {
-  auto tok = load(GetParam());
+  auto tok = load_source(GetParam());
   const auto cases = read_jsonl(tokenizer_data_dir() / "roberta-base.jsonl");
   ASSERT_EQ(cases.size(), 2058u);
   int mismatches = 0;
@@ -74,7 +74,7 @@ TEST_P(TokenizerGolden, RobertaBaseJsonl) {
 }
 
 TEST_P(TokenizerGolden, ExtraJsonl) {
-  auto tok = load(GetParam());
+  auto tok = load_source(GetParam());
   const auto cases = read_jsonl(tokenizer_data_dir() / "extra.jsonl");
   ASSERT_GT(cases.size(), 1000u);
   int mismatches = 0, n_encode = 0, n_hex = 0, n_trunc = 0, n_plain = 0, n_decode = 0;

@@ -40,7 +40,7 @@ const Tokenizer& plain_tokenizer() {
   return *tok;
 }
 
-std::string text_of(const nlohmann::json& c) {
+std::string case_text(const nlohmann::json& c) {
   return c.contains("hex") ? from_hex(c["hex"].get<std::string>()) : c["text"].get<std::string>();
 }
 
@@ -58,7 +58,7 @@ TEST(TokenizerOffsets, GoldensMatchEveryField) {
   for (const auto& c : cases) {
     const bool prefix = c["add_prefix_space"].get<bool>();
     const Tokenizer& tok = prefix ? prefix_space_tokenizer() : plain_tokenizer();
-    const std::string text = text_of(c);
+    const std::string text = case_text(c);
     const int max_length = c.value("max_length", 0);
     const OffsetsEncoding got = tok.encode_with_offsets(text, max_length);
     std::vector<TokenOffset> want_offsets;
@@ -87,7 +87,7 @@ TEST(TokenizerOffsets, VocabMergesTrimsAsTokenizerJson) {
   auto tok = Tokenizer::from_files(roberta_tokenizer_dir() / "vocab.json", roberta_tokenizer_dir() / "merges.txt");
   for (const auto& c : read_jsonl(tokenizer_data_dir() / "offsets.jsonl")) {
     if (c["add_prefix_space"].get<bool>()) continue;
-    const OffsetsEncoding got = tok->encode_with_offsets(text_of(c), c.value("max_length", 0));
+    const OffsetsEncoding got = tok->encode_with_offsets(case_text(c), c.value("max_length", 0));
     std::vector<TokenOffset> want;
     for (const auto& o : c["offsets"]) want.push_back({o[0].get<int32_t>(), o[1].get<int32_t>()});
     ASSERT_EQ(got.offsets, want) << c.dump();

@@ -11,7 +11,7 @@
 namespace rc::test {
 namespace {
 
-TruncationSide side_of(const nlohmann::json& c) {
+TruncationSide truncation_side_of(const nlohmann::json& c) {
   return c.value("direction", std::string("Right")) == "Left" ? TruncationSide::left : TruncationSide::right;
 }
 
@@ -24,10 +24,10 @@ void check_goldens(const Tokenizer& tok) {
     const int max_length = c.value("max_length", 0);
     std::vector<int32_t> got;
     if (c.contains("text_pair")) {
-      got = tok.encode_pair(a, c["text_pair"].get<std::string>(), max_length, side_of(c));
+      got = tok.encode_pair(a, c["text_pair"].get<std::string>(), max_length, truncation_side_of(c));
       ++pairs;
     } else {
-      got = tok.encode(a, max_length, side_of(c));
+      got = tok.encode(a, max_length, truncation_side_of(c));
     }
     if (max_length > 0) ++truncated;
     const auto want = c["ids"].get<std::vector<int32_t>>();

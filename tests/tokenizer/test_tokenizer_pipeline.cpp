@@ -200,7 +200,7 @@ struct Scratch {
   }
 };
 
-void expect_error(const std::function<void()>& f, Errc errc, const std::vector<std::string>& needles) {
+void expect_pipeline_error(const std::function<void()>& f, Errc errc, const std::vector<std::string>& needles) {
   try {
     f();
     ADD_FAILURE() << "no error thrown";
@@ -229,7 +229,7 @@ TEST(TokenizerPipelineErrors, UnknownComponentTypesAreRefusedNamingTypeAndFile) 
     json doc = bert_doc();
     doc[slot] = {{"type", type}};
     d.write("tokenizer.json", doc.dump());
-    expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::unsupported, {type, "tokenizer.json", slot});
+    expect_pipeline_error([&] { Tokenizer::from_dir(d.path); }, Errc::unsupported, {type, "tokenizer.json", slot});
   }
 }
 
@@ -239,42 +239,42 @@ TEST(TokenizerPipelineErrors, BadPatternsAndCharsmapsAreRefused) {
     json doc = bert_doc();
     doc["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Regex", "(unclosed"}}}, {"behavior", "Isolated"}};
     d.write("tokenizer.json", doc.dump());
-    expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::format, {"(unclosed", "tokenizer.json"});
+    expect_pipeline_error([&] { Tokenizer::from_dir(d.path); }, Errc::format, {"(unclosed", "tokenizer.json"});
   }
   {
     Scratch d("byte_regex");  // \C matches one byte of a character: it would cut text apart
     json doc = bert_doc();
     doc["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Regex", "\\C"}}}, {"behavior", "Isolated"}};
     d.write("tokenizer.json", doc.dump());
-    expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::format, {"does not compile"});
+    expect_pipeline_error([&] { Tokenizer::from_dir(d.path); }, Errc::format, {"does not compile"});
   }
   {
     Scratch d("empty_literal");
     json doc = bert_doc();
     doc["normalizer"] = {{"type", "Replace"}, {"pattern", {{"String", ""}}}, {"content", "x"}};
     d.write("tokenizer.json", doc.dump());
-    expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::unsupported, {"empty pattern"});
+    expect_pipeline_error([&] { Tokenizer::from_dir(d.path); }, Errc::unsupported, {"empty pattern"});
   }
   {
     Scratch d("long_regex");
     json doc = bert_doc();
     doc["normalizer"] = {{"type", "Replace"}, {"pattern", {{"Regex", std::string(5000, 'a')}}}, {"content", ""}};
     d.write("tokenizer.json", doc.dump());
-    expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::format, {"5000 bytes"});
+    expect_pipeline_error([&] { Tokenizer::from_dir(d.path); }, Errc::format, {"5000 bytes"});
   }
   for (const char* charsmap : {"!!!!", "AAAA", "/////w=="}) {  // not base64; too short; trie past the end
     Scratch d("bad_charsmap");
     json doc = bert_doc();
     doc["normalizer"] = {{"type", "Precompiled"}, {"precompiled_charsmap", charsmap}};
     d.write("tokenizer.json", doc.dump());
-    expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::format, {"precompiled_charsmap"});
+    expect_pipeline_error([&] { Tokenizer::from_dir(d.path); }, Errc::format, {"precompiled_charsmap"});
   }
   {
     Scratch d("truncated_spm");
     std::ifstream in(pipeline_dir() / "xlmr-slow/sentencepiece.bpe.model", std::ios::binary);
     std::string bytes{std::istreambuf_iterator<char>(in), {}};
     d.write("sentencepiece.bpe.model", bytes.substr(0, bytes.size() / 3));
-    expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::format, {"sentencepiece.bpe.model"});
+    expect_pipeline_error([&] { Tokenizer::from_dir(d.path); }, Errc::format, {"sentencepiece.bpe.model"});
   }
 }
 
@@ -283,7 +283,7 @@ TEST(TokenizerPipelineErrors, HugeAddedTokenIdsAreRefusedBeforeAnythingIsSized) 
   json doc = bert_doc();
   doc["added_tokens"].push_back({{"id", 2147483000}, {"content", "<big>"}, {"special", true}});
   d.write("tokenizer.json", doc.dump());
-  expect_error([&] { Tokenizer::from_dir(d.path); }, Errc::format, {"<big>", "2147483000", "tokenizer.json"});
+  expect_pipeline_error([&] { Tokenizer::from_dir(d.path); }, Errc::format, {"<big>", "2147483000", "tokenizer.json"});
 }
 
 // A backtracking pattern that explodes is stopped by PCRE2's match limit: an error, not a hang.

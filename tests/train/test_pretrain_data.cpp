@@ -19,10 +19,10 @@ using namespace rc;
 
 namespace {
 
-struct TempDir {
+struct DataTempDir {
   fs::path path = fs::temp_directory_path() / ("rc_pretrain_data_" + std::to_string(::getpid()));
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() { fs::remove_all(path); }
+  DataTempDir() { fs::create_directories(path); }
+  ~DataTempDir() { fs::remove_all(path); }
 };
 
 // A literal with its NUL bytes (std::string from a char* stops at the first).
@@ -36,7 +36,7 @@ fs::path put(const fs::path& p, const std::string& bytes) {
   return p;
 }
 
-PretrainOptions options(const fs::path& data, const fs::path& out) {
+PretrainOptions data_options(const fs::path& data, const fs::path& out) {
   PretrainOptions o;
   o.model_dir = fs::path(RC_TEST_DATA_DIR) / "tiny";
   o.data = data;
@@ -52,7 +52,7 @@ PretrainOptions options(const fs::path& data, const fs::path& out) {
 // The error pretrain gives for `data`; empty when it trained.
 Error pretrain_error(const fs::path& data, const fs::path& out) {
   try {
-    pretrain(options(data, out));
+    pretrain(data_options(data, out));
   } catch (const Error& e) {
     return e;
   }
@@ -62,7 +62,7 @@ Error pretrain_error(const fs::path& data, const fs::path& out) {
 }  // namespace
 
 TEST(PretrainData, RefusesWhatTrainRefusesInTheSameWords) {
-  TempDir tmp;
+  DataTempDir tmp;
   std::string binary(4096, '\0');
   std::mt19937 rng(7);
   for (char& c : binary) c = char(rng());
@@ -96,7 +96,7 @@ TEST(PretrainData, RefusesWhatTrainRefusesInTheSameWords) {
 }
 
 TEST(PretrainData, Utf8ByteOrderMarkIsNotText) {
-  TempDir tmp;
+  DataTempDir tmp;
   // A file holding only a BOM and blanks has no texts; with the BOM kept as text, pretrain
   // trained on the three bytes EF BB BF.
   const fs::path data = put(tmp.path / "bom.txt", "\xEF\xBB\xBF   \n\n");

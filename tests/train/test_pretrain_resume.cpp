@@ -22,10 +22,10 @@ using namespace rc;
 
 namespace {
 
-struct TempDir {
+struct ResumeTempDir {
   fs::path path = fs::temp_directory_path() / ("rc_pretrain_" + std::to_string(::getpid()));
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() { fs::remove_all(path); }
+  ResumeTempDir() { fs::create_directories(path); }
+  ~ResumeTempDir() { fs::remove_all(path); }
 };
 
 PretrainOptions options(const fs::path& data, const fs::path& out) {
@@ -48,7 +48,7 @@ PretrainOptions options(const fs::path& data, const fs::path& out) {
 }  // namespace
 
 TEST(PretrainResume, OutputIsMaskedLmAndResumeIsBitIdentical) {
-  TempDir tmp;
+  ResumeTempDir tmp;
   const fs::path data = tmp.path / "texts.txt";
   {
     std::ofstream f(data);
@@ -92,7 +92,7 @@ TEST(PretrainResume, OutputIsMaskedLmAndResumeIsBitIdentical) {
 }
 
 TEST(PretrainResume, FillMaskOnThePretrainedFolder) {
-  TempDir tmp;
+  ResumeTempDir tmp;
   const fs::path data = tmp.path / "texts.txt";
   {
     std::ofstream f(data);

@@ -16,6 +16,7 @@
 #include "roberta/trainer.h"
 #include "train/dataset.h"
 #include "train/label_mapping.h"
+#include "support/files.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -23,12 +24,9 @@ using namespace rc;
 
 namespace {
 
-const fs::path kTiny = fs::path(RC_TEST_DATA_DIR) / "tiny";
+using rc::test::kTiny;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
+using rc::test::slurp;
 
 std::string error_of(const std::function<void()>& f) {
   try {

@@ -22,6 +22,7 @@
 #include "model/sentence_transformer.h"
 #include "roberta/error.h"
 #include "roberta/trainer.h"
+#include "support/files.h"
 #include "support/golden.h"
 #include "support/golden_optim.h"
 #include "train/evaluator.h"
@@ -36,7 +37,7 @@ namespace {
 
 const fs::path kData = fs::path(RC_TEST_DATA_DIR);
 const fs::path kSt = kData / "embed" / "st";
-const fs::path kTiny = kData / "tiny";
+using rc::test::kTiny;
 
 struct Rows {
   int64_t B = 0, T = 0;
@@ -266,13 +267,13 @@ TEST(IrMetrics, MatchTheSentenceTransformersTranscription) {
 
 namespace {
 
-struct TempDir {
+struct SbertTempDir {
   fs::path root = fs::temp_directory_path() / ("rc_sbert_task_" + std::to_string(::getpid()));
-  TempDir() {
+  SbertTempDir() {
     fs::remove_all(root);
     fs::create_directories(root);
   }
-  ~TempDir() { fs::remove_all(root); }
+  ~SbertTempDir() { fs::remove_all(root); }
 };
 
 // tests/data/embed/st without its Dense module: Transformer, mean Pooling, Normalize.
@@ -298,7 +299,7 @@ const char* const kTopics[] = {"cats", "dogs", "rain", "music", "bread", "trains
 // A temporary folder per test and the options every fit here starts from.
 class SbertTaskFit : public ::testing::Test {
  protected:
-  TempDir tmp;
+  SbertTempDir tmp;
   static TrainOptions options(const fs::path& model, const fs::path& data, const fs::path& output,
                               const std::string& task, int64_t max_steps) {
     TrainOptions o;

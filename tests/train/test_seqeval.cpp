@@ -14,7 +14,7 @@ using namespace rc::train;
 
 namespace {
 
-nlohmann::json load_cases() {
+nlohmann::json load_seqeval_cases() {
   std::ifstream in(std::string(RC_TEST_DATA_DIR) + "/task_metrics/seqeval_cases.json");
   EXPECT_TRUE(in.good()) << "HINT: regenerate with python3 tools/seqeval_ref.py";
   return nlohmann::json::parse(in);
@@ -31,7 +31,7 @@ std::vector<SeqevalEntity> entities_of(const nlohmann::json& j) {
 }  // namespace
 
 TEST(Seqeval, MatchesReferenceTranscription) {
-  const nlohmann::json cases = load_cases();
+  const nlohmann::json cases = load_seqeval_cases();
   ASSERT_GE(cases["cases"].size(), 12u);
   for (const auto& c : cases["cases"]) {
     SCOPED_TRACE(c["name"].get<std::string>());

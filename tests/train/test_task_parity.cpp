@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "io/tensor_source.h"
+#include "support/files.h"
 #include "support/golden.h"
 #include "support/golden_optim.h"
 #include "model/checkpoint.h"
@@ -20,7 +21,7 @@ using namespace rc;
 
 namespace {
 
-const fs::path kTiny = fs::path(RC_TEST_DATA_DIR) / "tiny";
+using rc::test::kTiny;
 
 struct TaskSpec {
   std::string name;

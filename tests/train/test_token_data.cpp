@@ -20,13 +20,13 @@ using namespace rc::train;
 
 namespace {
 
-fs::path temp_dir(const std::string& name) {
+fs::path token_temp_dir(const std::string& name) {
   fs::path p = fs::temp_directory_path() / ("rc_test_token_data_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(p);
   fs::create_directories(p);
   return p;
 }
-void write(const fs::path& p, const std::string& s) { std::ofstream(p, std::ios::binary) << s; }
+void write_text(const fs::path& p, const std::string& s) { std::ofstream(p, std::ios::binary) << s; }
 
 std::set<fs::path> listing(const fs::path& dir) {
   std::set<fs::path> out;
@@ -135,8 +135,8 @@ TEST(TokenData, AlignmentByHand) {
 }
 
 TEST(TokenData, WordIdsAndBatchLabels) {
-  const fs::path d = temp_dir("batch");
-  write(d / "train.txt", "EU B-ORG\nrejects O\n\nPeter B-PER\nBlackburn I-PER\nhas O\narrived O\n");
+  const fs::path d = token_temp_dir("batch");
+  write_text(d / "train.txt", "EU B-ORG\nrejects O\n\nPeter B-PER\nBlackburn I-PER\nhas O\narrived O\n");
   const TaggedDataset ds = load_tagged_dataset(d);
   const auto labels = resolve_label_list(ds);
   EXPECT_EQ(labels, (std::vector<std::string>{"B-ORG", "B-PER", "I-PER", "O"}));
@@ -178,8 +178,8 @@ TEST(TokenData, JsonlNamesCustomColumnsCrlfAndBlankLines) {
 }
 
 TEST(TokenData, JsonlIntegerTagsNeedTheirNames) {
-  const fs::path d = temp_dir("ids");
-  write(d / "train.jsonl", "{\"tokens\": [\"EU\", \"rejects\"], \"ner_tags\": [3, 0]}\n");
+  const fs::path d = token_temp_dir("ids");
+  write_text(d / "train.jsonl", "{\"tokens\": [\"EU\", \"rejects\"], \"ner_tags\": [3, 0]}\n");
   TaggedDataset ds = load_tagged_dataset(d);
   ASSERT_TRUE(ds.find("train")->tags_are_ids);
   EXPECT_EQ(ds.find("train")->tag_ids[0], (std::vector<int64_t>{3, 0}));
@@ -192,7 +192,7 @@ TEST(TokenData, JsonlIntegerTagsNeedTheirNames) {
   EXPECT_EQ(labels[3], "B-ORG");
   EXPECT_EQ(word_label_ids(*ds.find("train"), labels)[0], (std::vector<int32_t>{3, 0}));
   // Or a tner-style label.json beside the data.
-  write(d / "label.json", "{\"B-ORG\": 1, \"O\": 0}");
+  write_text(d / "label.json", "{\"B-ORG\": 1, \"O\": 0}");
   ds = load_tagged_dataset(d);
   EXPECT_EQ(resolve_label_list(ds), (std::vector<std::string>{"O", "B-ORG"}));
   expect_format_error(d, [&] { word_label_ids(*ds.find("train"), resolve_label_list(ds)); },
@@ -202,11 +202,11 @@ TEST(TokenData, JsonlIntegerTagsNeedTheirNames) {
 TEST(TokenData, TweetNer7FileWithItsLabelJson) {
   // tner/tweetner7's layout: dataset/2020.train.json rows with a "tags" column of ids and
   // extra fields, dataset/label.json {"name": id}.
-  const fs::path d = temp_dir("tweetner7");
-  write(d / "2020.train.json",
-        "{\"tokens\": [\"@user\", \"in\", \"Paris\"], \"tags\": [0, 0, 1], \"id\": \"1\", \"date\": "
-        "\"2020-01-01\"}\n");
-  write(d / "label.json", "{\"O\": 0, \"B-location\": 1, \"I-location\": 2}");
+  const fs::path d = token_temp_dir("tweetner7");
+  write_text(d / "2020.train.json",
+             "{\"tokens\": [\"@user\", \"in\", \"Paris\"], \"tags\": [0, 0, 1], \"id\": \"1\", \"date\": "
+             "\"2020-01-01\"}\n");
+  write_text(d / "label.json", "{\"O\": 0, \"B-location\": 1, \"I-location\": 2}");
   const TaggedDataset ds = load_tagged_dataset(d / "2020.train.json", {"tokens", "tags"});
   ASSERT_NE(ds.find("train"), nullptr);
   const auto labels = resolve_label_list(ds);
@@ -234,10 +234,10 @@ TEST(TokenData, ConllColumnsDocstartAndBlankLines) {
 }
 
 TEST(TokenData, FolderSplitsAndLabelList) {
-  const fs::path d = temp_dir("folder");
-  write(d / "train.txt", "a B-X\nb I-X\n\nc O\n");
-  write(d / "validation.jsonl", "{\"tokens\": [\"d\"], \"ner_tags\": [\"B-X\"]}\n");
-  write(d / "test.conll", "e O\n");
+  const fs::path d = token_temp_dir("folder");
+  write_text(d / "train.txt", "a B-X\nb I-X\n\nc O\n");
+  write_text(d / "validation.jsonl", "{\"tokens\": [\"d\"], \"ner_tags\": [\"B-X\"]}\n");
+  write_text(d / "test.conll", "e O\n");
   const TaggedDataset ds = load_tagged_dataset(d);
   EXPECT_EQ(ds.splits.size(), 3u);
   EXPECT_EQ(ds.layout, "mixed");
@@ -246,45 +246,46 @@ TEST(TokenData, FolderSplitsAndLabelList) {
   EXPECT_EQ(resolve_label_list(ds), (std::vector<std::string>{"B-X", "I-X", "O"}));
   // The train split's tags only (get_label_list(raw_datasets["train"])): a tag seen only in
   // test is an error when test is aligned.
-  write(d / "test.conll", "e B-Y\n");
+  write_text(d / "test.conll", "e B-Y\n");
   const TaggedDataset ds2 = load_tagged_dataset(d);
   expect_format_error(d, [&] { word_label_ids(*ds2.find("test"), resolve_label_list(ds2)); },
                       {"test.conll:1", "tag 'B-Y'", "not in the label list (B-X, I-X, O)"});
   // A single file is the train split unless named val/test.
   EXPECT_NE(load_tagged_dataset(d / "test.conll").find("test"), nullptr);
   EXPECT_NE(load_tagged_dataset(d / "validation.jsonl").find("val"), nullptr);
-  write(d / "dev.txt", "f O\n");
+  write_text(d / "dev.txt", "f O\n");
   const Thrown two = thrown_by([&] { load_tagged_dataset(d); });
   EXPECT_EQ(two.errc, rc::Errc::invalid_argument);
   EXPECT_NE(two.message.find("two files for split 'val'"), std::string::npos) << two.message;
-  const fs::path empty = temp_dir("nosplits");
+  const fs::path empty = token_temp_dir("nosplits");
   EXPECT_EQ(thrown_by([&] { load_tagged_dataset(empty); }).errc, rc::Errc::not_found);
   EXPECT_EQ(thrown_by([&] { load_tagged_dataset(empty / "missing.jsonl"); }).errc, rc::Errc::not_found);
-  write(empty / "train.csv", "tokens,ner_tags\n");
+  write_text(empty / "train.csv", "tokens,ner_tags\n");
   EXPECT_EQ(thrown_by([&] { load_tagged_dataset(empty / "train.csv"); }).errc, rc::Errc::unsupported);
 }
 
 TEST(TokenData, LabelFiles) {
-  const fs::path d = temp_dir("labels");
-  write(d / "list.json", "[\"O\", \"B-PER\", \"I-PER\"]");
+  const fs::path d = token_temp_dir("labels");
+  write_text(d / "list.json", "[\"O\", \"B-PER\", \"I-PER\"]");
   EXPECT_EQ(read_label_names(d / "list.json"), (std::vector<std::string>{"O", "B-PER", "I-PER"}));
-  write(d / "label2id.json", "{\"I-PER\": 2, \"O\": 0, \"B-PER\": 1}");
+  write_text(d / "label2id.json", "{\"I-PER\": 2, \"O\": 0, \"B-PER\": 1}");
   EXPECT_EQ(read_label_names(d / "label2id.json"), (std::vector<std::string>{"O", "B-PER", "I-PER"}));
-  write(d / "config.json", "{\"id2label\": {\"1\": \"B-PER\", \"0\": \"O\"}, \"label2id\": {\"O\": 0, \"B-PER\": 1}}");
+  write_text(d / "config.json",
+             "{\"id2label\": {\"1\": \"B-PER\", \"0\": \"O\"}, \"label2id\": {\"O\": 0, \"B-PER\": 1}}");
   EXPECT_EQ(read_label_names(d / "config.json"), (std::vector<std::string>{"O", "B-PER"}));
   // datasets' save_to_disk: Sequence(ClassLabel) in dataset_info.json.
-  write(d / "dataset_info.json",
-        "{\"features\": {\"tokens\": {\"feature\": {\"dtype\": \"string\", \"_type\": \"Value\"}, \"_type\": "
-        "\"Sequence\"}, \"ner_tags\": {\"feature\": {\"names\": [\"O\", \"B-LOC\"], \"_type\": \"ClassLabel\"}, "
-        "\"_type\": \"Sequence\"}}}");
+  write_text(d / "dataset_info.json",
+             "{\"features\": {\"tokens\": {\"feature\": {\"dtype\": \"string\", \"_type\": \"Value\"}, \"_type\": "
+             "\"Sequence\"}, \"ner_tags\": {\"feature\": {\"names\": [\"O\", \"B-LOC\"], \"_type\": \"ClassLabel\"}, "
+             "\"_type\": \"Sequence\"}}}");
   EXPECT_EQ(read_label_names(d / "dataset_info.json"), (std::vector<std::string>{"O", "B-LOC"}));
-  write(d / "labels.txt", "O\r\n\nB-PER\n  I-PER  \n");
+  write_text(d / "labels.txt", "O\r\n\nB-PER\n  I-PER  \n");
   EXPECT_EQ(read_label_names(d / "labels.txt"), (std::vector<std::string>{"O", "B-PER", "I-PER"}));
-  write(d / "gap.json", "{\"O\": 0, \"B-PER\": 2}");
+  write_text(d / "gap.json", "{\"O\": 0, \"B-PER\": 2}");
   expect_format_error(d, [&] { read_label_names(d / "gap.json"); }, {"gap.json", "0..1 each once", "id 2"});
-  write(d / "dup.txt", "O\nB-PER\nO\n");
+  write_text(d / "dup.txt", "O\nB-PER\nO\n");
   expect_format_error(d, [&] { read_label_names(d / "dup.txt"); }, {"dup.txt", "'O' twice"});
-  write(d / "empty.txt", "\n\n");
+  write_text(d / "empty.txt", "\n\n");
   expect_format_error(d, [&] { read_label_names(d / "empty.txt"); }, {"empty.txt", "names no label"});
   EXPECT_EQ(thrown_by([] { label_names_from_list("O,,B-PER"); }).errc, rc::Errc::invalid_argument);
   EXPECT_EQ(thrown_by([] { label_names_from_list("O,B-PER,O"); }).errc, rc::Errc::invalid_argument);
@@ -294,10 +295,10 @@ TEST(TokenData, LabelFiles) {
 // ---- every bad input: one line naming the file, the line and the field ----
 
 TEST(TokenData, ErrorTagNotInLabelList) {
-  const fs::path d = temp_dir("notinlist");
-  write(d / "train.jsonl",
-        "{\"tokens\": [\"a\"], \"ner_tags\": [\"O\"]}\n\n{\"tokens\": [\"b\", \"c\"], \"ner_tags\": [\"O\", "
-        "\"B-FOO\"]}\n");
+  const fs::path d = token_temp_dir("notinlist");
+  write_text(d / "train.jsonl",
+             "{\"tokens\": [\"a\"], \"ner_tags\": [\"O\"]}\n\n{\"tokens\": [\"b\", \"c\"], \"ner_tags\": [\"O\", "
+             "\"B-FOO\"]}\n");
   const TaggedDataset ds = load_tagged_dataset(d);
   const std::vector<std::string> given{"O", "B-PER"};
   expect_format_error(d, [&] { word_label_ids(*ds.find("train"), resolve_label_list(ds, given)); },
@@ -310,35 +311,35 @@ TEST(TokenData, ErrorTagNotInLabelList) {
 }
 
 TEST(TokenData, ErrorTagCountDiffersFromTokens) {
-  const fs::path d = temp_dir("count");
-  write(d / "train.jsonl",
-        "{\"tokens\": [\"a\"], \"ner_tags\": [\"O\"]}\n{\"tokens\": [\"a\", \"b\"], \"ner_tags\": [\"O\"]}\n");
+  const fs::path d = token_temp_dir("count");
+  write_text(d / "train.jsonl",
+             "{\"tokens\": [\"a\"], \"ner_tags\": [\"O\"]}\n{\"tokens\": [\"a\", \"b\"], \"ner_tags\": [\"O\"]}\n");
   expect_format_error(d, [&] { load_tagged_dataset(d); }, {"train.jsonl:2", "2 tokens but 1 ner_tags"});
 }
 
 TEST(TokenData, ErrorNonStringToken) {
-  const fs::path d = temp_dir("nonstring");
-  write(d / "train.jsonl", "{\"tokens\": [\"a\", 5], \"ner_tags\": [\"O\", \"O\"]}\n");
+  const fs::path d = token_temp_dir("nonstring");
+  write_text(d / "train.jsonl", "{\"tokens\": [\"a\", 5], \"ner_tags\": [\"O\", \"O\"]}\n");
   expect_format_error(d, [&] { load_tagged_dataset(d); }, {"train.jsonl:1", "tokens[1] must be a string", "found 5"});
-  write(d / "train.jsonl", "{\"tokens\": [\"a\", null], \"ner_tags\": [\"O\", \"O\"]}\n");
+  write_text(d / "train.jsonl", "{\"tokens\": [\"a\", null], \"ner_tags\": [\"O\", \"O\"]}\n");
   expect_format_error(d, [&] { load_tagged_dataset(d); }, {"train.jsonl:1", "tokens[1]", "found null"});
-  write(d / "train.jsonl", "{\"tokens\": \"a b\", \"ner_tags\": [\"O\", \"O\"]}\n");
+  write_text(d / "train.jsonl", "{\"tokens\": \"a b\", \"ner_tags\": [\"O\", \"O\"]}\n");
   expect_format_error(d, [&] { load_tagged_dataset(d); }, {"train.jsonl:1", "list field 'tokens'", "found string"});
 }
 
 TEST(TokenData, ErrorEmptyFiles) {
-  const fs::path d = temp_dir("empty");
-  write(d / "train.jsonl", "\n  \n");
+  const fs::path d = token_temp_dir("empty");
+  write_text(d / "train.jsonl", "\n  \n");
   expect_format_error(d, [&] { load_tagged_dataset(d); }, {"train.jsonl", "has no sentences"});
   fs::remove(d / "train.jsonl");
-  write(d / "train.txt", "-DOCSTART- -X- -X- O\n\n");
+  write_text(d / "train.txt", "-DOCSTART- -X- -X- O\n\n");
   expect_format_error(d, [&] { load_tagged_dataset(d); }, {"train.txt", "has no sentences"});
-  write(d / "train.txt", "");
+  write_text(d / "train.txt", "");
   expect_format_error(d, [&] { load_tagged_dataset(d); }, {"train.txt", "has no sentences"});
 }
 
 TEST(TokenData, ErrorMalformedRows) {
-  const fs::path d = temp_dir("malformed");
+  const fs::path d = token_temp_dir("malformed");
   expect_format_error(d, [&] { parse_conll("EU B-ORG\nrejects\n", d / "train.txt"); },
                       {"train.txt:2", "expected a token and its tag", "'rejects'"});
   expect_format_error(d,

@@ -15,6 +15,7 @@
 #include "core/check.h"
 #include "model/token_classifier.h"
 #include "roberta/trainer.h"
+#include "support/files.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -22,7 +23,7 @@ using namespace rc;
 
 namespace {
 
-const fs::path kTiny = fs::path(RC_TEST_DATA_DIR) / "tiny";
+using rc::test::kTiny;
 
 class TokenTask : public ::testing::Test {
  protected:

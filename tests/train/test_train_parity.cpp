@@ -12,6 +12,7 @@
 #include "device/cpu_isa.h"
 #include "io/tensor_source.h"
 #include "model/checkpoint.h"
+#include "support/files.h"
 #include "support/golden_optim.h"
 #include "train/train_step.h"
 
@@ -20,7 +21,7 @@ using namespace rc;
 
 namespace {
 
-const fs::path kTiny = fs::path(RC_TEST_DATA_DIR) / "tiny";
+using rc::test::kTiny;
 
 struct GoldenStep {
   int64_t B = 0, T = 0;

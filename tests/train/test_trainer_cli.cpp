@@ -29,7 +29,7 @@ using rc::test::head_lines;
 using rc::test::slurp;
 
 const fs::path kBin = fs::path(RC_BINARY_DIR) / "cli/roberta";
-const fs::path kTiny = fs::path(RC_TEST_DATA_DIR) / "tiny";
+using rc::test::kTiny;
 const fs::path kSentiment = fs::path(RC_SOURCE_DIR) / "data/tweeteval/sentiment";
 
 class TrainerCli : public ::testing::Test {

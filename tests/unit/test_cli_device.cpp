@@ -22,7 +22,6 @@ namespace {
 namespace fs = std::filesystem;
 
 using test::CmdResult;
-CmdResult run(const std::string& args) { return test::run_roberta(args); }
 
 int count_lines(const std::string& s) {
   int n = 0;
@@ -44,7 +43,7 @@ TEST(CliDevice, CudaWithoutADeviceIsExitCode4WithOneLineAndAHint) {
   if (cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present: the no-device path cannot be shown";
   for (const std::string& cmd : commands()) {
     for (const char* dev : {"cuda", "cuda:1"}) {
-      const CmdResult r = run(cmd + " --device " + dev);
+      const CmdResult r = test::run_roberta(cmd + " --device " + dev);
       EXPECT_EQ(r.code, 4) << cmd << " --device " << dev << "\n" << r.err;
       EXPECT_NE(r.err.find("roberta: error: no CUDA device found"), std::string::npos) << cmd << "\n" << r.err;
       EXPECT_NE(r.err.find("hint: run with --device cpu"), std::string::npos) << cmd << "\n" << r.err;
@@ -56,7 +55,7 @@ TEST(CliDevice, CudaWithoutADeviceIsExitCode4WithOneLineAndAHint) {
 
 TEST(CliDevice, MalformedDeviceIsAUsageError) {
   for (const std::string& cmd : commands()) {
-    const CmdResult r = run(cmd + " --device gpu0");
+    const CmdResult r = test::run_roberta(cmd + " --device gpu0");
     EXPECT_EQ(r.code, 2) << cmd << "\n" << r.err;
     EXPECT_NE(r.err.find("expected cpu, cuda or cuda:N"), std::string::npos) << r.err;
   }
@@ -65,15 +64,15 @@ TEST(CliDevice, MalformedDeviceIsAUsageError) {
 TEST(CliDevice, AutoAndCpuRunOnTheCpuWithoutAGpu) {
   if (cuda_device_count() > 0) GTEST_SKIP() << "a CUDA device is present: auto picks it";
   const std::string predict = "predict --model " + test::tiny_dir() + " --precision fp32 --logits 'Covid cases are up'";
-  const CmdResult cpu = run(predict + " --device cpu");
-  const CmdResult autod = run(predict + " --device auto");
-  const CmdResult none = run(predict);
+  const CmdResult cpu = test::run_roberta(predict + " --device cpu");
+  const CmdResult autod = test::run_roberta(predict + " --device auto");
+  const CmdResult none = test::run_roberta(predict);
   ASSERT_EQ(cpu.code, 0) << cpu.err;
   ASSERT_EQ(autod.code, 0) << autod.err;
   EXPECT_EQ(autod.out, cpu.out);
   EXPECT_EQ(none.out, cpu.out);
-  const CmdResult bench =
-      run("bench infer --model " + test::tiny_dir() + " --batch-size 2 --seq-len 8 --iters 1 --warmup 0 --device auto");
+  const CmdResult bench = test::run_roberta("bench infer --model " + test::tiny_dir() +
+                                            " --batch-size 2 --seq-len 8 --iters 1 --warmup 0 --device auto");
   ASSERT_EQ(bench.code, 0) << bench.err;
   EXPECT_NE(bench.out.find("\"device\":\"cpu\""), std::string::npos) << bench.out;
 }

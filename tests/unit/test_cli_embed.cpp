@@ -12,6 +12,7 @@
 #include "model/checkpoint.h"
 #include "model/sentence_transformer.h"
 #include "roberta/classifier.h"
+#include "support/files.h"
 #include "support/run_cli.h"
 
 namespace fs = std::filesystem;
@@ -21,7 +22,7 @@ using rc::test::run_roberta;
 namespace {
 
 const fs::path kSt = fs::path(RC_TEST_DATA_DIR) / "embed" / "st";
-const fs::path kTiny = fs::path(RC_TEST_DATA_DIR) / "tiny";
+using rc::test::kTiny;
 
 std::vector<json> json_lines(const std::string& out) {
   std::vector<json> lines;

@@ -12,15 +12,14 @@
 #include <nlohmann/json.hpp>
 
 #include "support/golden.h"
+#include "support/run_cli.h"
 
 namespace rc {
 namespace {
 namespace fs = std::filesystem;
 
-std::string roberta() { return std::string(RC_BINARY_DIR) + "/cli/roberta"; }
-
-std::pair<int, std::string> run(const std::string& args) {
-  const std::string cmd = roberta() + " " + args + " </dev/null 2>/dev/null";
+std::pair<int, std::string> run_quiet(const std::string& args) {
+  const std::string cmd = test::roberta_binary() + " " + args + " </dev/null 2>/dev/null";
   std::string out;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return {-1, ""};
@@ -34,7 +33,7 @@ std::pair<int, std::string> run(const std::string& args) {
 class CliPairs : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!fs::exists(roberta())) GTEST_SKIP() << "roberta binary not built";
+    if (!fs::exists(test::roberta_binary())) GTEST_SKIP() << "roberta binary not built";
     dir_ = fs::temp_directory_path() / ("rc_cli_pairs_" + std::to_string(::getpid()));
     fs::create_directories(dir_);
   }
@@ -45,20 +44,20 @@ class CliPairs : public ::testing::Test {
 TEST_F(CliPairs, PredictArgumentsAndJsonlAgree) {
   std::ofstream(dir_ / "pairs.jsonl") << "{\"text\": \"good day\", \"text_pair\": \"bad night\"}\n"
                                          "{\"text\": \"meh\", \"text_pair\": \"fine\"}\n";
-  const auto args =
-      run("predict --logits --model " + test::tiny_dir() + " 'good day' meh --text-pair 'bad night' --text-pair fine");
+  const auto args = run_quiet("predict --logits --model " + test::tiny_dir() +
+                              " 'good day' meh --text-pair 'bad night' --text-pair fine");
   const auto jsonl =
-      run("predict --logits --model " + test::tiny_dir() + " --input " + (dir_ / "pairs.jsonl").string());
-  const auto singles = run("predict --logits --model " + test::tiny_dir() + " 'good day' meh");
+      run_quiet("predict --logits --model " + test::tiny_dir() + " --input " + (dir_ / "pairs.jsonl").string());
+  const auto singles = run_quiet("predict --logits --model " + test::tiny_dir() + " 'good day' meh");
   ASSERT_EQ(args.first, 0);
   ASSERT_EQ(jsonl.first, 0);
   EXPECT_EQ(args.second, jsonl.second);
   EXPECT_NE(args.second, singles.second);  // the second text changes the logits
   EXPECT_EQ(std::count(args.second.begin(), args.second.end(), '\n'), 2);
   // One --text-pair per text; a JSONL file mixing pairs and singles is bad input.
-  EXPECT_EQ(run("predict --model " + test::tiny_dir() + " a b --text-pair x").first, 2);
+  EXPECT_EQ(run_quiet("predict --model " + test::tiny_dir() + " a b --text-pair x").first, 2);
   std::ofstream(dir_ / "mixed.jsonl") << "{\"text\": \"a\", \"text_pair\": \"b\"}\n{\"text\": \"c\"}\n";
-  EXPECT_EQ(run("predict --model " + test::tiny_dir() + " --input " + (dir_ / "mixed.jsonl").string()).first, 3);
+  EXPECT_EQ(run_quiet("predict --model " + test::tiny_dir() + " --input " + (dir_ / "mixed.jsonl").string()).first, 3);
 }
 
 TEST_F(CliPairs, EvalOnAPairDataset) {
@@ -66,12 +65,12 @@ TEST_F(CliPairs, EvalOnAPairDataset) {
       << "{\"text\": \"good day\", \"text_pair\": \"bad night\", \"label\": \"negative\"}\n"
          "{\"text\": \"meh\", \"text_pair\": \"fine\", \"label\": \"positive\"}\n"
          "{\"text\": \"ok\", \"text_pair\": \"so so\", \"label\": \"neutral\"}\n";
-  const auto pairs = run("eval --model " + test::tiny_dir() + " --data " + (dir_ / "nli.jsonl").string());
+  const auto pairs = run_quiet("eval --model " + test::tiny_dir() + " --data " + (dir_ / "nli.jsonl").string());
   ASSERT_EQ(pairs.first, 0) << pairs.second;
   std::ofstream(dir_ / "singles.jsonl") << "{\"text\": \"good day\", \"label\": \"negative\"}\n"
                                            "{\"text\": \"meh\", \"label\": \"positive\"}\n"
                                            "{\"text\": \"ok\", \"label\": \"neutral\"}\n";
-  const auto singles = run("eval --model " + test::tiny_dir() + " --data " + (dir_ / "singles.jsonl").string());
+  const auto singles = run_quiet("eval --model " + test::tiny_dir() + " --data " + (dir_ / "singles.jsonl").string());
   ASSERT_EQ(singles.first, 0);
   const auto jp = nlohmann::json::parse(pairs.second), js = nlohmann::json::parse(singles.second);
   ASSERT_TRUE(jp.contains("test_loss") || jp.contains("eval_loss")) << pairs.second;
@@ -86,8 +85,8 @@ TEST_F(CliPairs, TrainOnAPairDataset) {
       f << "{\"text\": \"good day " << i << "\", \"text_pair\": \"bad night\", \"label\": \"negative\"}\n"
         << "{\"text\": \"meh " << i << "\", \"text_pair\": \"fine\", \"label\": \"positive\"}\n";
   }
-  const auto r = run("train --model " + test::tiny_dir() + " --data " + (dir_ / "nli.jsonl").string() + " --output " +
-                     (dir_ / "out").string() + " --max-steps 2 --batch-size 4");
+  const auto r = run_quiet("train --model " + test::tiny_dir() + " --data " + (dir_ / "nli.jsonl").string() +
+                           " --output " + (dir_ / "out").string() + " --max-steps 2 --batch-size 4");
   ASSERT_EQ(r.first, 0) << r.second;
   std::ifstream in(dir_ / "out/train_results.json");
   const auto j = nlohmann::json::parse(in);
