@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Issue 32's small-vocabulary pretraining, resumable: an XLM-R-layout 4 x 256 body (4 heads,
+# intermediate 1,024; 5.41 M parameters, 21.7 MB in F32) on assets/tokenizer/tweets-unigram-8k,
+# masked-LM line by line on the unlabelled tweets. Run it again to continue from the last
+# checkpoint (bit-identical resume); docs/quality.md has the figures.
+#   tools/pretrain_small_vocab.sh ROBERTA_BIN TWEETS_TXT OUT [THREADS=1]
+set -euo pipefail
+bin=$1 tweets=$2 out=$3 threads=${4:-1}
+root=$(cd "$(dirname "$0")/.." && pwd)
+tok="$root/assets/tokenizer/tweets-unigram-8k"
+if [[ ! -f "$out/init/model.safetensors" ]]; then
+  mkdir -p "$out"
+  cat > "$out/config-4x256.json" <<'JSON'
+{"architectures": ["XLMRobertaForSequenceClassification"], "model_type": "xlm-roberta",
+ "hidden_size": 256, "num_hidden_layers": 4, "num_attention_heads": 4, "intermediate_size": 1024,
+ "vocab_size": 8002, "max_position_embeddings": 514, "type_vocab_size": 1, "pad_token_id": 1,
+ "bos_token_id": 0, "eos_token_id": 2, "hidden_act": "gelu", "layer_norm_eps": 1e-05,
+ "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1, "initializer_range": 0.02,
+ "position_embedding_type": "absolute"}
+JSON
+  "$bin" init --config "$out/config-4x256.json" --tokenizer "$tok" --labels negative,neutral,positive \
+    --output "$out/init" --seed 42
+  cp "$tok/sentencepiece.bpe.model" "$out/init/"
+fi
+resume=()
+compgen -G "$out/mlm/checkpoint-*" >/dev/null && resume=(--resume)
+OMP_WAIT_POLICY=PASSIVE exec nice -n 5 "$bin" pretrain --model "$out/init" --data "$tweets" --output "$out/mlm" \
+  --max-steps 5000 --batch-size 64 --max-length 64 --lr 1e-3 --adam-beta2 0.98 --weight-decay 0.01 \
+  --warmup-ratio 0.06 --validation-split-percentage 1 --eval-every 500 --logging-steps 50 \
+  --save-total-limit 2 --seed 42 --threads "$threads" --no-progress "${resume[@]}"
