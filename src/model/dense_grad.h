@@ -1,6 +1,6 @@
 // The backward of sentence-transformers' Dense module (sentence_transformer.h: DenseLayer,
-// models/Dense.py: activation(x·Wᵀ + b)), what training a folder with a Dense module needs
-// (issue 31, item 4: not wired into the embedding task yet).
+// models/Dense.py: activation(x·Wᵀ + b)): MultipleNegativesRankingLoss runs it to train a
+// folder's Dense modules (mnrl.h).
 #pragma once
 
 #include <cstdint>

@@ -11,6 +11,8 @@
 
 #include "core/check.h"
 #include "core/regular_file.h"
+#include "io/atomic_file.h"
+#include "io/tensor_source.h"
 #include "device/cpu_isa.h"
 #include "kernels/exec_ctx.h"
 #include "model/checkpoint.h"
@@ -51,7 +53,39 @@ DenseLayer::Activation parse_activation(const std::string& name, const fs::path&
            "' is not supported\nHINT: Identity, Tanh, ReLU, Sigmoid and GELU are");
 }
 
+// parse_activation's inverse: util.fullname of the torch.nn module.
+const char* activation_fullname(DenseLayer::Activation a) {
+  switch (a) {
+    case DenseLayer::Activation::identity:
+      return "torch.nn.modules.linear.Identity";
+    case DenseLayer::Activation::tanh:
+      return "torch.nn.modules.activation.Tanh";
+    case DenseLayer::Activation::relu:
+      return "torch.nn.modules.activation.ReLU";
+    case DenseLayer::Activation::sigmoid:
+      return "torch.nn.modules.activation.Sigmoid";
+    case DenseLayer::Activation::gelu:
+      return "torch.nn.modules.activation.GELU";
+  }
+  return "torch.nn.modules.activation.Tanh";
+}
+
 }  // namespace
+
+// Dense.save (models/Dense.py): config.json = get_config_dict() {in_features, out_features,
+// bias, activation_function: fullname(activation)}, then save_torch_weights: the module's
+// state_dict (linear.weight, linear.bias) as model.safetensors.
+void DenseLayer::save(const fs::path& folder) const {
+  fs::create_directories(folder);
+  const json config{{"in_features", in_features},
+                    {"out_features", out_features},
+                    {"bias", !bias.empty()},
+                    {"activation_function", activation_fullname(activation)}};
+  io::write_file_atomic(folder / "config.json", config.dump(4) + "\n");
+  std::vector<io::TensorToWrite> tensors{{"linear.weight", DType::f32, {out_features, in_features}, weight.data()}};
+  if (!bias.empty()) tensors.push_back({"linear.bias", DType::f32, {out_features}, bias.data()});
+  io::write_safetensors(folder / "model.safetensors", tensors, {{"format", "pt"}});
+}
 
 DenseLayer DenseLayer::load(const fs::path& folder) {
   const fs::path cfg_path = folder / "config.json";

@@ -30,6 +30,9 @@ struct DenseLayer {
   std::vector<float> weight, bias;           // bias empty when "bias": false
   // <folder>/config.json and its model.safetensors or pytorch_model.bin (linear.weight, linear.bias).
   static DenseLayer load(const std::filesystem::path& folder);
+  // Writes <folder>/config.json and model.safetensors (F32 linear.weight, linear.bias) as
+  // Dense.save does (folder created); load reads them back.
+  void save(const std::filesystem::path& folder) const;
   // x (rows, in) -> y (rows, out), host memory.
   void forward(const float* x, int64_t rows, float* y) const;
 };
