@@ -64,7 +64,7 @@ fs::path save_checkpoint_dir(const fs::path& out, int64_t step, const kernels::E
     fs::create_directories(tmp);
     model::save_checkpoint(tmp, *c.model);
     model::copy_tokenizer_files(c.tokenizer_from, tmp);
-    const int64_t n = c.model->num_params();
+    const int64_t n = c.moments > 0 ? c.moments : c.model->num_params();
     const std::vector<int64_t> shape{n};
     // Moments on a device are written from host copies.
     std::vector<float> m_host, v_host;
@@ -83,6 +83,7 @@ fs::path save_checkpoint_dir(const fs::path& out, int64_t step, const kernels::E
     io::write_safetensors(tmp / "optimizer.safetensors", t, {{"step", std::to_string(step)}, {"format", "pt"}});
     write_json_atomic(tmp / "training_args.json", c.training_args);
     write_json_atomic(tmp / "trainer_state.json", c.trainer_state);
+    if (c.write_files) c.write_files(tmp);
     io::fsync_dir(tmp);
     if (fs::exists(final_dir)) {
       const fs::path old = out / (".checkpoint-" + std::to_string(step) + ".old." + std::to_string(getpid()));

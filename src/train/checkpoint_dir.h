@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,7 +29,11 @@ struct CheckpointContents {
   std::filesystem::path tokenizer_from;  // the starting checkpoint's tokenizer files
   const float* exp_avg = nullptr;        // AdamW moments, on ctx's device
   const float* exp_avg_sq = nullptr;
+  int64_t moments = 0;  // floats in exp_avg / exp_avg_sq; 0: the model's parameter count
   nlohmann::json training_args, trainer_state;
+  // The task's files (Task::save_files), written into the folder before it gets its name, so a
+  // checkpoint-N folder always has them.
+  std::function<void(const std::filesystem::path&)> write_files;
 };
 
 // Writes out/checkpoint-<step>/ (replacing one of that name) and returns its path. Throws

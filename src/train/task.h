@@ -28,6 +28,7 @@
 #include "train/data_order.h"
 #include "train/evaluator.h"
 #include "train/token_data.h"
+#include "train/train_step.h"
 
 namespace rc::train {
 
@@ -72,6 +73,12 @@ class Task {
   // sentence-transformers folder's modules.json, 1_Pooling/, ...). Called after each save
   // (checkpoint-N/ and the final output).
   virtual void save_files(const std::filesystem::path&) const {}
+  // Parameters the task trains beside the model's (an embedding model's Dense modules: each
+  // layer's weight, then its bias, the layout mnrl.h's dense_grads takes); the loop hands them
+  // to the engine (TrainEngine::set_extra_params). save_files writes them.
+  virtual std::vector<ExtraParam> extra_params() { return {}; }
+  // Reads them back from a folder save_files wrote (the best checkpoint, at the end of a run).
+  virtual void load_extra_params(const std::filesystem::path&) {}
 };
 
 // Sequence classification of prepared splits (evaluator.h) for the model's problem type;

@@ -4,7 +4,8 @@
 //     scale 20, cross-entropy of anchor i against candidate i; the other rows' positives and
 //     every hard negative are its negatives) on JSONL {"anchor", "positive"[, "negative"]}.
 //     One micro-batch holds the anchors, then their positives, then the negatives (mnrl.h);
-//     the gradient runs back through the pooling into the encoder. The held-out split is
+//     the gradient runs back through any Dense modules (models/Dense.py, trained as parameters
+//     beside the encoder's: Task::extra_params) and the pooling into the encoder. The held-out split is
 //     scored as InformationRetrievalEvaluator does (ir_metrics.h: anchors are the queries, the
 //     positives and negatives the corpus), or, for {"sentence1", "sentence2", "score"} rows,
 //     as EmbeddingSimilarityEvaluator (Spearman of the cosine similarities).
@@ -230,10 +231,11 @@ void fill_columns(std::span<const TokenizedSplit* const> columns, std::span<cons
     }
 }
 
-// The pooled embeddings (N, C) of a split, eval mode, in batches of the workspace's size.
+// The embeddings (N, D) of a split, eval mode, in batches of the workspace's size: pooled,
+// then through each Dense module (D: the last one's out_features, else hidden_size).
 std::vector<float> embed_split(const kernels::ExecCtx& ctx, const model::RobertaModel& model,
-                               const model::PoolingConfig& pooling, const TokenizedSplit& s, int64_t batch_size,
-                               model::InferenceWorkspace& ws) {
+                               const model::PoolingConfig& pooling, std::span<const model::DenseLayer> dense,
+                               const TokenizedSplit& s, int64_t batch_size, model::InferenceWorkspace& ws) {
   const int64_t C = model.config().hidden_size, N = s.size();
   const int64_t B = std::min(batch_size, ws.max_B());
   std::vector<float> out(size_t(N * C)), hidden;
@@ -248,6 +250,11 @@ std::vector<float> embed_split(const kernels::ExecCtx& ctx, const model::Roberta
     model::forward_hidden_states(ctx, model, model::Batch{pb.B, pb.T, pb.ids.data(), pb.seq_lens.data(), nullptr}, ws,
                                  hidden.data());
     model::pool_hidden_states(pooling, hidden.data(), pb.seq_lens.data(), nullptr, pb.B, pb.T, C, out.data() + i0 * C);
+  }
+  for (const model::DenseLayer& d : dense) {
+    std::vector<float> y(size_t(N * d.out_features));
+    d.forward(out.data(), N, y.data());
+    out.swap(y);
   }
   return out;
 }
@@ -309,6 +316,7 @@ class EmbeddingTask final : public Task {
     out.ranking.anchors = int64_t(idx.size());
     out.ranking.scale = kMnrlScale;
     out.ranking.pooling = st_.pooling.modes.front();
+    out.ranking.dense = st_.dense;
   }
   model::Targets targets(const TaskBatch& b) const override {
     model::Targets t;
@@ -330,19 +338,22 @@ class EmbeddingTask final : public Task {
     e.split = split;
     e.num_examples = s->size();
     e.problem_type = "embedding";
-    const int64_t C = hidden_;
+    const int64_t C = st_.dense.empty() ? hidden_ : st_.dense.back().out_features;
+    auto embed = [&](const TokenizedSplit& texts) {
+      return embed_split(ctx, model, st_.pooling, st_.dense, texts, batch_size, ws);
+    };
     if (s->pairs) {
-      const auto a = embed_split(ctx, model, st_.pooling, s->pairs->first, batch_size, ws);
-      const auto b = embed_split(ctx, model, st_.pooling, s->pairs->second, batch_size, ws);
+      const auto a = embed(s->pairs->first);
+      const auto b = embed(s->pairs->second);
       e.metrics = similarity_metrics(a, b, C, s->pairs->scores);
     } else {
       const Triplets& t = *s->rows;
       // The held-out loss: MultipleNegativesRankingLoss over batches of batch_size rows in
       // order (each batch's in-batch negatives), the mean over anchors.
-      const auto anchors = embed_split(ctx, model, st_.pooling, t.anchor, batch_size, ws);
-      const auto positives = embed_split(ctx, model, st_.pooling, t.positive, batch_size, ws);
+      const auto anchors = embed(t.anchor);
+      const auto positives = embed(t.positive);
       std::vector<float> negatives;
-      if (t.has_negative()) negatives = embed_split(ctx, model, st_.pooling, t.negative, batch_size, ws);
+      if (t.has_negative()) negatives = embed(t.negative);
       double loss = 0;
       std::vector<float> cand;
       for (int64_t i0 = 0; i0 < t.size(); i0 += batch_size) {
@@ -352,8 +363,8 @@ class EmbeddingTask final : public Task {
         loss += mnrl_loss_sum(anchors.data() + i0 * C, n, cand.data(), int64_t(cand.size()) / C, C, kMnrlScale);
       }
       e.loss = loss / double(t.size());
-      const auto q = embed_split(ctx, model, st_.pooling, s->retrieval.queries, batch_size, ws);
-      const auto d = embed_split(ctx, model, st_.pooling, s->retrieval.corpus, batch_size, ws);
+      const auto q = embed(s->retrieval.queries);
+      const auto d = embed(s->retrieval.corpus);
       e.metrics = embedding_retrieval_metrics(q, d, C, s->retrieval.relevant);
     }
     e.runtime_s = monotonic_seconds() - t0;
@@ -366,17 +377,23 @@ class EmbeddingTask final : public Task {
     return v && v->pairs ? "spearman_cosine" : "ndcg@10";
   }
   // A sentence-transformers folder (SentenceTransformer.save): modules.json, the Transformer
-  // at the root, 1_Pooling/config.json, a Normalize module when the start had one,
-  // sentence_bert_config.json and config_sentence_transformers.json (the start's, keeping its
-  // prompts, else the defaults).
+  // at the root, 1_Pooling/config.json, the trained Dense modules (2_Dense/, 3_Dense/, ...: each
+  // module's folder is "<idx>_<class name>", Dense.save's files), a Normalize module when the
+  // start had one, sentence_bert_config.json and config_sentence_transformers.json (the
+  // start's, keeping its prompts, else the defaults).
   void save_files(const fs::path& dir) const override {
     json modules = json::array();
-    modules.push_back({{"idx", 0}, {"name", "0"}, {"path", ""}, {"type", "sentence_transformers.models.Transformer"}});
-    modules.push_back(
-        {{"idx", 1}, {"name", "1"}, {"path", "1_Pooling"}, {"type", "sentence_transformers.models.Pooling"}});
-    if (st_.normalize)
+    auto add_module = [&](const std::string& kind, bool in_root) {
+      const std::string idx = std::to_string(modules.size());
+      const std::string path = in_root ? "" : idx + "_" + kind;
       modules.push_back(
-          {{"idx", 2}, {"name", "2"}, {"path", "2_Normalize"}, {"type", "sentence_transformers.models.Normalize"}});
+          {{"idx", modules.size()}, {"name", idx}, {"path", path}, {"type", "sentence_transformers.models." + kind}});
+      return path;
+    };
+    add_module("Transformer", true);
+    add_module("Pooling", false);
+    for (const model::DenseLayer& d : st_.dense) d.save(dir / add_module("Dense", false));
+    if (st_.normalize) add_module("Normalize", false);
     write_json_atomic(dir / "modules.json", modules);
     const model::PoolingMode mode = st_.pooling.modes.front();
     fs::create_directories(dir / "1_Pooling");
@@ -398,6 +415,28 @@ class EmbeddingTask final : public Task {
       write_json_atomic(
           dir / "config_sentence_transformers.json",
           json{{"prompts", json::object()}, {"default_prompt_name", nullptr}, {"similarity_fn_name", "cosine"}});
+    }
+  }
+  std::vector<ExtraParam> extra_params() override {
+    std::vector<ExtraParam> p;
+    for (model::DenseLayer& d : st_.dense) {
+      p.push_back({d.weight.data(), int64_t(d.weight.size()), true});
+      if (!d.bias.empty()) p.push_back({d.bias.data(), int64_t(d.bias.size()), false});  // HF: no decay on biases
+    }
+    return p;
+  }
+  // Copied into the layers in place: the engine holds their addresses.
+  void load_extra_params(const fs::path& dir) override {
+    if (st_.dense.empty()) return;
+    const std::vector<model::DenseLayer> saved = model::SentenceTransformerConfig::load(dir).dense;
+    RC_CHECK(saved.size() == st_.dense.size(), Errc::format, dir.string(), " has ", saved.size(),
+             " Dense modules, the run trains ", st_.dense.size());
+    for (size_t l = 0; l < saved.size(); ++l) {
+      model::DenseLayer& d = st_.dense[l];
+      RC_CHECK(saved[l].weight.size() == d.weight.size() && saved[l].bias.size() == d.bias.size(), Errc::format,
+               dir.string(), ": Dense module ", l + 1, " does not have the run's shape");
+      std::copy(saved[l].weight.begin(), saved[l].weight.end(), d.weight.begin());
+      std::copy(saved[l].bias.begin(), saved[l].bias.end(), d.bias.begin());
     }
   }
 
@@ -494,9 +533,6 @@ TaskSetup setup_embedding_task(const TrainOptions& o, const fs::path& resume_dir
            "--task embedding trains on the CPU only (MultipleNegativesRankingLoss, mnrl.h)\nHINT: --device cpu");
   const bool is_st = model::is_sentence_transformer(o.model_dir);
   model::SentenceTransformerConfig st = model::SentenceTransformerConfig::load(o.model_dir, is_st ? "" : "mean");
-  RC_CHECK(st.dense.empty(), Errc::unsupported, o.model_dir.string(),
-           ": training a Dense module is not supported yet\nHINT: start from a folder of Transformer + Pooling "
-           "[+ Normalize]");
   RC_CHECK(st.pooling.modes.size() == 1 && st.pooling.include_prompt, Errc::unsupported, o.model_dir.string(),
            ": training pools by one mode with the prompt included, not ", st.pooling.describe(),
            st.pooling.include_prompt ? "" : " without the prompt");
@@ -512,6 +548,25 @@ TaskSetup setup_embedding_task(const TrainOptions& o, const fs::path& resume_dir
     model = with_config(*model, cfg);
   }
   const model::RobertaConfig& cfg = model->config();
+  // The Dense modules: each takes what the one before gives (the first, the pooled hidden
+  // state); a resumed run's trained ones from its checkpoint, which must match the start's.
+  int64_t features = cfg.hidden_size;
+  for (const model::DenseLayer& d : st.dense) {
+    RC_CHECK(d.in_features == features, Errc::format, o.model_dir.string(), ": a Dense module takes ", d.in_features,
+             " features, the module before it gives ", features);
+    features = d.out_features;
+  }
+  if (resume && !st.dense.empty()) {
+    std::vector<model::DenseLayer> trained = model::SentenceTransformerConfig::load(resume_dir).dense;
+    RC_CHECK(trained.size() == st.dense.size(), Errc::format, resume_dir.string(), " has ", trained.size(),
+             " Dense modules, ", o.model_dir.string(), " ", st.dense.size());
+    for (size_t l = 0; l < trained.size(); ++l)
+      RC_CHECK(
+          trained[l].in_features == st.dense[l].in_features && trained[l].out_features == st.dense[l].out_features &&
+              trained[l].bias.empty() == st.dense[l].bias.empty() && trained[l].activation == st.dense[l].activation,
+          Errc::format, resume_dir.string(), ": Dense module ", l + 1, " is not ", o.model_dir.string(), "'s");
+    st.dense = std::move(trained);
+  }
   const auto tokenizer = Tokenizer::from_dir(o.model_dir);
   model::check_tokenizer_fits(*tokenizer, cfg, o.model_dir);
   int max_len = int(std::min<int64_t>(o.max_length, cfg.max_tokens()));
@@ -531,11 +586,16 @@ TaskSetup setup_embedding_task(const TrainOptions& o, const fs::path& resume_dir
   t.layout = train.has_negative() ? "jsonl (anchor, positive, negative)" : "jsonl (anchor, positive)";
   t.problem_type = "embedding";
   t.eval_counts = eval_counts_of(sizes);
-  t.task_options = json{{"task", "embedding"},
-                        {"loss", "MultipleNegativesRankingLoss"},
-                        {"scale", kMnrlScale},
-                        {"pooling", st.pooling.describe()}}
-                       .dump();
+  json options{{"task", "embedding"},
+               {"loss", "MultipleNegativesRankingLoss"},
+               {"scale", kMnrlScale},
+               {"pooling", st.pooling.describe()}};
+  if (!st.dense.empty()) {  // only then: an earlier run's checkpoints keep their identity
+    json dense = json::array();
+    for (const model::DenseLayer& d : st.dense) dense.push_back({d.in_features, d.out_features});
+    options["dense"] = dense;
+  }
+  t.task_options = options.dump();
   t.task = std::make_unique<EmbeddingTask>(std::move(train), std::move(evals), std::move(st), cfg.hidden_size, max_len,
                                            o.model_dir.string());
   t.model = std::move(model);

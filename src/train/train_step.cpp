@@ -46,6 +46,18 @@ TrainEngine::TrainEngine(model::RobertaModel& model, const OptimConfig& optim, c
   }
 }
 
+void TrainEngine::set_extra_params(std::vector<ExtraParam> extra) {
+  RC_CHECK(ctx_.device == Device::cpu, Errc::unsupported, "parameters beside the model's train on the CPU only");
+  RC_CHECK(step_ == 0, Errc::invalid_argument, "set_extra_params after a step");
+  extra_ = std::move(extra);
+  extra_n_ = 0;
+  for (const ExtraParam& p : extra_) extra_n_ += p.numel;
+  const int64_t n = num_trainable();
+  grads_ = kernels::alloc_floats(ctx_, n);
+  m_ = kernels::alloc_floats(ctx_, n);
+  v_ = kernels::alloc_floats(ctx_, n);
+}
+
 void TrainEngine::drop_bf16_weights() {
   ws_.bf16_weights = nullptr;
   bf16_.reset();
@@ -62,7 +74,8 @@ StepResult TrainEngine::step(std::span<const model::Batch> micro, std::span<cons
                              const MicroLayout& layout) {
   const int64_t total = layout.total > 0 ? layout.total : int64_t(micro.size());
   RC_ASSERT(micro.size() == labels.size() && total > 0 && int64_t(micro.size()) <= total);
-  const int64_t n = model_.num_params();
+  const int64_t n = num_trainable();
+  float* extra_grads = extra_n_ > 0 ? grads_.f32() + model_.num_params() : nullptr;
   // Zeroing and AdamW launch here, before any forward selects the device for this thread.
   kernels::use_device(ctx_);
   kernels::Profiler* prof = ctx_.profiler;  // bench --profile: zeroing and the update are the optimizer's share
@@ -79,8 +92,10 @@ StepResult TrainEngine::step(std::span<const model::Batch> micro, std::span<cons
     mb.first_sample = global_micro * uint64_t(ws_.max_B());
     if (ready_ && i + 1 == micro.size()) ws_.on_layer_grads = ready_;  // grads final after this one
     if (labels[i].ranking) {                                           // an embedding model (train/task_embedding.cpp)
+      RC_CHECK(model::dense_param_count(labels[i].ranking->dense) == extra_n_, Errc::invalid_argument,
+               "the ranking target's Dense modules are not the engine's extra parameters (set_extra_params)");
       loss += double(model::mnrl_forward_backward(ctx_, model_, mb, *labels[i].ranking, dropout_, dropout_seed, scale,
-                                                  grads_.f32(), ws_));
+                                                  grads_.f32(), ws_, extra_grads));
       continue;
     }
     if (mlm_ws_) {
@@ -122,6 +137,11 @@ StepResult TrainEngine::step(std::span<const model::Batch> micro, std::span<cons
     bf16_->mark_fresh(model_);
   } else {
     kernels::adamw_step(ctx_, params, grads_.f32(), m_.f32(), v_.f32(), segments_.data(), int64_t(segments_.size()), h);
+  }
+  for (int64_t at = model_.num_params(); const ExtraParam& p : extra_) {
+    const kernels::AdamWSegment seg{0, p.numel, optim_.weight_decay > 0 && p.decay};
+    kernels::adamw_step(ctx_, p.data, grads_.f32() + at, m_.f32() + at, v_.f32() + at, &seg, 1, h);
+    at += p.numel;
   }
   ++step_;
   return r;

@@ -35,6 +35,14 @@ struct OptimConfig {
 // every segment is decay = false (HF puts all parameters in the no-decay group then, too).
 std::vector<kernels::AdamWSegment> adamw_segments(const model::ParamLayout& layout, bool weight_decay);
 
+// A parameter trained beside the model's (a task's, task.h: an embedding model's Dense
+// modules), in host memory; decay: whether weight decay applies (not to biases, as HF Trainer).
+struct ExtraParam {
+  float* data = nullptr;
+  int64_t numel = 0;
+  bool decay = true;
+};
+
 struct StepResult {
   double loss = 0, grad_norm = 0, lr = 0;
 };
@@ -70,6 +78,15 @@ class TrainEngine {
   StepResult step(std::span<const model::Batch> micro, std::span<const model::Targets> targets,
                   const MicroLayout& layout = {});
   void set_grad_sync(GradSync sync) { sync_ = std::move(sync); }
+  // Trains `extra` with the model: their gradients follow the model's in grads() (from
+  // model().num_params(), in this order), so the gradient norm, clipping and a GradSync cover
+  // them, and AdamW updates them with the same hyper-parameters and schedule (moments after the
+  // model's in exp_avg() / exp_avg_sq()). A ranking target's Dense modules (mnrl.h) get their
+  // gradients there, so these must be those modules' weights and biases in that layout. CPU
+  // only; before the first step (it reallocates grads and moments, zero).
+  void set_extra_params(std::vector<ExtraParam> extra);
+  // The model's parameters and the extra ones: the length of grads(), exp_avg(), exp_avg_sq().
+  int64_t num_trainable() const { return model_.num_params() + extra_n_; }
   // Called during the LAST local micro-batch's backward as each encoder layer's gradients
   // become final for the step (layers NL-1 down to 0): the data-parallel hook starts their
   // all-reduce then, and the GradSync call reduces the rest and waits for all of it.
@@ -104,6 +121,8 @@ class TrainEngine {
   int64_t step_ = 0;
   Buffer grads_, m_, v_;
   std::vector<kernels::AdamWSegment> segments_;
+  std::vector<ExtraParam> extra_;
+  int64_t extra_n_ = 0;
   model::TrainWorkspace ws_;
   std::unique_ptr<model::MlmWorkspace> mlm_ws_;  // masked-LM models only
   std::unique_ptr<model::Bf16WeightCopy> bf16_;  // bf16 on the CPU only

@@ -255,6 +255,8 @@ TrainingRun::TrainingRun(const TrainOptions& o, const TaskSetupFn& make_setup) :
   train_T_ = train_examples.max_length();
   engine_ = std::make_unique<TrainEngine>(model, oc, ctx_, dropout_config(o, model.config()), o.seed,
                                           p.B * task_->rows_per_example(), train_T_);
+  if (std::vector<ExtraParam> extra = setup_.task->extra_params(); !extra.empty())
+    engine_->set_extra_params(std::move(extra));
   if (dp_->distributed()) {
     engine_->set_grad_sync(dp_->hook());
     // Only the rows of the batch's tokens carry word-embedding gradient (no tied output head
@@ -297,14 +299,15 @@ void TrainingRun::restore_state() {
   if (!resume_dir_.empty()) {
     const fs::path state = resume_dir_ / "trainer_state.json";
     st_ = state_from_json(io::read_file(state), state.string(), *identity_);
-    load_optimizer_moments(resume_dir_, ctx_, model.num_params(), engine_->exp_avg(), engine_->exp_avg_sq());
+    load_optimizer_moments(resume_dir_, ctx_, engine_->num_trainable(), engine_->exp_avg(), engine_->exp_avg_sq());
     log::info("train", "resuming from ", resume_dir_.string(), " at step ", st_.global_step);
   }
   if (dp_->distributed()) {
     dp_->broadcast_device(model.params(), model.num_params());
+    for (const ExtraParam& e : setup_.task->extra_params()) dp_->broadcast_device(e.data, e.numel);
     if (resuming_) {
-      dp_->broadcast_device(engine_->exp_avg(), model.num_params());
-      dp_->broadcast_device(engine_->exp_avg_sq(), model.num_params());
+      dp_->broadcast_device(engine_->exp_avg(), engine_->num_trainable());
+      dp_->broadcast_device(engine_->exp_avg_sq(), engine_->num_trainable());
     }
     int64_t pos[3] = {st_.global_step, st_.epoch, st_.update_in_epoch};
     dp_->broadcast_host(pos, sizeof pos);
@@ -483,9 +486,11 @@ void TrainingRun::save(const StepDone& d) {
   c.tokenizer_from = o_.model_dir;
   c.exp_avg = engine_->exp_avg();
   c.exp_avg_sq = engine_->exp_avg_sq();
+  c.moments = engine_->num_trainable();
   c.training_args = args_json_;
   c.trainer_state = state_to_json(st_, *identity_, *state_layout_);
-  task_->save_files(save_checkpoint_dir(out_, engine_->global_step(), ctx_, c));
+  c.write_files = [this](const fs::path& dir) { task_->save_files(dir); };
+  save_checkpoint_dir(out_, engine_->global_step(), ctx_, c);
   prune_checkpoints(out_, o_.save_total_limit, st_.best_checkpoint);  // drop the oldest, never the best
   st_.epoch = cur_epoch;                                              // back, for the loop
   last_saved_ = d.step;
@@ -519,6 +524,7 @@ TrainSummary TrainingRun::finish(bool interrupted) {
     model::CheckpointLoadOptions best_lo;
     best_lo.head = model.head_kind();
     model.copy_params_from_host(model::load_checkpoint(best, best_lo)->params());
+    setup_.task->load_extra_params(best);
   }
   if (has_val_) {
     // The best eval from this process, or re-scored after a resume.

@@ -2,6 +2,9 @@
 //   - 12 AdamW steps of MultipleNegativesRankingLoss (with and without a hard-negative column)
 //     and of the one-label cross-encoder's BCE, against the PyTorch reference
 //     (tests/data/tiny/sbert_train_golden.safetensors, tools/make_golden_sbert_train.py);
+//   - 12 steps of the same through Dense modules (st's 2_Dense, Tanh, and a bias-less GELU one),
+//     trained beside the encoder (tests/data/tiny/sbert_dense_train_golden.safetensors,
+//     tools/make_golden_sbert_dense_train.py): the curve and the Dense weights after it;
 //   - the retrieval and similarity metrics (ir_metrics.h) against hand-computed values and
 //     tools/ir_metrics_ref.py's transcription of sentence-transformers' evaluators;
 //   - `--task embedding` / `--task cross-encoder` through fit(): the output folder is a
@@ -9,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -16,6 +20,7 @@
 #include <random>
 #include <unistd.h>
 
+#include "io/tensor_source.h"
 #include "model/checkpoint.h"
 #include "model/mnrl.h"
 #include "model/pooling.h"
@@ -167,6 +172,68 @@ TEST(SbertTaskParity, EveryPoolingModesLossAndGradients) {
     std::printf("[ measured ] %s: loss %.7f vs %.7f, worst gradient |diff| / (1e-5 + 1e-4|ref|) = %.3f\n", mode,
                 double(loss), double(want_loss), worst);
   }
+}
+
+// Transformer -> mean Pooling -> Dense (Tanh 16 -> 8) -> Dense (GELU 8 -> 6, no bias): the
+// curve (the gradient norm and clipping over the encoder's AND the Dense modules' gradients;
+// AdamW with no decay on the bias), then the Dense weights after the last step.
+TEST(SbertTaskParity, DenseModulesTrainAsPyTorchTrainsThem) {
+  const test::Golden g("sbert_dense_train_golden.safetensors", "tools/make_golden_sbert_dense_train.py");
+  model::CheckpointLoadOptions lo;
+  lo.head = model::HeadKind::encoder_only;
+  auto m = model::load_checkpoint(kSt, lo);
+  std::vector<model::DenseLayer> dense{model::DenseLayer::load(kSt / "2_Dense")};
+  model::DenseLayer second;
+  second.in_features = 8;
+  second.out_features = 6;
+  second.activation = model::DenseLayer::Activation::gelu;
+  second.weight = g.f32("dense2.init.linear.weight");
+  dense.push_back(second);
+  const std::vector<float> start_weight = dense[0].weight;
+  const int steps = std::stoi(g.meta("steps"));
+  const train::OptimConfig oc = test::golden_optim([&](const char* k) { return g.meta(k); }, steps);
+  train::TrainEngine engine(*m, oc, kernels::ExecCtx{}, model::DropoutConfig{}, 0, 12, 20);
+  engine.set_extra_params({{dense[0].weight.data(), 8 * 16, true},
+                           {dense[0].bias.data(), 8, false},
+                           {dense[1].weight.data(), 6 * 8, true}});
+  EXPECT_EQ(engine.num_trainable(), m->num_params() + model::dense_param_count(dense));
+  std::vector<double> losses;
+  const auto want_loss = g.f32("losses"), want_norm = g.f32("grad_norms"), want_lr = g.f32("lrs");
+  double worst_loss = 0;
+  for (int s = 0; s < steps; ++s) {
+    const std::string p = "train." + std::to_string(s) + ".";
+    const Rows d = rows_of(g, p);
+    const model::Batch b{d.B, d.T, d.ids.data(), d.lens.data(), nullptr};
+    model::MnrlConfig ranking;
+    ranking.anchors = g.i32(p + "anchors")[0];
+    ranking.scale = std::stof(g.meta("scale"));
+    ranking.dense = dense;
+    model::Targets target;
+    target.ranking = &ranking;
+    const auto r = engine.step(std::span(&b, 1), std::span(&target, 1));
+    const float wl = want_loss[size_t(s)];
+    // The tolerances of MultipleNegativesRankingLossCurveMatchesPyTorch.
+    EXPECT_NEAR(r.loss, wl, 1e-5 * std::max(1.0f, wl)) << "step " << s;
+    EXPECT_NEAR(r.lr, want_lr[size_t(s)], 1e-9) << "step " << s;
+    EXPECT_NEAR(r.grad_norm, want_norm[size_t(s)], 1e-4 * want_norm[size_t(s)]) << "step " << s;
+    worst_loss = std::max(worst_loss, std::fabs(r.loss - wl) / std::max(1.0f, wl));
+    losses.push_back(r.loss);
+  }
+  EXPECT_LT(losses.back(), losses.front()) << "the loss falls";
+  double worst_weight = 0;
+  for (const auto& [name, got] : {std::pair{"dense1.final.linear.weight", &dense[0].weight},
+                                  std::pair{"dense1.final.linear.bias", &dense[0].bias},
+                                  std::pair{"dense2.final.linear.weight", &dense[1].weight}}) {
+    const auto want = g.f32(name);
+    ASSERT_EQ(want.size(), got->size()) << name;
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_NEAR((*got)[i], want[i], 1e-5f) << name << "[" << i << "]";
+      worst_weight = std::max(worst_weight, double(std::fabs((*got)[i] - want[i])));
+    }
+  }
+  EXPECT_NE(dense[0].weight, start_weight) << "the Dense weights were trained";
+  std::printf("[ measured ] max |loss - torch| / max(1, loss) = %.3g; max |Dense weight - torch| = %.3g\n", worst_loss,
+              worst_weight);
 }
 
 double metric(const train::NamedMetrics& m, const std::string& name) {
@@ -413,6 +480,136 @@ TEST_F(SbertTaskFit, EmbeddingResumeIsBitIdentical) {
   EXPECT_TRUE(fs::is_regular_file(tmp.root / "b" / "modules.json"));
 }
 
+namespace {
+
+json read_json_file(const fs::path& p) { return json::parse(test::slurp(p)); }
+
+// MultipleNegativesRankingLoss of one batch as a loaded folder encodes its texts (the trained
+// pipeline: pooling, Dense, Normalize): the mean over anchors of the cross-entropy of
+// 20 · cos(anchor, candidate) against the anchor's own positive; candidates: the positives,
+// then the negatives.
+double mnrl_loss_of(const model::Embedder& e, const std::vector<std::string>& anchors,
+                    const std::vector<std::string>& positives, const std::vector<std::string>& negatives) {
+  const auto a = e.encode_texts(anchors, "");
+  auto c = e.encode_texts(positives, "");
+  for (auto& v : e.encode_texts(negatives, "")) c.push_back(std::move(v));
+  double sum = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    std::vector<double> s;
+    for (const auto& v : c) s.push_back(20.0 * model::cosine_similarity(a[i], v));
+    const double mx = *std::max_element(s.begin(), s.end());
+    double z = 0;
+    for (double x : s) z += std::exp(x - mx);
+    sum += mx + std::log(z) - s[i];
+  }
+  return sum / double(a.size());
+}
+
+}  // namespace
+
+// kSt (Transformer, mean Pooling, Dense Tanh 16 -> 8, Normalize) trains end to end: the output
+// keeps sentence-transformers' layout (modules.json as the start's, 2_Dense/ as Dense.save
+// writes it), its Dense weights are trained, and the folder loaded back gives the vectors the
+// run scored: the held-out loss recomputed from them is the run's eval loss, below the start's
+// (the held-out rows are training rows).
+TEST_F(SbertTaskFit, EmbeddingTrainsDenseModulesAndSavesThem) {
+  fs::create_directories(tmp.root / "data");
+  std::vector<std::string> train, val, va, vp, vn;
+  for (int rep = 0; rep < 3; ++rep)
+    for (const char* t : kTopics)
+      train.push_back(json{{"anchor", std::string("tell me about ") + t},
+                           {"positive", std::string(t) + " are described here " + std::to_string(rep)},
+                           {"negative", std::string("nothing on ") + t}}
+                          .dump());
+  write_lines(tmp.root / "data" / "train.jsonl", train);
+  for (const char* t : kTopics) {  // rows the run trains on: their loss must fall
+    va.push_back(std::string("tell me about ") + t);
+    vp.push_back(std::string(t) + " are described here 0");
+    vn.push_back(std::string("nothing on ") + t);
+    val.push_back(json{{"anchor", va.back()}, {"positive", vp.back()}, {"negative", vn.back()}}.dump());
+  }
+  write_lines(tmp.root / "data" / "val.jsonl", val);
+  TrainOptions o = options(kSt, tmp.root / "data", tmp.root / "out", "embedding", 6);
+  o.batch_size = 6;
+  o.lr = 1e-3;
+  o.eval_every = 3;
+  const TrainSummary s = fit(o);
+  ASSERT_TRUE(s.best_eval.has_value());
+  const fs::path out = o.output_dir;
+
+  EXPECT_EQ(read_json_file(out / "modules.json"), read_json_file(kSt / "modules.json"));
+  EXPECT_EQ(read_json_file(out / "2_Dense" / "config.json"),
+            json({{"in_features", 16},
+                  {"out_features", 8},
+                  {"bias", true},
+                  {"activation_function", "torch.nn.modules.activation.Tanh"}}));
+  const auto saved = io::open_safetensors(out / "2_Dense" / "model.safetensors");
+  const auto start = io::open_safetensors(kSt / "2_Dense" / "model.safetensors");
+  for (const char* name : {"linear.weight", "linear.bias"}) {
+    ASSERT_NE(saved->find(name), nullptr) << name;
+    EXPECT_EQ(saved->find(name)->dtype, DType::f32) << name;
+    EXPECT_EQ(saved->find(name)->shape, start->find(name)->shape) << name;
+    EXPECT_NE(test::bytes_of(saved->data(name)), test::bytes_of(start->data(name))) << name << " was trained";
+  }
+  EXPECT_TRUE(fs::is_regular_file(out / "checkpoint-3" / "2_Dense" / "model.safetensors"));
+
+  // Step 3 scores best, so the output is checkpoint-3's encoder AND Dense weights (read back
+  // into the run's layers, Task::load_extra_params): the reloaded loss below is step 3's.
+  EXPECT_EQ(fs::path(s.best_checkpoint).filename(), "checkpoint-3");
+  const auto trained = model::Embedder::load(out);
+  EXPECT_EQ(trained->dimension(), 8);
+  const double reloaded = mnrl_loss_of(*trained, va, vp, vn);
+  const double before = mnrl_loss_of(*model::Embedder::load(kSt), va, vp, vn);
+  EXPECT_NEAR(reloaded, s.best_eval->loss, 1e-4 * std::max(1.0, reloaded));
+  EXPECT_LT(reloaded, before) << "training lowers the held-out loss";
+  std::printf("[ measured ] held-out loss: start %.6f, run's eval %.6f, reloaded %.6f\n", before, s.best_eval->loss,
+              reloaded);
+}
+
+// The resume contract with Dense modules: their weights and AdamW moments are in each
+// checkpoint, so a run resumed from checkpoint-3 ends with the same bits, dropout on.
+TEST_F(SbertTaskFit, EmbeddingWithDenseResumeIsBitIdentical) {
+  fs::create_directories(tmp.root / "data");
+  std::vector<std::string> train;
+  for (int rep = 0; rep < 4; ++rep)
+    for (const char* t : kTopics)
+      train.push_back(json{{"anchor", std::string("tell me about ") + t + " " + std::to_string(rep)},
+                           {"positive", std::string(t) + " are described here"}}
+                          .dump());
+  write_lines(tmp.root / "data" / "train.jsonl", train);
+  auto run = [&](const fs::path& out) {
+    TrainOptions o = options(kSt, tmp.root / "data", out, "embedding", 6);
+    o.batch_size = 4;
+    o.lr = 1e-3;
+    o.eval_every = 3;
+    return o;
+  };
+  fit(run(tmp.root / "a"));
+  ASSERT_TRUE(fs::exists(tmp.root / "a" / "checkpoint-3" / "2_Dense" / "model.safetensors"));
+  model::CheckpointLoadOptions lo;
+  lo.head = model::HeadKind::encoder_only;
+  const auto ma = model::load_checkpoint(tmp.root / "a", lo);
+  const auto moments = io::open_safetensors(tmp.root / "a" / "checkpoint-3" / "optimizer.safetensors");
+  EXPECT_EQ(moments->find("exp_avg")->numel(), ma->num_params() + 8 * 16 + 8) << "the Dense moments are saved";
+  fs::create_directories(tmp.root / "b");
+  fs::copy(tmp.root / "a" / "checkpoint-3", tmp.root / "b" / "checkpoint-3", fs::copy_options::recursive);
+  TrainOptions ob = run(tmp.root / "b");
+  ob.resume = true;
+  EXPECT_EQ(fit(ob).global_step, 6);
+  const auto mb = model::load_checkpoint(tmp.root / "b", lo);
+  ASSERT_EQ(ma->num_params(), mb->num_params());
+  EXPECT_EQ(std::memcmp(ma->params(), mb->params(), size_t(ma->num_params()) * sizeof(float)), 0);
+  for (const char* f :
+       {"2_Dense/model.safetensors", "checkpoint-6/2_Dense/model.safetensors", "checkpoint-6/optimizer.safetensors"}) {
+    const std::string a = test::slurp(tmp.root / "a" / f);
+    EXPECT_FALSE(a.empty()) << f;
+    EXPECT_TRUE(a == test::slurp(tmp.root / "b" / f)) << f << " differs after the resume";
+  }
+  EXPECT_NE(test::slurp(tmp.root / "a" / "2_Dense/model.safetensors"),
+            test::slurp(tmp.root / "a" / "checkpoint-3/2_Dense/model.safetensors"))
+      << "the Dense weights kept training after step 3";
+}
+
 TEST_F(SbertTaskFit, ThePoolingModeIsTrainedAndSaved) {
   const fs::path start = trainable_st_folder(tmp.root / "start");
   std::ofstream(start / "1_Pooling" / "config.json")
@@ -429,17 +626,36 @@ TEST_F(SbertTaskFit, ThePoolingModeIsTrainedAndSaved) {
   EXPECT_THROW(fit(o), Error);
 }
 
-TEST_F(SbertTaskFit, EmbeddingRefusesADenseModuleAndRaggedNegatives) {
+TEST_F(SbertTaskFit, EmbeddingRefusesMisshapenDenseModulesAndRaggedNegatives) {
   write_lines(tmp.root / "train.jsonl", {R"({"anchor": "a", "positive": "b"})"});
-  // kSt: Transformer, Pooling, Dense, Normalize
-  TrainOptions o = options(kSt, tmp.root / "train.jsonl", tmp.root / "out", "embedding", 1);
+  // kSt's Dense (16 -> 8) with a weight of another shape than its config.json gives, then one
+  // whose in_features is not the pooled hidden size: refused before any step, the file named.
+  const fs::path bad = tmp.root / "bad";
+  fs::copy(kSt, bad, fs::copy_options::recursive);
+  const std::vector<float> w(8 * 12, 0.1f);
+  const io::TensorToWrite misshapen[] = {{"linear.weight", DType::f32, {8, 12}, w.data()},
+                                         {"linear.bias", DType::f32, {8}, w.data()}};
+  io::write_safetensors(bad / "2_Dense" / "model.safetensors", misshapen);
+  TrainOptions o = options(bad, tmp.root / "train.jsonl", tmp.root / "out", "embedding", 1);
   try {
     fit(o);
-    ADD_FAILURE() << "a Dense module must be refused";
+    ADD_FAILURE() << "a Dense weight of the wrong shape must be refused";
   } catch (const Error& e) {
-    EXPECT_EQ(e.errc(), Errc::unsupported);
-    EXPECT_NE(std::string(e.what()).find("Dense"), std::string::npos) << e.what();
+    EXPECT_EQ(e.errc(), Errc::format);
+    EXPECT_NE(std::string(e.what()).find("linear.weight"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("2_Dense"), std::string::npos) << e.what();
   }
+  std::ofstream(bad / "2_Dense" / "config.json") << R"({"in_features": 12, "out_features": 8, "bias": true,
+             "activation_function": "torch.nn.modules.activation.Tanh"})";
+  o.output_dir = tmp.root / "out1";
+  try {
+    fit(o);
+    ADD_FAILURE() << "a Dense module that does not take the pooled hidden size must be refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.errc(), Errc::format);
+    EXPECT_NE(std::string(e.what()).find("takes 12 features"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(tmp.root / "out1" / "checkpoint-1"));
   o.model_dir = trainable_st_folder(tmp.root / "start");
   write_lines(tmp.root / "train.jsonl",
               {R"({"anchor": "a", "positive": "b", "negative": "c"})", R"({"anchor": "d", "positive": "e"})"});
