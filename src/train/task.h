@@ -81,6 +81,11 @@ class Task {
   virtual void load_extra_params(const std::filesystem::path&) {}
 };
 
+// Dense modules' weights and biases as the engine trains them beside the model (the layout
+// mnrl.h's dense_grads takes); weight decay on the weights only, as HF Trainer's
+// get_decay_parameter_names leaves out every bias.
+std::vector<ExtraParam> dense_extra_params(std::span<model::DenseLayer> dense);
+
 // Sequence classification of prepared splits (evaluator.h) for the model's problem type;
 // threshold: multi-label's.
 std::unique_ptr<Task> sequence_classification_task(PreparedSplit train, std::vector<PreparedSplit> eval_splits,

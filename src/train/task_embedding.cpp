@@ -417,14 +417,7 @@ class EmbeddingTask final : public Task {
           json{{"prompts", json::object()}, {"default_prompt_name", nullptr}, {"similarity_fn_name", "cosine"}});
     }
   }
-  std::vector<ExtraParam> extra_params() override {
-    std::vector<ExtraParam> p;
-    for (model::DenseLayer& d : st_.dense) {
-      p.push_back({d.weight.data(), int64_t(d.weight.size()), true});
-      if (!d.bias.empty()) p.push_back({d.bias.data(), int64_t(d.bias.size()), false});  // HF: no decay on biases
-    }
-    return p;
-  }
+  std::vector<ExtraParam> extra_params() override { return dense_extra_params(st_.dense); }
   // Copied into the layers in place: the engine holds their addresses.
   void load_extra_params(const fs::path& dir) override {
     if (st_.dense.empty()) return;
@@ -525,6 +518,15 @@ std::string eval_counts_of(const std::vector<std::pair<std::string, int64_t>>& s
 }
 
 }  // namespace
+
+std::vector<ExtraParam> dense_extra_params(std::span<model::DenseLayer> dense) {
+  std::vector<ExtraParam> p;
+  for (model::DenseLayer& d : dense) {
+    p.push_back({d.weight.data(), int64_t(d.weight.size()), true});
+    if (!d.bias.empty()) p.push_back({d.bias.data(), int64_t(d.bias.size()), false});
+  }
+  return p;
+}
 
 TaskSetup setup_embedding_task(const TrainOptions& o, const fs::path& resume_dir, bool evaluate_splits) {
   // A plain encoder folder becomes Transformer + mean Pooling, as SentenceTransformer builds

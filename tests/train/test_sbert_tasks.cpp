@@ -32,6 +32,7 @@
 #include "support/golden_optim.h"
 #include "train/evaluator.h"
 #include "train/ir_metrics.h"
+#include "train/task.h"
 #include "train/train_step.h"
 
 namespace fs = std::filesystem;
@@ -193,9 +194,7 @@ TEST(SbertTaskParity, DenseModulesTrainAsPyTorchTrainsThem) {
   const int steps = std::stoi(g.meta("steps"));
   const train::OptimConfig oc = test::golden_optim([&](const char* k) { return g.meta(k); }, steps);
   train::TrainEngine engine(*m, oc, kernels::ExecCtx{}, model::DropoutConfig{}, 0, 12, 20);
-  engine.set_extra_params({{dense[0].weight.data(), 8 * 16, true},
-                           {dense[0].bias.data(), 8, false},
-                           {dense[1].weight.data(), 6 * 8, true}});
+  engine.set_extra_params(train::dense_extra_params(dense));  // the embedding task's
   EXPECT_EQ(engine.num_trainable(), m->num_params() + model::dense_param_count(dense));
   std::vector<double> losses;
   const auto want_loss = g.f32("losses"), want_norm = g.f32("grad_norms"), want_lr = g.f32("lrs");
@@ -226,8 +225,9 @@ TEST(SbertTaskParity, DenseModulesTrainAsPyTorchTrainsThem) {
                                   std::pair{"dense2.final.linear.weight", &dense[1].weight}}) {
     const auto want = g.f32(name);
     ASSERT_EQ(want.size(), got->size()) << name;
+    // Measured 3.6e-7; with weight decay on the bias too (not HF's), 9.2e-6.
     for (size_t i = 0; i < want.size(); ++i) {
-      EXPECT_NEAR((*got)[i], want[i], 1e-5f) << name << "[" << i << "]";
+      EXPECT_NEAR((*got)[i], want[i], 2e-6f) << name << "[" << i << "]";
       worst_weight = std::max(worst_weight, double(std::fabs((*got)[i] - want[i])));
     }
   }
