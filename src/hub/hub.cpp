@@ -437,12 +437,22 @@ FetchResult fetch(const HubSettings& settings, const std::string& repo, const st
       RC_THROW(Errc::not_found, "model '", repo, "' at '", rev, "' has neither model.safetensors nor pytorch_model.bin",
                "\nHINT: sharded checkpoints (*.index.json) are not supported; save it as one file");
   }
-  const bool tokenizer_cached = have("tokenizer.json") || (have("vocab.json") && have("merges.txt"));
+  // tokenizer.json, else the slow tokenizers' files that Tokenizer::from_dir converts:
+  // byte-level BPE's vocab.json + merges.txt, BERT's vocab.txt, XLM-R's and CamemBERT's
+  // sentencepiece.bpe.model (cardiffnlp/twitter-xlm-roberta-base-sentiment ships only that).
+  auto tokenizer_usable = [&] {
+    return have("tokenizer.json") || (have("vocab.json") && have("merges.txt")) || have("vocab.txt") ||
+           have("sentencepiece.bpe.model");
+  };
+  const bool tokenizer_cached = tokenizer_usable();
   for (const char* f : {"tokenizer.json", "vocab.json", "merges.txt", "tokenizer_config.json",
                         "special_tokens_map.json", "added_tokens.json"})
     if (!(tokenizer_cached && !have(f))) get(f, true);
-  RC_CHECK(have("tokenizer.json") || (have("vocab.json") && have("merges.txt")), Errc::not_found, "model '", repo,
-           "' at '", rev, "' has no tokenizer (tokenizer.json, or vocab.json + merges.txt)");
+  // Asked only when nothing above is a tokenizer: one request each, in from_dir's order.
+  for (const char* f : {"vocab.txt", "sentencepiece.bpe.model"})
+    if (!tokenizer_usable()) get(f, true);
+  RC_CHECK(tokenizer_usable(), Errc::not_found, "model '", repo, "' at '", rev,
+           "' has no tokenizer (tokenizer.json, vocab.json + merges.txt, vocab.txt or sentencepiece.bpe.model)");
   for (const auto& [file, etag] : to_link) cache.link(commit, file, etag);
   out.commit = commit;
   out.snapshot = cache.snapshot(commit);

@@ -319,8 +319,11 @@ void check_tokenizer_fits(const Tokenizer& tokenizer, const RobertaConfig& confi
 void copy_tokenizer_files(const fs::path& from, const fs::path& to) {
   std::error_code ec;
   if (fs::equivalent(from, to, ec)) return;  // false (not a throw) when either is missing
+  // Every file Tokenizer::from_dir reads, for every family: a BERT folder may carry only
+  // vocab.txt, an XLM-R or CamemBERT one only sentencepiece.bpe.model (transformers' slow
+  // tokenizers save those names, and the fast ones save them beside tokenizer.json).
   for (const char* name : {"vocab.json", "merges.txt", "tokenizer.json", "tokenizer_config.json",
-                           "special_tokens_map.json", "added_tokens.json"}) {
+                           "special_tokens_map.json", "added_tokens.json", "vocab.txt", "sentencepiece.bpe.model"}) {
     const fs::path src = from / name;
     if (path_present(src)) io::write_file_atomic(to / name, io::read_file(src, tokenizer::kMaxTokenizerFileBytes));
   }

@@ -307,6 +307,12 @@ def main():
     make_repo("org/private", files, private=True)
     make_repo("org/gated", files, gated=True)
     make_repo("org/nosafetensors", {k: v for k, v in files.items() if k != "model.safetensors"})
+    # Repos whose only tokenizer is a slow one: BERT's vocab.txt, XLM-R's sentencepiece model.
+    pipeline = os.path.join(args.data, "..", "tokenizer", "pipeline")
+    weights = {f: files[f] for f in ["config.json", "model.safetensors"]}
+    make_repo("org/wordpiece", dict(weights, **{"vocab.txt": os.path.join(pipeline, "bert-cased-slow", "vocab.txt")}))
+    make_repo("org/sentencepiece", dict(weights, **{
+        "sentencepiece.bpe.model": os.path.join(pipeline, "xlmr-slow", "sentencepiece.bpe.model")}))
     if args.big:
         make_repo("org/big", dict(files, **{"model.safetensors": args.big}))
     hub, storage = serve("hub"), serve("storage")

@@ -178,6 +178,20 @@ TEST_F(HubDownload, MissingModelRevisionAndFileEachSaySo) {
   EXPECT_THROW(rc::hub::fetch(settings_, "../etc", "main", rc::hub::Want::model), rc::Error);
 }
 
+TEST_F(HubDownload, FetchesTheSlowTokenizerFileOfARepoWithoutTokenizerJson) {
+  // cardiffnlp/twitter-xlm-roberta-base-sentiment ships sentencepiece.bpe.model and no
+  // tokenizer.json; many BERT repos ship only vocab.txt. Each must come down with the model.
+  const fs::path pipeline = kTiny.parent_path() / "tokenizer" / "pipeline";
+  const auto spm = rc::hub::fetch(settings_, "org/sentencepiece", "main", rc::hub::Want::model);
+  EXPECT_EQ(slurp(spm.snapshot / "sentencepiece.bpe.model"), slurp(pipeline / "xlmr-slow" / "sentencepiece.bpe.model"));
+  EXPECT_FALSE(fs::exists(spm.snapshot / "vocab.txt"));  // not asked once a tokenizer is there
+  const auto wp = rc::hub::fetch(settings_, "org/wordpiece", "main", rc::hub::Want::model);
+  EXPECT_EQ(slurp(wp.snapshot / "vocab.txt"), slurp(pipeline / "bert-cased-slow" / "vocab.txt"));
+  // Warm: the cached slow tokenizer is enough, nothing is asked again.
+  settings_.offline = true;
+  EXPECT_EQ(rc::hub::fetch(settings_, "org/sentencepiece", "main", rc::hub::Want::model).snapshot, spm.snapshot);
+}
+
 TEST_F(HubDownload, FallsBackToPytorchBinWithoutSafetensors) {
   const auto r = rc::hub::fetch(settings_, "org/nosafetensors", "main", rc::hub::Want::model);
   EXPECT_EQ(slurp(r.snapshot / "pytorch_model.bin"), slurp(kTiny / "pytorch_model.bin"));

@@ -292,6 +292,21 @@ TEST_F(TinyCopy, SaveThenLoadRoundTripsBitExactly) {
   EXPECT_TRUE(fs::exists(out / "vocab.json"));
 }
 
+TEST_F(TinyCopy, CopiesTheTokenizerFilesOfEveryFamily) {
+  // A BERT folder may hold only vocab.txt, an XLM-R one only sentencepiece.bpe.model: a trained
+  // or converted copy without them could not be loaded (found training an XLM-R start).
+  const fs::path from = dir_ / "families";
+  fs::create_directories(from);
+  io::write_file_atomic(from / "vocab.txt", "[PAD]\n[UNK]\n");
+  io::write_file_atomic(from / "sentencepiece.bpe.model", std::string("\x0a\x02\x08\x01", 4));
+  const fs::path out = dir_ / "families-out";
+  fs::create_directories(out);
+  model::copy_tokenizer_files(from, out);
+  EXPECT_EQ(io::read_file(out / "vocab.txt"), "[PAD]\n[UNK]\n");
+  EXPECT_EQ(io::read_file(out / "sentencepiece.bpe.model"), std::string("\x0a\x02\x08\x01", 4));
+  EXPECT_FALSE(fs::exists(out / "vocab.json"));  // only what is there
+}
+
 TEST_F(TinyCopy, SavesBf16WeightsRoundedAsTorchAndNamesTheDtype) {
   // model.to(torch.bfloat16).save_pretrained(): every weight rounded to nearest even, the
   // config saying bfloat16; loading it back widens each value exactly.
