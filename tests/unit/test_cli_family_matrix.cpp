@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "io/tensor_source.h"
@@ -586,6 +587,36 @@ TEST_F(FamilyMatrix, UnsupportedConfigsAreRefusedNamingTheValue) {
       EXPECT_EQ(r.code, 3) << cmd << ": " << r.err;
       expect_one_line_error(r);
       EXPECT_NE(r.err.find(std::string("'") + e.value + "'"), std::string::npos) << r.err;
+    }
+  }
+}
+
+// serve answers /invocations for each family's heads as the one-shot command does: a
+// classifier's label, a token classifier's list, a masked LM's candidates.
+TEST_F(FamilyMatrix, ServeAnswersAsTheCommand) {
+  for (const char* name : {"bert-seq", "distilbert-token", "xlm-roberta-seq", "camembert-mlm"}) {
+    SCOPED_TRACE(name);
+    const Case& c =
+        *std::find_if(std::begin(kCases), std::end(kCases), [&](const Case& k) { return std::string(k.name) == name; });
+    const int port = test::free_port();
+    const std::string url = "http://127.0.0.1:" + std::to_string(port);
+    test::Subprocess server({test::roberta_binary(), "serve", "--model", dir(c), "--host", "127.0.0.1", "--port",
+                             std::to_string(port), "--management-port", "-1", "--threads", "1", "--precision", "fp32"},
+                            (tmp_->path / (std::string(name) + ".serve.log")).string());
+    const std::string text = c.head == Head::mlm ? "w5 <mask> w6" : "w5 w6 w7";
+    CmdResult r;
+    for (int i = 0; i < 100; ++i) {
+      r = run_roberta("invoke --url " + url + " '" + text + "'");
+      if (r.code == 0 || !server.running()) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_EQ(r.code, 0) << r.err << test::slurp(tmp_->path / (std::string(name) + ".serve.log"));
+    const json answer = json::parse(r.out);
+    ASSERT_TRUE(answer.is_array()) << r.out;
+    ASSERT_FALSE(answer.empty()) << r.out;
+    if (c.head == Head::seq) {
+      const CmdResult direct = run_roberta("predict --precision fp32 --model " + dir(c) + " '" + text + "'");
+      EXPECT_EQ(answer[0]["label"], json_lines(direct.out).at(0)["label"]) << r.out;
     }
   }
 }
