@@ -682,6 +682,47 @@ TEST_F(FamilyMatrix, ServeAnswersAsTheCommand) {
   }
 }
 
+// convert keeps each folder what it was: --dtype fp32 answers byte for byte as the source (the
+// same architectures and model_type, the tokenizer carried over), --dtype bf16 logits within
+// cosine 0.99 / the same top candidate.
+TEST_F(FamilyMatrix, ConvertedFoldersAnswerAsTheirSource) {
+  for (const Case& c : kCases) {
+    if (c.head == Head::bare) continue;
+    SCOPED_TRACE(c.name);
+    const bool mlm = c.head == Head::mlm;
+    const std::string text = mlm ? (c.bert_like ? "'w5 [MASK] w6'" : "'w5 <mask> w6'") : "'w5 w6 w7 w8'";
+    auto answer = [&](const std::string& folder) {
+      return run_roberta(mlm ? "fill-mask --top-k 2 --model " + folder + " " + text
+                             : "predict --logits --precision fp32 --aggregation none --model " + folder + " " + text);
+    };
+    const CmdResult source = answer(dir(c));
+    ASSERT_EQ(source.code, 0) << source.err;
+    for (const char* dtype : {"fp32", "bf16"}) {
+      const fs::path out = tmp_->path / "converted" / (std::string(c.name) + "-" + dtype);
+      const CmdResult cv = run_roberta("convert --model " + dir(c) + " --output " + out.string() + " --dtype " + dtype);
+      ASSERT_EQ(cv.code, 0) << dtype << ": " << cv.err;
+      const json config = json::parse(test::slurp(out / "config.json"));
+      EXPECT_EQ(config["architectures"], json::array({c.architecture})) << dtype;
+      EXPECT_EQ(config["model_type"], c.model_type) << dtype;
+      const CmdResult converted = answer(out.string());
+      ASSERT_EQ(converted.code, 0) << dtype << ": " << converted.err;
+      if (std::string(dtype) == "fp32") {
+        EXPECT_EQ(converted.out, source.out);
+      } else if (mlm) {
+        EXPECT_EQ(json_lines(converted.out).at(0)[0]["token"], json_lines(source.out).at(0)[0]["token"]);
+      } else if (c.head == Head::seq) {
+        // bf16 weights move bert-seq's logits by <= 1.3e-3 (measured), which flips its near-tied
+        // neg / pos (7e-4 apart): the logits' direction is the check, not the label.
+        const auto a = json_lines(converted.out).at(0)["logits"].get<std::vector<double>>();
+        const auto b = json_lines(source.out).at(0)["logits"].get<std::vector<double>>();
+        EXPECT_GE(cosine(a, b), 0.99) << source.out << converted.out;
+      } else {
+        EXPECT_TRUE(json_lines(converted.out).at(0).is_array()) << converted.out;
+      }
+    }
+  }
+}
+
 // cuda without a GPU: exit 4 for every family's commands.
 TEST_F(FamilyMatrix, CudaIsRefusedWithExit4) {
   for (const Case& c : kCases) {
