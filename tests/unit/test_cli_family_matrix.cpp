@@ -621,6 +621,55 @@ TEST_F(FamilyMatrix, TrainMultiLabelAndRegressionThenPredictAndRerank) {
   }
 }
 
+// XLM-R and CamemBERT have no token-classification fixture: one is made by training a new
+// token head on their sequence classifiers' bodies (--task token-classification), saved as
+// <Prefix>ForTokenClassification that predict tags with; bench train steps every family.
+TEST_F(FamilyMatrix, RobertaLikeTokenHeadsAndBenchTrain) {
+  const fs::path root = tmp_->path / "token_heads";
+  fs::create_directories(root);
+  {
+    std::ofstream token(root / "token.jsonl");
+    const char* tags[] = {"O", "B-X", "I-X"};
+    for (int i = 0; i < 8; ++i)
+      token << json{{"tokens", {"w" + std::to_string(5 + i), "w21", "w30"}},
+                    {"ner_tags", {tags[i % 3], tags[(i + 1) % 3], "O"}}}
+                   .dump()
+            << "\n";
+  }
+  for (const char* name : {"xlm-roberta-seq", "camembert-seq"}) {
+    SCOPED_TRACE(name);
+    const Case& c =
+        *std::find_if(std::begin(kCases), std::end(kCases), [&](const Case& k) { return std::string(k.name) == name; });
+    const fs::path out = root / name;
+    const CmdResult tr = run_roberta("train --task token-classification --model " + dir(c) + " --data " +
+                                     (root / "token.jsonl").string() + " --output " + out.string() +
+                                     " --max-steps 2 --batch-size 4 --threads 1 --no-progress");
+    ASSERT_EQ(tr.code, 0) << tr.err;
+    const json config = json::parse(test::slurp(out / "config.json"));
+    std::string want = c.architecture;
+    want.replace(want.find("ForSequenceClassification"), std::string::npos, "ForTokenClassification");
+    EXPECT_EQ(config["architectures"], json::array({want}));
+    EXPECT_EQ(config["model_type"], c.model_type);
+    EXPECT_EQ(config["id2label"].size(), 3u);
+    for (const char* precision : kPrecisions) {
+      const CmdResult pr =
+          run_roberta("predict --precision " + std::string(precision) + " --model " + out.string() + " 'w5 w21 w30'");
+      ASSERT_EQ(pr.code, 0) << precision << ": " << pr.err;
+      EXPECT_TRUE(json_lines(pr.out).at(0).is_array()) << pr.out;
+    }
+  }
+  for (const char* name : {"bert-seq", "bert-token", "distilbert-seq", "distilbert-token", "xlm-roberta-seq"}) {
+    const Case& c =
+        *std::find_if(std::begin(kCases), std::end(kCases), [&](const Case& k) { return std::string(k.name) == name; });
+    for (const char* precision : {"fp32", "bf16"}) {
+      const CmdResult r = run_roberta("bench train --model " + dir(c) + " --precision " + precision +
+                                      " --batch-size 2 --seq-len 8 --iters 1 --warmup 0 --busy-threshold 1000");
+      ASSERT_EQ(r.code, 0) << name << " " << precision << ": " << r.err;
+      EXPECT_EQ(json_lines(r.out).at(0)["mode"], "train") << r.out;
+    }
+  }
+}
+
 // Refused at load, naming the value (exit 3): an unknown model_type, a relative
 // position_embedding_type, an unknown hidden_act (BERT) / activation (DistilBERT).
 TEST_F(FamilyMatrix, UnsupportedConfigsAreRefusedNamingTheValue) {
