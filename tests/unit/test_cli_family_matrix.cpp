@@ -704,15 +704,28 @@ TEST_F(FamilyMatrix, UnsupportedConfigsAreRefusedNamingTheValue) {
 // serve answers /invocations for each family's heads as the one-shot command does: a
 // classifier's label, a token classifier's list, a masked LM's candidates.
 TEST_F(FamilyMatrix, ServeAnswersAsTheCommand) {
-  for (const char* name : {"bert-seq", "distilbert-token", "xlm-roberta-seq", "camembert-mlm"}) {
+  for (const char* name : {"bert-seq", "distilbert-token", "xlm-roberta-seq", "camembert-mlm", "bert-bare"}) {
     SCOPED_TRACE(name);
     const Case& c =
         *std::find_if(std::begin(kCases), std::end(kCases), [&](const Case& k) { return std::string(k.name) == name; });
     const int port = test::free_port();
     const std::string url = "http://127.0.0.1:" + std::to_string(port);
-    test::Subprocess server({test::roberta_binary(), "serve", "--model", dir(c), "--host", "127.0.0.1", "--port",
-                             std::to_string(port), "--management-port", "-1", "--threads", "1", "--precision", "fp32"},
-                            (tmp_->path / (std::string(name) + ".serve.log")).string());
+    std::vector<std::string> argv = {test::roberta_binary(),
+                                     "serve",
+                                     "--model",
+                                     dir(c),
+                                     "--host",
+                                     "127.0.0.1",
+                                     "--port",
+                                     std::to_string(port),
+                                     "--management-port",
+                                     "-1",
+                                     "--threads",
+                                     "1",
+                                     "--precision",
+                                     "fp32"};
+    if (c.head == Head::bare) argv.insert(argv.end(), {"--pooling", "mean"});  // as TEI, a bare model needs one
+    test::Subprocess server(argv, (tmp_->path / (std::string(name) + ".serve.log")).string());
     const std::string text = c.head == Head::mlm ? "w5 <mask> w6" : "w5 w6 w7";
     CmdResult r;
     for (int i = 0; i < 100; ++i) {
@@ -727,6 +740,15 @@ TEST_F(FamilyMatrix, ServeAnswersAsTheCommand) {
     if (c.head == Head::seq) {
       const CmdResult direct = run_roberta("predict --precision fp32 --model " + dir(c) + " '" + text + "'");
       EXPECT_EQ(answer[0]["label"], json_lines(direct.out).at(0)["label"]) << r.out;
+    }
+    if (c.head == Head::bare) {
+      // TEI's /embed normalises by default (normalize: true), as `embed --normalize` does.
+      const CmdResult direct =
+          run_roberta("embed --normalize --pooling mean --precision fp32 --model " + dir(c) + " '" + text + "'");
+      const auto want = json_lines(direct.out).at(0).get<std::vector<double>>();
+      const auto got = answer.at(0).get<std::vector<double>>();
+      ASSERT_EQ(got.size(), want.size()) << r.out;
+      for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6) << i;
     }
   }
 }
