@@ -169,8 +169,12 @@ class BertNormalizer final : public Normalizer {
       int32_t out = int32_t(c);
       if (clean_text_) {
         const bool control = !(c == '\t' || c == '\n' || c == '\r') && is_other(c);
-        if (c == 0 || control) out = -1;
-        if (c == '\t' || c == '\n' || c == '\r' || is_unicode_whitespace(c)) out = ' ';
+        // Filtered before the whitespace map, as normalize() does: \v and \f are Cc and
+        // White_Space, and removed.
+        if (c == 0 || control)
+          out = -1;
+        else if (c == '\t' || c == '\n' || c == '\r' || is_unicode_whitespace(c))
+          out = ' ';
       }
       if (out >= 0 && lowercase_) {
         lower.clear();
