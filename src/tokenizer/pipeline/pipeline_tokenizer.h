@@ -37,7 +37,10 @@ struct FastPaths {
   bool single = false, words = false, pair = false;
 };
 FastPaths fast_paths(const Tokenizer& t);
-// tokenizer.json, bounded and depth-checked before parsing.
+// The double tokenizers' serde_json parser (no float_roundtrip: up to an ulp off) reads from the
+// shortest text of x, as a saved tokenizer.json holds it; Unigram scores are read through it.
+double serde_json_f64(double x);
+// tokenizer.json, bounded and depth-checked before parsing (Unigram scores via serde_json_f64).
 nlohmann::json read_tokenizer_document(const std::filesystem::path& file);
 // The roles in dir/tokenizer_config.json (and special_tokens_map.json) when present.
 Roles read_roles(const std::filesystem::path& dir);
