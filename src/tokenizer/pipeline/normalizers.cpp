@@ -110,6 +110,19 @@ class BertNormalizer final : public Normalizer {
   }
 
   bool has_plain() const override { return true; }
+  // ASCII through the table: each character kept as one or removed (clean_text, lowercase; no
+  // ASCII character is Chinese or has an accent).
+  bool normalize_ascii_aligned(std::string& text, std::vector<uint32_t>& src) const override {
+    size_t out = 0;
+    for (size_t i = 0; i < text.size(); ++i) {
+      const auto b = static_cast<unsigned char>(text[i]);
+      if (b >= 0x80) return false;
+      if (const int16_t c = ascii_[b]; c >= 0) text[out] = char(c), src[out] = src[i], ++out;
+    }
+    text.resize(out);
+    src.resize(out);
+    return true;
+  }
   // normalize() character by character, without alignments: ASCII through a table made at
   // construction from the same predicates; a text with other characters through the same
   // steps on its code points (NFD with normalize_form itself).
@@ -196,6 +209,7 @@ class FormNormalizer final : public Normalizer {
   explicit FormNormalizer(NormalForm form) : form_(form) {}
   void normalize(NormalizedString& s) const override { s.transform(normalize_form(s.get(), form_), 0); }
   bool has_plain() const override { return true; }
+  bool normalize_ascii_aligned(std::string& text, std::vector<uint32_t>&) const override { return is_ascii(text); }
   void normalize_plain(std::string& text) const override {
     if (is_ascii(text)) return;  // every form leaves ASCII as it is
     const std::vector<CharChange> out = normalize_form(text, form_);
@@ -211,6 +225,11 @@ class LowercaseNormalizer final : public Normalizer {
  public:
   void normalize(NormalizedString& s) const override { s.lowercase(); }
   bool has_plain() const override { return true; }
+  bool normalize_ascii_aligned(std::string& text, std::vector<uint32_t>&) const override {
+    if (!is_ascii(text)) return false;
+    normalize_plain(text);
+    return true;
+  }
   void normalize_plain(std::string& text) const override {
     if (is_ascii(text)) {
       for (char& c : text)
@@ -231,6 +250,7 @@ class StripAccentsNormalizer final : public Normalizer {
     s.filter([](uint32_t c) { return !is_combining_mark(c); });
   }
   bool has_plain() const override { return true; }
+  bool normalize_ascii_aligned(std::string& text, std::vector<uint32_t>&) const override { return is_ascii(text); }
   void normalize_plain(std::string& text) const override {
     if (is_ascii(text)) return;
     std::vector<uint32_t> kept;
@@ -245,6 +265,17 @@ class StripNormalizer final : public Normalizer {
   StripNormalizer(bool left, bool right) : left_(left), right_(right) {}
   void normalize(NormalizedString& s) const override { s.lrstrip(left_, right_); }
   bool has_plain() const override { return true; }
+  bool normalize_ascii_aligned(std::string& text, std::vector<uint32_t>& src) const override {
+    if (!is_ascii(text)) return false;
+    size_t begin = 0, end = text.size();
+    if (left_)
+      while (begin < end && is_unicode_whitespace(static_cast<unsigned char>(text[begin]))) ++begin;
+    if (right_)
+      while (end > begin && is_unicode_whitespace(static_cast<unsigned char>(text[end - 1]))) --end;
+    text = text.substr(begin, end - begin);
+    src = std::vector<uint32_t>(src.begin() + std::ptrdiff_t(begin), src.begin() + std::ptrdiff_t(end));
+    return true;
+  }
   void normalize_plain(std::string& text) const override {
     const auto* p = reinterpret_cast<const unsigned char*>(text.data());
     size_t begin = 0, end = text.size();
@@ -321,6 +352,11 @@ class SequenceNormalizer final : public Normalizer {
   }
   void normalize_plain(std::string& text) const override {
     for (const auto& n : steps_) n->normalize_plain(text);
+  }
+  bool normalize_ascii_aligned(std::string& text, std::vector<uint32_t>& src) const override {
+    for (const auto& n : steps_)
+      if (!n->normalize_ascii_aligned(text, src)) return false;
+    return true;
   }
 
  private:

@@ -221,6 +221,11 @@ class PipelineTokenizer final : public Tokenizer {
   OffsetsEncoding encode_with_offsets(std::string_view text, int max_length) const override {
     RC_CHECK(text.size() < size_t(INT32_MAX), Errc::invalid_argument, "encode_with_offsets: a text of ", text.size(),
              " bytes is past what an int32 offset counts");
+    if (fast_offsets_ && max_length >= 0 &&
+        (max_length == 0 || size_t(max_length) >= fast_prefix_.size() + fast_suffix_.size())) {
+      OffsetsEncoding out;
+      if (encode_offsets_fast(text, max_length, out)) return out;
+    }
     Encoding e = run(text, nullptr, true, max_length, TruncationSide::right);
     OffsetsEncoding out;
     out.ids = std::move(e.ids);
@@ -284,7 +289,7 @@ class PipelineTokenizer final : public Tokenizer {
   int32_t pad_id() const override { return pad_; }
   int32_t unk_id() const override { return unk_; }
   int32_t mask_id() const override { return mask_; }
-  FastPaths fast_paths() const { return {fast_, fast_words_, fast_pair_}; }
+  FastPaths fast_paths() const { return {fast_, fast_words_, fast_pair_, fast_offsets_}; }
 
  private:
   const std::string* token_of(int32_t id) const {
@@ -335,6 +340,26 @@ class PipelineTokenizer final : public Tokenizer {
     const size_t n_special = post_processor_ ? post_processor_->added_tokens(false) : 0;
     if (fast_prefix_.size() + fast_suffix_.size() != n_special) return;
     fast_ = true;
+    // encode_with_offsets: the specials at (0, 0) with mask 1 and the sequence's offsets left as
+    // they are, even around spaces in its tokens (no trim_offsets); a normalizer with an
+    // ASCII-aligned form and a pre-tokenizer whose plain pieces are the normalized text's own.
+    {
+      std::vector<Encoding> encs(1);
+      encs[0].push(-7, 0, " x ", {0, 3}, 0, 0);
+      encs[0].push(-8, 0, "y ", {3, 5}, 0, 0);
+      if (post_processor_) post_processor_->process_encodings(encs, true);
+      const Encoding& e = encs[0];
+      bool kept = encs.size() == 1 && e.ids == single.ids;
+      for (size_t i = 0; kept && i < e.size(); ++i) {
+        const bool body = i == a || i == a + 1;
+        const ByteRange want = !body ? ByteRange{0, 0} : i == a ? ByteRange{0, 3} : ByteRange{3, 5};
+        kept = e.special_tokens_mask[i] == (body ? 0 : 1) && e.offsets[i] == want;
+      }
+      std::string probe_text = "A b";
+      std::vector<uint32_t> probe_src = {0, 1, 2};
+      fast_offsets_ = kept && (!normalizer_ || normalizer_->normalize_ascii_aligned(probe_text, probe_src)) &&
+                      (!pre_tokenizer_ || pre_tokenizer_->plain_keeps_text());
+    }
     // encode_words: the specials have no word, the words' ids keep theirs.
     fast_words_ = single.word_ids[a] == 0 && single.word_ids[a + 1] == 0 &&
                   std::count(single.word_ids.begin(), single.word_ids.end(), -1) == std::ptrdiff_t(n_special);
@@ -421,6 +446,82 @@ class PipelineTokenizer final : public Tokenizer {
     }
     if (add_special_tokens) ids.insert(ids.end(), fast_suffix_.begin(), fast_suffix_.end());
     return ids;
+  }
+
+  // encode_with_offsets on the fast path, for an ASCII text (its byte offsets are then code
+  // points) that every normalizer keeps ASCII character by character (normalize_ascii_aligned:
+  // src maps each normalized byte to its original one, which is what HF's alignments give); false
+  // for any other text, which takes the general path. The steps of encode_plain, each token's
+  // offsets those of its first and last normalized bytes (NormalizedString::normalized_to_original).
+  bool encode_offsets_fast(std::string_view text, int max_length, OffsetsEncoding& out) const {
+    for (char c : text)
+      if (static_cast<unsigned char>(c) >= 0x80) return false;
+    thread_local std::vector<Segment> raw_segments, normalized_segments;
+    thread_local std::string normalized, arena;
+    thread_local std::vector<ByteRange> words;
+    thread_local std::vector<uint32_t> src;
+    thread_local std::vector<Token> tokens;
+    out.ids = fast_prefix_;
+    out.offsets.assign(fast_prefix_.size(), TokenOffset{0, 0});
+    auto push = [&](int32_t id, size_t begin, size_t end) {
+      out.ids.push_back(id);
+      out.offsets.push_back({int32_t(begin), int32_t(end)});
+    };
+    raw_segments.clear();
+    raw_added_.split(text, raw_segments);
+    for (const Segment& raw : raw_segments) {
+      if (raw.begin == raw.end) continue;
+      if (raw.id >= 0) {
+        push(raw.id, raw.begin, raw.end);
+        continue;
+      }
+      normalized.assign(text.substr(raw.begin, raw.end - raw.begin));
+      src.resize(normalized.size());
+      for (size_t i = 0; i < src.size(); ++i) src[i] = uint32_t(raw.begin + i);
+      if (normalizer_ && !normalizer_->normalize_ascii_aligned(normalized, src)) return false;
+      if (normalized.empty()) continue;
+      normalized_segments.clear();
+      normalized_added_.split(normalized, normalized_segments);
+      // The model's tokens of `word`, which starts at byte `at` of the normalized text.
+      auto model_on = [&](std::string_view word, size_t at) {
+        tokens.clear();
+        model_->tokenize(word, tokens);
+        for (const Token& t : tokens) {
+          if (t.end <= t.begin) return false;  // (no model makes one; the general path's rule if one did)
+          push(t.id, src[at + t.begin], size_t(src[at + t.end - 1]) + 1);
+        }
+        return true;
+      };
+      for (const Segment& seg : normalized_segments) {
+        if (seg.begin == seg.end) continue;
+        if (seg.id >= 0) {
+          push(seg.id, src[seg.begin], size_t(src[seg.end - 1]) + 1);
+          continue;
+        }
+        const std::string_view piece = std::string_view(normalized).substr(seg.begin, seg.end - seg.begin);
+        if (!pre_tokenizer_) {
+          if (!model_on(piece, seg.begin)) return false;
+          continue;
+        }
+        arena.clear();
+        words.clear();
+        pre_tokenizer_->pre_tokenize_plain(piece, raw.begin == 0 && seg.begin == 0, arena, words);
+        for (const ByteRange& w : words)
+          if (!model_on(std::string_view(arena).substr(w.first, w.second - w.first), seg.begin + w.first)) return false;
+      }
+    }
+    const size_t body = fast_prefix_.size();
+    if (max_length > 0) {  // Encoding::truncate, right, on the sequence's tokens
+      const size_t budget = size_t(max_length) - fast_prefix_.size() - fast_suffix_.size();
+      if (out.ids.size() - body > budget) out.ids.resize(body + budget), out.offsets.resize(body + budget);
+    }
+    const size_t end = out.ids.size();
+    out.ids.insert(out.ids.end(), fast_suffix_.begin(), fast_suffix_.end());
+    out.offsets.resize(out.ids.size(), TokenOffset{0, 0});
+    out.special_tokens_mask.assign(out.ids.size(), 0);
+    std::fill(out.special_tokens_mask.begin(), out.special_tokens_mask.begin() + std::ptrdiff_t(body), 1);
+    std::fill(out.special_tokens_mask.begin() + std::ptrdiff_t(end), out.special_tokens_mask.end(), 1);
+    return true;
   }
 
   // encode_sequence's steps 1-4 on plain strings, the ids appended to out: added tokens split
@@ -601,7 +702,7 @@ class PipelineTokenizer final : public Tokenizer {
   std::unordered_set<std::string> special_contents_;
   int64_t id_bound_ = 0;
   int32_t bos_ = -1, eos_ = -1, pad_ = -1, unk_ = -1, mask_ = -1;
-  bool fast_ = false, fast_words_ = false, fast_pair_ = false;
+  bool fast_ = false, fast_words_ = false, fast_pair_ = false, fast_offsets_ = false;
   std::vector<int32_t> fast_prefix_, fast_suffix_;  // the post-processor's ids around one sequence
   struct PairTemplate {
     std::vector<int32_t> prefix, middle, suffix, prefix_types, middle_types, suffix_types;
