@@ -429,6 +429,20 @@ def make_regressions(lines):
     write_json(os.path.join(slow, "tokenizer_config.json"), {"tokenizer_class": "XLMRobertaTokenizer"})
     write_json(os.path.join(OUT, "xlmr-bytefallback", "tokenizer.json"),
                conv.xlm_roberta_converter(conv.read_model_proto(model)))
+    # 4. Byte-level BPE with only ByteLevel's post-processor (GPT-2's layout; the byte-level
+    #    fast path reads it): no processor sets token types, so a pair's second text keeps the
+    #    type 1 tokenizers encodes it with.
+    doc = json.load(open(os.path.join(OUT, "bytelevel-mix", "tokenizer.json"), encoding="utf-8"))
+    doc["normalizer"] = None
+    doc["padding"] = None
+    doc["added_tokens"] = doc["added_tokens"][:3]
+    # (add_prefix_space true: encode_words on the byte-level path puts the space itself, as
+    # transformers requires for pre-split words.)
+    doc["pre_tokenizer"] = {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}
+    doc["post_processor"] = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
+                             "use_regex": True}
+    doc["model"]["ignore_merges"] = False
+    write_json(os.path.join(OUT, "bytelevel-post-only", "tokenizer.json"), doc)
 
 
 def main():

@@ -9,7 +9,7 @@
 //
 // Writes OUT_DIR/<name>/tokenizer.json per variant. Deterministic for a given corpus.
 import {
-  BPE, Tokenizer, Unigram, WordLevel, WordPiece, bertPreTokenizer, whitespacePreTokenizer,
+  BPE, Tokenizer, Unigram, WordLevel, WordPiece, bertPreTokenizer, byteLevelPreTokenizer, whitespacePreTokenizer,
 } from '@anush008/tokenizers';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -166,4 +166,60 @@ write('wordlevel-plain', {
   decoder: null,
   model: { type: 'WordLevel', vocab: wlVocab, unk_token: '[UNK]' },
 });
+// Second batch: prefixes, replacements and the byte-level / decoder / template options.
+const rekey = (vocab, f) => Object.fromEntries(Object.entries(vocab).map(([k, v]) => [f(k), v]));
+write('wp-prefix-at', bert(bn(true, true, null, true), {
+  decoder: { type: 'WordPiece', prefix: '@@', cleanup: false },
+  model: wpModel({ continuing_subword_prefix: '@@', vocab: rekey(wpVocab, (k) => (k.startsWith('##') ? '@@' + k.slice(2) : k)) }),
+}));
+write('wp-maxchars-5', bert(bn(true, true, null, true), { model: wpModel({ max_input_chars_per_word: 5 }) }));
+write('wp-split-literal', bert(bn(true, true, null, false), {
+  pre_tokenizer: { type: 'Sequence', pretokenizers: [
+    { type: 'Split', pattern: { String: '.' }, behavior: 'Isolated', invert: false },
+    { type: 'Split', pattern: { String: '(' }, behavior: 'MergedWithNext', invert: false },
+    { type: 'CharDelimiterSplit', delimiter: ' ' }, { type: 'Punctuation', behavior: 'Isolated' }] },
+  normalizer: { type: 'Sequence', normalizers: [
+    { type: 'Replace', pattern: { String: '*' }, content: '' }, { type: 'Replace', pattern: { Regex: '[\\[\\]]' }, content: '|' },
+    { type: 'Prepend', prepend: '>' }, { type: 'NFKD' }, { type: 'Lowercase' }] },
+}));
+write('wp-template-multi', bert(bn(true, true, null, true), {
+  post_processor: {
+    type: 'TemplateProcessing',
+    single: [special('[CLS]'), seq('A', 0), special('[SEP]')],
+    pair: [special('[CLS]'), seq('A', 0), special('[SEP]'), seq('B', 1), { SpecialToken: { id: '[SEP]', type_id: 1 } }],
+    special_tokens: { '[CLS]': { id: '[CLS]', ids: [wpVocab['[CLS]'], wpVocab['[MASK]']], tokens: ['[CLS]', '[MASK]'] },
+      '[SEP]': { id: '[SEP]', ids: [wpVocab['[SEP]']], tokens: ['[SEP]'] } },
+  },
+  decoder: { type: 'Sequence', decoders: [{ type: 'WordPiece', prefix: '##', cleanup: true },
+    { type: 'Strip', content: ' ', start: 1, stop: 1 }, { type: 'Replace', pattern: { String: 'e' }, content: 'E' }] },
+}));
+const uniUnderscore = uniVocab.map(([p, sc]) => [p.replaceAll('▁', '_'), sc]);
+write('uni-metaspace-underscore', {
+  added_tokens: [added(uniVocab[uniUnk][0], uniUnk)],
+  normalizer: null,
+  pre_tokenizer: { type: 'Sequence', pretokenizers: [{ type: 'Digits', individual_digits: true },
+    { type: 'Metaspace', replacement: '_', prepend_scheme: 'first', split: true }] },
+  post_processor: null,
+  decoder: { type: 'Sequence', decoders: [{ type: 'Metaspace', replacement: '_', prepend_scheme: 'first', split: true },
+    { type: 'Fuse' }] },
+  model: { type: 'Unigram', unk_id: uniUnk, vocab: uniUnderscore, byte_fallback: true },
+});
+// Byte-level BPE trained by HF on the corpus, with each ByteLevel option.
+const bl = train(BPE.empty(), byteLevelPreTokenizer(false, true));
+const blVocab = { ...bl.vocab };
+for (const t of ['<s>', '</s>']) if (!(t in blVocab)) blVocab[t] = Object.keys(blVocab).length;
+const byteLevel = (aps, trim, useRegex = true) => ({ type: 'ByteLevel', add_prefix_space: aps, trim_offsets: trim, use_regex: useRegex });
+const blDoc = (pre, post) => ({
+  added_tokens: ['<s>', '</s>'].map((t) => added(t, blVocab[t])),
+  normalizer: null, pre_tokenizer: pre, post_processor: post, decoder: byteLevel(true, true),
+  model: { ...bl, vocab: blVocab, unk_token: null, dropout: null },
+});
+const roberta = (trim, aps) => ({ type: 'RobertaProcessing', sep: ['</s>', blVocab['</s>']], cls: ['<s>', blVocab['<s>']], trim_offsets: trim, add_prefix_space: aps });
+write('bl-roberta-notrim', blDoc(byteLevel(true, true), roberta(false, true)));
+write('bl-roberta-noprefix', blDoc(byteLevel(false, true), roberta(true, false)));
+write('bl-bytelevel-post-notrim', blDoc(byteLevel(false, false), byteLevel(false, false)));
+write('bl-noregex-template', blDoc({ type: 'Sequence', pretokenizers: [{ type: 'WhitespaceSplit' }, byteLevel(true, true, false)] },
+  template('<s>', '</s>', blVocab)));
+write('bl-digits-punct', blDoc({ type: 'Sequence', pretokenizers: [{ type: 'Digits', individual_digits: true },
+  { type: 'Punctuation', behavior: 'MergedWithNext' }, byteLevel(true, true)] }, byteLevel(true, true)));
 console.log(`wrote ${fs.readdirSync(out).length} variants to ${out}`);

@@ -165,7 +165,8 @@ INSTANTIATE_TEST_SUITE_P(
                       PipelineCase{"unigram-ties", "unigram-ties"},
                       PipelineCase{"bpe-reassigned-ids", "bpe-reassigned-ids"},
                       PipelineCase{"xlmr-bytefallback", "xlmr-bytefallback"},
-                      PipelineCase{"xlmr-bytefallback", "xlmr-bytefallback-slow"}),
+                      PipelineCase{"xlmr-bytefallback", "xlmr-bytefallback-slow"},
+                      PipelineCase{"bytelevel-post-only", "bytelevel-post-only"}),
     [](const auto& info) {
       std::string n = info.param.load_as;
       for (char& ch : n)
