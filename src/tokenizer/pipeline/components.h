@@ -31,6 +31,11 @@ class Normalizer {
     (void)text, (void)src;
     return false;
   }
+  // The offsets fast path on any text: normalize() with HF's alignments (align: one original
+  // byte range per byte of text, updated as NormalizedString's alignments would be), for the
+  // normalizers that say so with has_aligned().
+  virtual bool has_aligned() const { return false; }
+  virtual void normalize_aligned(std::string& text, std::vector<ByteRange>& align) const { (void)text, (void)align; }
 };
 
 class PreTokenizer {

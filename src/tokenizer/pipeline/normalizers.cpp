@@ -123,6 +123,65 @@ class BertNormalizer final : public Normalizer {
     src.resize(out);
     return true;
   }
+  // normalize() on code points, each with its alignment, as NormalizedString's filter, map and
+  // transform set them: a kept or mapped character keeps its own, a character a transform adds
+  // (change 1) takes the one before it (the Chinese character's spaces, a lowercase's extra
+  // characters, NFD's marks), NFD's replacing characters take the alignments in order.
+  bool has_aligned() const override { return true; }
+  void normalize_aligned(std::string& text, std::vector<ByteRange>& align) const override {
+    thread_local std::vector<uint32_t> cps, next;
+    thread_local std::vector<ByteRange> al, next_al;
+    cps.clear(), al.clear();
+    const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+    for (size_t i = 0; i < text.size();) {
+      const int len = utf8_lead_length(p[i]);
+      uint32_t c = utf8_decode(p + i, len);
+      const ByteRange a = align[i];
+      i += size_t(len);
+      if (clean_text_) {
+        const bool control = !(c == '\t' || c == '\n' || c == '\r') && is_other(c);
+        if (c == 0 || c == 0xFFFD || control) continue;
+        if (c == '\t' || c == '\n' || c == '\r' || is_unicode_whitespace(c)) c = ' ';
+      }
+      if (chinese_ && is_chinese_char(c)) {
+        cps.insert(cps.end(), {' ', c, ' '});
+        al.insert(al.end(), {a, a, a});
+        continue;
+      }
+      cps.push_back(c);
+      al.push_back(a);
+    }
+    if (strip_accents_) {
+      const std::vector<CharChange> nfd = normalize_form(to_utf8(cps), NormalForm::nfd);
+      next.clear(), next_al.clear();
+      size_t idx = 0;  // characters of cps consumed (NormalizedString::transform_range's offset)
+      for (const CharChange& c : nfd) {
+        ByteRange a{0, 0};
+        if (c.change > 0) {
+          if (idx > 0) a = al[idx - 1];
+        } else {
+          a = al[idx];
+          idx += 1 + size_t(-c.change);
+        }
+        if (!is_mark_nonspacing(c.cp)) next.push_back(c.cp), next_al.push_back(a);
+      }
+      cps.swap(next), al.swap(next_al);
+    }
+    if (lowercase_) {
+      next.clear(), next_al.clear();
+      for (size_t k = 0; k < cps.size(); ++k) {
+        append_lowercase(cps[k], next);
+        next_al.resize(next.size(), al[k]);
+      }
+      cps.swap(next), al.swap(next_al);
+    }
+    text.clear();
+    align.clear();
+    for (size_t k = 0; k < cps.size(); ++k) {
+      utf8_append(text, cps[k]);
+      align.resize(text.size(), al[k]);
+    }
+  }
   // normalize() character by character, without alignments: ASCII through a table made at
   // construction from the same predicates; a text with other characters through the same
   // steps on its code points (NFD with normalize_form itself).

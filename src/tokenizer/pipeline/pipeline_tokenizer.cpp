@@ -359,6 +359,7 @@ class PipelineTokenizer final : public Tokenizer {
       std::vector<uint32_t> probe_src = {0, 1, 2};
       fast_offsets_ = kept && (!normalizer_ || normalizer_->normalize_ascii_aligned(probe_text, probe_src)) &&
                       (!pre_tokenizer_ || pre_tokenizer_->plain_keeps_text());
+      fast_offsets_unicode_ = fast_offsets_ && (!normalizer_ || normalizer_->has_aligned());
     }
     // encode_words: the specials have no word, the words' ids keep theirs.
     fast_words_ = single.word_ids[a] == 0 && single.word_ids[a + 1] == 0 &&
@@ -448,54 +449,97 @@ class PipelineTokenizer final : public Tokenizer {
     return ids;
   }
 
-  // encode_with_offsets on the fast path, for an ASCII text (its byte offsets are then code
-  // points) that every normalizer keeps ASCII character by character (normalize_ascii_aligned:
-  // src maps each normalized byte to its original one, which is what HF's alignments give); false
-  // for any other text, which takes the general path. The steps of encode_plain, each token's
-  // offsets those of its first and last normalized bytes (NormalizedString::normalized_to_original).
-  bool encode_offsets_fast(std::string_view text, int max_length, OffsetsEncoding& out) const {
-    for (char c : text)
-      if (static_cast<unsigned char>(c) >= 0x80) return false;
+  // encode_with_offsets on the fast path: the steps of encode_plain, each normalized byte with
+  // its alignment (the original byte range NormalizedString would give it), each token's offsets
+  // those of its first and last normalized bytes (NormalizedString::normalized_to_original), then
+  // in code points as encode_sequence counts them. An ASCII text goes through
+  // normalize_ascii_aligned (src: each normalized byte's original byte), any other through
+  // normalize_aligned when the normalizer has it (fast_offsets_unicode_); false sends the text to
+  // the general path.
+  bool encode_offsets_fast(std::string_view input, int max_length, OffsetsEncoding& out) const {
+    bool ascii = true;
+    for (char c : input)
+      if (static_cast<unsigned char>(c) >= 0x80) {
+        ascii = false;
+        break;
+      }
+    if (!ascii && !fast_offsets_unicode_) return false;
+    std::string repaired;
+    if (!ascii && !is_valid_utf8(input)) {
+      repaired = repair_utf8(input);
+      input = repaired;
+    }
     thread_local std::vector<Segment> raw_segments, normalized_segments;
     thread_local std::string normalized, arena;
-    thread_local std::vector<ByteRange> words;
+    thread_local std::vector<ByteRange> words, align;
     thread_local std::vector<uint32_t> src;
     thread_local std::vector<Token> tokens;
+    thread_local std::vector<int32_t> char_of;  // code point index of each byte of input
+    if (!ascii) {
+      char_of.resize(input.size());
+      int32_t chars = -1;
+      for (size_t b = 0; b < input.size(); ++b) {
+        if ((static_cast<unsigned char>(input[b]) & 0xC0) != 0x80) ++chars;
+        char_of[b] = chars;
+      }
+    }
+    // Byte offsets in input to code points (encode_sequence's to_chars).
+    auto push = [&](int32_t id, ByteRange o) {
+      if (!ascii && o.first < input.size()) {
+        const size_t start = size_t(char_of[o.first]);
+        if (o.second < input.size())
+          o = {start, size_t(char_of[o.second])};
+        else
+          o = {start, (o.second >= 1 && o.second - 1 < input.size() ? size_t(char_of[o.second - 1]) : start) + 1};
+      }
+      out.ids.push_back(id);
+      out.offsets.push_back({int32_t(o.first), int32_t(o.second)});
+    };
     out.ids = fast_prefix_;
     out.offsets.assign(fast_prefix_.size(), TokenOffset{0, 0});
-    auto push = [&](int32_t id, size_t begin, size_t end) {
-      out.ids.push_back(id);
-      out.offsets.push_back({int32_t(begin), int32_t(end)});
-    };
     raw_segments.clear();
-    raw_added_.split(text, raw_segments);
+    raw_added_.split(input, raw_segments);
     for (const Segment& raw : raw_segments) {
       if (raw.begin == raw.end) continue;
       if (raw.id >= 0) {
-        push(raw.id, raw.begin, raw.end);
+        push(raw.id, {raw.begin, raw.end});
         continue;
       }
-      normalized.assign(text.substr(raw.begin, raw.end - raw.begin));
-      src.resize(normalized.size());
-      for (size_t i = 0; i < src.size(); ++i) src[i] = uint32_t(raw.begin + i);
-      if (normalizer_ && !normalizer_->normalize_ascii_aligned(normalized, src)) return false;
+      normalized.assign(input.substr(raw.begin, raw.end - raw.begin));
+      if (ascii) {
+        src.resize(normalized.size());
+        for (size_t i = 0; i < src.size(); ++i) src[i] = uint32_t(raw.begin + i);
+        if (normalizer_ && !normalizer_->normalize_ascii_aligned(normalized, src)) return false;
+        align.resize(src.size());
+        for (size_t i = 0; i < src.size(); ++i) align[i] = {src[i], size_t(src[i]) + 1};
+      } else {
+        align.resize(normalized.size());
+        const auto* p = reinterpret_cast<const unsigned char*>(normalized.data());
+        for (size_t i = 0; i < normalized.size();) {
+          const size_t len = std::min(normalized.size() - i, size_t(utf8_lead_length(p[i])));
+          std::fill_n(align.begin() + std::ptrdiff_t(i), len, ByteRange{raw.begin + i, raw.begin + i + len});
+          i += len;
+        }
+        if (normalizer_) normalizer_->normalize_aligned(normalized, align);
+      }
       if (normalized.empty()) continue;
       normalized_segments.clear();
       normalized_added_.split(normalized, normalized_segments);
+      auto original = [&](size_t begin, size_t end) { return ByteRange{align[begin].first, align[end - 1].second}; };
       // The model's tokens of `word`, which starts at byte `at` of the normalized text.
       auto model_on = [&](std::string_view word, size_t at) {
         tokens.clear();
         model_->tokenize(word, tokens);
         for (const Token& t : tokens) {
           if (t.end <= t.begin) return false;  // (no model makes one; the general path's rule if one did)
-          push(t.id, src[at + t.begin], size_t(src[at + t.end - 1]) + 1);
+          push(t.id, original(at + t.begin, at + t.end));
         }
         return true;
       };
       for (const Segment& seg : normalized_segments) {
         if (seg.begin == seg.end) continue;
         if (seg.id >= 0) {
-          push(seg.id, src[seg.begin], size_t(src[seg.end - 1]) + 1);
+          push(seg.id, original(seg.begin, seg.end));
           continue;
         }
         const std::string_view piece = std::string_view(normalized).substr(seg.begin, seg.end - seg.begin);
@@ -702,7 +746,7 @@ class PipelineTokenizer final : public Tokenizer {
   std::unordered_set<std::string> special_contents_;
   int64_t id_bound_ = 0;
   int32_t bos_ = -1, eos_ = -1, pad_ = -1, unk_ = -1, mask_ = -1;
-  bool fast_ = false, fast_words_ = false, fast_pair_ = false, fast_offsets_ = false;
+  bool fast_ = false, fast_words_ = false, fast_pair_ = false, fast_offsets_ = false, fast_offsets_unicode_ = false;
   std::vector<int32_t> fast_prefix_, fast_suffix_;  // the post-processor's ids around one sequence
   struct PairTemplate {
     std::vector<int32_t> prefix, middle, suffix, prefix_types, middle_types, suffix_types;
