@@ -180,5 +180,6 @@ def xlm_roberta_converter(proto, camembert=False):
                                "</s>": {"id": "</s>", "ids": [token_to_id["</s>"]], "tokens": ["</s>"]}},
         },
         "decoder": dict(metaspace),
-        "model": {"type": "Unigram", "unk_id": 3, "vocab": vocab, "byte_fallback": proto["byte_fallback"]},
+        # byte_fallback=self.handle_byte_fallback: False for XLMRobertaConverter / CamembertConverter.
+        "model": {"type": "Unigram", "unk_id": 3, "vocab": vocab, "byte_fallback": False},
     }

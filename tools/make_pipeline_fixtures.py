@@ -2,6 +2,7 @@
 """Tokenizer files for the pipeline tests (tests/data/tokenizer/pipeline/), from tweets.
 
     /usr/bin/python3 tools/make_pipeline_fixtures.py      # needs Debian's python3-sentencepiece
+    /usr/bin/python3 tools/make_pipeline_fixtures.py regressions   # only make_regressions()
 
 Deterministic (fixed input, sorted counts, spm with one thread). Writes, per tokenizer <name>:
   <name>/tokenizer.json   what transformers' converter writes (tools/convert_slow_tokenizer.py)
@@ -90,7 +91,7 @@ def make_bert(name, lines, lower):
     write_json(os.path.join(OUT, name, "tokenizer.json"), conv.bert_converter(vocab, do_lower_case=lower))
 
 
-def train_spm(lines, prefix, vocab_size, byte_fallback):
+def train_spm(lines, prefix, vocab_size, byte_fallback, **options):
     import sentencepiece as spm
     # A fixed folder: the model records its input's path (trainer_spec.input), so the same
     # path keeps the file the same from run to run.
@@ -104,7 +105,7 @@ def train_spm(lines, prefix, vocab_size, byte_fallback):
         spm.SentencePieceTrainer.train(input=corpus, model_prefix=os.path.join(tmp, "m"), vocab_size=vocab_size,
                                        model_type="unigram", character_coverage=0.995, num_threads=1,
                                        byte_fallback=byte_fallback, seed_sentencepiece_size=200000,
-                                       minloglevel=2)
+                                       minloglevel=2, **options)
         shutil.copy(os.path.join(tmp, "m.model"), prefix)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -366,13 +367,95 @@ def make_components2(lines):
     })
 
 
+def make_regressions(lines):
+    """Small files pinning what the differential sweep (tools/tokenizer_sweep.sh) found."""
+    # 1. Unigram scores that tie up to an ulp (from a sentencepiece model of the license texts):
+    #    tokenizers reads them with serde_json's inexact float parser, which decides the path of
+    #    40 dashes. The texts' JSON is this shortest form, as a saved tokenizer.json holds it.
+    pieces = [["<unk>", 0.0], ["<s>", 0.0], ["</s>", 0.0], ["\u2581", -3.496880054473877], ["-", -4.594468116760254],
+              ["-" * 13, -10.217400550842285], ["-" * 16, -10.408623695373535], ["\u2581--", -7.7518815994262695]]
+    for k, c in enumerate("etaoinsrhldcumfpgwybvkxjqz0123456789.,'"):
+        pieces.append([c, -5.0 - k * 0.0731])
+        pieces.append(["\u2581" + c, -6.0 - k * 0.0617])
+    write_json(os.path.join(OUT, "unigram-ties", "tokenizer.json"), {
+        "version": "1.0", "truncation": None, "padding": None,
+        "added_tokens": [conv.added_token(p, i) for i, p in enumerate(["<unk>", "<s>", "</s>"])],
+        "normalizer": {"type": "Sequence", "normalizers": [{"type": "NFKC"}, {"type": "Lowercase"}]},
+        "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True},
+        "post_processor": {"type": "RobertaProcessing", "sep": ["</s>", 2], "cls": ["<s>", 1], "trim_offsets": True,
+                           "add_prefix_space": True},
+        "decoder": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True},
+        "model": {"type": "Unigram", "unk_id": 0, "vocab": pieces, "byte_fallback": False},
+    })
+    # 2. A file whose added-token ids disagree with its vocabulary (tokenizers ignores the ids
+    #    written: a content in the vocabulary takes its id there, a new one the next free id),
+    #    and a BPEDecoder with an empty suffix (Rust's replace("", " ") between every character).
+    words = collections.Counter()
+    for line in lines[:2000]:
+        words.update(re.findall(r"[a-z]+", line.lower()))
+    vocab = {"<unk>": 0, "<s>": 1, "</s>": 2}
+    for c in sorted({c for w in words for c in w}):
+        vocab.setdefault(c, len(vocab))
+    merges = train_bpe(words, None, 300, vocab)
+    n = len(vocab)
+    write_json(os.path.join(OUT, "bpe-reassigned-ids", "tokenizer.json"), {
+        "version": "1.0", "truncation": None, "padding": None,
+        "added_tokens": [conv.added_token("<unk>", 0), conv.added_token("<s>", 1), conv.added_token("</s>", 2),
+                         {"id": n + 5, "content": "the", "single_word": True, "lstrip": False, "rstrip": False,
+                          "normalized": True, "special": False},
+                         {"id": 7, "content": "[LINK]", "single_word": False, "lstrip": True, "rstrip": True,
+                          "normalized": False, "special": True},
+                         {"id": n + 40, "content": "ing", "single_word": False, "lstrip": False, "rstrip": False,
+                          "normalized": True, "special": False},
+                         {"id": 3, "content": "@user", "single_word": False, "lstrip": False, "rstrip": False,
+                          "normalized": False, "special": False},
+                         {"id": n + 1, "content": "[LINK]", "single_word": False, "lstrip": False, "rstrip": False,
+                          "normalized": False, "special": True}],
+        "normalizer": {"type": "Lowercase"},
+        "pre_tokenizer": {"type": "Whitespace"},
+        "post_processor": {"type": "BertProcessing", "sep": ["</s>", 2], "cls": ["<s>", 1]},
+        "decoder": {"type": "BPEDecoder", "suffix": ""},
+        "model": {"type": "BPE", "dropout": None, "unk_token": "<unk>", "continuing_subword_prefix": None,
+                  "end_of_word_suffix": None, "fuse_unk": True, "byte_fallback": False, "ignore_merges": False,
+                  "vocab": vocab, "merges": merges},
+    })
+    # 3. XLMRobertaConverter on a sentencepiece model trained with byte_fallback: the converter
+    #    leaves the Unigram's byte_fallback False (handle_byte_fallback), so unknown characters
+    #    give <unk>, not byte pieces.
+    slow = os.path.join(OUT, "xlmr-bytefallback-slow")
+    os.makedirs(slow, exist_ok=True)
+    model = os.path.join(slow, "sentencepiece.bpe.model")
+    train_spm(lines[:3000], model, 500, True, normalization_rule_name="identity")  # no charsmap: a small file
+    write_json(os.path.join(slow, "tokenizer_config.json"), {"tokenizer_class": "XLMRobertaTokenizer"})
+    write_json(os.path.join(OUT, "xlmr-bytefallback", "tokenizer.json"),
+               conv.xlm_roberta_converter(conv.read_model_proto(model)))
+    # 4. Byte-level BPE with only ByteLevel's post-processor (GPT-2's layout; the byte-level
+    #    fast path reads it): no processor sets token types, so a pair's second text keeps the
+    #    type 1 tokenizers encodes it with.
+    doc = json.load(open(os.path.join(OUT, "bytelevel-mix", "tokenizer.json"), encoding="utf-8"))
+    doc["normalizer"] = None
+    doc["padding"] = None
+    doc["added_tokens"] = doc["added_tokens"][:3]
+    # (add_prefix_space true: encode_words on the byte-level path puts the space itself, as
+    # transformers requires for pre-split words.)
+    doc["pre_tokenizer"] = {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}
+    doc["post_processor"] = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
+                             "use_regex": True}
+    doc["model"]["ignore_merges"] = False
+    write_json(os.path.join(OUT, "bytelevel-post-only", "tokenizer.json"), doc)
+
+
 def main():
     lines = tweets(6000)
+    if sys.argv[1:] == ["regressions"]:  # only these (the others stay as committed)
+        make_regressions(lines)
+        return
     make_bert("bert-uncased", lines, True)
     make_bert("bert-cased", lines, False)
     make_xlmr(lines)
     make_components(lines)
     make_components2(lines)
+    make_regressions(lines)
     print("wrote", OUT)
 
 

@@ -21,11 +21,18 @@ import path from 'node:path';
 
 import { rng, root } from './golden_util.mjs';
 
-const dir = path.join(root, 'tests/data/tokenizer/pipeline');
+// Options (the differential sweep, tools/tokenizer_sweep.sh): --dir D (folders of tokenizer.json,
+// default tests/data/tokenizer/pipeline), --texts FILE (its non-empty lines, at most 200, in
+// place of the tweets), --only NAME (one folder).
+const argv = process.argv.slice(2);
+const opt = (name) => { const i = argv.indexOf(name); return i >= 0 ? argv[i + 1] : undefined; };
+const dir = path.resolve(opt('--dir') ?? path.join(root, 'tests/data/tokenizer/pipeline'));
 const shared = fs.existsSync(path.resolve(root, '../shared')) ? path.resolve(root, '../shared') : '/work/shared';
 const read = (task) => fs.readFileSync(path.join(shared, `data/tweeteval/${task}/test_text.txt`), 'utf8')
   .split('\n').filter((l) => l.length > 0);
-const tweets = [...read('emotion').slice(0, 100), ...read('hate').slice(0, 60), ...read('stance/climate').slice(0, 40)];
+const tweets = opt('--texts')
+  ? fs.readFileSync(opt('--texts'), 'utf8').split('\n').filter((l) => l.length > 0).slice(0, 200)
+  : [...read('emotion').slice(0, 100), ...read('hate').slice(0, 60), ...read('stance/climate').slice(0, 40)];
 
 const hard = [
   '', ' ', '   ', 'a', 'Hello, World!', 'hello  world', '  leading and trailing  ', 'tab\there', 'line\nbreak\r\n',
@@ -41,6 +48,15 @@ const hard = [
   'x [link] y[link]z [link]', '\u3000ideographic\u3000space', 'multiple     spaces     here', ' ▁ meta▁space',
   'Ⓐ ⓑ ㈱ ㎏ ™ ℃', 'a <mention> b', '  <mention>  x', 'x<mention>y', 'hello world hellos Hello', 'ab-cd--ef, g;h|i',
   'x \u3000 y', '\u3000\u3000z', 'a\u00a0\u00a0b', 'tab\t\u3000end \u2028 x', 'q\u2003\u2003 \u0085r', 'ǅ ǆ ﬃ ᵃ', '\ufeffbom', 'a\u0000b', 'replacement \ufffd char', '𠀀𠀁 ext-b',
+  // Added for the differential sweep: more scripts, marks, sequences, spacing and long words.
+  '東京都は日本の首都です。人口は約1400万人。', '我爱北京天安门，你呢？', 'カタカナとひらがな、漢字ｶﾀｶﾅ', '한국어와 日本語 mixed',
+  'مرحبا بالعالم! كيف حالك؟ ١٢٣', 'السَّلَامُ عَلَيْكُمْ', 'a\u0308\u0301\u0323b q\u0307\u0323 \u1100\u1161\u11a8', 'e\u0301e\u0301e\u0301',
+  '👩‍💻👨‍👨‍👧 🧑🏿‍🤝‍🧑🏻 ❤️‍🔥 🏴‍☠️', 'x\u200dy\u200cz\u2060w\ufe0fv', '\u0001\u0002\u0003abc\u007f\u0080\u009f', 'a\rb\fc\vd',
+  '     ', 'a      b', ' \t \n x \n\n\n y  ', 'end   ', '   start',
+  'x'.repeat(150), 'Pneumonoultramicroscopicsilicovolcanoconiosis'.repeat(4), '日'.repeat(120), 'é'.repeat(101),
+  'ab'.repeat(60) + ' ' + 'cd'.repeat(60), '1234567890'.repeat(12), '🙂'.repeat(30), '-'.repeat(40),
+  'The GNU GPL (v3.0) — “free” software; see <https://www.gnu.org/licenses/>.', 'naïve coöperate Zürich Ærø Œuvre',
+  'ÀÁÂÃÄÅ àáâãäå ÇçÑñ ǄǅǆǇǈǉ ẞß ﬀﬁﬂﬃﬄﬅﬆ', 'İIıi ΣσςΣ', 'Ｈｅｌｌｏ　Ｗｏｒｌｄ！', '①②③ ⑴⑵ ⒈⒉ ㊀㊁',
 ];
 const hexes = ['61e282', 'c0af', 'eda080', 'ff', '68656c6c6fff776f726c64', 'e4b8ade6', 'f09f98', '80808061',
   'c3', 'efbfbd', '6162c3a9', 'e282ac20f0', '2020ff2020'];
@@ -54,7 +70,7 @@ const pool = ['a', 'Z', 'é', 'ß', 'İ', 'ǅ', '日', '한', 'ا', 'א', 'ह',
 
 for (const name of fs.readdirSync(dir).sort()) {
   const file = path.join(dir, name, 'tokenizer.json');
-  if (!fs.existsSync(file)) continue;
+  if (!fs.existsSync(file) || (opt('--only') && name !== opt('--only'))) continue;
   const tok = Tokenizer.fromFile(file);
   rand = rng(20261202);  // the same picks for every tokenizer, whatever the others
   const lines = [];
@@ -80,7 +96,8 @@ for (const name of fs.readdirSync(dir).sort()) {
     const e = await tok.encode(t, null, { addSpecialTokens: false });
     lines.push({ kind: 'plain', text: t, ids: Array.from(e.getIds()) });
   }
-  const pairs = [['a', 'b'], ['', ''], ['Hello world', 'How are you?'], ['日本語', 'emoji 😀'], ['x [MASK] y', 'z <mask>']];
+  const pairs = [['a', 'b'], ['', ''], ['Hello world', 'How are you?'], ['日本語', 'emoji 😀'], ['x [MASK] y', 'z <mask>'],
+    ['', 'x'], ['   ', 'مرحبا 😀'], ['x'.repeat(150), 'e\u0301 東京']];
   for (let i = 0; i < 20; ++i) pairs.push([pick(tweets), pick(tweets)]);
   for (const [a, b] of pairs) {
     const e = await tok.encode(a, b);

@@ -3,7 +3,10 @@
 // Rust tokenizers. compare.sh runs both, interleaved, and prints the ratio.
 //
 //   bench_tokenizer --tokenizer assets/tokenizer/roberta-base
-//                   --texts data/tweeteval/sentiment/train_text.txt --passes 5
+//                   --texts data/tweeteval/sentiment/train_text.txt --passes 5 [--offsets]
+//
+// --offsets times encode_with_offsets (ids with character offsets, what token classification
+// uses) instead of encode; HF's encodeBatch computes offsets either way.
 //
 // Prints one JSON line per timed pass: {"impl":"rc",...,"seconds":s,"texts_per_s":...}.
 // Pass 0 runs on a fresh tokenizer (empty word cache, "cold": true); later passes reuse it,
@@ -31,7 +34,8 @@ double cpu_seconds() {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: bench_tokenizer --tokenizer DIR --texts FILE [--passes N] [--max-length N] [--ids-out FILE]\n");
+               "usage: bench_tokenizer --tokenizer DIR --texts FILE [--passes N] [--max-length N] [--ids-out FILE] "
+               "[--offsets]\n");
   return 2;
 }
 
@@ -40,8 +44,13 @@ int usage() {
 int main(int argc, char** argv) {
   std::string dir, texts_file, ids_out;
   int passes = 5, max_length = 0;
+  bool offsets = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a == "--offsets") {
+      offsets = true;
+      continue;
+    }
     if (i + 1 >= argc) return usage();
     if (a == "--tokenizer")
       dir = argv[++i];
@@ -83,15 +92,18 @@ int main(int argc, char** argv) {
       const double c0 = cpu_seconds();
       const auto t0 = std::chrono::steady_clock::now();
       size_t tokens = 0;
-      for (const std::string& t : texts) tokens += tok->encode(t, true, max_length).size();
+      if (offsets)
+        for (const std::string& t : texts) tokens += tok->encode_with_offsets(t, max_length).ids.size();
+      else
+        for (const std::string& t : texts) tokens += tok->encode(t, true, max_length).size();
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       const double cpu = cpu_seconds() - c0;
       std::printf(
-          "{\"impl\":\"rc\",\"pass\":%d,\"cold\":%s,\"busy\":%s,\"texts\":%zu,\"bytes\":%zu,"
+          "{\"impl\":\"rc\",\"offsets\":%s,\"pass\":%d,\"cold\":%s,\"busy\":%s,\"texts\":%zu,\"bytes\":%zu,"
           "\"tokens\":%zu,\"seconds\":%.6f,\"cpu_seconds\":%.6f,\"texts_per_s\":%.1f,"
           "\"tokens_per_s\":%.1f,\"mb_per_s\":%.3f}\n",
-          p, p == 0 ? "true" : "false", cpu < 0.9 * wall ? "true" : "false", texts.size(), bytes, tokens, wall, cpu,
-          double(texts.size()) / wall, double(tokens) / wall, double(bytes) / wall / 1e6);
+          offsets ? "true" : "false", p, p == 0 ? "true" : "false", cpu < 0.9 * wall ? "true" : "false", texts.size(),
+          bytes, tokens, wall, cpu, double(texts.size()) / wall, double(tokens) / wall, double(bytes) / wall / 1e6);
       std::fflush(stdout);
     }
   } catch (const rc::Error& e) {

@@ -11,6 +11,10 @@
 #   cmake --build build --target bench_tokenizer
 #   bench/tokenizer/compare.sh build [ROUNDS=5] [PASSES=3]
 #
+# OFFSETS=1 times rc's encode_with_offsets (character offsets, as token classification needs)
+# instead of encode; HF's encodeBatch computes offsets either way, so that is the fair ratio
+# for NER.
+#
 # Env: TEXTS (default data/tweeteval/sentiment/train_text.txt); TOKENIZERS, folders holding a
 # tokenizer.json, space-separated (default: assets/tokenizer/roberta-base, byte-level BPE;
 # tests/data/tokenizer/pipeline/bert-uncased, WordPiece; tests/data/tokenizer/pipeline/xlmr,
@@ -64,7 +68,9 @@ fi
 out="$tmp/rows.jsonl"
 # Each JSON line gets the tokenizer's folder as its first field.
 tag() { sed "s|^{|{\"tokenizer\":\"$1\",|" >>"$out"; }
-run_rc() { "$bin" --tokenizer "$1" --texts "$texts" --passes "$passes" | tag "$1"; }
+rc_mode=()
+if [[ -n "${OFFSETS:-}" && "${OFFSETS}" != 0 ]]; then rc_mode=(--offsets); fi
+run_rc() { "$bin" --tokenizer "$1" --texts "$texts" --passes "$passes" "${rc_mode[@]}" | tag "$1"; }
 run_hf() { RAYON_NUM_THREADS=1 node "$here/hf_tokenizer.mjs" --tokenizer "$1" --texts "$texts" --passes "$passes" | tag "$1"; }
 for d in "${tokdirs[@]}"; do
   for ((r = 1; r <= rounds; ++r)); do

@@ -55,6 +55,7 @@ class BpeTokenizer final : public Tokenizer {
         pair_prefix_(spec.pair_prefix_ids),
         pair_middle_(spec.pair_middle_ids),
         pair_suffix_(spec.pair_suffix_ids),
+        pair_second_type_(spec.pair_second_type),
         add_prefix_space_(spec.add_prefix_space),
         trim_offsets_(spec.trim_offsets),
         trim_add_prefix_space_(spec.trim_add_prefix_space) {
@@ -206,6 +207,11 @@ class BpeTokenizer final : public Tokenizer {
 
   std::vector<int32_t> encode_pair(std::string_view text, std::string_view text_pair, int max_length,
                                    TruncationSide side) const override {
+    return encode_pair_at(text, text_pair, max_length, side, nullptr);
+  }
+  // encode_pair, and where the second text's ids begin (after pair_middle) in *second.
+  std::vector<int32_t> encode_pair_at(std::string_view text, std::string_view text_pair, int max_length,
+                                      TruncationSide side, size_t* second) const {
     RC_CHECK(max_length >= 0, Errc::invalid_argument, "max_length must be >= 0 (0: no limit), got ", max_length);
     const size_t n_special = pair_prefix_.size() + pair_middle_.size() + pair_suffix_.size();
     std::vector<int32_t> a = encode_body(text), b = encode_body(text_pair);
@@ -232,18 +238,23 @@ class BpeTokenizer final : public Tokenizer {
     out = pair_prefix_;
     out.insert(out.end(), a.begin(), a.end());
     out.insert(out.end(), pair_middle_.begin(), pair_middle_.end());
+    if (second) *second = out.size();
     out.insert(out.end(), b.begin(), b.end());
     out.insert(out.end(), pair_suffix_.begin(), pair_suffix_.end());
     return out;
   }
 
-  // Every type id is 0: read_tokenizer_json sends the files whose post-processor gives other
-  // types (BertProcessing, a template with type_id 1) to the pipeline.
+  // Every type id is 0 (read_tokenizer_json sends the files whose post-processor gives other
+  // types, BertProcessing or a template with type_id 1, to the pipeline), except the second
+  // text's when no post-processor sets types (pair_second_type_ 1, which has no specials).
   PairEncoding encode_pair_with_types(std::string_view text, std::string_view text_pair, int max_length,
                                       TruncationSide side) const override {
     PairEncoding out;
-    out.ids = encode_pair(text, text_pair, max_length, side);
+    size_t second = 0;
+    out.ids = encode_pair_at(text, text_pair, max_length, side, &second);
     out.type_ids.assign(out.ids.size(), 0);
+    if (pair_second_type_ != 0)
+      std::fill(out.type_ids.begin() + std::ptrdiff_t(second), out.type_ids.end(), pair_second_type_);
     return out;
   }
 
@@ -470,6 +481,7 @@ class BpeTokenizer final : public Tokenizer {
   tk::AddedVocab added_;
   std::vector<int32_t> prefix_, suffix_;
   std::vector<int32_t> pair_prefix_, pair_middle_, pair_suffix_;
+  int32_t pair_second_type_ = 0;
   bool add_prefix_space_, trim_offsets_, trim_add_prefix_space_;
   std::vector<size_t> model_token_bytes_;  // by id: bytes of the model's token (offsets)
   std::vector<Entry> tokens_;              // by id

@@ -182,6 +182,7 @@ void read_post_processor(const json& p, const fs::path& file, TokenizerSpec& spe
         for (const auto& [kind, body] : piece.items())
           if (body.is_object() && body.value("type_id", 0) != 0)
             unsupported(file, "a TemplateProcessing with type_id " + std::to_string(body.value("type_id", 0)));
+  if (type == "RobertaProcessing" || type == "TemplateProcessing") spec.pair_second_type = 0;
   if (type == "RobertaProcessing" || type == "BertProcessing") {
     spec.prefix_ids = {special_id(p.value("cls", json()), file, "cls")};
     spec.suffix_ids = {special_id(p.value("sep", json()), file, "sep")};
@@ -290,6 +291,7 @@ TokenizerSpec read_tokenizer_json(const fs::path& file) {
       read_pre_tokenizer(*it, file, spec);
     else
       unsupported(file, "a BPE model without the ByteLevel pre_tokenizer");
+    spec.pair_second_type = 1;  // until a RobertaProcessing or TemplateProcessing says otherwise
     if (auto it = j.find("post_processor"); it != j.end()) read_post_processor(*it, file, spec);
 
     if (auto it = j.find("added_tokens"); it != j.end() && !it->is_null()) {

@@ -38,6 +38,10 @@ struct TokenizerSpec {
   // Post-processing of a pair: pair_prefix A pair_middle B pair_suffix (RoBERTa:
   // <s> A </s></s> B </s>; BERT: [CLS] A [SEP] B [SEP]).
   std::vector<int32_t> pair_prefix_ids, pair_middle_ids, pair_suffix_ids;
+  // The pair's second text's token type: 0 under RobertaProcessing or a template of type 0;
+  // 1 with no post-processor or ByteLevel's alone (tokenizers encodes the pair's second text
+  // with type 1 and only a processor that sets types changes it).
+  int32_t pair_second_type = 0;
   // Roles (token contents); empty when unknown.
   std::string bos, eos, pad, unk, mask;
   std::optional<int32_t> pad_id;  // tokenizer.json "padding" when present

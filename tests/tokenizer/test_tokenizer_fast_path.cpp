@@ -9,6 +9,7 @@
 // (build/bench-tokenizers).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -118,6 +119,13 @@ TEST(TokenizerFastPath, TakenForCommonChainsOnly) {
   const fs::path dir = tokenizer_data_dir() / "pipeline";
   for (const char* name : {"bert-uncased", "bert-cased", "xlmr", "camembert", "unigram-bytes"})
     EXPECT_TRUE(pl::fast_paths(*load(dir / name, true)).single) << name;
+  // encode_with_offsets: BERT's chain (ASCII-aligned normalizer, BertPreTokenizer, template
+  // without trim_offsets); not XLM-R's (Precompiled, Metaspace) nor byte-level ones.
+  for (const char* name : {"bert-uncased", "bert-cased"})
+    EXPECT_TRUE(pl::fast_paths(*load(dir / name, true)).offsets) << name;
+  for (const char* name : {"xlmr", "camembert", "unigram-bytes", "wordpiece-mix", "bytelevel-mix"})
+    EXPECT_FALSE(pl::fast_paths(*load(dir / name, true)).offsets) << name;
+  EXPECT_FALSE(pl::fast_paths(*load(dir / "bert-uncased", false)).offsets);
   // Sequence pre-tokenizers have no plain form: the general path.
   EXPECT_FALSE(pl::fast_paths(*load(dir / "wordpiece-mix", true)).single);
   EXPECT_FALSE(pl::fast_paths(*load(dir / "bert-uncased", false)).single);
@@ -197,6 +205,128 @@ TEST(TokenizerFastPath, AgreesWithGeneralPathOnFuzzCorpus) {
   EXPECT_GE(fast_dirs, 5);
   EXPECT_GE(pair_dirs, 4);
   EXPECT_GE(words_dirs, 4);
+}
+
+// ASCII texts, where encode_with_offsets' fast path applies: every control character, runs of
+// whitespace of each kind, punctuation, case, added tokens written in the text, long words.
+std::vector<std::string> ascii_corpus() {
+  std::vector<std::string> texts = {"",
+                                    " ",
+                                    "a",
+                                    "Hello, World!",
+                                    "  lead and trail  ",
+                                    "a\x01b\x7f c\td\ve\ff",
+                                    "[MASK]x[CLS] [SEP]",
+                                    "x [MASK] y",
+                                    std::string(150, 'A') + " b",
+                                    "don't stop -- it's 3.14 (or $5)!",
+                                    "##ing ## # UNK [UNK]"};
+  {
+    std::ifstream in(fs::path(RC_SOURCE_DIR) / "data/tweeteval/sentiment/test_text.txt");
+    std::string line;
+    for (int i = 0; i < 400 && std::getline(in, line);)
+      if (std::all_of(line.begin(), line.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; }))
+        texts.push_back(line), ++i;
+  }
+  const std::vector<std::string> words = {"the",
+                                          "Tweet",
+                                          "don't",
+                                          "[MASK]",
+                                          "[CLS]",
+                                          "<mask>",
+                                          "##ing",
+                                          "  ",
+                                          "license",
+                                          "GNU",
+                                          "<ent>",
+                                          "free",
+                                          std::string(105, 'z')};
+  std::mt19937 rng(31);
+  for (int i = 0; i < 800; ++i) {
+    std::string t;
+    const int n = int(rng() % 30);
+    for (int k = 0; k < n; ++k) {
+      if (rng() % 5 == 0)
+        t += words[rng() % words.size()];
+      else
+        t += char(rng() % 128);
+    }
+    texts.push_back(std::move(t));
+  }
+  return texts;
+}
+
+// A BERT tokenizer.json with added tokens of every kind (normalized or not, lstrip, rstrip,
+// single_word) and a Sequence normalizer (Strip, BertNormalizer, NFKC, StripAccents).
+nlohmann::json bert_with_added_tokens() {
+  std::ifstream in(tokenizer_data_dir() / "pipeline/bert-cased/tokenizer.json");
+  nlohmann::json doc = nlohmann::json::parse(in);
+  int next = int(doc["model"]["vocab"].size());
+  auto add = [&](const char* content, bool normalized, bool lstrip, bool rstrip, bool single_word) {
+    doc["added_tokens"].push_back({{"id", next++},
+                                   {"content", content},
+                                   {"normalized", normalized},
+                                   {"lstrip", lstrip},
+                                   {"rstrip", rstrip},
+                                   {"single_word", single_word},
+                                   {"special", false}});
+  };
+  add("license", true, false, false, true);
+  add("GNU", false, false, false, false);
+  add("<ent>", false, true, true, false);
+  add("free", true, true, false, false);
+  add("ing", true, false, true, false);
+  doc["normalizer"] = {{"type", "Sequence"},
+                       {"normalizers",
+                        {{{"type", "Strip"}, {"strip_left", true}, {"strip_right", true}},
+                         doc["normalizer"],
+                         {{"type", "NFKC"}},
+                         {{"type", "StripAccents"}}}}};
+  return doc;
+}
+
+TEST(TokenizerFastPath, OffsetsAgreeWithGeneralPathOnFuzzCorpus) {
+  std::vector<std::string> texts = ascii_corpus();
+  const std::vector<std::string> unicode = corpus();
+  texts.insert(texts.end(), unicode.begin(), unicode.end());  // BertNormalizer's normalize_aligned
+  struct Case {
+    std::string name;
+    std::unique_ptr<Tokenizer> fast, general;
+  };
+  std::vector<Case> cases;
+  for (const fs::path& dir : tokenizer_dirs()) cases.push_back({dir.string(), load(dir, true), load(dir, false)});
+  {
+    pl::PipelineOptions general;
+    general.fast_path = false;
+    cases.push_back({"bert-with-added-tokens", pl::make_pipeline_tokenizer(bert_with_added_tokens(), "inline"),
+                     pl::make_pipeline_tokenizer(bert_with_added_tokens(), "inline", {}, general)});
+  }
+  int offsets_cases = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ASSERT_FALSE(pl::fast_paths(*c.general).offsets);
+    offsets_cases += pl::fast_paths(*c.fast).offsets;
+    const int n_special = int(c.general->encode("", true, 0).size());
+    int failures = 0;
+    for (const std::string& t : texts) {
+      if (failures > 5) break;
+      for (int max_length : {0, n_special + 1, n_special + 6}) {
+        const OffsetsEncoding want = c.general->encode_with_offsets(t, max_length);
+        const OffsetsEncoding got = c.fast->encode_with_offsets(t, max_length);
+        const bool same =
+            got.ids == want.ids && got.offsets == want.offsets && got.special_tokens_mask == want.special_tokens_mask;
+        failures += !same;
+        EXPECT_TRUE(same) << "text: '" << t << "' max_length " << max_length << " ids " << ids_str(got.ids) << " vs "
+                          << ids_str(want.ids);
+      }
+    }
+    EXPECT_THROW(c.fast->encode_with_offsets("a b", -1), rc::Error);
+    if (n_special > 1) {
+      EXPECT_THROW(c.fast->encode_with_offsets("a b", n_special - 1), rc::Error);
+    }
+  }
+  // BERT cased and uncased (tokenizer.json, and in-memory with added tokens) ran the fast path.
+  EXPECT_GE(offsets_cases, 3);
 }
 
 }  // namespace

@@ -23,6 +23,19 @@ class Normalizer {
   // normalize_plain gives, for every text, exactly what normalize() makes of it.
   virtual bool has_plain() const { return false; }
   virtual void normalize_plain(std::string& text) const { (void)text; }
+  // The offsets fast path, on ASCII text: normalize() when it keeps the text ASCII with each
+  // character kept, changed into one ASCII character, or removed; src[i] (the original byte of
+  // text[i]) follows its character, which is then what HF's alignments say. false when this
+  // normalizer may do anything else to this text (text and src are then unspecified).
+  virtual bool normalize_ascii_aligned(std::string& text, std::vector<uint32_t>& src) const {
+    (void)text, (void)src;
+    return false;
+  }
+  // The offsets fast path on any text: normalize() with HF's alignments (align: one original
+  // byte range per byte of text, updated as NormalizedString's alignments would be), for the
+  // normalizers that say so with has_aligned().
+  virtual bool has_aligned() const { return false; }
+  virtual void normalize_aligned(std::string& text, std::vector<ByteRange>& align) const { (void)text, (void)align; }
 };
 
 class PreTokenizer {
@@ -39,6 +52,10 @@ class PreTokenizer {
                                   std::vector<ByteRange>& pieces) const {
     (void)text, (void)at_start, (void)arena, (void)pieces;
   }
+  // Whether pre_tokenize_plain appends text to the arena as it is and its pieces are the splits
+  // pre_tokenize() makes, at the same offsets (no character edited, added or moved): then a
+  // piece's offsets in the arena are offsets in the normalized text (the offsets fast path).
+  virtual bool plain_keeps_text() const { return false; }
 };
 
 class Model {

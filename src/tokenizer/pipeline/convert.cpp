@@ -64,8 +64,8 @@ struct SpmPiece {
 };
 struct SpmModel {
   std::vector<SpmPiece> pieces;
-  int model_type = 1;  // TrainerSpec.model_type: 1 UNIGRAM
-  bool byte_fallback = false;
+  int model_type = 1;          // TrainerSpec.model_type: 1 UNIGRAM
+  bool byte_fallback = false;  // read, not used: see convert_sentencepiece
   std::string precompiled_charsmap;
 };
 
@@ -302,13 +302,15 @@ json convert_sentencepiece(const fs::path& model_file, bool camembert) {
     vocab.push_back({"</s>NOTUSED", 0.0});
     vocab.push_back({"<unk>", 0.0});
     vocab.push_back({"<unk>NOTUSED", -100.0});
-    for (size_t i = 1; i < m.pieces.size(); ++i) vocab.push_back({m.pieces[i].piece, double(m.pieces[i].score)});
+    for (size_t i = 1; i < m.pieces.size(); ++i)
+      vocab.push_back({m.pieces[i].piece, serde_json_f64(double(m.pieces[i].score))});
   } else {  // XLMRobertaConverter.vocab
     vocab.push_back({"<s>", 0.0});
     vocab.push_back({"<pad>", 0.0});
     vocab.push_back({"</s>", 0.0});
     vocab.push_back({"<unk>", 0.0});
-    for (size_t i = 3; i < m.pieces.size(); ++i) vocab.push_back({m.pieces[i].piece, double(m.pieces[i].score)});
+    for (size_t i = 3; i < m.pieces.size(); ++i)
+      vocab.push_back({m.pieces[i].piece, serde_json_f64(double(m.pieces[i].score))});
   }
   vocab.push_back({"<mask>", 0.0});
   auto vocab_id = [&](const std::string& t) {
@@ -362,7 +364,12 @@ json convert_sentencepiece(const fs::path& model_file, bool camembert) {
                              {"</s>", {{"id", "</s>"}, {"ids", {eos}}, {"tokens", {"</s>"}}}}}}};
   doc["decoder"] = {
       {"type", "Metaspace"}, {"replacement", "\xE2\x96\x81"}, {"prepend_scheme", "always"}, {"split", true}};
-  doc["model"] = {{"type", "Unigram"}, {"unk_id", 3}, {"vocab", std::move(vocab)}, {"byte_fallback", m.byte_fallback}};
+  // Scores: as tokenizers reads them back from the tokenizer.json the converted tokenizer is
+  // saved to (serde_json_f64), the file HF's library, and the goldens, load.
+  // SpmConverter.tokenizer passes byte_fallback=self.handle_byte_fallback, which
+  // XLMRobertaConverter and CamembertConverter leave False whatever the model was trained with
+  // (transformers warns; unknown characters become <unk>, not byte pieces).
+  doc["model"] = {{"type", "Unigram"}, {"unk_id", 3}, {"vocab", std::move(vocab)}, {"byte_fallback", false}};
   return doc;
 }
 

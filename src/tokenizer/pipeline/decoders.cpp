@@ -1,4 +1,6 @@
 // Decoders (tokenizers/src/decoders/*.rs and the ByteLevel / Metaspace pre-tokenizers' decode_chain).
+#include <algorithm>
+
 #include "core/check.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/pipeline/build.h"
@@ -18,6 +20,20 @@ std::string replace_all(std::string s, std::string_view from, std::string_view t
     pos = hit + from.size();
   }
   out.append(s, pos, std::string::npos);
+  return out;
+}
+
+// Rust's str::replace("", to) (bpe.rs decodes with token.replace(&self.suffix, ...)): the empty
+// pattern matches at every character boundary, so "ab" gives to + "a" + to + "b" + to.
+std::string rust_replace_empty(const std::string& s, std::string_view to) {
+  std::string out(to);
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  for (size_t i = 0; i < s.size();) {
+    const size_t len = std::min(s.size() - i, size_t(utf8_lead_length(p[i])));
+    out.append(s, i, len);
+    out.append(to);
+    i += len;
+  }
   return out;
 }
 
@@ -110,8 +126,10 @@ class BpeDecoder final : public Decoder {
  public:
   explicit BpeDecoder(std::string suffix) : suffix_(std::move(suffix)) {}
   std::vector<std::string> decode_chain(std::vector<std::string> tokens) const override {
-    for (size_t i = 0; i < tokens.size(); ++i)
-      tokens[i] = replace_all(std::move(tokens[i]), suffix_, i + 1 == tokens.size() ? "" : " ");
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      const std::string_view to = i + 1 == tokens.size() ? "" : " ";
+      tokens[i] = suffix_.empty() ? rust_replace_empty(tokens[i], to) : replace_all(std::move(tokens[i]), suffix_, to);
+    }
     return tokens;
   }
 

@@ -110,6 +110,78 @@ class BertNormalizer final : public Normalizer {
   }
 
   bool has_plain() const override { return true; }
+  // ASCII through the table: each character kept as one or removed (clean_text, lowercase; no
+  // ASCII character is Chinese or has an accent).
+  bool normalize_ascii_aligned(std::string& text, std::vector<uint32_t>& src) const override {
+    size_t out = 0;
+    for (size_t i = 0; i < text.size(); ++i) {
+      const auto b = static_cast<unsigned char>(text[i]);
+      if (b >= 0x80) return false;
+      if (const int16_t c = ascii_[b]; c >= 0) text[out] = char(c), src[out] = src[i], ++out;
+    }
+    text.resize(out);
+    src.resize(out);
+    return true;
+  }
+  // normalize() on code points, each with its alignment, as NormalizedString's filter, map and
+  // transform set them: a kept or mapped character keeps its own, a character a transform adds
+  // (change 1) takes the one before it (the Chinese character's spaces, a lowercase's extra
+  // characters, NFD's marks), NFD's replacing characters take the alignments in order.
+  bool has_aligned() const override { return true; }
+  void normalize_aligned(std::string& text, std::vector<ByteRange>& align) const override {
+    thread_local std::vector<uint32_t> cps, next;
+    thread_local std::vector<ByteRange> al, next_al;
+    cps.clear(), al.clear();
+    const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+    for (size_t i = 0; i < text.size();) {
+      const int len = utf8_lead_length(p[i]);
+      uint32_t c = utf8_decode(p + i, len);
+      const ByteRange a = align[i];
+      i += size_t(len);
+      if (clean_text_) {
+        const bool control = !(c == '\t' || c == '\n' || c == '\r') && is_other(c);
+        if (c == 0 || c == 0xFFFD || control) continue;
+        if (c == '\t' || c == '\n' || c == '\r' || is_unicode_whitespace(c)) c = ' ';
+      }
+      if (chinese_ && is_chinese_char(c)) {
+        cps.insert(cps.end(), {' ', c, ' '});
+        al.insert(al.end(), {a, a, a});
+        continue;
+      }
+      cps.push_back(c);
+      al.push_back(a);
+    }
+    if (strip_accents_) {
+      const std::vector<CharChange> nfd = normalize_form(to_utf8(cps), NormalForm::nfd);
+      next.clear(), next_al.clear();
+      size_t idx = 0;  // characters of cps consumed (NormalizedString::transform_range's offset)
+      for (const CharChange& c : nfd) {
+        ByteRange a{0, 0};
+        if (c.change > 0) {
+          if (idx > 0) a = al[idx - 1];
+        } else {
+          a = al[idx];
+          idx += 1 + size_t(-c.change);
+        }
+        if (!is_mark_nonspacing(c.cp)) next.push_back(c.cp), next_al.push_back(a);
+      }
+      cps.swap(next), al.swap(next_al);
+    }
+    if (lowercase_) {
+      next.clear(), next_al.clear();
+      for (size_t k = 0; k < cps.size(); ++k) {
+        append_lowercase(cps[k], next);
+        next_al.resize(next.size(), al[k]);
+      }
+      cps.swap(next), al.swap(next_al);
+    }
+    text.clear();
+    align.clear();
+    for (size_t k = 0; k < cps.size(); ++k) {
+      utf8_append(text, cps[k]);
+      align.resize(text.size(), al[k]);
+    }
+  }
   // normalize() character by character, without alignments: ASCII through a table made at
   // construction from the same predicates; a text with other characters through the same
   // steps on its code points (NFD with normalize_form itself).
@@ -169,8 +241,12 @@ class BertNormalizer final : public Normalizer {
       int32_t out = int32_t(c);
       if (clean_text_) {
         const bool control = !(c == '\t' || c == '\n' || c == '\r') && is_other(c);
-        if (c == 0 || control) out = -1;
-        if (c == '\t' || c == '\n' || c == '\r' || is_unicode_whitespace(c)) out = ' ';
+        // Filtered before the whitespace map, as normalize() does: \v and \f are Cc and
+        // White_Space, and removed.
+        if (c == 0 || control)
+          out = -1;
+        else if (c == '\t' || c == '\n' || c == '\r' || is_unicode_whitespace(c))
+          out = ' ';
       }
       if (out >= 0 && lowercase_) {
         lower.clear();
@@ -192,6 +268,7 @@ class FormNormalizer final : public Normalizer {
   explicit FormNormalizer(NormalForm form) : form_(form) {}
   void normalize(NormalizedString& s) const override { s.transform(normalize_form(s.get(), form_), 0); }
   bool has_plain() const override { return true; }
+  bool normalize_ascii_aligned(std::string& text, std::vector<uint32_t>&) const override { return is_ascii(text); }
   void normalize_plain(std::string& text) const override {
     if (is_ascii(text)) return;  // every form leaves ASCII as it is
     const std::vector<CharChange> out = normalize_form(text, form_);
@@ -207,6 +284,11 @@ class LowercaseNormalizer final : public Normalizer {
  public:
   void normalize(NormalizedString& s) const override { s.lowercase(); }
   bool has_plain() const override { return true; }
+  bool normalize_ascii_aligned(std::string& text, std::vector<uint32_t>&) const override {
+    if (!is_ascii(text)) return false;
+    normalize_plain(text);
+    return true;
+  }
   void normalize_plain(std::string& text) const override {
     if (is_ascii(text)) {
       for (char& c : text)
@@ -227,6 +309,7 @@ class StripAccentsNormalizer final : public Normalizer {
     s.filter([](uint32_t c) { return !is_combining_mark(c); });
   }
   bool has_plain() const override { return true; }
+  bool normalize_ascii_aligned(std::string& text, std::vector<uint32_t>&) const override { return is_ascii(text); }
   void normalize_plain(std::string& text) const override {
     if (is_ascii(text)) return;
     std::vector<uint32_t> kept;
@@ -241,6 +324,17 @@ class StripNormalizer final : public Normalizer {
   StripNormalizer(bool left, bool right) : left_(left), right_(right) {}
   void normalize(NormalizedString& s) const override { s.lrstrip(left_, right_); }
   bool has_plain() const override { return true; }
+  bool normalize_ascii_aligned(std::string& text, std::vector<uint32_t>& src) const override {
+    if (!is_ascii(text)) return false;
+    size_t begin = 0, end = text.size();
+    if (left_)
+      while (begin < end && is_unicode_whitespace(static_cast<unsigned char>(text[begin]))) ++begin;
+    if (right_)
+      while (end > begin && is_unicode_whitespace(static_cast<unsigned char>(text[end - 1]))) --end;
+    text = text.substr(begin, end - begin);
+    src = std::vector<uint32_t>(src.begin() + std::ptrdiff_t(begin), src.begin() + std::ptrdiff_t(end));
+    return true;
+  }
   void normalize_plain(std::string& text) const override {
     const auto* p = reinterpret_cast<const unsigned char*>(text.data());
     size_t begin = 0, end = text.size();
@@ -317,6 +411,11 @@ class SequenceNormalizer final : public Normalizer {
   }
   void normalize_plain(std::string& text) const override {
     for (const auto& n : steps_) n->normalize_plain(text);
+  }
+  bool normalize_ascii_aligned(std::string& text, std::vector<uint32_t>& src) const override {
+    for (const auto& n : steps_)
+      if (!n->normalize_ascii_aligned(text, src)) return false;
+    return true;
   }
 
  private:

@@ -11,7 +11,12 @@
 #include "tokenizer/pipeline/pipeline_tokenizer.h"
 
 #include <algorithm>
+#include <array>
+#include <charconv>
 #include <climits>
+#include <cmath>
+#include <cstdlib>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "core/check.h"
@@ -69,14 +74,31 @@ class PipelineTokenizer final : public Tokenizer {
       for (const json& t : *it) added.push_back(parse_added(t, src));
     }
     id_bound_ = model_->vocab_size();
-    // Ids index a table: dense, as in every real file (a 40-byte added token with id 2^31 - 2
-    // would otherwise ask for a 64 GB table).
-    const int64_t dense_bound = 2 * (model_->vocab_size() + int64_t(added.size())) + 1024;
-    for (const AddedToken& a : added)
-      RC_CHECK(a.id < dense_bound, Errc::format, "tokenizer file '", file, "': added token '", a.content.substr(0, 60),
-               "' has id ", a.id, ", far past the ", model_->vocab_size() + int64_t(added.size()),
-               " tokens defined (ids must be dense, below ", dense_bound, ")",
-               "\nHINT: the file is corrupt; real vocabularies number their tokens 0, 1, 2, ...");
+    // The file's ids are not used: tokenizers' deserialization (tokenizer/serialization.rs) adds
+    // the tokens one by one with AddedVocabulary::add_tokens (added_vocabulary.rs), which skips an
+    // empty content, gives a content added before its id, one in the model's vocabulary the
+    // model's id, and a new one the next id past the model's vocabulary and the ids given so far
+    // (warning when that differs from the file's). In a file saved by tokenizers they agree.
+    {
+      std::unordered_map<std::string, int32_t> given;
+      int64_t max_given = -1;
+      const int64_t model_size = model_->vocab_size();
+      std::vector<AddedToken> kept;
+      for (AddedToken& a : added) {
+        if (a.content.empty()) continue;
+        if (auto it = given.find(a.content); it != given.end()) {
+          a.id = it->second;
+        } else if (const int32_t in_model = model_->token_to_id(a.content); in_model >= 0) {
+          a.id = in_model;
+        } else {
+          a.id = int32_t(max_given < 0 || (max_given < model_size && model_size != 0) ? model_size : max_given + 1);
+        }
+        given[a.content] = a.id;
+        max_given = std::max<int64_t>(max_given, a.id);
+        kept.push_back(std::move(a));
+      }
+      added = std::move(kept);
+    }
     for (const AddedToken& a : added) {
       added_to_id_[a.content] = a.id;
       if (size_t(a.id) >= added_by_id_.size()) added_by_id_.resize(size_t(a.id) + 1);
@@ -199,6 +221,11 @@ class PipelineTokenizer final : public Tokenizer {
   OffsetsEncoding encode_with_offsets(std::string_view text, int max_length) const override {
     RC_CHECK(text.size() < size_t(INT32_MAX), Errc::invalid_argument, "encode_with_offsets: a text of ", text.size(),
              " bytes is past what an int32 offset counts");
+    if (fast_offsets_ && max_length >= 0 &&
+        (max_length == 0 || size_t(max_length) >= fast_prefix_.size() + fast_suffix_.size())) {
+      OffsetsEncoding out;
+      if (encode_offsets_fast(text, max_length, out)) return out;
+    }
     Encoding e = run(text, nullptr, true, max_length, TruncationSide::right);
     OffsetsEncoding out;
     out.ids = std::move(e.ids);
@@ -262,7 +289,7 @@ class PipelineTokenizer final : public Tokenizer {
   int32_t pad_id() const override { return pad_; }
   int32_t unk_id() const override { return unk_; }
   int32_t mask_id() const override { return mask_; }
-  FastPaths fast_paths() const { return {fast_, fast_words_, fast_pair_}; }
+  FastPaths fast_paths() const { return {fast_, fast_words_, fast_pair_, fast_offsets_}; }
 
  private:
   const std::string* token_of(int32_t id) const {
@@ -313,6 +340,27 @@ class PipelineTokenizer final : public Tokenizer {
     const size_t n_special = post_processor_ ? post_processor_->added_tokens(false) : 0;
     if (fast_prefix_.size() + fast_suffix_.size() != n_special) return;
     fast_ = true;
+    // encode_with_offsets: the specials at (0, 0) with mask 1 and the sequence's offsets left as
+    // they are, even around spaces in its tokens (no trim_offsets); a normalizer with an
+    // ASCII-aligned form and a pre-tokenizer whose plain pieces are the normalized text's own.
+    {
+      std::vector<Encoding> encs(1);
+      encs[0].push(-7, 0, " x ", {0, 3}, 0, 0);
+      encs[0].push(-8, 0, "y ", {3, 5}, 0, 0);
+      if (post_processor_) post_processor_->process_encodings(encs, true);
+      const Encoding& e = encs[0];
+      bool kept = encs.size() == 1 && e.ids == single.ids;
+      for (size_t i = 0; kept && i < e.size(); ++i) {
+        const bool body = i == a || i == a + 1;
+        const ByteRange want = !body ? ByteRange{0, 0} : i == a ? ByteRange{0, 3} : ByteRange{3, 5};
+        kept = e.special_tokens_mask[i] == (body ? 0 : 1) && e.offsets[i] == want;
+      }
+      std::string probe_text = "A b";
+      std::vector<uint32_t> probe_src = {0, 1, 2};
+      fast_offsets_ = kept && (!normalizer_ || normalizer_->normalize_ascii_aligned(probe_text, probe_src)) &&
+                      (!pre_tokenizer_ || pre_tokenizer_->plain_keeps_text());
+      fast_offsets_unicode_ = fast_offsets_ && (!normalizer_ || normalizer_->has_aligned());
+    }
     // encode_words: the specials have no word, the words' ids keep theirs.
     fast_words_ = single.word_ids[a] == 0 && single.word_ids[a + 1] == 0 &&
                   std::count(single.word_ids.begin(), single.word_ids.end(), -1) == std::ptrdiff_t(n_special);
@@ -399,6 +447,125 @@ class PipelineTokenizer final : public Tokenizer {
     }
     if (add_special_tokens) ids.insert(ids.end(), fast_suffix_.begin(), fast_suffix_.end());
     return ids;
+  }
+
+  // encode_with_offsets on the fast path: the steps of encode_plain, each normalized byte with
+  // its alignment (the original byte range NormalizedString would give it), each token's offsets
+  // those of its first and last normalized bytes (NormalizedString::normalized_to_original), then
+  // in code points as encode_sequence counts them. An ASCII text goes through
+  // normalize_ascii_aligned (src: each normalized byte's original byte), any other through
+  // normalize_aligned when the normalizer has it (fast_offsets_unicode_); false sends the text to
+  // the general path.
+  bool encode_offsets_fast(std::string_view input, int max_length, OffsetsEncoding& out) const {
+    bool ascii = true;
+    for (char c : input)
+      if (static_cast<unsigned char>(c) >= 0x80) {
+        ascii = false;
+        break;
+      }
+    if (!ascii && !fast_offsets_unicode_) return false;
+    std::string repaired;
+    if (!ascii && !is_valid_utf8(input)) {
+      repaired = repair_utf8(input);
+      input = repaired;
+    }
+    thread_local std::vector<Segment> raw_segments, normalized_segments;
+    thread_local std::string normalized, arena;
+    thread_local std::vector<ByteRange> words, align;
+    thread_local std::vector<uint32_t> src;
+    thread_local std::vector<Token> tokens;
+    thread_local std::vector<int32_t> char_of;  // code point index of each byte of input
+    if (!ascii) {
+      char_of.resize(input.size());
+      int32_t chars = -1;
+      for (size_t b = 0; b < input.size(); ++b) {
+        if ((static_cast<unsigned char>(input[b]) & 0xC0) != 0x80) ++chars;
+        char_of[b] = chars;
+      }
+    }
+    // Byte offsets in input to code points (encode_sequence's to_chars).
+    auto push = [&](int32_t id, ByteRange o) {
+      if (!ascii && o.first < input.size()) {
+        const size_t start = size_t(char_of[o.first]);
+        if (o.second < input.size())
+          o = {start, size_t(char_of[o.second])};
+        else
+          o = {start, (o.second >= 1 && o.second - 1 < input.size() ? size_t(char_of[o.second - 1]) : start) + 1};
+      }
+      out.ids.push_back(id);
+      out.offsets.push_back({int32_t(o.first), int32_t(o.second)});
+    };
+    out.ids = fast_prefix_;
+    out.offsets.assign(fast_prefix_.size(), TokenOffset{0, 0});
+    raw_segments.clear();
+    raw_added_.split(input, raw_segments);
+    for (const Segment& raw : raw_segments) {
+      if (raw.begin == raw.end) continue;
+      if (raw.id >= 0) {
+        push(raw.id, {raw.begin, raw.end});
+        continue;
+      }
+      normalized.assign(input.substr(raw.begin, raw.end - raw.begin));
+      if (ascii) {
+        src.resize(normalized.size());
+        for (size_t i = 0; i < src.size(); ++i) src[i] = uint32_t(raw.begin + i);
+        if (normalizer_ && !normalizer_->normalize_ascii_aligned(normalized, src)) return false;
+        align.resize(src.size());
+        for (size_t i = 0; i < src.size(); ++i) align[i] = {src[i], size_t(src[i]) + 1};
+      } else {
+        align.resize(normalized.size());
+        const auto* p = reinterpret_cast<const unsigned char*>(normalized.data());
+        for (size_t i = 0; i < normalized.size();) {
+          const size_t len = std::min(normalized.size() - i, size_t(utf8_lead_length(p[i])));
+          std::fill_n(align.begin() + std::ptrdiff_t(i), len, ByteRange{raw.begin + i, raw.begin + i + len});
+          i += len;
+        }
+        if (normalizer_) normalizer_->normalize_aligned(normalized, align);
+      }
+      if (normalized.empty()) continue;
+      normalized_segments.clear();
+      normalized_added_.split(normalized, normalized_segments);
+      auto original = [&](size_t begin, size_t end) { return ByteRange{align[begin].first, align[end - 1].second}; };
+      // The model's tokens of `word`, which starts at byte `at` of the normalized text.
+      auto model_on = [&](std::string_view word, size_t at) {
+        tokens.clear();
+        model_->tokenize(word, tokens);
+        for (const Token& t : tokens) {
+          if (t.end <= t.begin) return false;  // (no model makes one; the general path's rule if one did)
+          push(t.id, original(at + t.begin, at + t.end));
+        }
+        return true;
+      };
+      for (const Segment& seg : normalized_segments) {
+        if (seg.begin == seg.end) continue;
+        if (seg.id >= 0) {
+          push(seg.id, original(seg.begin, seg.end));
+          continue;
+        }
+        const std::string_view piece = std::string_view(normalized).substr(seg.begin, seg.end - seg.begin);
+        if (!pre_tokenizer_) {
+          if (!model_on(piece, seg.begin)) return false;
+          continue;
+        }
+        arena.clear();
+        words.clear();
+        pre_tokenizer_->pre_tokenize_plain(piece, raw.begin == 0 && seg.begin == 0, arena, words);
+        for (const ByteRange& w : words)
+          if (!model_on(std::string_view(arena).substr(w.first, w.second - w.first), seg.begin + w.first)) return false;
+      }
+    }
+    const size_t body = fast_prefix_.size();
+    if (max_length > 0) {  // Encoding::truncate, right, on the sequence's tokens
+      const size_t budget = size_t(max_length) - fast_prefix_.size() - fast_suffix_.size();
+      if (out.ids.size() - body > budget) out.ids.resize(body + budget), out.offsets.resize(body + budget);
+    }
+    const size_t end = out.ids.size();
+    out.ids.insert(out.ids.end(), fast_suffix_.begin(), fast_suffix_.end());
+    out.offsets.resize(out.ids.size(), TokenOffset{0, 0});
+    out.special_tokens_mask.assign(out.ids.size(), 0);
+    std::fill(out.special_tokens_mask.begin(), out.special_tokens_mask.begin() + std::ptrdiff_t(body), 1);
+    std::fill(out.special_tokens_mask.begin() + std::ptrdiff_t(end), out.special_tokens_mask.end(), 1);
+    return true;
   }
 
   // encode_sequence's steps 1-4 on plain strings, the ids appended to out: added tokens split
@@ -579,7 +746,7 @@ class PipelineTokenizer final : public Tokenizer {
   std::unordered_set<std::string> special_contents_;
   int64_t id_bound_ = 0;
   int32_t bos_ = -1, eos_ = -1, pad_ = -1, unk_ = -1, mask_ = -1;
-  bool fast_ = false, fast_words_ = false, fast_pair_ = false;
+  bool fast_ = false, fast_words_ = false, fast_pair_ = false, fast_offsets_ = false, fast_offsets_unicode_ = false;
   std::vector<int32_t> fast_prefix_, fast_suffix_;  // the post-processor's ids around one sequence
   struct PairTemplate {
     std::vector<int32_t> prefix, middle, suffix, prefix_types, middle_types, suffix_types;
@@ -604,17 +771,62 @@ FastPaths fast_paths(const Tokenizer& t) {
   return p ? p->fast_paths() : FastPaths{};
 }
 
+// The double serde_json's parser (de.rs: parse_integer / parse_decimal / parse_exponent, then
+// f64_from_parts; its default, without the float_roundtrip feature) makes of the text a
+// tokenizers-saved file holds for x: the shortest representation that reads back as x (ryu's,
+// as serde_json writes it). The digits as a u64 (<= 17 of them: no overflow), then one
+// multiplication or division by a power of ten: two roundings where strtod makes one.
+double serde_json_f64(double x) {
+  if (!std::isfinite(x) || x == 0) return x;
+  static const std::array<double, 309> pow10 = [] {
+    std::array<double, 309> t{};
+    for (size_t i = 0; i < t.size(); ++i) t[i] = std::strtod(("1e" + std::to_string(i)).c_str(), nullptr);
+    return t;
+  }();
+  char buf[64];
+  const auto res = std::to_chars(buf, buf + sizeof buf, std::fabs(x), std::chars_format::scientific);
+  const std::string_view sci(buf, size_t(res.ptr - buf));  // d[.ddd]e[+-]XX
+  const size_t e = sci.find('e');
+  uint64_t significand = 0;
+  int digits = 0;
+  for (char c : sci.substr(0, e))
+    if (c != '.') significand = significand * 10 + uint64_t(c - '0'), ++digits;
+  int exponent = std::atoi(std::string(sci.substr(e + 1)).c_str()) - (digits - 1);
+  double f = double(significand);
+  while (true) {
+    if (size_t(std::abs(exponent)) < pow10.size()) {
+      f = exponent >= 0 ? f * pow10[size_t(exponent)] : f / pow10[size_t(-exponent)];
+      break;
+    }
+    if (f == 0 || exponent >= 0) break;  // serde: overflow is an error; scores never get there
+    f /= 1e308;
+    exponent += 308;
+  }
+  return x < 0 ? -f : f;
+}
+
 json read_tokenizer_document(const fs::path& file) {
   const std::string text = read_regular_file(file, kMaxTokenizerFileBytes, "tokenizer file",
                                              "real tokenizer files are at most ~17 MB (multilingual tokenizer.json); "
                                              "is it corrupt or padded?");
   check_json_depth(text, "tokenizer file '" + file.string() + "'");
+  json doc;
   try {
-    return json::parse(text);
+    doc = json::parse(text);
   } catch (const json::exception& e) {
     RC_THROW(Errc::format, "tokenizer file '", file.string(), "' is not valid JSON: ", e.what(),
              "\nHINT: the file is truncated or corrupt; download it again from the model repository");
   }
+  // Unigram scores as tokenizers reads them: serde_json without float_roundtrip is off by an
+  // ulp on about 1 score in 6, which decides the Viterbi path where two segmentations tie
+  // (measured: 40 dashes on a sentencepiece vocabulary).
+  if (auto m = doc.find("model"); m != doc.end() && m->is_object()) {
+    if (auto v = m->find("vocab"); v != m->end() && v->is_array())
+      for (json& piece : *v)
+        if (piece.is_array() && piece.size() == 2 && piece[1].is_number_float())
+          piece[1] = serde_json_f64(piece[1].get<double>());
+  }
+  return doc;
 }
 
 Roles read_roles(const fs::path& dir) {

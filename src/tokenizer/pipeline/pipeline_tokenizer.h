@@ -23,7 +23,8 @@ struct Roles {
 struct PipelineOptions {
   // encode() / encode_batch() (ids only, one sequence) on plain strings, without the
   // alignments offsets need, when every component of the chain has a plain form (BERT's and
-  // XLM-R's chains do): the same ids (tests/tokenizer/test_tokenizer_fast_path.cpp compares the
+  // XLM-R's chains do), and encode_with_offsets() of ASCII texts on BERT-like chains: the same
+  // results (tests/tokenizer/test_tokenizer_fast_path.cpp compares the
   // two). false: always the general path (the tests' reference).
   bool fast_path = true;
 };
@@ -32,12 +33,16 @@ struct PipelineOptions {
 std::unique_ptr<Tokenizer> make_pipeline_tokenizer(const nlohmann::json& doc, const std::string& file,
                                                    const Roles& roles = {}, const PipelineOptions& options = {});
 // Which calls of t take the fast path (for tests): encode() / encode_batch(), encode_words(),
-// encode_pair*(); all false when t is not a pipeline tokenizer.
+// encode_pair*(), encode_with_offsets() (of ASCII texts); all false when t is not a pipeline
+// tokenizer.
 struct FastPaths {
-  bool single = false, words = false, pair = false;
+  bool single = false, words = false, pair = false, offsets = false;
 };
 FastPaths fast_paths(const Tokenizer& t);
-// tokenizer.json, bounded and depth-checked before parsing.
+// The double tokenizers' serde_json parser (no float_roundtrip: up to an ulp off) reads from the
+// shortest text of x, as a saved tokenizer.json holds it; Unigram scores are read through it.
+double serde_json_f64(double x);
+// tokenizer.json, bounded and depth-checked before parsing (Unigram scores via serde_json_f64).
 nlohmann::json read_tokenizer_document(const std::filesystem::path& file);
 // The roles in dir/tokenizer_config.json (and special_tokens_map.json) when present.
 Roles read_roles(const std::filesystem::path& dir);

@@ -33,6 +33,7 @@ class BertPreTokenizer final : public PreTokenizer {
     });
   }
   bool has_plain() const override { return true; }
+  bool plain_keeps_text() const override { return true; }
   // The same pieces in one pass: runs of characters that are neither whitespace nor
   // punctuation, and each punctuation character alone.
   void pre_tokenize_plain(std::string_view text, bool, std::string& arena,

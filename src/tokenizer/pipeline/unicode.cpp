@@ -4,6 +4,7 @@
 #include <utf8proc.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "tokenizer/utf8.h"
 
@@ -28,14 +29,12 @@ void decompose(uint32_t cp, bool compat, std::vector<uint32_t>& out) {
   for (utf8proc_ssize_t i = 0; i < n; ++i) out.push_back(uint32_t(buf[i]));
 }
 
-// Canonical composition of decomposed characters.
-std::vector<uint32_t> compose(std::vector<uint32_t> cps) {
-  if (cps.empty()) return cps;
-  std::vector<utf8proc_int32_t> buf(cps.begin(), cps.end());
-  const utf8proc_ssize_t n =
-      utf8proc_normalize_utf32(buf.data(), utf8proc_ssize_t(buf.size()), utf8proc_option_t(UTF8PROC_COMPOSE));
-  if (n < 0) return cps;
-  return std::vector<uint32_t>(buf.begin(), buf.begin() + n);
+// The primary composite of a and b (unicode-normalization's char::compose), if any.
+std::optional<uint32_t> compose_pair(uint32_t a, uint32_t b) {
+  utf8proc_int32_t buf[2] = {utf8proc_int32_t(a), utf8proc_int32_t(b)};
+  const utf8proc_ssize_t n = utf8proc_normalize_utf32(buf, 2, utf8proc_option_t(UTF8PROC_COMPOSE));
+  if (n != 1) return std::nullopt;
+  return uint32_t(buf[0]);
 }
 
 }  // namespace
@@ -113,52 +112,58 @@ std::vector<CharChange> normalize_form(std::string_view text, NormalForm form) {
     i = j;
   }
   if (form == NormalForm::nfd || form == NormalForm::nfkd) return d;
-  // Composition: groups of a starter and its non-starters, joined to the next group when they
-  // compose together (Hangul L+V+T, starter pairs). A group of n characters composing to m < n
-  // gives m characters whose first removes the n - m others; the changes of the decomposition
-  // are summed onto it, so the result is one transformation of the original text.
+  // Composition: the state machine of unicode-normalization-alignments' Recompositions
+  // (tokenizers' vendored src/utils/unicode_normalization_alignments/recompose.rs), whose
+  // changes HF's offsets follow: a character composed into the one before it ("composee")
+  // adds its change minus one to the composee's; blocked marks wait in a buffer and come out
+  // after the composee.
   std::vector<CharChange> out;
   out.reserve(d.size());
-  size_t i = 0;
-  while (i < d.size()) {
-    size_t j = i + 1;
-    while (j < d.size() && combining_class(d[j].cp) != 0) ++j;
-    std::vector<uint32_t> group;
-    for (size_t k = i; k < j; ++k) group.push_back(d[k].cp);
-    std::vector<uint32_t> composed = compose(group);
-    // Take the following groups in while they compose with this one.
-    while (j < d.size()) {
-      size_t k2 = j + 1;
-      while (k2 < d.size() && combining_class(d[k2].cp) != 0) ++k2;
-      std::vector<uint32_t> next;
-      for (size_t k = j; k < k2; ++k) next.push_back(d[k].cp);
-      std::vector<uint32_t> joined = composed;
-      joined.insert(joined.end(), next.begin(), next.end());
-      std::vector<uint32_t> joined_composed = compose(joined);
-      if (joined_composed.size() >= composed.size() + compose(next).size()) break;
-      group.insert(group.end(), next.begin(), next.end());
-      composed = std::move(joined_composed);
-      j = k2;
-    }
-    // Net change of the group in the original: sum of the decomposition's changes and the
-    // composition's removal.
-    int64_t inserted = 0;
-    for (size_t k = i; k < j; ++k) inserted += d[k].change;
-    if (composed.size() == j - i) {
-      for (size_t k = i; k < j; ++k) out.push_back({composed[k - i], d[k].change});
-    } else {
-      // The composed characters stand for the group's sources: the first one replaces them
-      // (removing the rest), any others are new.
-      const int64_t sources = int64_t(j - i) - inserted;  // original characters in the group
-      for (size_t k = 0; k < composed.size(); ++k) {
-        if (k == 0)
-          out.push_back({composed[0], -(sources - 1)});
-        else
-          out.push_back({composed[k], 1});
+  std::optional<CharChange> composee;
+  std::vector<CharChange> pending;  // the buffer
+  int last_ccc = -1;                // none
+  auto flush = [&] {
+    out.push_back(*composee);
+    out.insert(out.end(), pending.begin(), pending.end());
+    pending.clear();
+  };
+  for (const CharChange& c : d) {
+    const int ccc = combining_class(c.cp);
+    if (!composee) {
+      if (ccc != 0) {
+        out.push_back(c);
+      } else {
+        composee = c;
       }
-      if (sources <= 0) out.back().change = 1;  // a group of only new characters
+      continue;
     }
-    i = j;
+    if (last_ccc >= 0 && last_ccc >= ccc) {  // blocked from the composee
+      if (ccc == 0) {
+        flush();
+        composee = c;
+        last_ccc = -1;
+      } else {
+        pending.push_back(c);
+        last_ccc = ccc;
+      }
+      continue;
+    }
+    if (const std::optional<uint32_t> r = compose_pair(composee->cp, c.cp)) {
+      composee = CharChange{*r, composee->change + c.change - 1};
+      continue;
+    }
+    if (last_ccc < 0 && ccc == 0) {
+      out.push_back(*composee);  // the buffer is empty here
+      composee = c;
+      continue;
+    }
+    pending.push_back(c);
+    last_ccc = ccc;
+  }
+  if (composee) {
+    flush();
+  } else {
+    out.insert(out.end(), pending.begin(), pending.end());
   }
   return out;
 }
