@@ -21,6 +21,12 @@ void embedding_forward(const ExecCtx& ctx, float* out, const int32_t* ids, const
 void embedding_backward(const ExecCtx& ctx, float* dwte, float* dwpe, float* dtte, const float* dout,
                         const int32_t* ids, const int32_t* positions, const int32_t* token_types, int64_t BT, int64_t C,
                         int32_t pad_id);
+// The same with the position table's own padding row: position_pad_id (RoBERTa's is
+// pad_token_id), or -1 when it has none (BERT, DistilBERT: every position gets its gradient).
+// One pass over dout on the CPU either way, which is why it is one call.
+void embedding_backward(const ExecCtx& ctx, float* dwte, float* dwpe, float* dtte, const float* dout,
+                        const int32_t* ids, const int32_t* positions, const int32_t* token_types, int64_t BT, int64_t C,
+                        int32_t pad_id, int32_t position_pad_id);
 
 namespace ref {
 void embedding_forward(float* out, const int32_t* ids, const int32_t* positions, const int32_t* token_types,

@@ -256,14 +256,11 @@ float forward_backward_hidden(const ExecCtx& ctx, const RobertaModel& model, con
                                 P + o.ln_emb_gamma, ws.emb_mean_.f32(), ws.emb_rstd_.f32(), BT, C);
   });
   profiled(ctx, F::embedding, [&] {
-    if (c.family().position_pad_row) {
-      kernels::embedding_backward(ctx, G + o.wte, G + o.wpe, types ? G + o.tte : nullptr, d_s, batch.ids, positions,
-                                  batch.token_types, BT, C, c.pad_token_id);
-    } else {  // the position table has no padding row: every position gets its gradient
-      kernels::embedding_backward(ctx, G + o.wte, nullptr, types ? G + o.tte : nullptr, d_s, batch.ids, positions,
-                                  batch.token_types, BT, C, c.pad_token_id);
-      kernels::embedding_backward(ctx, nullptr, G + o.wpe, nullptr, d_s, batch.ids, positions, nullptr, BT, C, -1);
-    }
+    // One pass over d_s for every family; a position table without a padding row (BERT,
+    // DistilBERT) gives every position its gradient.
+    kernels::embedding_backward(ctx, G + o.wte, G + o.wpe, types ? G + o.tte : nullptr, d_s, batch.ids, positions,
+                                batch.token_types, BT, C, c.pad_token_id,
+                                c.family().position_pad_row ? c.pad_token_id : -1);
   });
   return hr.loss;
 }

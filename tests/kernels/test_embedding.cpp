@@ -84,6 +84,30 @@ TEST(Embedding, BackwardMatchesRefSkipsPadAndAccumulates) {
   }
 }
 
+// BERT / DistilBERT: the position table has no padding row (position_pad_id -1) while the word
+// table keeps pad_id's; one call does what the reference does in two (words, then positions).
+TEST(Embedding, BackwardWithoutAPositionPadRowMatchesTwoRefPasses) {
+  const ExecCtx ctx{};
+  const int64_t V = 50, P = 40, T = 13, BT = 2 * T, C = 96;
+  const int32_t pad = 0;  // BERT's: position 0 ([CLS]) collides with the pad id
+  Batch b = make_batch(T, pad, V);
+  for (int64_t i = 0; i < BT; ++i) b.pos[size_t(i)] = int32_t(i % T);  // BERT's arange, padding included
+  auto dout = randn(BT * C, 14);
+  auto dwte0 = randn(V * C, 15), dwpe0 = randn(P * C, 16), dtte0 = randn(2 * C, 17);
+  auto dwte = dwte0, dwpe = dwpe0, dtte = dtte0, rdwte = dwte0, rdwpe = dwpe0, rdtte = dtte0;
+  embedding_backward(ctx, dwte.data(), dwpe.data(), dtte.data(), dout.data(), b.ids.data(), b.pos.data(),
+                     b.types.data(), BT, C, pad, -1);
+  ref::embedding_backward(rdwte.data(), nullptr, rdtte.data(), dout.data(), b.ids.data(), b.pos.data(), b.types.data(),
+                          BT, C, pad);
+  ref::embedding_backward(nullptr, rdwpe.data(), nullptr, dout.data(), b.ids.data(), b.pos.data(), nullptr, BT, C, -1);
+  EXPECT_EQ(dwte, rdwte);
+  EXPECT_EQ(dwpe, rdwpe);
+  EXPECT_EQ(dtte, rdtte);
+  // Position 0 got its gradient; word row `pad` did not.
+  EXPECT_NE(dwpe[0], dwpe0[0]);
+  for (int64_t c = 0; c < C; ++c) ASSERT_EQ(dwte[size_t(pad * C + c)], dwte0[size_t(pad * C + c)]);
+}
+
 TEST(EmbeddingRef, BackwardMatchesFiniteDifferences) {
   const int64_t V = 6, P = 8, T = 5, BT = 2 * T, C = 3;
   const int32_t pad = 1;

@@ -57,8 +57,8 @@ void attention_forward_bf16(uint16_t* out, const uint16_t* qkv, const int32_t* s
 void embedding_forward(float* out, const int32_t* ids, const int32_t* positions, const int32_t* token_types,
                        const float* wte, const float* wpe, const float* tte, int64_t BT, int64_t C) noexcept;
 void embedding_backward(float* dwte, float* dwpe, float* dtte, const float* dout, const int32_t* ids,
-                        const int32_t* positions, const int32_t* token_types, int64_t BT, int64_t C,
-                        int32_t pad_id) noexcept;
+                        const int32_t* positions, const int32_t* token_types, int64_t BT, int64_t C, int32_t pad_id,
+                        int32_t position_pad_id) noexcept;
 
 // loss.h
 void softmax_forward(float* probs, const float* logits, int64_t B, int64_t K) noexcept;

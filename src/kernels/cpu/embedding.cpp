@@ -24,8 +24,8 @@ void embedding_forward(float* out, const int32_t* ids, const int32_t* positions,
 }
 
 void embedding_backward(float* dwte, float* dwpe, float* dtte, const float* dout, const int32_t* ids,
-                        const int32_t* positions, const int32_t* token_types, int64_t BT, int64_t C,
-                        int32_t pad_id) noexcept {
+                        const int32_t* positions, const int32_t* token_types, int64_t BT, int64_t C, int32_t pad_id,
+                        int32_t position_pad_id) noexcept {
   constexpr int64_t kCols = 64;
 #pragma omp parallel for schedule(static)
   for (int64_t c0 = 0; c0 < C; c0 += kCols) {
@@ -36,7 +36,7 @@ void embedding_backward(float* dwte, float* dwpe, float* dtte, const float* dout
         float* w = dwte + int64_t(ids[i]) * C;
         for (int64_t c = c0; c < c1; ++c) w[c] += d[c];
       }
-      if (dwpe && positions[i] != pad_id) {
+      if (dwpe && positions[i] != position_pad_id) {
         float* w = dwpe + int64_t(positions[i]) * C;
         for (int64_t c = c0; c < c1; ++c) w[c] += d[c];
       }
