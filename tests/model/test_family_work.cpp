@@ -22,7 +22,7 @@ using namespace rc;
 
 namespace {
 
-const fs::path kFamiliesRoot = fs::path(RC_TEST_DATA_DIR) / "tiny_families";
+const fs::path kFamilyWorkRoot = fs::path(RC_TEST_DATA_DIR) / "tiny_families";
 using Counts = std::vector<int64_t>;  // calls per (phase, op family)
 
 Counts counts_of(const kernels::Profiler& p) {
@@ -58,9 +58,9 @@ struct SmallBatch {
 
 std::unique_ptr<model::RobertaModel> load(const std::string& name, model::WeightFormat pack) {
   model::CheckpointLoadOptions o;
-  o.head = model::checkpoint_head_kind(kFamiliesRoot / name);
+  o.head = model::checkpoint_head_kind(kFamilyWorkRoot / name);
   o.pack = pack;
-  return model::load_checkpoint(kFamiliesRoot / name, o);
+  return model::load_checkpoint(kFamilyWorkRoot / name, o);
 }
 
 Counts inference_counts(const std::string& name, model::WeightFormat pack) {
