@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The README's main command: the whole reference pipeline in one go, on CPU.
-#   install deps (root) -> build (Release) -> start from the shipped small RoBERTa that
-#   `roberta pretrain` made from unlabelled tweets (assets/pretrained/tweets-tiny-mlm, README
-#   there; without it: `roberta init` from scratch) -> fill-mask with it ->
+#   install deps (root) -> build (Release) -> start from the shipped small XLM-R-layout model
+#   that `roberta pretrain` made from unlabelled tweets with its own 8k Unigram tokenizer
+#   (assets/pretrained/tweets-small-mlm, README there; without it: `roberta init` of a tiny
+#   RoBERTa from scratch) -> fill-mask with it ->
 #   fine-tune on the bundled TweetEval sentiment -> evaluate on val and test -> save ->
 #   predict "Covid cases are increasing fast!" -> serve the saved model, query it, stop it.
-# Sized for ~10 minutes on 2 cores (DEMO_MAX_STEPS / DEMO_CONFIG / DEMO_THREADS override).
+# Sized for ~10 minutes on 2 cores with the build done (7.3 min measured) (DEMO_MAX_STEPS / DEMO_CONFIG / DEMO_THREADS override).
 # Usage: scripts/demo.sh [--no-deps] [--configure-only]      Output: $DEMO_DIR (default /tmp/roberta-demo)
 #   --configure-only  configure the build folder and stop (scripts/check-builds.sh runs it)
 set -euo pipefail
@@ -14,8 +15,8 @@ ROOT=$(pwd)
 
 BUILD_DIR=${BUILD_DIR:-build}
 DEMO_DIR=${DEMO_DIR:-/tmp/roberta-demo}
-DEMO_CONFIG=${DEMO_CONFIG:-tiny}            # 2 layers x 128 hidden, full roberta-base vocabulary
-DEMO_MAX_STEPS=${DEMO_MAX_STEPS:-3000}      # optimizer steps of batch 32 (~2.1 epochs of 45k tweets; ~1 min quiet)
+DEMO_CONFIG=${DEMO_CONFIG:-tiny}            # without a pretrained start only: 2 layers x 128 hidden, roberta-base vocabulary
+DEMO_MAX_STEPS=${DEMO_MAX_STEPS:-3000}      # optimizer steps of batch 32 (~2.1 epochs of 45k tweets; ~7 min quiet, 2 threads)
 DEMO_THREADS=${DEMO_THREADS:-2}
 DEMO_PORT=${DEMO_PORT:-18080}
 DATA=$ROOT/data/tweeteval/sentiment
@@ -64,14 +65,16 @@ BIN=$ROOT/$BUILD_DIR/cli/roberta
 rm -rf "$DEMO_DIR"
 mkdir -p "$DEMO_DIR"
 
-PRETRAINED=${DEMO_PRETRAINED:-assets/pretrained/tweets-tiny-mlm}
+# The shipped start and the tokenizer it was pretrained with (its README names both).
+PRETRAINED=${DEMO_PRETRAINED:-assets/pretrained/tweets-small-mlm}
+PRETRAINED_TOKENIZER=${DEMO_PRETRAINED_TOKENIZER:-assets/tokenizer/tweets-unigram-8k}
 if [ -f "$PRETRAINED/model.safetensors" ]; then
   # The reference fine-tunes a model pretrained on tweets (TimeLMs); no hub is reachable here,
   # so the repo ships a small one that `roberta pretrain` made (see its README).
-  step "pretrained start: $PRETRAINED (RobertaForMaskedLM, masked-LM on unlabelled tweets)"
+  step "pretrained start: $PRETRAINED (masked-LM on unlabelled tweets; tokenizer $PRETRAINED_TOKENIZER)"
   mkdir -p "$DEMO_DIR/init"
   cp "$PRETRAINED/config.json" "$PRETRAINED/model.safetensors" "$DEMO_DIR/init/"
-  cp assets/tokenizer/roberta-base/vocab.json assets/tokenizer/roberta-base/merges.txt "$DEMO_DIR/init/"
+  find "$PRETRAINED_TOKENIZER" -maxdepth 1 -type f ! -name README.md -exec cp {} "$DEMO_DIR/init/" \;
   "$BIN" fill-mask --model "$DEMO_DIR/init" --top-k 3 "Covid cases are <mask> fast!" "I <mask> this phone"
 else
   step "roberta init: a $DEMO_CONFIG RoBERTa classifier from scratch (HF init)"
@@ -81,9 +84,10 @@ fi
 
 step "roberta train: TweetEval sentiment, $DEMO_MAX_STEPS steps, $DEMO_THREADS threads"
 # A small model: a larger lr than the reference's 1e-5, warmup, and batches grouped by length
-# (less padding). 5e-4 rather than 1e-3: over three seeds its best val macro recall is 63.5-65.5,
-# 1e-3's 58.1-65.0 (docs/quality.md). From the masked-LM folder the encoder is loaded, lm_head reported unused and
-# the classifier initialised, as from_pretrained does.
+# (less padding). 5e-4 rather than 1e-3: from the earlier 2 x 128 start its best val macro recall
+# over three seeds was 63.5-65.5, 1e-3's 58.1-65.0; from this start 65.7-67.6 (docs/quality.md).
+# From the masked-LM folder the encoder is loaded, lm_head reported unused and the classifier
+# initialised, as from_pretrained does.
 "$BIN" train --model "$DEMO_DIR/init" --data "$DATA" --output "$DEMO_DIR/model" \
   --max-steps "$DEMO_MAX_STEPS" --batch-size 32 --lr 5e-4 --warmup-ratio 0.06 --weight-decay 0.01 \
   --max-length 128 --eval-every 300 --eval-batch-size 128 --group-by-length --save-total-limit 2 \
