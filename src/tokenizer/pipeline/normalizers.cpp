@@ -127,6 +127,14 @@ class BertNormalizer final : public Normalizer {
   // transform set them: a kept or mapped character keeps its own, a character a transform adds
   // (change 1) takes the one before it (the Chinese character's spaces, a lowercase's extra
   // characters, NFD's marks), NFD's replacing characters take the alignments in order.
+  // BertNormalizer's clean_text for one character: false drops it (NUL, U+FFFD, controls
+  // other than \t \n \r), whitespace becomes ' '. One definition for the plain and aligned paths.
+  static bool clean_char(uint32_t& c) {
+    const bool control = !(c == '\t' || c == '\n' || c == '\r') && is_other(c);
+    if (c == 0 || c == 0xFFFD || control) return false;
+    if (c == '\t' || c == '\n' || c == '\r' || is_unicode_whitespace(c)) c = ' ';
+    return true;
+  }
   bool has_aligned() const override { return true; }
   void normalize_aligned(std::string& text, std::vector<ByteRange>& align) const override {
     thread_local std::vector<uint32_t> cps, next;
@@ -138,11 +146,7 @@ class BertNormalizer final : public Normalizer {
       uint32_t c = utf8_decode(p + i, len);
       const ByteRange a = align[i];
       i += size_t(len);
-      if (clean_text_) {
-        const bool control = !(c == '\t' || c == '\n' || c == '\r') && is_other(c);
-        if (c == 0 || c == 0xFFFD || control) continue;
-        if (c == '\t' || c == '\n' || c == '\r' || is_unicode_whitespace(c)) c = ' ';
-      }
+      if (clean_text_ && !clean_char(c)) continue;
       if (chinese_ && is_chinese_char(c)) {
         cps.insert(cps.end(), {' ', c, ' '});
         al.insert(al.end(), {a, a, a});
@@ -203,11 +207,7 @@ class BertNormalizer final : public Normalizer {
       const int len = utf8_lead_length(p[i]);
       uint32_t c = utf8_decode(p + i, len);
       i += size_t(len);
-      if (clean_text_) {
-        const bool control = !(c == '\t' || c == '\n' || c == '\r') && is_other(c);
-        if (c == 0 || c == 0xFFFD || control) continue;
-        if (c == '\t' || c == '\n' || c == '\r' || is_unicode_whitespace(c)) c = ' ';
-      }
+      if (clean_text_ && !clean_char(c)) continue;
       if (chinese_ && is_chinese_char(c)) {
         cps.push_back(' ');
         cps.push_back(c);
