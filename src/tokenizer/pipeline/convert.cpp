@@ -369,8 +369,8 @@ json convert_sentencepiece(const fs::path& model_file, bool camembert) {
   const char* const kind = m.model_type == 3 ? "WORD" : m.model_type == 4 ? "CHAR" : "unknown";
   RC_CHECK(m.model_type == 1 || m.model_type == 2, Errc::unsupported, "sentencepiece model '", model_file.string(),
            "' has model_type ", m.model_type, " (", kind, "), not Unigram (1) or BPE (2)",
-           "\nHINT: transformers' converters take only Unigram and BPE sentencepiece models; convert it to a "
-           "tokenizer.json with a WordLevel model yourself, or retrain it with model_type=unigram or bpe");
+           "\nHINT: transformers' converters refuse WORD and CHAR sentencepiece models too; use a tokenizer.json "
+           "for it, or retrain the model with model_type=unigram or bpe");
   // The converter's vocab(proto), scores as Python holds them (the float read from the model).
   std::vector<std::pair<std::string, double>> vocab_scores;
   if (camembert) {  // CamembertConverter.vocab
