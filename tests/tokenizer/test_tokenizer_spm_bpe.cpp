@@ -136,6 +136,23 @@ TEST(SpmBpeConversion, ConverterWritesThePythonTranscriptionsDocument) {
   }
 }
 
+// XLM-R's role ids (<s> 0, <pad> 1, </s> 2, <unk> 3, <mask> last) and CamemBERT's (<s> 5 and
+// </s> 6, the model's own pieces, after the NOTUSED ones), as the converted vocabularies give them.
+TEST(SpmBpeConversion, SpecialIdsAreTheConvertersOnes) {
+  const auto xlmr = load_slow("spm-bpe");
+  EXPECT_EQ(xlmr->bos_id(), 0);
+  EXPECT_EQ(xlmr->pad_id(), 1);
+  EXPECT_EQ(xlmr->eos_id(), 2);
+  EXPECT_EQ(xlmr->unk_id(), 3);
+  EXPECT_EQ(xlmr->mask_id(), xlmr->vocab_size() - 1);
+  const auto camembert = load_slow("spm-bpe-camembert");
+  EXPECT_EQ(camembert->bos_id(), 5);
+  EXPECT_EQ(camembert->pad_id(), 1);
+  EXPECT_EQ(camembert->eos_id(), 6);
+  EXPECT_EQ(camembert->unk_id(), 3);
+  EXPECT_EQ(camembert->mask_id(), camembert->vocab_size() - 1);
+}
+
 // --- A SentencePiece ModelProto written by hand (sentencepiece_model.proto field numbers).
 std::string varint(uint64_t v) {
   std::string out;
