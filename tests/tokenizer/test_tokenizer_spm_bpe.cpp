@@ -111,6 +111,12 @@ TEST(SpmBpeConversion, SlowFolderMatchesHuggingFace) {
   }
 }
 
+// The converted chain (Precompiled, Strip, Replace, Metaspace, BPE) takes the ids-only fast
+// path, so the goldens above check encode() on it and encode_with_offsets() on the general one.
+TEST(SpmBpeConversion, ConvertedChainTakesTheFastPath) {
+  for (const char* name : kVariants) EXPECT_TRUE(tokenizer::pipeline::fast_paths(*load_slow(name)).single) << name;
+}
+
 // The converted tokenizer.json itself through the pipeline's BPE model (fuse_unk, Metaspace).
 TEST(SpmBpeConversion, ConvertedTokenizerJsonMatchesHuggingFace) {
   for (const char* name : kVariants) {
