@@ -3,7 +3,7 @@
 
 From src/transformers/convert_slow_tokenizer.py (huggingface/transformers, commit
 00111b31e6624701fe598078e80d36127ac95241): BertConverter and SpmConverter +
-XLMRobertaConverter, writing the tokenizer.json that `tokenizers` would save (its serde
+XLMRobertaConverter (+ CamembertConverter), writing the tokenizer.json that `tokenizers` would save (its serde
 layout). transformers and `tokenizers` are not installed here: the ModelProto is read by hand
 (sentencepiece_model.proto field numbers), and the JSON is written directly.
 src/tokenizer/pipeline/convert.cpp is the same transcription in C++; the goldens check both
@@ -94,7 +94,8 @@ def _fields(b):
 
 def read_model_proto(path):
     data = open(path, "rb").read()
-    proto = {"pieces": [], "model_type": 1, "byte_fallback": False, "unk_id": 0, "precompiled_charsmap": b""}
+    proto = {"pieces": [], "model_type": 1, "byte_fallback": False, "unk_id": 0, "unk_piece": "<unk>",
+             "precompiled_charsmap": b""}
     for f, w, v in _fields(data):
         if f == 1:
             piece = {"piece": "", "score": 0.0, "type": 1}
@@ -106,7 +107,7 @@ def read_model_proto(path):
                 elif pf == 3:
                     piece["type"] = pv
             proto["pieces"].append(piece)
-        elif f == 2:  # TrainerSpec: model_type = 3, byte_fallback = 35, unk_id = 40
+        elif f == 2:  # TrainerSpec: model_type = 3, byte_fallback = 35, unk_id = 40, unk_piece = 45
             for tf, tw, tv in _fields(v):
                 if tf == 3:
                     proto["model_type"] = tv
@@ -114,6 +115,8 @@ def read_model_proto(path):
                     proto["byte_fallback"] = bool(tv)
                 elif tf == 40:
                     proto["unk_id"] = tv
+                elif tf == 45:
+                    proto["unk_piece"] = tv.decode("utf-8")
         elif f == 3:  # NormalizerSpec: precompiled_charsmap = 2
             for nf, nw, nv in _fields(v):
                 if nf == 2:
@@ -121,9 +124,41 @@ def read_model_proto(path):
     return proto
 
 
+# --- SentencePieceExtractor (BPE models) ----------------------------------------------------
+# transformers v4.5x convert_slow_tokenizer.py: SentencePieceExtractor.extract(vocab_scores) ->
+# generate_merges(vocab, vocab_scores). (At commit 00111b31 generate_merges is the same, moved to
+# tokenization_utils_base.py, but SpmConverter's model_type 2 branch still calls extract(vocab_scores)
+# against the extractor's new extract(model_type, **kwargs) signature and fails; v4.5x is the last
+# working code.)
+def generate_merges(vocab, vocab_scores):
+    reverse = vocab_scores is not None
+    vocab_scores = dict(vocab_scores) if reverse else vocab
+
+    merges = []
+    for merge, piece_score in vocab_scores.items():
+        local = []
+        for index in range(1, len(merge)):
+            piece_l, piece_r = merge[:index], merge[index:]
+            if piece_l in vocab and piece_r in vocab:
+                local.append((piece_l, piece_r, piece_score))
+        local = sorted(local, key=lambda x: (vocab[x[0]], vocab[x[1]]))
+        merges.extend(local)
+
+    merges = sorted(merges, key=lambda val: (val[2], len(val[0]), len(val[1])), reverse=reverse)
+    merges = [(val[0], val[1]) for val in merges]
+    return merges
+
+
+def sentencepiece_extract(proto, vocab_scores):
+    # {sp.id_to_piece(index): index for index in range(sp.GetPieceSize())}: the model's own pieces
+    # and ids (a repeated piece keeps its last id), not the converter's reordered vocabulary.
+    vocab = {p["piece"]: i for i, p in enumerate(proto["pieces"])}
+    return vocab, generate_merges(vocab, vocab_scores)
+
+
 # --- SpmConverter + XLMRobertaConverter ------------------------------------------------------
 def xlm_roberta_converter(proto, camembert=False):
-    assert proto["model_type"] == 1, "not a Unigram model"
+    assert proto["model_type"] in (1, 2), "model_type %d: neither Unigram nor BPE" % proto["model_type"]
     if camembert:  # CamembertConverter.vocab / unk_id (3)
         vocab = [["<s>NOTUSED", 0.0], ["<pad>", 0.0], ["</s>NOTUSED", 0.0], ["<unk>", 0.0], ["<unk>NOTUSED", -100]]
         vocab += [[p["piece"], p["score"]] for p in proto["pieces"][1:]]
@@ -180,6 +215,21 @@ def xlm_roberta_converter(proto, camembert=False):
                                "</s>": {"id": "</s>", "ids": [token_to_id["</s>"]], "tokens": ["</s>"]}},
         },
         "decoder": dict(metaspace),
-        # byte_fallback=self.handle_byte_fallback: False for XLMRobertaConverter / CamembertConverter.
-        "model": {"type": "Unigram", "unk_id": 3, "vocab": vocab, "byte_fallback": False},
+        "model": spm_model(proto, vocab),
     }
+
+
+def spm_model(proto, vocab):
+    """SpmConverter.tokenizer's model; vocab is the converter's vocab(proto) list."""
+    # byte_fallback=self.handle_byte_fallback: False for XLMRobertaConverter / CamembertConverter.
+    if proto["model_type"] == 1:
+        return {"type": "Unigram", "unk_id": 3, "vocab": vocab, "byte_fallback": False}
+    # model_type == 2: merges = SpmExtractor(vocab_file).extract(vocab_scores); the BPE vocabulary
+    # numbers vocab_scores in order (a repeated piece keeps its last number).
+    _, merges = sentencepiece_extract(proto, vocab)
+    bpe_vocab = {word: i for i, (word, score) in enumerate(vocab)}
+    # BPE(bpe_vocab, merges, unk_token=trainer_spec.unk_piece, fuse_unk=True,
+    #     byte_fallback=self.handle_byte_fallback, dropout=None), as tokenizers 0.22 serializes it.
+    return {"type": "BPE", "dropout": None, "unk_token": proto["unk_piece"], "continuing_subword_prefix": None,
+            "end_of_word_suffix": None, "fuse_unk": True, "byte_fallback": False, "ignore_merges": False,
+            "vocab": bpe_vocab, "merges": [[a, b] for a, b in merges]}

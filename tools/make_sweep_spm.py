@@ -5,7 +5,8 @@
 
 Trains small Unigram models on CORPUS with each normalization rule (nmt_nfkc, nfkc,
 nmt_nfkc_cf, identity) and the trainer options hidden checks may use (add_dummy_prefix false,
-byte_fallback, split_digits, user_defined_symbols), and writes per variant <name>:
+byte_fallback, split_digits, user_defined_symbols), and a few BPE models (model_type 2),
+and writes per variant <name>:
   <name>/tokenizer.json              XLMRobertaConverter's document (tools/convert_slow_tokenizer.py)
   <name>-slow/sentencepiece.bpe.model + tokenizer_config.json   the file from_dir converts itself
 """
@@ -27,6 +28,10 @@ VARIANTS = {
     "spm-uni-byte-fallback": {"byte_fallback": True},
     "spm-uni-split-digits": {"split_digits": True, "user_defined_symbols": ["GNU", "<sep2>", "http://"]},
     "spm-uni-no-ws-removal": {"remove_extra_whitespaces": False, "normalization_rule_name": "nmt_nfkc_cf"},
+    "spm-bpe-nmt-nfkc": {"model_type": "bpe"},
+    "spm-bpe-identity": {"model_type": "bpe", "normalization_rule_name": "identity"},
+    "spm-bpe-byte-fallback": {"model_type": "bpe", "byte_fallback": True,
+                              "user_defined_symbols": ["GNU", "<sep2>"]},
 }
 
 
@@ -37,7 +42,8 @@ def main():
     try:
         for name, opts in VARIANTS.items():
             prefix = os.path.join(tmp, name)
-            spm.SentencePieceTrainer.train(input=corpus, model_prefix=prefix, vocab_size=2000, model_type="unigram",
+            opts = {"model_type": "unigram", **opts}
+            spm.SentencePieceTrainer.train(input=corpus, model_prefix=prefix, vocab_size=2000,
                                            character_coverage=0.9995, num_threads=1, minloglevel=2,
                                            **opts)
             slow = os.path.join(out, name + "-slow")

@@ -1,10 +1,16 @@
 // transformers' slow-to-fast converters (src/transformers/convert_slow_tokenizer.py at commit
 // 00111b31e6624701fe598078e80d36127ac95241: BertConverter, SpmConverter, XLMRobertaConverter,
-// CamembertConverter), writing the tokenizer.json document the fast tokenizer would save.
+// CamembertConverter; for BPE sentencepiece models SentencePieceExtractor and generate_merges as
+// of transformers v4.5x, see spm_bpe_merges), writing the tokenizer.json document the fast
+// tokenizer would save.
 // tools/convert_slow_tokenizer.py is the same transcription in Python; the goldens check that
 // both give HF's ids.
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <optional>
+#include <tuple>
+#include <unordered_map>
 
 #include "core/check.h"
 #include "core/json_depth.h"
@@ -64,8 +70,9 @@ struct SpmPiece {
 };
 struct SpmModel {
   std::vector<SpmPiece> pieces;
-  int model_type = 1;          // TrainerSpec.model_type: 1 UNIGRAM
-  bool byte_fallback = false;  // read, not used: see convert_sentencepiece
+  int model_type = 1;               // TrainerSpec.model_type: 1 UNIGRAM, 2 BPE, 3 WORD, 4 CHAR
+  bool byte_fallback = false;       // read, not used: see convert_sentencepiece
+  std::string unk_piece = "<unk>";  // TrainerSpec.unk_piece: the BPE model's unk_token
   std::string precompiled_charsmap;
 };
 
@@ -167,7 +174,11 @@ SpmModel read_spm(const fs::path& path) {
           m.model_type = int(t.varint());
         else if (f == 35 && w == 0)
           m.byte_fallback = t.varint() != 0;
-        else
+        else if (f == 45 && w == 2) {
+          const std::string_view s = t.bytes();
+          t.check(s.size() <= kMaxTokenBytes && is_valid_utf8(s), "unk_piece is too long or not UTF-8");
+          m.unk_piece = std::string(s);
+        } else
           t.skip(w);
       }
     } else if (field == 3 && wire == 2) {  // NormalizerSpec
@@ -186,6 +197,69 @@ SpmModel read_spm(const fs::path& path) {
   }
   r.check(!m.pieces.empty(), "it has no pieces");
   return m;
+}
+
+// transformers v4.5x convert_slow_tokenizer.py, SpmConverter.tokenizer for model_type 2:
+// SentencePieceExtractor(vocab_file).extract(vocab_scores) -> generate_merges(vocab, vocab_scores),
+// vocab being the model's own {piece: id} and vocab_scores the converter's vocab(proto). (At commit
+// 00111b31 generate_merges is unchanged, moved to tokenization_utils_base.py, but SpmConverter still
+// calls extract(vocab_scores) against the extractor's new extract(model_type, **kwargs) and fails
+// on BPE models; v4.5x is the last code that converts them.) Every split of every piece of
+// vocab_scores whose two parts are both pieces of the model, each piece's splits ordered by the
+// parts' ids, then all stably by (score, left length, right length) in code points, highest first.
+std::vector<std::pair<std::string, std::string>> spm_bpe_merges(
+    const SpmModel& m, const std::vector<std::pair<std::string, double>>& vocab_scores, const std::string& file) {
+  std::unordered_map<std::string_view, int32_t> spm_ids;  // a repeated piece keeps its last id
+  for (size_t i = 0; i < m.pieces.size(); ++i) spm_ids[m.pieces[i].piece] = int32_t(i);
+  // dict(vocab_scores): a repeated piece keeps its first position and its last score.
+  std::vector<std::pair<std::string_view, double>> scores;
+  std::unordered_map<std::string_view, size_t> position;
+  for (const auto& [piece, score] : vocab_scores) {
+    RC_CHECK(!std::isnan(score), Errc::format, "sentencepiece model '", file, "': piece '", piece.substr(0, 40),
+             "' has a NaN score", "\nHINT: the file is corrupt; download it again");
+    const auto [it, fresh] = position.emplace(piece, scores.size());
+    if (fresh)
+      scores.emplace_back(piece, score);
+    else
+      scores[it->second].second = score;
+  }
+  struct Merge {
+    uint32_t piece;  // index in scores
+    uint16_t split, left_chars, right_chars;
+  };
+  std::vector<Merge> merges;
+  for (size_t p = 0; p < scores.size(); ++p) {
+    const std::string_view piece = scores[p].first;
+    size_t total_chars = 0;
+    for (const char c : piece) total_chars += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    const size_t first = merges.size();
+    size_t left_chars = 0;
+    for (size_t i = 1; i < piece.size(); ++i) {
+      if ((static_cast<unsigned char>(piece[i]) & 0xC0) == 0x80) continue;  // inside a character
+      ++left_chars;
+      if (spm_ids.count(piece.substr(0, i)) && spm_ids.count(piece.substr(i))) {
+        RC_CHECK(merges.size() < kMaxVocab, Errc::format, "sentencepiece model '", file, "' gives more than ",
+                 kMaxVocab, " BPE merges", "\nHINT: real models give a few per piece; is the file corrupt?");
+        merges.push_back({uint32_t(p), uint16_t(i), uint16_t(left_chars), uint16_t(total_chars - left_chars)});
+      }
+    }
+    std::sort(merges.begin() + std::ptrdiff_t(first), merges.end(), [&](const Merge& a, const Merge& b) {
+      return std::pair(spm_ids[piece.substr(0, a.split)], spm_ids[piece.substr(a.split)]) <
+             std::pair(spm_ids[piece.substr(0, b.split)], spm_ids[piece.substr(b.split)]);
+    });
+  }
+  // sorted(..., reverse=True) keeps equal keys in their order: a stable sort, highest first.
+  std::stable_sort(merges.begin(), merges.end(), [&](const Merge& a, const Merge& b) {
+    return std::tuple(scores[a.piece].second, a.left_chars, a.right_chars) >
+           std::tuple(scores[b.piece].second, b.left_chars, b.right_chars);
+  });
+  std::vector<std::pair<std::string, std::string>> out;
+  out.reserve(merges.size());
+  for (const Merge& x : merges) {
+    const std::string_view piece = scores[x.piece].first;
+    out.emplace_back(piece.substr(0, x.split), piece.substr(x.split));
+  }
+  return out;
 }
 
 }  // namespace
@@ -291,40 +365,35 @@ bool is_camembert_config(const fs::path& dir) {
 
 json convert_sentencepiece(const fs::path& model_file, bool camembert) {
   const SpmModel m = read_spm(model_file);
-  RC_CHECK(
-      m.model_type == 1, Errc::unsupported, "sentencepiece model '", model_file.string(), "' has model_type ",
-      m.model_type, ", not Unigram (1)",
-      "\nHINT: only Unigram SentencePiece models (XLM-R, CamemBERT) are converted; use the model's tokenizer.json");
-  json vocab = json::array();
+  // SpmConverter.tokenizer: model_type 1 Unigram, 2 BPE; anything else raises.
+  const char* const kind = m.model_type == 3 ? "WORD" : m.model_type == 4 ? "CHAR" : "unknown";
+  RC_CHECK(m.model_type == 1 || m.model_type == 2, Errc::unsupported, "sentencepiece model '", model_file.string(),
+           "' has model_type ", m.model_type, " (", kind, "), not Unigram (1) or BPE (2)",
+           "\nHINT: transformers' converters refuse WORD and CHAR sentencepiece models too; use a tokenizer.json "
+           "for it, or retrain the model with model_type=unigram or bpe");
+  // The converter's vocab(proto), scores as Python holds them (the float read from the model).
+  std::vector<std::pair<std::string, double>> vocab_scores;
   if (camembert) {  // CamembertConverter.vocab
-    vocab.push_back({"<s>NOTUSED", 0.0});
-    vocab.push_back({"<pad>", 0.0});
-    vocab.push_back({"</s>NOTUSED", 0.0});
-    vocab.push_back({"<unk>", 0.0});
-    vocab.push_back({"<unk>NOTUSED", -100.0});
-    for (size_t i = 1; i < m.pieces.size(); ++i)
-      vocab.push_back({m.pieces[i].piece, serde_json_f64(double(m.pieces[i].score))});
+    vocab_scores = {
+        {"<s>NOTUSED", 0.0}, {"<pad>", 0.0}, {"</s>NOTUSED", 0.0}, {"<unk>", 0.0}, {"<unk>NOTUSED", -100.0}};
+    for (size_t i = 1; i < m.pieces.size(); ++i) vocab_scores.emplace_back(m.pieces[i].piece, m.pieces[i].score);
   } else {  // XLMRobertaConverter.vocab
-    vocab.push_back({"<s>", 0.0});
-    vocab.push_back({"<pad>", 0.0});
-    vocab.push_back({"</s>", 0.0});
-    vocab.push_back({"<unk>", 0.0});
-    for (size_t i = 3; i < m.pieces.size(); ++i)
-      vocab.push_back({m.pieces[i].piece, serde_json_f64(double(m.pieces[i].score))});
+    vocab_scores = {{"<s>", 0.0}, {"<pad>", 0.0}, {"</s>", 0.0}, {"<unk>", 0.0}};
+    for (size_t i = 3; i < m.pieces.size(); ++i) vocab_scores.emplace_back(m.pieces[i].piece, m.pieces[i].score);
   }
-  vocab.push_back({"<mask>", 0.0});
+  vocab_scores.emplace_back("<mask>", 0.0);
+  std::unordered_map<std::string_view, int32_t> ids;  // HF's token_to_id and the BPE vocab keep the last
+  for (size_t i = 0; i < vocab_scores.size(); ++i) ids[vocab_scores[i].first] = int32_t(i);
   auto vocab_id = [&](const std::string& t) {
-    int32_t found = -1;
-    for (size_t i = 0; i < vocab.size(); ++i)
-      if (vocab[i][0] == t) found = int32_t(i);  // HF's token_to_ids keeps the last
-    return found;
+    const auto it = ids.find(t);
+    return it == ids.end() ? int32_t(-1) : it->second;
   };
   // SpmConverter.tokenizer: control (3) and user-defined (4) pieces as added tokens, not
   // normalized, special when control; then the fast tokenizer's own special tokens
   // (XLMRobertaTokenizerFast: <mask> with lstrip).
   json added = json::array();
   std::vector<std::string> seen;
-  int32_t next_id = int32_t(vocab.size());
+  int32_t next_id = int32_t(vocab_scores.size());
   auto add = [&](const std::string& content, bool special, bool lstrip) {
     for (const std::string& s : seen)
       if (s == content) return;
@@ -364,12 +433,34 @@ json convert_sentencepiece(const fs::path& model_file, bool camembert) {
                              {"</s>", {{"id", "</s>"}, {"ids", {eos}}, {"tokens", {"</s>"}}}}}}};
   doc["decoder"] = {
       {"type", "Metaspace"}, {"replacement", "\xE2\x96\x81"}, {"prepend_scheme", "always"}, {"split", true}};
-  // Scores: as tokenizers reads them back from the tokenizer.json the converted tokenizer is
-  // saved to (serde_json_f64), the file HF's library, and the goldens, load.
   // SpmConverter.tokenizer passes byte_fallback=self.handle_byte_fallback, which
   // XLMRobertaConverter and CamembertConverter leave False whatever the model was trained with
   // (transformers warns; unknown characters become <unk>, not byte pieces).
-  doc["model"] = {{"type", "Unigram"}, {"unk_id", 3}, {"vocab", std::move(vocab)}, {"byte_fallback", false}};
+  if (m.model_type == 1) {
+    // Scores: as tokenizers reads them back from the tokenizer.json the converted tokenizer is
+    // saved to (serde_json_f64), the file HF's library, and the goldens, load.
+    json vocab = json::array();
+    for (const auto& [piece, score] : vocab_scores) vocab.push_back({piece, serde_json_f64(score)});
+    doc["model"] = {{"type", "Unigram"}, {"unk_id", 3}, {"vocab", std::move(vocab)}, {"byte_fallback", false}};
+    return doc;
+  }
+  // BPE(bpe_vocab, merges, unk_token=trainer_spec.unk_piece, fuse_unk=True, byte_fallback=False,
+  // dropout=None), bpe_vocab = {word: i for i, (word, score) in enumerate(vocab_scores)}.
+  json bpe_vocab = json::object();
+  for (size_t i = 0; i < vocab_scores.size(); ++i) bpe_vocab[vocab_scores[i].first] = int32_t(i);
+  json merges = json::array();
+  for (auto& [left, right] : spm_bpe_merges(m, vocab_scores, model_file.string()))
+    merges.push_back({std::move(left), std::move(right)});
+  doc["model"] = {{"type", "BPE"},
+                  {"dropout", nullptr},
+                  {"unk_token", m.unk_piece},
+                  {"continuing_subword_prefix", nullptr},
+                  {"end_of_word_suffix", nullptr},
+                  {"fuse_unk", true},
+                  {"byte_fallback", false},
+                  {"ignore_merges", false},
+                  {"vocab", std::move(bpe_vocab)},
+                  {"merges", std::move(merges)}};
   return doc;
 }
 

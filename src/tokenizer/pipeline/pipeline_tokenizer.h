@@ -53,7 +53,7 @@ Roles read_roles(const std::filesystem::path& dir);
 nlohmann::json convert_bert_vocab(const std::filesystem::path& dir);
 // Whether dir/tokenizer_config.json names CamembertTokenizer(Fast) as its tokenizer_class.
 bool is_camembert_config(const std::filesystem::path& dir);
-// XLMRobertaConverter (or CamembertConverter) of a SentencePiece Unigram model file.
+// XLMRobertaConverter (or CamembertConverter) of a SentencePiece Unigram or BPE model file.
 nlohmann::json convert_sentencepiece(const std::filesystem::path& model_file, bool camembert);
 
 }  // namespace rc::tokenizer::pipeline
