@@ -538,27 +538,73 @@ TEST_F(FamilyMatrix, RerankRefusesWhatIsNotACrossEncoder) {
   }
 }
 
-// bench infer runs each family's classifiers at each precision: one JSON line per shape. A
-// masked LM is refused on one line (bench times classifiers only: issue 30 asks for it too,
-// not done).
+const char* bench_head(Head h) {
+  return h == Head::mlm ? "masked-lm" : h == Head::token ? "token-classification" : "sequence-classification";
+}
+
+// bench infer runs each family's classifiers and masked LMs at each precision: one JSON line per
+// shape, naming the head (a masked LM's forward is fill-mask's: the encoder, then the lm_head on
+// the collator's targets; its FLOPs count that head, so they exceed the encoder's alone).
 TEST_F(FamilyMatrix, BenchInfer) {
   for (const Case& c : kCases) {
     if (c.head == Head::bare) continue;
     SCOPED_TRACE(c.name);
-    if (c.head == Head::mlm) {
-      const CmdResult r = run_roberta("bench infer --model " + dir(c) + " --batch-size 1 --seq-len 8 --iters 1");
-      expect_one_line_error(r);
-      EXPECT_NE(r.err.find("masked-LM"), std::string::npos) << r.err;
-      continue;
-    }
     for (const char* precision : kPrecisions) {
       const CmdResult r = run_roberta("bench infer --model " + dir(c) + " --precision " + precision +
-                                      " --batch-size 2 --seq-len 8 --iters 1 --warmup 0 --busy-threshold 1000");
+                                      " --batch-size 1,2 --seq-len 8 --iters 1 --warmup 0 --busy-threshold 1000");
       ASSERT_EQ(r.code, 0) << precision << ": " << r.err;
       const auto lines = json_lines(r.out);
-      ASSERT_EQ(lines.size(), 1u) << r.out;
-      EXPECT_TRUE(lines[0].contains("ms_median")) << r.out;
+      ASSERT_EQ(lines.size(), 2u) << r.out;
+      for (const json& j : lines) {
+        EXPECT_TRUE(j.contains("ms_median")) << r.out;
+        EXPECT_EQ(j["head"], bench_head(c.head)) << r.out;
+        EXPECT_EQ(j["precision"], precision) << r.out;
+        EXPECT_EQ(j["seq"], 8) << r.out;
+      }
+      EXPECT_EQ(lines[0]["batch"], 1) << r.out;
+      EXPECT_EQ(lines[1]["batch"], 2) << r.out;
     }
+  }
+}
+
+// bench on every masked-LM fixture, RoBERTa's (tests/data/mlm_tiny) among them: infer at each
+// precision, train (the step `roberta pretrain` takes) at fp32 and bf16, also on --lengths; int8
+// training is refused on one line, as for a classifier.
+TEST_F(FamilyMatrix, BenchMaskedLm) {
+  const fs::path lengths = tmp_->path / "bench_lengths.txt";
+  std::ofstream(lengths) << "5\n7\n9\n12\n";
+  std::vector<std::string> folders = {(fs::path(RC_TEST_DATA_DIR) / "mlm_tiny").string()};
+  for (const Case& c : kCases)
+    if (c.head == Head::mlm) folders.push_back(dir(c));
+  for (const std::string& folder : folders) {
+    SCOPED_TRACE(folder);
+    for (const char* precision : {"fp32", "bf16", "int8"}) {
+      for (const char* mode : {"infer", "train"}) {
+        const std::string cmd = std::string("bench ") + mode + " --model " + folder + " --precision " + precision +
+                                " --batch-size 2 --seq-len 8,12 --iters 1 --warmup 0 --busy-threshold 1000";
+        const CmdResult r = run_roberta(cmd);
+        if (std::string(mode) == "train" && std::string(precision) == "int8") {
+          expect_one_line_error(r);
+          EXPECT_NE(r.err.find("int8 is for inference only"), std::string::npos) << r.err;
+          continue;
+        }
+        ASSERT_EQ(r.code, 0) << cmd << ": " << r.err;
+        const auto lines = json_lines(r.out);
+        ASSERT_EQ(lines.size(), 2u) << r.out;
+        for (size_t i = 0; i < lines.size(); ++i) {
+          EXPECT_EQ(lines[i]["mode"], mode) << r.out;
+          EXPECT_EQ(lines[i]["head"], "masked-lm") << r.out;
+          EXPECT_EQ(lines[i]["seq"], i == 0 ? 8 : 12) << r.out;
+          EXPECT_GT(lines[i]["tflops"].get<double>(), 0) << r.out;
+        }
+      }
+    }
+    const CmdResult r = run_roberta("bench train --model " + folder + " --lengths " + lengths.string() +
+                                    " --batch-size 2 --iters 2 --busy-threshold 1000");
+    ASSERT_EQ(r.code, 0) << r.err;
+    const json j = json_lines(r.out).at(0);
+    EXPECT_EQ(j["head"], "masked-lm") << r.out;
+    EXPECT_EQ(j["steps"], 2) << r.out;
   }
 }
 
