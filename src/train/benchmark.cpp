@@ -1,9 +1,9 @@
 // rc::run_benchmark (include/roberta/benchmark.h): the product's own code paths, timed.
 // infer is model::forward_logits in the model's weight format (a masked-LM model:
 // model::forward_mlm_logits, what fill-mask runs); train is train::TrainEngine::step (a
-// masked-LM model: the step `roberta pretrain` takes, on the collator's masks). --device cuda runs the same functions
-// on a GPU (bf16 there: fp32 weights, bf16 GEMMs). The profile (kernels/profile.h) runs after the timing, so the timed
-// figures never carry its (small) cost.
+// masked-LM model: the step `roberta pretrain` takes, on its collator's masks). --device cuda
+// runs the same functions on a GPU (bf16 there: fp32 weights, bf16 GEMMs). The profile
+// (kernels/profile.h) runs after the timing, so the timed figures never carry its (small) cost.
 #include "roberta/benchmark.h"
 
 #include <sys/resource.h>

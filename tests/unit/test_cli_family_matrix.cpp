@@ -851,6 +851,33 @@ TEST_F(FamilyMatrix, ServeAnswersAsTheCommand) {
   }
 }
 
+// serve --precision reaches a masked-LM model: its answer is `fill-mask --precision int8`'s, which
+// is not fp32's (the scores move by ~1e-5: the check that int8 ran at all).
+TEST_F(FamilyMatrix, ServeFillMaskFollowsPrecision) {
+  const Case& c =
+      *std::find_if(std::begin(kCases), std::end(kCases), [](const Case& k) { return k.head == Head::mlm; });
+  const std::string text = c.bert_like ? "w5 [MASK] w6 w7" : "w5 <mask> w6 w7";
+  const int port = test::free_port();
+  const std::string url = "http://127.0.0.1:" + std::to_string(port);
+  const std::string log = (tmp_->path / "serve_int8.log").string();
+  test::Subprocess server({test::roberta_binary(), "serve", "--model", dir(c), "--host", "127.0.0.1", "--port",
+                           std::to_string(port), "--management-port", "-1", "--threads", "1", "--precision", "int8"},
+                          log);
+  CmdResult r;
+  for (int i = 0; i < 100; ++i) {
+    r = run_roberta("invoke --url " + url + " '" + text + "'");
+    if (r.code == 0 || !server.running()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(r.code, 0) << r.err << test::slurp(log);
+  const CmdResult int8 = run_roberta("fill-mask --precision int8 --threads 1 --model " + dir(c) + " '" + text + "'");
+  const CmdResult fp32 = run_roberta("fill-mask --precision fp32 --threads 1 --model " + dir(c) + " '" + text + "'");
+  ASSERT_EQ(int8.code, 0) << int8.err;
+  ASSERT_EQ(fp32.code, 0) << fp32.err;
+  EXPECT_EQ(json::parse(r.out), json_lines(int8.out).at(0)) << r.out;
+  EXPECT_NE(json::parse(r.out), json_lines(fp32.out).at(0)) << r.out;
+}
+
 // convert keeps each folder what it was: --dtype fp32 answers byte for byte as the source (the
 // same architectures and model_type, the tokenizer carried over), --dtype bf16 logits within
 // cosine 0.99 / the same top candidate.
