@@ -14,6 +14,7 @@ namespace rc::cli {
 void add_fill_mask_command(CLI::App& app) {
   struct Flags {
     std::string model;
+    std::string precision = "fp32";
     std::vector<std::string> texts, targets;
     int top_k = 5;
     int threads = 0;
@@ -28,10 +29,16 @@ void add_fill_mask_command(CLI::App& app) {
                   "not in the vocabulary stands for its first token")
       ->delimiter(',')
       ->allow_extra_args(false);  // one comma-separated value: the texts after it stay texts
+  // predict's flag and wording; the default stays fp32 here: fill-mask answers with
+  // transformers' own scores unless asked otherwise (a debugging aid, not a throughput path).
+  cmd->add_option("--precision", f->precision,
+                  "fp32 (exact parity with transformers), bf16 (AVX512-BF16/AMX: several times faster; elsewhere "
+                  "it runs fp32) or int8 (fastest): the encoder as `predict` runs it, the lm_head fp32 in each")
+      ->capture_default_str();
   add_threads_option(*cmd, f->threads);
   cmd->callback([f] {
     apply_threads(f->threads);
-    const auto fm = FillMasker::load(f->model);
+    const auto fm = FillMasker::load(f->model, parse_precision(f->precision));
     auto run = [&](const std::string& text) {
       std::printf("%s\n", fm->fill_json({text}, f->top_k, true, 0, f->targets).c_str());
       std::fflush(stdout);

@@ -1,7 +1,10 @@
 // Timing the engine as `roberta bench infer|train` does: the inference forward in a weight
 // format (fp32, or bf16 / int8 packed once at load, exactly as `predict --precision` runs it)
 // or one optimizer step exactly as the trainer takes it, on random ids of exactly seq_len
-// tokens. Each (batch, seq) gives one result: a JSON line with the same fields as the PyTorch
+// tokens. The checkpoint's own head runs: a sequence or token classifier, or a masked LM (its
+// forward as fill-mask runs it, the lm_head on the targets `roberta pretrain`'s collator would
+// draw, at least one per row; its step as pretrain takes it), named in the "head" field.
+// Each (batch, seq) gives one result: a JSON line with the same fields as the PyTorch
 // and ONNX Runtime runners (bench/torch, bench/ort), so bench/compare.py can put them side by
 // side, and optionally a per-op-family profile.
 //

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "roberta/classifier.h"  // Precision
+
 namespace rc {
 
 struct FillMaskCandidate {
@@ -20,7 +22,10 @@ struct FillMaskCandidate {
 class FillMasker {
  public:
   // Throws rc::Error when the folder is not a masked-LM checkpoint (no lm_head.*).
-  static std::unique_ptr<FillMasker> load(const std::filesystem::path& dir);
+  // precision: the encoder's weights as `predict` runs them on the CPU (fp32 packed, bf16, or
+  // int8 per-channel weights with per-token activations); the lm_head stays fp32 in each. bf16
+  // on a CPU without AVX512-BF16/AMX runs fp32 with a warning, as predict does.
+  static std::unique_ptr<FillMasker> load(const std::filesystem::path& dir, Precision precision = Precision::fp32);
   virtual ~FillMasker() = default;
   // One list per <mask> of the text, in order (the pipeline returns a flat list for one
   // mask, a list of lists for several). A text longer than max_length() is truncated after
@@ -40,6 +45,7 @@ class FillMasker {
                         const std::vector<std::string>& targets = {}) const;
   static constexpr size_t max_targets = 4096;  // per call: targets a request controls
   virtual int max_length() const = 0;          // tokens incl. <s> </s>
+  virtual Precision precision() const = 0;     // the one it runs (after a bf16 fallback)
   static constexpr int max_masks = 64;
 };
 

@@ -139,7 +139,7 @@ std::unique_ptr<RobertaModel> load_checkpoint(const fs::path& dir, const Checkpo
   if (bare) {
   } else if (mlm) {
     RC_CHECK(has_head || options.init_head, Errc::format, file, ": no masked-LM head (", mlm_bias, ")",
-             "\nHINT: start a fresh masked-LM head with init_head, as Hugging Face does");
+             "\nHINT: train one with `roberta pretrain --model DIR` (it initialises a missing lm_head)");
   } else if (!has_head) {
     RC_CHECK(options.init_head, Errc::format, file, ": no ", tokens ? "token-" : "", "classification head (", head_out,
              ") for ", arch, ": this checkpoint has another head or none (", family.class_name("Model"), " / ",

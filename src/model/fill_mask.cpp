@@ -10,8 +10,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/check.h"
+#include "device/cpu_isa.h"
 #include "model/checkpoint.h"
 #include "model/mlm_head.h"
+#include "roberta/log.h"
 #include "roberta/tokenizer.h"
 
 namespace rc {
@@ -19,9 +21,20 @@ namespace {
 
 class FillMaskerImpl final : public FillMasker {
  public:
-  explicit FillMaskerImpl(const std::filesystem::path& dir) {
+  FillMaskerImpl(const std::filesystem::path& dir, Precision precision) : precision_(precision) {
+    // As rc::Classifier on the CPU (classifier.cpp): the same fallback and warnings, and the
+    // encoder packed straight from the checkpoint in the format predict runs at this precision.
+    if (precision_ == Precision::bf16 && !cpu_has_bf16()) {
+      log::warn("model", "this CPU has no fast bf16 (AVX512-BF16/AMX); running fp32 instead");
+      precision_ = Precision::fp32;
+    }
+    if (precision_ == Precision::int8 && !cpu_has_int8_dot())
+      log::warn("model",
+                "this CPU has no int8 dot-product units (VNNI/AMX/I8MM): int8 runs exactly but no faster than "
+                "fp32; --precision fp32 is the faster choice here");
     model::CheckpointLoadOptions lo;
     lo.head = model::HeadKind::masked_lm;
+    lo.pack = model::packed_weight_format(precision_);
     model_ = model::load_checkpoint(dir, lo);
     tok_ = Tokenizer::from_dir(dir);
     model::check_tokenizer_fits(*tok_, model_->config(), dir);
@@ -84,10 +97,10 @@ class FillMaskerImpl final : public FillMasker {
     const int32_t len = int32_t(T);
     std::vector<float> logits(positions.size() * size_t(V));
     {
-      model::TrainWorkspace ws(c, 1, T);
+      model::InferenceWorkspace ws(c, 1, T);
       model::MlmWorkspace mlm(c, int64_t(positions.size()));
       const model::Batch b{1, T, ids.data(), &len, nullptr};
-      model::mlm_logits(kernels::ExecCtx{}, *model_, b, positions, logits.data(), ws, mlm);
+      model::forward_mlm_logits(kernels::ExecCtx{}, *model_, b, ws, positions, logits.data(), mlm);
     }
     std::vector<std::vector<FillMaskCandidate>> out;
     for (size_t m = 0; m < positions.size(); ++m) {
@@ -118,8 +131,10 @@ class FillMaskerImpl final : public FillMasker {
   }
 
   int max_length() const override { return int(model_->config().max_tokens()); }
+  Precision precision() const override { return precision_; }
 
  private:
+  Precision precision_;
   std::unique_ptr<model::RobertaModel> model_;
   std::unique_ptr<Tokenizer> tok_;
 };
@@ -162,8 +177,8 @@ std::string FillMasker::fill_json(const std::vector<std::string>& texts, int top
   return out;
 }
 
-std::unique_ptr<FillMasker> FillMasker::load(const std::filesystem::path& dir) {
-  return std::make_unique<FillMaskerImpl>(dir);
+std::unique_ptr<FillMasker> FillMasker::load(const std::filesystem::path& dir, Precision precision) {
+  return std::make_unique<FillMaskerImpl>(dir, precision);
 }
 
 }  // namespace rc

@@ -11,6 +11,7 @@
 #include "kernels/profile.h"
 #include "kernels/rows.h"
 #include "model/hidden_states.h"
+#include "model/mlm_head.h"
 #include "model/roberta_model.h"
 
 namespace rc::model {
@@ -175,12 +176,28 @@ void forward_selected_states(const ExecCtx& ctx, const RobertaModel& model, cons
   kernels::download(ctx, out, InferenceAccess::hidden(ws), size_t(B * C) * sizeof(float));
 }
 
+void forward_mlm_logits(const ExecCtx& ctx, const RobertaModel& model, const Batch& host_batch, InferenceWorkspace& ws,
+                        const std::vector<int64_t>& positions, float* logits, MlmWorkspace& mlm) {
+  RC_CHECK(model.head_kind() == HeadKind::masked_lm, Errc::invalid_argument,
+           "forward_mlm_logits: this model has no masked-LM head (lm_head.*)");
+  RC_CHECK(int64_t(positions.size()) <= mlm.max_rows(), Errc::invalid_argument, "more than ", mlm.max_rows(),
+           " positions to predict");
+  for (int64_t p : positions)
+    RC_CHECK(p >= 0 && p < host_batch.B * host_batch.T, Errc::invalid_argument, "position ", p, " outside the batch");
+  if (positions.empty()) return;
+  // Every row through the last layer: a text's several <mask> rows are more than the one row per
+  // sequence that Rows::selected keeps.
+  InferenceAccess::encode(ctx, model, host_batch, ws, "forward_mlm_logits", Rows::all);
+  profiled(ctx, F::gemm_head,
+           [&] { mlm_head_logits(ctx, model, InferenceAccess::hidden(ws), positions, logits, mlm); });
+}
+
 void forward_logits(const ExecCtx& ctx, const RobertaModel& model, const Batch& host_batch, InferenceWorkspace& ws,
                     float* logits) {
   const RobertaConfig& c = model.config();
   const bool per_token = model.head_kind() == HeadKind::token_classifier;
   RC_CHECK(model.head_kind() != HeadKind::masked_lm, Errc::invalid_argument,
-           "forward_logits: a masked-LM model has no classifier (use mlm_logits)");
+           "forward_logits: a masked-LM model has no classifier (use forward_mlm_logits)");
   const Batch batch =
       InferenceAccess::encode(ctx, model, host_batch, ws, "forward_logits", per_token ? Rows::all : Rows::first_token);
   const ModelOffsets& o = model.offsets();

@@ -226,6 +226,37 @@ MlmLoss mlm_forward_backward(const ExecCtx& ctx, const RobertaModel& model, cons
   return head.loss;
 }
 
+void mlm_head_logits(const ExecCtx& ctx, const RobertaModel& model, const float* x,
+                     const std::vector<int64_t>& positions, float* logits, MlmWorkspace& mlm) {
+  check_masked_lm(ctx, model);
+  RC_CHECK(int64_t(positions.size()) <= mlm.max_rows(), Errc::invalid_argument, "more than ", mlm.max_rows(),
+           " positions to predict");
+  if (positions.empty()) return;
+  const RobertaConfig& c = model.config();
+  const ModelOffsets& o = model.offsets();
+  const float* P = model.params();
+  const int64_t C = c.hidden_size, V = c.vocab_size, M = int64_t(positions.size());
+  MlmAccess a{mlm};
+  a.index().assign(positions.begin(), positions.end());
+  a.targets().clear();
+  a.gather(ctx, x, C);
+  transform_forward(ctx, model, a, M);
+  // The decoder stays fp32 in every precision: it is the word-embedding table, which the packed
+  // formats keep in fp32 anyway (the embedding lookup reads it), so quantising it would add a
+  // second copy; and the answer is a ranking over the whole vocabulary (50k-250k tokens), where
+  // per-channel int8 error lands directly on the scores of near-tied candidates, for a GEMM of a
+  // few mask rows that costs little next to the encoder.
+  if (ctx.device == Device::cpu) {
+    kernels::matmul_nt(ctx, logits, a.ln(), P + o.wte, P + o.lm_bias, M, V, C);
+    return;
+  }
+  for (int64_t r0 = 0; r0 < M; r0 += MlmWorkspace::kChunkRows) {
+    const int64_t R = std::min(MlmWorkspace::kChunkRows, M - r0);
+    kernels::matmul_nt(ctx, a.logits(), a.ln() + r0 * C, P + o.wte, P + o.lm_bias, R, V, C);
+    kernels::download(ctx, logits + r0 * V, a.logits(), size_t(R * V) * sizeof(float));
+  }
+}
+
 void mlm_logits(const ExecCtx& ctx, const RobertaModel& model, const Batch& batch,
                 const std::vector<int64_t>& positions, float* logits, TrainWorkspace& ws, MlmWorkspace& mlm) {
   check_masked_lm(ctx, model);

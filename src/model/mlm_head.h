@@ -66,4 +66,19 @@ MlmLoss mlm_forward_backward(const kernels::ExecCtx& ctx, const RobertaModel& mo
 void mlm_logits(const kernels::ExecCtx& ctx, const RobertaModel& model, const Batch& batch,
                 const std::vector<int64_t>& positions, float* logits, TrainWorkspace& ws, MlmWorkspace& mlm);
 
+// The same logits through the inference forward (forward_logits' encoder stack: the model's
+// weight format, packed fp32 / bf16 / int8 included, any device), then the lm_head in fp32 on
+// the rows at `positions` (flat b·T + t): fill-mask at a precision and `bench infer` on a
+// masked-LM model. logits (n, V) in HOST memory, OVERWRITTEN; at most mlm.max_rows() positions;
+// on CUDA each call ends synchronised (the logits come back). Implemented in inference.cpp.
+void forward_mlm_logits(const kernels::ExecCtx& ctx, const RobertaModel& model, const Batch& batch,
+                        InferenceWorkspace& ws, const std::vector<int64_t>& positions, float* logits,
+                        MlmWorkspace& mlm);
+
+// The lm_head alone, eval mode: logits (n, V), HOST memory, OVERWRITTEN, of the rows
+// `positions` of the final hidden states x (on ctx's device). On a device the decoder runs in
+// chunks of MlmWorkspace::kChunkRows rows through the workspace, each downloaded.
+void mlm_head_logits(const kernels::ExecCtx& ctx, const RobertaModel& model, const float* x,
+                     const std::vector<int64_t>& positions, float* logits, MlmWorkspace& mlm);
+
 }  // namespace rc::model

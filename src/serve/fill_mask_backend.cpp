@@ -14,8 +14,8 @@ namespace {
 
 class FillMaskBackend final : public InferenceBackend {
  public:
-  FillMaskBackend(const std::filesystem::path& dir, TextPreprocess preprocess)
-      : fm_(FillMasker::load(dir)),
+  FillMaskBackend(const std::filesystem::path& dir, Precision precision, TextPreprocess preprocess)
+      : fm_(FillMasker::load(dir, precision)),
         tok_(Tokenizer::from_dir(dir)),
         preprocess_(preprocess),
         architecture_(folder_architecture(dir)) {}
@@ -32,7 +32,9 @@ class FillMaskBackend final : public InferenceBackend {
   std::string decode(std::span<const int32_t> ids, bool skip_special_tokens) const override {
     return tok_->decode(ids, skip_special_tokens);
   }
-  std::string dtype() const override { return "float32"; }
+  std::string dtype() const override {
+    return fm_->precision() == Precision::fp32 ? "float32" : fm_->precision() == Precision::bf16 ? "bfloat16" : "int8";
+  }
   std::vector<Prediction> run(std::span<const std::vector<int32_t>>) const override {
     throw Error(Errc::unsupported, "a masked-LM model answers fill-mask only");
   }
@@ -72,8 +74,11 @@ std::shared_ptr<InferenceBackend> make_fill_mask_backend(const std::filesystem::
                                                          const BackendOptions& options) {
   // function_to_apply has no meaning for fill-mask scores (the pipeline's softmax over the
   // vocabulary): a server-wide --function-to-apply leaves a masked-LM model as it is.
+  // --precision applies as to every model; without it fp32, as `roberta fill-mask` (a masked-LM
+  // endpoint is a debugging aid whose scores should be transformers' own, not a throughput path).
+  const Precision precision = options.precision.empty() ? Precision::fp32 : parse_precision(options.precision);
   return std::make_shared<FillMaskBackend>(
-      dir, options.preprocess.empty() ? TextPreprocess::none : parse_text_preprocess(options.preprocess));
+      dir, precision, options.preprocess.empty() ? TextPreprocess::none : parse_text_preprocess(options.preprocess));
 }
 
 }  // namespace rc::serve

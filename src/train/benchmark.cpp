@@ -1,8 +1,9 @@
 // rc::run_benchmark (include/roberta/benchmark.h): the product's own code paths, timed.
-// infer is model::forward_logits in the model's weight format; train is
-// train::TrainEngine::step. --device cuda runs the same functions on a GPU (bf16 there:
-// fp32 weights, bf16 GEMMs). The profile (kernels/profile.h) runs after the timing, so the
-// timed figures never carry its (small) cost.
+// infer is model::forward_logits in the model's weight format (a masked-LM model:
+// model::forward_mlm_logits, what fill-mask runs); train is train::TrainEngine::step (a
+// masked-LM model: the step `roberta pretrain` takes, on its collator's masks). --device cuda
+// runs the same functions on a GPU (bf16 there: fp32 weights, bf16 GEMMs). The profile
+// (kernels/profile.h) runs after the timing, so the timed figures never carry its (small) cost.
 #include "roberta/benchmark.h"
 
 #include <sys/resource.h>
@@ -22,7 +23,9 @@
 #include "device/device_choice.h"
 #include "kernels/profile.h"
 #include "model/checkpoint.h"
+#include "model/mlm_head.h"
 #include "model/roberta_model.h"
+#include "train/mlm_collator.h"
 #include "train/train_step.h"
 
 namespace rc {
@@ -91,10 +94,71 @@ double percentile(std::vector<double> v, double p) {
 
 // Forward FLOPs per sequence of T tokens: the matmuls (2·params touched per token) plus
 // attention's two T×T products per layer, plus the head on one token.
-double forward_flops(const model::RobertaConfig& c, int64_t T) {
+double encoder_flops(const model::RobertaConfig& c, int64_t T) {
   const double C = double(c.hidden_size), I = double(c.intermediate_size), L = double(c.num_hidden_layers);
   const double per_token = 2.0 * L * (4 * C * C + 2 * C * I) + 4.0 * L * double(T) * C;
-  return per_token * double(T) + 2.0 * (C * C + C * double(c.num_labels()));
+  return per_token * double(T);
+}
+double forward_flops(const model::RobertaConfig& c, int64_t T) {
+  const double C = double(c.hidden_size);
+  return encoder_flops(c, T) + 2.0 * (C * C + C * double(c.num_labels()));
+}
+// The lm_head on one masked row: dense (C×C) and the decoder over the vocabulary (V×C).
+double mlm_head_flops(const model::RobertaConfig& c) {
+  const double C = double(c.hidden_size);
+  return 2.0 * (C * C + C * double(c.vocab_size));
+}
+
+// The head a bench row names: what the checkpoint's architectures say it is.
+const char* head_name(model::HeadKind head) {
+  switch (head) {
+    case model::HeadKind::masked_lm:
+      return "masked-lm";
+    case model::HeadKind::token_classifier:
+      return "token-classification";
+    default:
+      return "sequence-classification";
+  }
+}
+
+// A masked-LM batch's targets as `roberta pretrain` draws them (train::mask_batch, the
+// collator's draws: 15% of the real non-special tokens, most of them replaced by the mask id in
+// ids, in place), step `step`. A row left without a target gets its second token as one, so
+// that every shape times the lm_head (a fill-mask text has at least one <mask>). labels (B·T):
+// the original id at a target, -100 elsewhere.
+std::vector<int32_t> mlm_bench_labels(const model::RobertaConfig& c, int64_t B, int64_t T, std::vector<int32_t>& ids,
+                                      const std::vector<int32_t>& lens, int64_t step) {
+  train::MlmMasking masking;
+  // The model folder alone says no mask id (no tokenizer is read): the last id, RoBERTa's and
+  // XLM-R's <mask>; another family's [MASK] elsewhere costs the same.
+  masking.mask_id = int32_t(c.vocab_size - 1);
+  masking.random_vocab = c.vocab_size;
+  masking.special_ids = {c.bos_token_id, c.eos_token_id, c.pad_token_id, masking.mask_id};
+  train::PaddedBatch pb;
+  pb.B = B;
+  pb.T = T;
+  pb.ids = std::move(ids);
+  pb.seq_lens = lens;
+  std::vector<int64_t> example(static_cast<size_t>(B));
+  for (int64_t b = 0; b < B; ++b) example[size_t(b)] = b;
+  std::vector<int32_t> labels;
+  train::mask_batch(masking, 1234, step, example, pb, labels);
+  ids = std::move(pb.ids);
+  for (int64_t b = 0; b < B; ++b) {
+    const auto row = labels.begin() + b * T;
+    if (lens[size_t(b)] > 1 && std::all_of(row, row + T, [](int32_t l) { return l == model::kIgnoreLabel; })) {
+      labels[size_t(b * T + 1)] = ids[size_t(b * T + 1)];
+      ids[size_t(b * T + 1)] = masking.mask_id;
+    }
+  }
+  return labels;
+}
+
+std::vector<int64_t> target_positions(const std::vector<int32_t>& labels) {
+  std::vector<int64_t> positions;
+  for (size_t i = 0; i < labels.size(); ++i)
+    if (labels[i] != model::kIgnoreLabel) positions.push_back(int64_t(i));
+  return positions;
 }
 
 // `iters` runs of fn with a profiler attached (attach(&prof) … attach(nullptr)); means per iteration.
@@ -193,8 +257,9 @@ BenchResult bench_train_lengths(const kernels::ExecCtx& ctx, model::RobertaModel
   for (const auto& b : batches) max_T = std::max(max_T, padded(b));
   train::TrainEngine engine(m, bench_optim(), ctx, model::DropoutConfig::from(c), 42, B, max_T);
   std::uniform_int_distribution<int32_t> token(3, int32_t(std::min<int64_t>(c.vocab_size, 50000)) - 1);
+  const bool mlm = m.head_kind() == model::HeadKind::masked_lm;
   struct Host {
-    std::vector<int32_t> ids, lens, labels;
+    std::vector<int32_t> ids, lens, labels;  // labels: one per row, or a masked LM's per token
     model::Batch batch;
   };
   std::vector<Host> host(batches.size());
@@ -211,6 +276,7 @@ BenchResult bench_train_lengths(const kernels::ExecCtx& ctx, model::RobertaModel
       h.ids[size_t(b * T + n - 1)] = c.eos_token_id;
       h.labels[size_t(b)] = b % int(c.num_labels());
     }
+    if (mlm) h.labels = mlm_bench_labels(c, B, T, h.ids, h.lens, int64_t(i));
     h.batch = model::Batch{B, T, h.ids.data(), h.lens.data(), nullptr};
   }
   auto step = [&](const Host& h) {
@@ -226,7 +292,8 @@ BenchResult bench_train_lengths(const kernels::ExecCtx& ctx, model::RobertaModel
       step(h);
     }
   const double C = double(c.hidden_size), L = double(c.num_hidden_layers), K = double(c.num_labels());
-  const double per_token = L * 12 * C * C + C * C + K * C;
+  // A masked LM's head runs on its target rows only (3x: forward and the two backward GEMMs).
+  const double per_token = L * 12 * C * C + (mlm ? 0.0 : C * C + K * C);
   double flops = 0, tokens = 0;
   const double t0 = monotonic_seconds();
   for (const Host& h : host) {
@@ -235,12 +302,14 @@ BenchResult bench_train_lengths(const kernels::ExecCtx& ctx, model::RobertaModel
       tokens += n;
       flops += 6.0 * per_token * n + 12.0 * L * C * double(n) * n;
     }
+    if (mlm) flops += 3.0 * mlm_head_flops(c) * double(target_positions(h.labels).size());
   }
   const double sec = monotonic_seconds() - t0;
   const double tflops = flops / sec / 1e12;
   nlohmann::ordered_json j;
   j["engine"] = "roberta.cpp";
   j["mode"] = "train";
+  j["head"] = head_name(m.head_kind());
   j["precision"] = precision_name(o.precision);
   j["batch"] = B;
   j["lengths"] = o.lengths.string();
@@ -355,10 +424,10 @@ void run_benchmark(const BenchOptions& o, const std::function<void(const BenchRe
   const double load0 = monotonic_seconds();
   // The checkpoint's own head (config.json's architectures): a sequence or a token classifier.
   model::CheckpointLoadOptions lo;
+  // A masked-LM model (*ForMaskedLM) is timed as fill-mask and `roberta pretrain` run it.
   lo.head = model::checkpoint_head_kind(o.model_dir);
-  RC_CHECK(lo.head != model::HeadKind::masked_lm, Errc::invalid_argument, o.model_dir.string(),
-           " is a masked-LM model; bench times classifiers (sequence or token)");
   const bool per_token = lo.head == model::HeadKind::token_classifier;
+  const bool mlm = lo.head == model::HeadKind::masked_lm;
   auto m = model::load_checkpoint(o.model_dir, lo);
   m->to_device(ctx);
   const double load_ms = (monotonic_seconds() - load0) * 1e3;
@@ -380,10 +449,23 @@ void run_benchmark(const BenchOptions& o, const std::function<void(const BenchRe
                "]");
       std::vector<int32_t> ids, lens, labels;
       const model::Batch batch = random_batch(c, B, T, rng, ids, lens, labels);
+      // A masked LM's targets (and their <mask> ids, in place: batch reads ids).
+      const std::vector<int32_t> mlm_labels = mlm ? mlm_bench_labels(c, B, T, ids, lens, 0) : std::vector<int32_t>();
+      const std::vector<int64_t> mlm_positions = target_positions(mlm_labels);
       Timing timing;
-      double flops = forward_flops(c, T) * B;
+      double flops =
+          mlm ? encoder_flops(c, T) * B + mlm_head_flops(c) * double(mlm_positions.size()) : forward_flops(c, T) * B;
       std::optional<BenchProfile> profile;
-      if (o.mode == "infer") {
+      if (o.mode == "infer" && mlm) {
+        // fill-mask's forward: the encoder in the model's weight format, the lm_head (fp32) on
+        // the target rows; host logits, so on CUDA each call ends synchronised.
+        model::InferenceWorkspace ws(ctx, c, B, T);
+        model::MlmWorkspace mlm_ws(ctx, c, int64_t(mlm_positions.size()));
+        std::vector<float> logits(mlm_positions.size() * size_t(c.vocab_size));
+        auto run = [&] { model::forward_mlm_logits(ctx, *m, batch, ws, mlm_positions, logits.data(), mlm_ws); };
+        timing = time_guarded(run, o.iters, o.warmup, o.busy_threshold);
+        if (o.profile) profile = profile_runs([&](kernels::Profiler* p) { ctx.profiler = p; }, o.iters, run);
+      } else if (o.mode == "infer") {
         model::InferenceWorkspace ws(ctx, c, B, T);
         std::vector<float> logits(size_t(B) * size_t(per_token ? T : 1) * c.num_labels());
         // forward_logits returns host logits: on CUDA each call ends synchronised.
@@ -401,7 +483,7 @@ void run_benchmark(const BenchOptions& o, const std::function<void(const BenchRe
         if (per_token)
           for (int b = 0; b < B; ++b)
             for (int t = 0; t < T; ++t) token_labels.push_back(t < lens[size_t(b)] ? labels[size_t(b)] : -100);
-        const int32_t* micro_labels[] = {per_token ? token_labels.data() : labels.data()};
+        const int32_t* micro_labels[] = {mlm ? mlm_labels.data() : per_token ? token_labels.data() : labels.data()};
         auto run = [&] { engine.step(micro, micro_labels); };
         timing = time_guarded(run, o.iters, o.warmup, o.busy_threshold);
         if (o.profile) profile = profile_runs([&](kernels::Profiler* p) { engine.set_profiler(p); }, o.iters, run);
@@ -411,6 +493,7 @@ void run_benchmark(const BenchOptions& o, const std::function<void(const BenchRe
       nlohmann::ordered_json j;
       j["engine"] = "roberta.cpp";
       j["mode"] = o.mode;
+      j["head"] = head_name(lo.head);
       j["precision"] = precision_name(precision);
       j["weights"] = packed ? "packed" : "master";
       j["batch"] = B;
