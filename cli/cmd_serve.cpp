@@ -149,7 +149,8 @@ void add_serve_command(CLI::App& app) {
       ->check(CLI::Range(0.1, 3600.0));
   cmd->add_option("--max-connections", o->max_connections, "Open connections beyond this are refused")
       ->check(CLI::Range(1, 1000000));
-  cmd->add_option("--precision", o->precision, "fp32 or bf16 (default: the package's, else the CPU's best)");
+  cmd->add_option("--precision", o->precision,
+                  "fp32, bf16 or int8 (default: the package's, else the CPU's best; a masked-LM model: fp32)");
   cmd->add_option("--function-to-apply", o->function_to_apply,
                   "softmax, sigmoid or none: how a classifier's logits become its scores on every route, "
                   "overriding the text-classification pipeline's rule (default: the package's, else that rule). "
