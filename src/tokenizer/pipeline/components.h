@@ -33,9 +33,14 @@ class Normalizer {
   }
   // The offsets fast path on any text: normalize() with HF's alignments (align: one original
   // byte range per byte of text, updated as NormalizedString's alignments would be), for the
-  // normalizers that say so with has_aligned().
+  // normalizers that say so with has_aligned(). false: this text takes the general path (text
+  // and align are then unspecified), where HF's alignments would leave the simple forms kept
+  // here (an empty alignment at the start, which NormalizedString::transform treats apart).
   virtual bool has_aligned() const { return false; }
-  virtual void normalize_aligned(std::string& text, std::vector<ByteRange>& align) const { (void)text, (void)align; }
+  virtual bool normalize_aligned(std::string& text, std::vector<ByteRange>& align) const {
+    (void)text, (void)align;
+    return false;
+  }
 };
 
 class PreTokenizer {
@@ -56,6 +61,15 @@ class PreTokenizer {
   // pre_tokenize() makes, at the same offsets (no character edited, added or moved): then a
   // piece's offsets in the arena are offsets in the normalized text (the offsets fast path).
   virtual bool plain_keeps_text() const { return false; }
+  // The offsets fast path for a pre-tokenizer that edits the text (Metaspace): what
+  // pre_tokenize_plain does, each byte appended to the arena with its alignment appended to
+  // arena_align (align: one per byte of text), as NormalizedString's edits set it, for the
+  // pre-tokenizers that say so with has_aligned().
+  virtual bool has_aligned() const { return false; }
+  virtual void pre_tokenize_aligned(std::string_view text, const ByteRange* align, bool at_start, std::string& arena,
+                                    std::vector<ByteRange>& arena_align, std::vector<ByteRange>& pieces) const {
+    (void)text, (void)align, (void)at_start, (void)arena, (void)arena_align, (void)pieces;
+  }
 };
 
 class Model {
@@ -66,6 +80,9 @@ class Model {
   virtual void tokenize(std::string_view text, std::vector<Token>& out) const = 0;
   // The ids tokenize() gives, appended to out (the fast path: no token strings, no offsets).
   virtual void tokenize_ids(std::string_view text, std::vector<int32_t>& out) const;
+  // The ids and byte ranges (of `text`) tokenize() gives, appended (the offsets fast path: no
+  // token strings).
+  virtual void tokenize_spans(std::string_view text, std::vector<int32_t>& ids, std::vector<ByteRange>& spans) const;
   virtual int32_t token_to_id(std::string_view token) const = 0;  // -1 when unknown
   virtual const std::string* id_to_token(int32_t id) const = 0;   // null when unknown
   virtual int64_t vocab_size() const = 0;

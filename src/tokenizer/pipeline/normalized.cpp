@@ -216,33 +216,38 @@ void NormalizedString::lrstrip(bool left, bool right) {
 // the start). Built here in one pass, the same result without a splice per match (quadratic
 // in the matches: XLM-R's " {2,}" on a text of double spaces).
 void NormalizedString::replace(const std::vector<PatternMatch>& matches, std::string_view content) {
+  replace_aligned(normalized_, alignments_, matches, content);
+}
+
+void replace_aligned(std::string& text, std::vector<ByteRange>& align, const std::vector<PatternMatch>& matches,
+                     std::string_view content) {
   // Nothing matched: nothing changes (an empty literal's single piece counts characters, not
   // bytes, HF's quirk: it must not be copied as a byte range).
   if (std::none_of(matches.begin(), matches.end(), [](const PatternMatch& m) { return m.is_match; })) return;
   std::string normalized;
   std::vector<ByteRange> alignments;
-  normalized.reserve(normalized_.size());
-  alignments.reserve(alignments_.size());
+  normalized.reserve(text.size());
+  alignments.reserve(align.size());
   for (const PatternMatch& m : matches) {
     if (!m.is_match) {
-      normalized.append(normalized_, m.begin, m.end - m.begin);
-      alignments.insert(alignments.end(), alignments_.begin() + std::ptrdiff_t(m.begin),
-                        alignments_.begin() + std::ptrdiff_t(m.end));
+      normalized.append(text, m.begin, m.end - m.begin);
+      alignments.insert(alignments.end(), align.begin() + std::ptrdiff_t(m.begin),
+                        align.begin() + std::ptrdiff_t(m.end));
       continue;
     }
-    ByteRange align{0, 0};
+    ByteRange a{0, 0};
     if (m.end > m.begin)
-      align = alignments_[m.end - 1];
+      a = align[m.end - 1];
     else if (!alignments.empty())
-      align = alignments.back();
+      a = alignments.back();
     normalized.append(content);
-    alignments.insert(alignments.end(), content.size(), align);
+    alignments.insert(alignments.end(), content.size(), a);
   }
   const size_t covered = matches.empty() ? 0 : matches.back().end;
-  normalized.append(normalized_, covered, std::string::npos);
-  alignments.insert(alignments.end(), alignments_.begin() + std::ptrdiff_t(covered), alignments_.end());
-  normalized_ = std::move(normalized);
-  alignments_ = std::move(alignments);
+  normalized.append(text, covered, std::string::npos);
+  alignments.insert(alignments.end(), align.begin() + std::ptrdiff_t(covered), align.end());
+  text = std::move(normalized);
+  align = std::move(alignments);
 }
 
 std::vector<NormalizedString> NormalizedString::split(std::vector<PatternMatch> matches, SplitBehavior behavior) const {

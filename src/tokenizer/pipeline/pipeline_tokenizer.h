@@ -7,6 +7,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "roberta/tokenizer.h"
@@ -39,6 +40,10 @@ struct FastPaths {
   bool single = false, words = false, pair = false, offsets = false;
 };
 FastPaths fast_paths(const Tokenizer& t);
+// Whether encode_with_offsets(text, max_length) of t is served by its fast path (for tests: a
+// text the fast path hands to the general path, which gives the same result, is otherwise
+// invisible); false when t is not a pipeline tokenizer.
+bool offsets_fast_path_serves(const Tokenizer& t, std::string_view text, int max_length = 0);
 // The double tokenizers' serde_json parser (no float_roundtrip: up to an ulp off) reads from the
 // shortest text of x, as a saved tokenizer.json holds it; Unigram scores are read through it.
 double serde_json_f64(double x);

@@ -180,6 +180,36 @@ class MetaspacePreTokenizer final : public PreTokenizer {
     if (!replaced.empty() && !starts &&
         (scheme_ == PrependScheme::always || (scheme_ == PrependScheme::first && at_start)))
       arena.insert(base, rep_);
+    cut(arena, base, pieces);
+  }
+  // The same with alignments, as NormalizedString's replace and prepend set them: a
+  // replacement character takes its space's, a prefix the first character's.
+  bool has_aligned() const override { return true; }
+  void pre_tokenize_aligned(std::string_view text, const ByteRange* align, bool at_start, std::string& arena,
+                            std::vector<ByteRange>& arena_align, std::vector<ByteRange>& pieces) const override {
+    const size_t base = arena.size();
+    const bool starts = !text.empty() && (text[0] == ' ' || text.compare(0, rep_.size(), rep_) == 0);
+    if (!text.empty() && !starts &&
+        (scheme_ == PrependScheme::always || (scheme_ == PrependScheme::first && at_start))) {
+      arena += rep_;
+      arena_align.insert(arena_align.end(), rep_.size(), align[0]);
+    }
+    for (size_t i = 0; i < text.size();) {
+      const size_t space = std::min(text.find(' ', i), text.size());
+      arena.append(text, i, space - i);
+      arena_align.insert(arena_align.end(), align + i, align + space);
+      if (space == text.size()) break;
+      arena += rep_;
+      arena_align.insert(arena_align.end(), rep_.size(), align[space]);
+      i = space + 1;
+    }
+    cut(arena, base, pieces);
+  }
+
+ private:
+  // The pieces of arena[base, end) (split: one before each replacement character,
+  // merged_with_next); none when it is empty.
+  void cut(const std::string& arena, size_t base, std::vector<ByteRange>& pieces) const {
     const size_t end = arena.size();
     if (end == base) return;
     if (!split_) {
@@ -195,7 +225,6 @@ class MetaspacePreTokenizer final : public PreTokenizer {
     pieces.push_back({piece, end});
   }
 
- private:
   uint32_t replacement_;
   std::string rep_;
   PrependScheme scheme_;
