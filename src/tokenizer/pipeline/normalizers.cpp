@@ -380,13 +380,14 @@ class StripNormalizer final : public Normalizer {
 class ReplaceNormalizer final : public Normalizer {
  public:
   ReplaceNormalizer(Pattern pattern, std::string content)
-      : pattern_(std::move(pattern)), content_(std::move(content)) {}
+      : pattern_(std::move(pattern)),
+        content_(std::move(content)),
+        space_runs_(pattern_.regex && pattern_.regex->pattern() == " {2,}") {}
   void normalize(NormalizedString& s) const override { s.replace(pattern_.find_matches(s.get()), content_); }
   bool has_plain() const override { return true; }
   void normalize_plain(std::string& text) const override {
-    // A literal absent from the text, the common case, costs one search.
-    if (!pattern_.regex && text.find(pattern_.literal) == std::string::npos) return;
-    const std::vector<PatternMatch> matches = pattern_.find_matches(text);
+    if (surely_unmatched(text)) return;
+    const std::vector<PatternMatch> matches = find_matches(text);
     if (std::none_of(matches.begin(), matches.end(), [](const PatternMatch& m) { return m.is_match; })) return;
     std::string out;
     out.reserve(text.size());
@@ -402,8 +403,8 @@ class ReplaceNormalizer final : public Normalizer {
   // alignment before it or (0, 0), leaves the simple forms: the general path.
   bool has_aligned() const override { return true; }
   bool normalize_aligned(std::string& text, std::vector<ByteRange>& align) const override {
-    if (!pattern_.regex && text.find(pattern_.literal) == std::string::npos) return true;
-    const std::vector<PatternMatch> matches = pattern_.find_matches(text);
+    if (surely_unmatched(text)) return true;
+    const std::vector<PatternMatch> matches = find_matches(text);
     for (const PatternMatch& m : matches)
       if (m.is_match && m.begin == m.end) return false;
     replace_aligned(text, align, matches, content_);
@@ -411,8 +412,33 @@ class ReplaceNormalizer final : public Normalizer {
   }
 
  private:
+  // A literal absent from the text, or no two spaces in a row for " {2,}" (the common cases):
+  // one search, no regex run.
+  bool surely_unmatched(std::string_view text) const {
+    if (!pattern_.regex) return text.find(pattern_.literal) == std::string::npos;
+    return space_runs_ && text.find("  ") == std::string::npos;
+  }
+  // The pattern's matches; XLMRobertaConverter's " {2,}" (runs of two or more U+0020, leftmost
+  // and greedy) found without the regex engine, the same pieces.
+  std::vector<PatternMatch> find_matches(std::string_view text) const {
+    if (!space_runs_) return pattern_.find_matches(text);
+    if (text.empty()) return {{0, 0, false}};
+    std::vector<PatternMatch> out;
+    size_t prev = 0;
+    for (size_t pos = text.find("  "); pos != std::string_view::npos; pos = text.find("  ", pos)) {
+      size_t end = pos + 2;
+      while (end < text.size() && text[end] == ' ') ++end;
+      if (prev != pos) out.push_back({prev, pos, false});
+      out.push_back({pos, end, true});
+      prev = pos = end;
+    }
+    if (prev != text.size()) out.push_back({prev, text.size(), false});
+    return out;
+  }
+
   Pattern pattern_;
   std::string content_;
+  bool space_runs_;  // the pattern is the regex " {2,}"
 };
 
 class PrependNormalizer final : public Normalizer {

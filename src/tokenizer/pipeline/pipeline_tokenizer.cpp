@@ -506,6 +506,10 @@ class PipelineTokenizer final : public Tokenizer {
       out.ids.push_back(id);
       out.offsets.push_back({int32_t(o.first), int32_t(o.second)});
     };
+    // Room for the tokens of a text of common words (about one per 4 bytes), without regrowth.
+    const size_t expected = fast_prefix_.size() + fast_suffix_.size() + input.size() / 3 + 4;
+    out.ids.reserve(expected);
+    out.offsets.reserve(expected);
     out.ids = fast_prefix_;
     out.offsets.assign(fast_prefix_.size(), TokenOffset{0, 0});
     raw_segments.clear();
@@ -532,11 +536,15 @@ class PipelineTokenizer final : public Tokenizer {
       }
       if (!aligned) {
         align.resize(normalized.size());
-        const auto* p = reinterpret_cast<const unsigned char*>(normalized.data());
-        for (size_t i = 0; i < normalized.size();) {
-          const size_t len = std::min(normalized.size() - i, size_t(utf8_lead_length(p[i])));
-          std::fill_n(align.begin() + std::ptrdiff_t(i), len, ByteRange{raw.begin + i, raw.begin + i + len});
-          i += len;
+        if (ascii) {
+          for (size_t i = 0; i < normalized.size(); ++i) align[i] = {raw.begin + i, raw.begin + i + 1};
+        } else {
+          const auto* p = reinterpret_cast<const unsigned char*>(normalized.data());
+          for (size_t i = 0; i < normalized.size();) {
+            const size_t len = std::min(normalized.size() - i, size_t(utf8_lead_length(p[i])));
+            std::fill_n(align.begin() + std::ptrdiff_t(i), len, ByteRange{raw.begin + i, raw.begin + i + len});
+            i += len;
+          }
         }
         if (normalizer_ && !normalizer_->normalize_aligned(normalized, align)) return false;
       }
