@@ -121,10 +121,10 @@ TEST(TokenizerFastPath, TakenForCommonChainsOnly) {
     EXPECT_TRUE(pl::fast_paths(*load(dir / name, true)).single) << name;
   // encode_with_offsets: BERT's chain (ASCII-aligned normalizer, BertPreTokenizer, template
   // without trim_offsets) and SentencePiece's (Precompiled, Strip, Replace, Metaspace,
-  // Unigram); not NFKC (no aligned form), Sequence pre-tokenizers nor byte-level ones.
-  for (const char* name : {"bert-uncased", "bert-cased", "xlmr", "camembert", "xlmr-bytefallback"})
+  // Unigram, NFKC); not Sequence pre-tokenizers nor byte-level ones.
+  for (const char* name : {"bert-uncased", "bert-cased", "xlmr", "camembert", "xlmr-bytefallback", "unigram-bytes"})
     EXPECT_TRUE(pl::fast_paths(*load(dir / name, true)).offsets) << name;
-  for (const char* name : {"unigram-bytes", "wordpiece-mix", "bytelevel-mix"})
+  for (const char* name : {"wordpiece-mix", "bytelevel-mix"})
     EXPECT_FALSE(pl::fast_paths(*load(dir / name, true)).offsets) << name;
   EXPECT_FALSE(pl::fast_paths(*load(dir / "bert-uncased", false)).offsets);
   // Sequence pre-tokenizers have no plain form: the general path.
@@ -406,7 +406,7 @@ TEST(TokenizerFastPath, SentencePieceOffsetsAgreeWithGeneralPath) {
   };
   std::vector<Case> cases;
   const fs::path dir = tokenizer_data_dir() / "pipeline";
-  for (const char* name : {"xlmr", "camembert", "xlmr-bytefallback"})
+  for (const char* name : {"xlmr", "camembert", "xlmr-bytefallback", "unigram-bytes"})
     cases.push_back({name, load(dir / name, true), load(dir / name, false)});
   if (const fs::path big = fs::path(RC_SOURCE_DIR) / "build/bench-tokenizers/xlmr-32k";
       fs::exists(big / "tokenizer.json"))
@@ -428,12 +428,20 @@ TEST(TokenizerFastPath, SentencePieceOffsetsAgreeWithGeneralPath) {
                                          {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\u2581"}},
                                          {{"type", "Prepend"}, {"prepend", "\u2581"}}}}};
   const nlohmann::json none = nullptr;
+  auto of = [](const char* type) { return nlohmann::json{{"type", type}}; };
+  const nlohmann::json forms = {
+      {"type", "Sequence"}, {"normalizers", {of("NFKD"), of("StripAccents"), of("Lowercase"), precompiled, of("NFC")}}};
+  const nlohmann::json nfkc_lower = {{"type", "Sequence"}, {"normalizers", {of("NFKC"), of("Lowercase")}}};
   variant("first-split", xlmr_variant("first", true, nullptr));
   variant("never-split", xlmr_variant("never", true, nullptr));
   variant("always-nosplit", xlmr_variant("always", false, nullptr));
   variant("first-nosplit-precompiled-only", xlmr_variant("first", false, &precompiled_only));
   variant("always-split-prepend", xlmr_variant("always", true, &with_prepend));
   variant("always-split-no-normalizer", xlmr_variant("always", true, &none));
+  variant("always-split-forms", xlmr_variant("always", true, &forms));
+  variant("first-split-nfkc-lowercase", xlmr_variant("first", true, &nfkc_lower));
+  const nlohmann::json nfd = of("NFD");
+  variant("never-nosplit-nfd", xlmr_variant("never", false, &nfd));
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     ASSERT_TRUE(pl::fast_paths(*c.fast).offsets);

@@ -276,6 +276,10 @@ class FormNormalizer final : public Normalizer {
     text.clear();
     for (const CharChange& c : out) utf8_append(text, c.cp);
   }
+  bool has_aligned() const override { return true; }
+  bool normalize_aligned(std::string& text, std::vector<ByteRange>& align) const override {
+    return is_ascii(text) || transform_aligned(text, align, normalize_form(text, form_), 0);
+  }
 
  private:
   NormalForm form_;
@@ -289,6 +293,23 @@ class LowercaseNormalizer final : public Normalizer {
     if (!is_ascii(text)) return false;
     normalize_plain(text);
     return true;
+  }
+  // NormalizedString::lowercase: a character's first lowercase character replaces it, the
+  // others are new (change 1).
+  bool has_aligned() const override { return true; }
+  bool normalize_aligned(std::string& text, std::vector<ByteRange>& align) const override {
+    if (is_ascii(text)) {
+      normalize_plain(text);
+      return true;
+    }
+    std::vector<CharChange> dest;
+    std::vector<uint32_t> lower;
+    for (uint32_t cp : code_points(text)) {
+      lower.clear();
+      append_lowercase(cp, lower);
+      for (size_t i = 0; i < lower.size(); ++i) dest.push_back({lower[i], i > 0 ? 1 : 0});
+    }
+    return transform_aligned(text, align, dest, 0);
   }
   void normalize_plain(std::string& text) const override {
     if (is_ascii(text)) {
@@ -310,6 +331,25 @@ class StripAccentsNormalizer final : public Normalizer {
     s.filter([](uint32_t c) { return !is_combining_mark(c); });
   }
   bool has_plain() const override { return true; }
+  // NormalizedString::filter: each kept character removes the run removed after it, the run
+  // before the first kept one is the initial offset.
+  bool has_aligned() const override { return true; }
+  bool normalize_aligned(std::string& text, std::vector<ByteRange>& align) const override {
+    if (is_ascii(text)) return true;
+    const std::vector<uint32_t> cps = code_points(text);
+    std::vector<CharChange> dest;
+    int64_t removed = 0;
+    for (size_t i = cps.size(); i-- > 0;) {
+      if (!is_combining_mark(cps[i])) {
+        dest.push_back({cps[i], removed > 0 ? -removed : 0});
+        removed = 0;
+      } else {
+        ++removed;
+      }
+    }
+    std::reverse(dest.begin(), dest.end());
+    return transform_aligned(text, align, dest, size_t(removed));
+  }
   bool normalize_ascii_aligned(std::string& text, std::vector<uint32_t>&) const override { return is_ascii(text); }
   void normalize_plain(std::string& text) const override {
     if (is_ascii(text)) return;
