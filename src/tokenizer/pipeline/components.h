@@ -62,13 +62,18 @@ class PreTokenizer {
   // piece's offsets in the arena are offsets in the normalized text (the offsets fast path).
   virtual bool plain_keeps_text() const { return false; }
   // The offsets fast path for a pre-tokenizer that edits the text (Metaspace): what
-  // pre_tokenize_plain does, each byte appended to the arena with its alignment appended to
-  // arena_align (align: one per byte of text), as NormalizedString's edits set it, for the
-  // pre-tokenizers that say so with has_aligned().
+  // pre_tokenize_plain does, and where each arena byte it appends comes from in `text` (runs,
+  // in arena order), as NormalizedString's edits would align it, for the pre-tokenizers that
+  // say so with has_aligned().
+  struct AlignRun {
+    size_t arena;  // from this arena byte to the next run's: text byte from + (k - arena), or
+    size_t from;   // from alone when single (a character made of one, as a replacement)
+    bool single;
+  };
   virtual bool has_aligned() const { return false; }
-  virtual void pre_tokenize_aligned(std::string_view text, const ByteRange* align, bool at_start, std::string& arena,
-                                    std::vector<ByteRange>& arena_align, std::vector<ByteRange>& pieces) const {
-    (void)text, (void)align, (void)at_start, (void)arena, (void)arena_align, (void)pieces;
+  virtual void pre_tokenize_aligned(std::string_view text, bool at_start, std::string& arena,
+                                    std::vector<AlignRun>& runs, std::vector<ByteRange>& pieces) const {
+    (void)text, (void)at_start, (void)arena, (void)runs, (void)pieces;
   }
 };
 

@@ -482,7 +482,8 @@ class PipelineTokenizer final : public Tokenizer {
     }
     thread_local std::vector<Segment> raw_segments, normalized_segments;
     thread_local std::string normalized, arena;
-    thread_local std::vector<ByteRange> words, align, arena_align, spans;
+    thread_local std::vector<ByteRange> words, align, spans;
+    thread_local std::vector<PreTokenizer::AlignRun> runs;
     thread_local std::vector<uint32_t> src;
     thread_local std::vector<int32_t> ids;
     thread_local std::vector<int32_t> char_of;  // code point index of each byte of input
@@ -551,15 +552,16 @@ class PipelineTokenizer final : public Tokenizer {
       if (normalized.empty()) continue;
       normalized_segments.clear();
       normalized_added_.split(normalized, normalized_segments);
-      // The model's tokens of `word`, whose bytes' alignments start at word_align.
-      auto model_on = [&](std::string_view word, const ByteRange* word_align) {
+      // The model's tokens of `word`; to_align(k, first) is the alignment of its byte k, the
+      // first byte of a token when `first` (tokens come in order of their first bytes).
+      auto model_on = [&](std::string_view word, auto&& to_align) {
         ids.clear();
         spans.clear();
         model_->tokenize_spans(word, ids, spans);
         for (size_t k = 0; k < ids.size(); ++k) {
           const auto [begin, end] = spans[k];
           if (end <= begin) return false;  // (no model makes one; the general path's rule if one did)
-          push(ids[k], {word_align[begin].first, word_align[end - 1].second});
+          push(ids[k], {to_align(begin, true).first, to_align(end - 1, false).second});
         }
         return true;
       };
@@ -570,26 +572,39 @@ class PipelineTokenizer final : public Tokenizer {
           continue;
         }
         const std::string_view piece = std::string_view(normalized).substr(seg.begin, seg.end - seg.begin);
+        const ByteRange* piece_align = align.data() + seg.begin;
         if (!pre_tokenizer_) {
-          if (!model_on(piece, align.data() + seg.begin)) return false;
+          if (!model_on(piece, [&](size_t k, bool) { return piece_align[k]; })) return false;
           continue;
         }
         arena.clear();
         words.clear();
         const bool at_start = raw.begin == 0 && seg.begin == 0;
-        // A pre-tokenizer's pieces in the normalized text itself, or in an edited copy whose
-        // bytes carry their alignments.
-        const ByteRange* arena_aligns = align.data() + seg.begin;
+        // A pre-tokenizer's pieces are in the normalized text itself, or in an edited copy
+        // whose bytes come from the piece's as `runs` say (the run of a token's first byte is
+        // found from the previous token's onward, of its last byte from its first's).
         if (pre_tokenizer_->plain_keeps_text()) {
           pre_tokenizer_->pre_tokenize_plain(piece, at_start, arena, words);
-        } else {
-          arena_align.clear();
-          pre_tokenizer_->pre_tokenize_aligned(piece, align.data() + seg.begin, at_start, arena, arena_align, words);
-          arena_aligns = arena_align.data();
+          for (const ByteRange& w : words)
+            if (!model_on(std::string_view(arena).substr(w.first, w.second - w.first),
+                          [&](size_t k, bool) { return piece_align[w.first + k]; }))
+              return false;
+          continue;
         }
-        for (const ByteRange& w : words)
-          if (!model_on(std::string_view(arena).substr(w.first, w.second - w.first), arena_aligns + w.first))
-            return false;
+        runs.clear();
+        pre_tokenizer_->pre_tokenize_aligned(piece, at_start, arena, runs, words);
+        size_t run = 0;
+        for (const ByteRange& w : words) {
+          auto to_align = [&](size_t k, bool first) {
+            k += w.first;
+            size_t r = run;
+            while (r + 1 < runs.size() && runs[r + 1].arena <= k) ++r;
+            if (first) run = r;
+            const PreTokenizer::AlignRun& a = runs[r];
+            return piece_align[a.single ? a.from : a.from + (k - a.arena)];
+          };
+          if (!model_on(std::string_view(arena).substr(w.first, w.second - w.first), to_align)) return false;
+        }
       }
     }
     const size_t body = fast_prefix_.size();

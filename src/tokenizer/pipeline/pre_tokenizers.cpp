@@ -182,28 +182,43 @@ class MetaspacePreTokenizer final : public PreTokenizer {
       arena.insert(base, rep_);
     cut(arena, base, pieces);
   }
-  // The same with alignments, as NormalizedString's replace and prepend set them: a
-  // replacement character takes its space's, a prefix the first character's.
+  // The same with where each byte comes from, as NormalizedString's replace and prepend align
+  // it: a replacement character takes its space's alignment, a prefix the first character's.
+  // The pieces are cut as the text is copied: before each replacement character made of a
+  // space, and before each one the text holds (searched only when it holds one).
   bool has_aligned() const override { return true; }
-  void pre_tokenize_aligned(std::string_view text, const ByteRange* align, bool at_start, std::string& arena,
-                            std::vector<ByteRange>& arena_align, std::vector<ByteRange>& pieces) const override {
+  void pre_tokenize_aligned(std::string_view text, bool at_start, std::string& arena, std::vector<AlignRun>& runs,
+                            std::vector<ByteRange>& pieces) const override {
+    if (text.empty()) return;
     const size_t base = arena.size();
-    const bool starts = !text.empty() && (text[0] == ' ' || text.compare(0, rep_.size(), rep_) == 0);
-    if (!text.empty() && !starts &&
-        (scheme_ == PrependScheme::always || (scheme_ == PrependScheme::first && at_start))) {
+    size_t piece = base;
+    auto boundary = [&](size_t at) {
+      if (split_ && at > base) pieces.push_back({piece, at}), piece = at;
+    };
+    const bool starts = text[0] == ' ' || text.compare(0, rep_.size(), rep_) == 0;
+    if (!starts && (scheme_ == PrependScheme::always || (scheme_ == PrependScheme::first && at_start))) {
+      runs.push_back({arena.size(), 0, true});
       arena += rep_;
-      arena_align.insert(arena_align.end(), rep_.size(), align[0]);
     }
+    const bool holds_replacement = text.find(rep_) != std::string_view::npos;
     for (size_t i = 0; i < text.size();) {
       const size_t space = std::min(text.find(' ', i), text.size());
-      arena.append(text, i, space - i);
-      arena_align.insert(arena_align.end(), align + i, align + space);
+      if (space > i) {
+        const size_t at = arena.size();
+        runs.push_back({at, i, false});
+        arena.append(text, i, space - i);
+        if (holds_replacement) {
+          const std::string_view run = text.substr(i, space - i);
+          for (size_t r = run.find(rep_); r != std::string_view::npos; r = run.find(rep_, r + 1)) boundary(at + r);
+        }
+      }
       if (space == text.size()) break;
+      boundary(arena.size());
+      runs.push_back({arena.size(), space, true});
       arena += rep_;
-      arena_align.insert(arena_align.end(), rep_.size(), align[space]);
       i = space + 1;
     }
-    cut(arena, base, pieces);
+    pieces.push_back({split_ ? piece : base, arena.size()});
   }
 
  private:
