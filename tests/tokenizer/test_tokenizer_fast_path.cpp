@@ -120,10 +120,11 @@ TEST(TokenizerFastPath, TakenForCommonChainsOnly) {
   for (const char* name : {"bert-uncased", "bert-cased", "xlmr", "camembert", "unigram-bytes"})
     EXPECT_TRUE(pl::fast_paths(*load(dir / name, true)).single) << name;
   // encode_with_offsets: BERT's chain (ASCII-aligned normalizer, BertPreTokenizer, template
-  // without trim_offsets); not XLM-R's (Precompiled, Metaspace) nor byte-level ones.
-  for (const char* name : {"bert-uncased", "bert-cased"})
+  // without trim_offsets) and SentencePiece's (Precompiled, Strip, Replace, Metaspace,
+  // Unigram, NFKC); not Sequence pre-tokenizers nor byte-level ones.
+  for (const char* name : {"bert-uncased", "bert-cased", "xlmr", "camembert", "xlmr-bytefallback", "unigram-bytes"})
     EXPECT_TRUE(pl::fast_paths(*load(dir / name, true)).offsets) << name;
-  for (const char* name : {"xlmr", "camembert", "unigram-bytes", "wordpiece-mix", "bytelevel-mix"})
+  for (const char* name : {"wordpiece-mix", "bytelevel-mix"})
     EXPECT_FALSE(pl::fast_paths(*load(dir / name, true)).offsets) << name;
   EXPECT_FALSE(pl::fast_paths(*load(dir / "bert-uncased", false)).offsets);
   // Sequence pre-tokenizers have no plain form: the general path.
@@ -325,8 +326,144 @@ TEST(TokenizerFastPath, OffsetsAgreeWithGeneralPathOnFuzzCorpus) {
       EXPECT_THROW(c.fast->encode_with_offsets("a b", n_special - 1), rc::Error);
     }
   }
-  // BERT cased and uncased (tokenizer.json, and in-memory with added tokens) ran the fast path.
-  EXPECT_GE(offsets_cases, 3);
+  // BERT cased and uncased (tokenizer.json, and in-memory with added tokens), XLM-R, CamemBERT
+  // and XLM-R with byte_fallback ran the fast path.
+  EXPECT_GE(offsets_cases, 6);
+}
+
+// Texts the nmt_nfkc charsmap rewrites, alone and next to what it keeps: controls it removes
+// (at the start, after a ligature it expands, before a combining mark), whitespace it maps to a
+// space, compatibility characters it expands into several (ligatures, ellipsis, squared
+// words, circled numbers, fractions), half-width kana whose sound mark it composes, CR LF,
+// full-width forms, and runs of spaces the Replace step merges.
+std::vector<std::string> charsmap_corpus() {
+  std::vector<std::string> texts = {
+      "\x01"
+      "abc",
+      "\x01\x02 x",
+      "\x01\uFB01 x",
+      "\uFB01\x01x",
+      "x\uFB01\x01\x01y",
+      "a\x7F\u0301b",
+      "\uFB03\u2026\u3349\u2460\u00BD end",
+      "\uFF76\uFF9E\uFF8A\uFF9F \uFF76\uFF9E",
+      "line\r\nnext\r\rlast\n",
+      "\u3000\u3000x\u00A0\u00A0y\u2002z",
+      "a  b   c    d\t\te",
+      "  lead trail   ",
+      "\u2581x \u2581 \u2581\u2581",
+      "\u00AD soft\u00ADhyphen \u200B zero",
+      "\u212B\u2126\u1E9B\u0323 \u0344",
+      "\uFF21\uFF22\uFF23\uFF0C\uFF01 \uFF11\uFF12",
+      "\u1100\u1161\u11A8 \uAC00\u11A8",
+      "\U0001F468\u200D\U0001F469\u200D\U0001F467 \u0915\u094D\u0937\u093F",
+      "\u0645\u0631\u062D\u0628\u0627 \uFEFB \uFDFA",
+      "\u00C5ngstr\u00F6m \u0041\u030A",
+      "\x01",
+      "\uFB01",
+      "\u2026",
+      "\t",
+  };
+  // Random strings over those characters (fixed seed).
+  const std::vector<std::string> parts = {
+      "a",      "Z",      " ",      " ",          "  ",     "\x01",   "\x7F",   "\t",     "\r",     "\n",     "\r\n",
+      "\uFB01", "\u2026", "\u3349", "\u2460",     "\uFF76", "\uFF9E", "\u3000", "\u00A0", "\u0301", "\u200D", "\u00AD",
+      "\uFF21", "\u2581", "\u4E2D", "\U0001F600", "\uFE0F", "\u0645", "\u0915", "\u094D", "\u00E9"};
+  std::mt19937 rng(32);
+  for (int i = 0; i < 1500; ++i) {
+    std::string t;
+    const int n = int(rng() % 16);
+    for (int k = 0; k < n; ++k) t += parts[rng() % parts.size()];
+    texts.push_back(std::move(t));
+  }
+  return texts;
+}
+
+// XLM-R's tokenizer.json with its Metaspace pre-tokenizer (prepend_scheme, split) and its
+// normalizer changed.
+nlohmann::json xlmr_variant(const char* prepend_scheme, bool split, const nlohmann::json* normalizer) {
+  std::ifstream in(tokenizer_data_dir() / "pipeline/xlmr/tokenizer.json");
+  nlohmann::json doc = nlohmann::json::parse(in);
+  doc["pre_tokenizer"]["prepend_scheme"] = prepend_scheme;
+  doc["pre_tokenizer"]["split"] = split;
+  if (normalizer) doc["normalizer"] = *normalizer;
+  return doc;
+}
+
+// SentencePiece-style chains (Precompiled and the usual normalizers, Metaspace, Unigram) on
+// encode_with_offsets' fast path: the same ids, offsets and masks as the general path (itself
+// held to HF's goldens) on the fuzz corpus and the charsmap's rewrites, for XLM-R, CamemBERT,
+// byte_fallback, the 32k bench tokenizer when made, and XLM-R with Metaspace's other options
+// and other normalizers; every text is served by the fast path (a silent fallback to the
+// general path fails).
+TEST(TokenizerFastPath, SentencePieceOffsetsAgreeWithGeneralPath) {
+  std::vector<std::string> texts = charsmap_corpus();
+  for (const std::string& t : corpus()) texts.push_back(t);
+  for (const std::string& t : ascii_corpus()) texts.push_back(t);
+  struct Case {
+    std::string name;
+    std::unique_ptr<Tokenizer> fast, general;
+  };
+  std::vector<Case> cases;
+  const fs::path dir = tokenizer_data_dir() / "pipeline";
+  for (const char* name : {"xlmr", "camembert", "xlmr-bytefallback", "unigram-bytes"})
+    cases.push_back({name, load(dir / name, true), load(dir / name, false)});
+  if (const fs::path big = fs::path(RC_SOURCE_DIR) / "build/bench-tokenizers/xlmr-32k";
+      fs::exists(big / "tokenizer.json"))
+    cases.push_back({"xlmr-32k", load(big, true), load(big, false)});
+  pl::PipelineOptions general;
+  general.fast_path = false;
+  auto variant = [&](const std::string& name, const nlohmann::json& doc) {
+    cases.push_back(
+        {name, pl::make_pipeline_tokenizer(doc, name), pl::make_pipeline_tokenizer(doc, name, {}, general)});
+  };
+  std::ifstream in(dir / "xlmr/tokenizer.json");
+  const nlohmann::json xlmr = nlohmann::json::parse(in);
+  const nlohmann::json precompiled = xlmr["normalizer"]["normalizers"][0];
+  const nlohmann::json precompiled_only = {{"type", "Sequence"}, {"normalizers", {precompiled}}};
+  const nlohmann::json with_prepend = {{"type", "Sequence"},
+                                       {"normalizers",
+                                        {{{"type", "Strip"}, {"strip_left", true}, {"strip_right", true}},
+                                         precompiled,
+                                         {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\u2581"}},
+                                         {{"type", "Prepend"}, {"prepend", "\u2581"}}}}};
+  const nlohmann::json none = nullptr;
+  auto of = [](const char* type) { return nlohmann::json{{"type", type}}; };
+  const nlohmann::json forms = {
+      {"type", "Sequence"}, {"normalizers", {of("NFKD"), of("StripAccents"), of("Lowercase"), precompiled, of("NFC")}}};
+  const nlohmann::json nfkc_lower = {{"type", "Sequence"}, {"normalizers", {of("NFKC"), of("Lowercase")}}};
+  variant("first-split", xlmr_variant("first", true, nullptr));
+  variant("never-split", xlmr_variant("never", true, nullptr));
+  variant("always-nosplit", xlmr_variant("always", false, nullptr));
+  variant("first-nosplit-precompiled-only", xlmr_variant("first", false, &precompiled_only));
+  variant("always-split-prepend", xlmr_variant("always", true, &with_prepend));
+  variant("always-split-no-normalizer", xlmr_variant("always", true, &none));
+  variant("always-split-forms", xlmr_variant("always", true, &forms));
+  variant("first-split-nfkc-lowercase", xlmr_variant("first", true, &nfkc_lower));
+  const nlohmann::json nfd = of("NFD");
+  variant("never-nosplit-nfd", xlmr_variant("never", false, &nfd));
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ASSERT_TRUE(pl::fast_paths(*c.fast).offsets);
+    const int n_special = int(c.general->encode("", true, 0).size());
+    int failures = 0, general_served = 0;
+    for (const std::string& t : texts) {
+      if (failures > 5) break;
+      for (int max_length : {0, n_special + 1, n_special + 4}) {
+        const OffsetsEncoding want = c.general->encode_with_offsets(t, max_length);
+        const OffsetsEncoding got = c.fast->encode_with_offsets(t, max_length);
+        const bool same =
+            got.ids == want.ids && got.offsets == want.offsets && got.special_tokens_mask == want.special_tokens_mask;
+        failures += !same;
+        EXPECT_TRUE(same) << "text: '" << t << "' max_length " << max_length << " ids " << ids_str(got.ids) << " vs "
+                          << ids_str(want.ids);
+      }
+      if (!pl::offsets_fast_path_serves(*c.fast, t)) {
+        if (++general_served <= 5) ADD_FAILURE() << "general path served '" << t << "'";
+      }
+    }
+    EXPECT_EQ(general_served, 0);
+  }
 }
 
 }  // namespace

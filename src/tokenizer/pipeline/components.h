@@ -33,9 +33,14 @@ class Normalizer {
   }
   // The offsets fast path on any text: normalize() with HF's alignments (align: one original
   // byte range per byte of text, updated as NormalizedString's alignments would be), for the
-  // normalizers that say so with has_aligned().
+  // normalizers that say so with has_aligned(). false: this text takes the general path (text
+  // and align are then unspecified), where HF's alignments would leave the simple forms kept
+  // here (an empty alignment at the start, which NormalizedString::transform treats apart).
   virtual bool has_aligned() const { return false; }
-  virtual void normalize_aligned(std::string& text, std::vector<ByteRange>& align) const { (void)text, (void)align; }
+  virtual bool normalize_aligned(std::string& text, std::vector<ByteRange>& align) const {
+    (void)text, (void)align;
+    return false;
+  }
 };
 
 class PreTokenizer {
@@ -56,6 +61,20 @@ class PreTokenizer {
   // pre_tokenize() makes, at the same offsets (no character edited, added or moved): then a
   // piece's offsets in the arena are offsets in the normalized text (the offsets fast path).
   virtual bool plain_keeps_text() const { return false; }
+  // The offsets fast path for a pre-tokenizer that edits the text (Metaspace): what
+  // pre_tokenize_plain does, and where each arena byte it appends comes from in `text` (runs,
+  // in arena order), as NormalizedString's edits would align it, for the pre-tokenizers that
+  // say so with has_aligned().
+  struct AlignRun {
+    size_t arena;  // from this arena byte to the next run's: text byte from + (k - arena), or
+    size_t from;   // from alone when single (a character made of one, as a replacement)
+    bool single;
+  };
+  virtual bool has_aligned() const { return false; }
+  virtual void pre_tokenize_aligned(std::string_view text, bool at_start, std::string& arena,
+                                    std::vector<AlignRun>& runs, std::vector<ByteRange>& pieces) const {
+    (void)text, (void)at_start, (void)arena, (void)runs, (void)pieces;
+  }
 };
 
 class Model {
@@ -66,6 +85,9 @@ class Model {
   virtual void tokenize(std::string_view text, std::vector<Token>& out) const = 0;
   // The ids tokenize() gives, appended to out (the fast path: no token strings, no offsets).
   virtual void tokenize_ids(std::string_view text, std::vector<int32_t>& out) const;
+  // The ids and byte ranges (of `text`) tokenize() gives, appended (the offsets fast path: no
+  // token strings).
+  virtual void tokenize_spans(std::string_view text, std::vector<int32_t>& ids, std::vector<ByteRange>& spans) const;
   virtual int32_t token_to_id(std::string_view token) const = 0;  // -1 when unknown
   virtual const std::string* id_to_token(int32_t id) const = 0;   // null when unknown
   virtual int64_t vocab_size() const = 0;

@@ -39,6 +39,13 @@ void Model::tokenize_ids(std::string_view text, std::vector<int32_t>& out) const
   for (const Token& t : tokens) out.push_back(t.id);
 }
 
+void Model::tokenize_spans(std::string_view text, std::vector<int32_t>& ids, std::vector<ByteRange>& spans) const {
+  thread_local std::vector<Token> tokens;
+  tokens.clear();
+  tokenize(text, tokens);
+  for (const Token& t : tokens) ids.push_back(t.id), spans.push_back({t.begin, t.end});
+}
+
 namespace {
 
 // A read-only string -> id table for the fast path's lookups: open addressing over one array,
@@ -376,6 +383,45 @@ class UnigramModel final : public Model {
       out.push_back(unk_id_);
     }
   }
+  // tokenize() without strings, its ids and byte ranges; cached as tokenize_ids() is, each
+  // token as (id, begin, end) in a cache of its own.
+  void tokenize_spans(std::string_view text, std::vector<int32_t>& ids, std::vector<ByteRange>& spans) const override {
+    thread_local std::vector<int32_t> packed;
+    packed.clear();
+    const bool cacheable = !text.empty() && text.size() <= WordCache::kMaxWordBytes;
+    const uint64_t hash = cacheable ? hash_bytes(text) : 0;
+    if (!cacheable || !spans_cache_.lookup(text, hash, packed)) {
+      packed.clear();
+      for (const Piece& p : best_path(text)) {
+        auto put = [&](int32_t id) { packed.insert(packed.end(), {id, int32_t(p.begin), int32_t(p.end)}); };
+        if (p.id >= 0) {
+          put(p.id);
+          continue;
+        }
+        const std::string_view piece = text.substr(p.begin, p.end - p.begin);
+        if (const int32_t id = vocab_.find(piece); id >= 0) {
+          put(id);
+          continue;
+        }
+        if (byte_fallback_) {
+          size_t k = 0;
+          for (; k < piece.size() && byte_ids_[static_cast<unsigned char>(piece[k])] >= 0; ++k) {
+          }
+          if (k == piece.size()) {
+            for (unsigned char b : piece) put(byte_ids_[b]);
+            continue;
+          }
+        }
+        if (unk_id_ < 0) missing_unk("Unigram");
+        put(unk_id_);
+      }
+      if (cacheable) spans_cache_.insert(text, hash, packed.data(), packed.size());
+    }
+    for (size_t k = 0; k + 2 < packed.size(); k += 3) {
+      ids.push_back(packed[k]);
+      spans.push_back({size_t(packed[k + 1]), size_t(packed[k + 2])});
+    }
+  }
   int32_t token_to_id(std::string_view t) const override { return vocab_.find(t); }
   const std::string* id_to_token(int32_t id) const override { return vocab_.token(id); }
   int64_t vocab_size() const override { return int64_t(scores_.size()); }
@@ -541,7 +587,7 @@ class UnigramModel final : public Model {
 
   static constexpr size_t kSearchWindow = 16 * 256;
   std::vector<Unit> units_;
-  mutable WordCache cache_;
+  mutable WordCache cache_, spans_cache_;
   std::array<int32_t, 256> byte_ids_{};  // <0xXX> pieces (byte_fallback), -1 when absent
   Vocab vocab_;
   std::vector<double> scores_;

@@ -117,6 +117,39 @@ void NormalizedString::transform_range(size_t begin, size_t end, const std::vect
   normalized_.replace(begin, end - begin, normalized);
 }
 
+// transform_range over the whole text (original_to_normalized(0, all) is the whole text when
+// its first byte's alignment is not empty), with the same steps as above.
+bool transform_aligned(std::string& text, std::vector<ByteRange>& align, const std::vector<CharChange>& dest,
+                       size_t initial_offset) {
+  if (text.empty()) return dest.empty();
+  if (align[0].first == align[0].second) return false;
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  auto next_char = [&](size_t at) { return std::min(n, at + size_t(utf8_lead_length(p[at]))); };
+  size_t offset = 0;  // the next replaced character's first byte
+  for (size_t k = 0; k < initial_offset && offset < n; ++k) offset = next_char(offset);
+  thread_local std::string out;
+  thread_local std::vector<ByteRange> out_align;
+  out.clear();
+  out_align.clear();
+  for (const CharChange& c : dest) {
+    ByteRange a;
+    if (c.change > 0)
+      a = offset < 1 ? ByteRange{0, 0} : align[std::min(offset, n) - 1];
+    else
+      a = offset < n ? align[offset] : align.back();
+    if (c.change > 0 && offset < 1) return false;  // (0, 0): an empty alignment the general path keeps
+    if (c.change <= 0 && offset < n) offset = next_char(offset);
+    for (int64_t k = 0; k < -c.change && offset < n; ++k) offset = next_char(offset);
+    const size_t before = out.size();
+    utf8_append(out, c.cp);
+    out_align.insert(out_align.end(), out.size() - before, a);
+  }
+  text.swap(out);
+  align.swap(out_align);
+  return true;
+}
+
 void NormalizedString::transform(const std::vector<CharChange>& dest, size_t initial_offset) {
   const std::optional<ByteRange> range = original_to_normalized(0, original_.size());
   if (!range) return;
@@ -216,33 +249,38 @@ void NormalizedString::lrstrip(bool left, bool right) {
 // the start). Built here in one pass, the same result without a splice per match (quadratic
 // in the matches: XLM-R's " {2,}" on a text of double spaces).
 void NormalizedString::replace(const std::vector<PatternMatch>& matches, std::string_view content) {
+  replace_aligned(normalized_, alignments_, matches, content);
+}
+
+void replace_aligned(std::string& text, std::vector<ByteRange>& align, const std::vector<PatternMatch>& matches,
+                     std::string_view content) {
   // Nothing matched: nothing changes (an empty literal's single piece counts characters, not
   // bytes, HF's quirk: it must not be copied as a byte range).
   if (std::none_of(matches.begin(), matches.end(), [](const PatternMatch& m) { return m.is_match; })) return;
   std::string normalized;
   std::vector<ByteRange> alignments;
-  normalized.reserve(normalized_.size());
-  alignments.reserve(alignments_.size());
+  normalized.reserve(text.size());
+  alignments.reserve(align.size());
   for (const PatternMatch& m : matches) {
     if (!m.is_match) {
-      normalized.append(normalized_, m.begin, m.end - m.begin);
-      alignments.insert(alignments.end(), alignments_.begin() + std::ptrdiff_t(m.begin),
-                        alignments_.begin() + std::ptrdiff_t(m.end));
+      normalized.append(text, m.begin, m.end - m.begin);
+      alignments.insert(alignments.end(), align.begin() + std::ptrdiff_t(m.begin),
+                        align.begin() + std::ptrdiff_t(m.end));
       continue;
     }
-    ByteRange align{0, 0};
+    ByteRange a{0, 0};
     if (m.end > m.begin)
-      align = alignments_[m.end - 1];
+      a = align[m.end - 1];
     else if (!alignments.empty())
-      align = alignments.back();
+      a = alignments.back();
     normalized.append(content);
-    alignments.insert(alignments.end(), content.size(), align);
+    alignments.insert(alignments.end(), content.size(), a);
   }
   const size_t covered = matches.empty() ? 0 : matches.back().end;
-  normalized.append(normalized_, covered, std::string::npos);
-  alignments.insert(alignments.end(), alignments_.begin() + std::ptrdiff_t(covered), alignments_.end());
-  normalized_ = std::move(normalized);
-  alignments_ = std::move(alignments);
+  normalized.append(text, covered, std::string::npos);
+  alignments.insert(alignments.end(), align.begin() + std::ptrdiff_t(covered), align.end());
+  text = std::move(normalized);
+  align = std::move(alignments);
 }
 
 std::vector<NormalizedString> NormalizedString::split(std::vector<PatternMatch> matches, SplitBehavior behavior) const {

@@ -78,6 +78,18 @@ class NormalizedString {
   size_t shift_ = 0;
 };
 
+// NormalizedString::replace on a text and its alignments (one per byte): each matched piece
+// replaced by `content`, every byte of which takes the alignment of the match's last byte (the
+// offsets fast path runs the normalizers on such flat arrays).
+void replace_aligned(std::string& text, std::vector<ByteRange>& align, const std::vector<PatternMatch>& matches,
+                     std::string_view content);
+
+// NormalizedString::transform(dest, initial_offset) on a text and its alignments, for the
+// offsets fast path; false (text and align unspecified) where transform would not work on the
+// whole text (a first byte with an empty alignment, an empty text given characters).
+bool transform_aligned(std::string& text, std::vector<ByteRange>& align, const std::vector<CharChange>& dest,
+                       size_t initial_offset);
+
 // The code points of valid UTF-8 text, and back.
 std::vector<uint32_t> code_points(std::string_view text);
 std::string to_utf8(const std::vector<uint32_t>& cps);

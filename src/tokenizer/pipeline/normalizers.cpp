@@ -136,7 +136,7 @@ class BertNormalizer final : public Normalizer {
     return true;
   }
   bool has_aligned() const override { return true; }
-  void normalize_aligned(std::string& text, std::vector<ByteRange>& align) const override {
+  bool normalize_aligned(std::string& text, std::vector<ByteRange>& align) const override {
     thread_local std::vector<uint32_t> cps, next;
     thread_local std::vector<ByteRange> al, next_al;
     cps.clear(), al.clear();
@@ -185,6 +185,7 @@ class BertNormalizer final : public Normalizer {
       utf8_append(text, cps[k]);
       align.resize(text.size(), al[k]);
     }
+    return true;
   }
   // normalize() character by character, without alignments: ASCII through a table made at
   // construction from the same predicates; a text with other characters through the same
@@ -275,6 +276,10 @@ class FormNormalizer final : public Normalizer {
     text.clear();
     for (const CharChange& c : out) utf8_append(text, c.cp);
   }
+  bool has_aligned() const override { return true; }
+  bool normalize_aligned(std::string& text, std::vector<ByteRange>& align) const override {
+    return is_ascii(text) || transform_aligned(text, align, normalize_form(text, form_), 0);
+  }
 
  private:
   NormalForm form_;
@@ -288,6 +293,23 @@ class LowercaseNormalizer final : public Normalizer {
     if (!is_ascii(text)) return false;
     normalize_plain(text);
     return true;
+  }
+  // NormalizedString::lowercase: a character's first lowercase character replaces it, the
+  // others are new (change 1).
+  bool has_aligned() const override { return true; }
+  bool normalize_aligned(std::string& text, std::vector<ByteRange>& align) const override {
+    if (is_ascii(text)) {
+      normalize_plain(text);
+      return true;
+    }
+    std::vector<CharChange> dest;
+    std::vector<uint32_t> lower;
+    for (uint32_t cp : code_points(text)) {
+      lower.clear();
+      append_lowercase(cp, lower);
+      for (size_t i = 0; i < lower.size(); ++i) dest.push_back({lower[i], i > 0 ? 1 : 0});
+    }
+    return transform_aligned(text, align, dest, 0);
   }
   void normalize_plain(std::string& text) const override {
     if (is_ascii(text)) {
@@ -309,6 +331,25 @@ class StripAccentsNormalizer final : public Normalizer {
     s.filter([](uint32_t c) { return !is_combining_mark(c); });
   }
   bool has_plain() const override { return true; }
+  // NormalizedString::filter: each kept character removes the run removed after it, the run
+  // before the first kept one is the initial offset.
+  bool has_aligned() const override { return true; }
+  bool normalize_aligned(std::string& text, std::vector<ByteRange>& align) const override {
+    if (is_ascii(text)) return true;
+    const std::vector<uint32_t> cps = code_points(text);
+    std::vector<CharChange> dest;
+    int64_t removed = 0;
+    for (size_t i = cps.size(); i-- > 0;) {
+      if (!is_combining_mark(cps[i])) {
+        dest.push_back({cps[i], removed > 0 ? -removed : 0});
+        removed = 0;
+      } else {
+        ++removed;
+      }
+    }
+    std::reverse(dest.begin(), dest.end());
+    return transform_aligned(text, align, dest, size_t(removed));
+  }
   bool normalize_ascii_aligned(std::string& text, std::vector<uint32_t>&) const override { return is_ascii(text); }
   void normalize_plain(std::string& text) const override {
     if (is_ascii(text)) return;
@@ -336,6 +377,25 @@ class StripNormalizer final : public Normalizer {
     return true;
   }
   void normalize_plain(std::string& text) const override {
+    const ByteRange k = kept(text);
+    if (k.first > 0 || k.second < text.size()) text = text.substr(k.first, k.second - k.first);
+  }
+  // lrstrip keeps each character it keeps with its own alignment (transform with the stripped
+  // characters as its initial offset and the last kept one's change): the same cut of both.
+  bool has_aligned() const override { return true; }
+  bool normalize_aligned(std::string& text, std::vector<ByteRange>& align) const override {
+    if (!align.empty() && align[0].first == align[0].second) return false;  // transform's range starts later
+    const ByteRange k = kept(text);
+    if (k.first == 0 && k.second == text.size()) return true;
+    text = text.substr(k.first, k.second - k.first);
+    align.erase(align.begin() + std::ptrdiff_t(k.second), align.end());
+    align.erase(align.begin(), align.begin() + std::ptrdiff_t(k.first));
+    return true;
+  }
+
+ private:
+  // The bytes left once the whitespace is stripped from the ends asked for.
+  ByteRange kept(std::string_view text) const {
     const auto* p = reinterpret_cast<const unsigned char*>(text.data());
     size_t begin = 0, end = text.size();
     if (left_)
@@ -351,23 +411,23 @@ class StripNormalizer final : public Normalizer {
         if (!is_unicode_whitespace(utf8_decode(p + last, utf8_lead_length(p[last])))) break;
         end = last;
       }
-    if (begin > 0 || end < text.size()) text = text.substr(begin, end - begin);
+    return {begin, end};
   }
 
- private:
   bool left_, right_;
 };
 
 class ReplaceNormalizer final : public Normalizer {
  public:
   ReplaceNormalizer(Pattern pattern, std::string content)
-      : pattern_(std::move(pattern)), content_(std::move(content)) {}
+      : pattern_(std::move(pattern)),
+        content_(std::move(content)),
+        space_runs_(pattern_.regex && pattern_.regex->pattern() == " {2,}") {}
   void normalize(NormalizedString& s) const override { s.replace(pattern_.find_matches(s.get()), content_); }
   bool has_plain() const override { return true; }
   void normalize_plain(std::string& text) const override {
-    // A literal absent from the text, the common case, costs one search.
-    if (!pattern_.regex && text.find(pattern_.literal) == std::string::npos) return;
-    const std::vector<PatternMatch> matches = pattern_.find_matches(text);
+    if (surely_unmatched(text)) return;
+    const std::vector<PatternMatch> matches = find_matches(text);
     if (std::none_of(matches.begin(), matches.end(), [](const PatternMatch& m) { return m.is_match; })) return;
     std::string out;
     out.reserve(text.size());
@@ -379,10 +439,46 @@ class ReplaceNormalizer final : public Normalizer {
     }
     text = std::move(out);
   }
+  // NormalizedString::replace's alignments (replace_aligned); an empty match, which takes the
+  // alignment before it or (0, 0), leaves the simple forms: the general path.
+  bool has_aligned() const override { return true; }
+  bool normalize_aligned(std::string& text, std::vector<ByteRange>& align) const override {
+    if (surely_unmatched(text)) return true;
+    const std::vector<PatternMatch> matches = find_matches(text);
+    for (const PatternMatch& m : matches)
+      if (m.is_match && m.begin == m.end) return false;
+    replace_aligned(text, align, matches, content_);
+    return true;
+  }
 
  private:
+  // A literal absent from the text, or no two spaces in a row for " {2,}" (the common cases):
+  // one search, no regex run.
+  bool surely_unmatched(std::string_view text) const {
+    if (!pattern_.regex) return text.find(pattern_.literal) == std::string::npos;
+    return space_runs_ && text.find("  ") == std::string::npos;
+  }
+  // The pattern's matches; XLMRobertaConverter's " {2,}" (runs of two or more U+0020, leftmost
+  // and greedy) found without the regex engine, the same pieces.
+  std::vector<PatternMatch> find_matches(std::string_view text) const {
+    if (!space_runs_) return pattern_.find_matches(text);
+    if (text.empty()) return {{0, 0, false}};
+    std::vector<PatternMatch> out;
+    size_t prev = 0;
+    for (size_t pos = text.find("  "); pos != std::string_view::npos; pos = text.find("  ", pos)) {
+      size_t end = pos + 2;
+      while (end < text.size() && text[end] == ' ') ++end;
+      if (prev != pos) out.push_back({prev, pos, false});
+      out.push_back({pos, end, true});
+      prev = pos = end;
+    }
+    if (prev != text.size()) out.push_back({prev, text.size(), false});
+    return out;
+  }
+
   Pattern pattern_;
   std::string content_;
+  bool space_runs_;  // the pattern is the regex " {2,}"
 };
 
 class PrependNormalizer final : public Normalizer {
@@ -394,6 +490,16 @@ class PrependNormalizer final : public Normalizer {
   bool has_plain() const override { return true; }
   void normalize_plain(std::string& text) const override {
     if (!text.empty()) text.insert(0, prepend_);
+  }
+  // NormalizedString::prepend: the new characters and the first one all take the first's
+  // alignment (transform_range over the first character).
+  bool has_aligned() const override { return true; }
+  bool normalize_aligned(std::string& text, std::vector<ByteRange>& align) const override {
+    if (text.empty()) return true;
+    if (prepend_.empty()) return false;  // the first character alone as new: (0, 0)
+    text.insert(0, prepend_);
+    align.insert(align.begin(), prepend_.size(), align[0]);
+    return true;
   }
 
  private:
@@ -415,6 +521,14 @@ class SequenceNormalizer final : public Normalizer {
   bool normalize_ascii_aligned(std::string& text, std::vector<uint32_t>& src) const override {
     for (const auto& n : steps_)
       if (!n->normalize_ascii_aligned(text, src)) return false;
+    return true;
+  }
+  bool has_aligned() const override {
+    return std::all_of(steps_.begin(), steps_.end(), [](const auto& n) { return n->has_aligned(); });
+  }
+  bool normalize_aligned(std::string& text, std::vector<ByteRange>& align) const override {
+    for (const auto& n : steps_)
+      if (!n->normalize_aligned(text, align)) return false;
     return true;
   }
 
@@ -515,7 +629,160 @@ class PrecompiledNormalizer final : public Normalizer {
     text.swap(out);
   }
 
+  // normalize() with its alignments, without the CharChange list: the changes are made as
+  // normalize() makes them and applied at once as NormalizedString::transform_range applies
+  // them (an unchanged run is copied with its alignments). replace_changes may still edit the
+  // last change made (a removal adds its count to it), so the last one waits (pending) until
+  // the next is made. ASCII text with no character the charsmap rewrites (most text) is left
+  // as it is, as normalize() leaves it.
+  bool has_aligned() const override { return true; }
+  bool normalize_aligned(std::string& text, std::vector<ByteRange>& align) const override {
+    const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+    const size_t n = text.size();
+    size_t first_hit = 0;
+    while (first_hit < n && p[first_hit] < 0x80 && !ascii_hit_[p[first_hit]]) ++first_hit;
+    if (first_hit == n) return true;
+    if (align[0].first == align[0].second) return false;  // transform's range starts later
+    AlignedChanges changes(text, align);
+    size_t run = 0;  // [run, at): characters kept as they are, not yet handed over
+    auto replace = [&](size_t at, size_t len, std::string_view norm) {
+      changes.keep(run, at);
+      changes.replace(std::string_view(text).substr(at, len), norm);
+      run = at + len;
+    };
+    auto by_character = [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end;) {
+        const size_t len = size_t(utf8_lead_length(p[i]));
+        if (auto norm = lookup_in(text, i, len)) replace(i, len, *norm);
+        i += len;
+      }
+    };
+    if (is_ascii(std::string_view(text).substr(first_hit))) {
+      // ASCII: each character a grapheme but CR LF (as normalize_plain).
+      for (size_t i = first_hit; i < n; ++i) {
+        if (p[i] == '\r' && i + 1 < n && p[i + 1] == '\n' && crlf_) {
+          replace(i, 2, *crlf_);
+          ++i;
+          continue;
+        }
+        if (ascii_[p[i]]) replace(i, 1, *ascii_[p[i]]);
+      }
+    } else {
+      for (const ByteRange& g : graphemes(text)) {
+        const size_t len = g.second - g.first;
+        if (len < 6)
+          if (auto norm = lookup_in(text, g.first, len)) {
+            replace(g.first, len, *norm);
+            continue;
+          }
+        // A grapheme of one character was looked up whole (under 6 bytes: every character).
+        if (len >= 6 || size_t(utf8_lead_length(p[g.first])) < len) by_character(g.first, g.second);
+      }
+    }
+    changes.keep(run, n);
+    return changes.finish(text, align);
+  }
+
  private:
+  // The charsmap's rewrite of text's bytes [at, at + len) (ASCII characters from the table).
+  std::optional<std::string_view> lookup_in(std::string_view text, size_t at, size_t len) const {
+    if (len == 1 && static_cast<unsigned char>(text[at]) < 0x80) {
+      const auto& r = ascii_[static_cast<unsigned char>(text[at])];
+      if (r) return std::string_view(*r);
+      return std::nullopt;
+    }
+    return map_.transform(text.substr(at, len));
+  }
+
+  // NormalizedString::transform_range(0, len, changes, 0) over a text and its alignments, the
+  // changes given in order: keep() for characters kept as they are (change 0), replace() for
+  // what replace_changes makes of a rewritten piece.
+  class AlignedChanges {
+   public:
+    AlignedChanges(const std::string& text, const std::vector<ByteRange>& align) : text_(text), align_(align) {
+      out_.reserve(text.size() + 8);
+      out_align_.reserve(text.size() + 8);
+    }
+    void keep(size_t begin, size_t end) {
+      if (begin >= end) return;
+      const auto* p = reinterpret_cast<const unsigned char*>(text_.data());
+      size_t last = end - 1;
+      while (last > begin && (p[last] & 0xC0) == 0x80) --last;
+      commit();
+      if (pos_ == begin) {  // in step with the text: a copy, the last character waiting
+        out_.append(text_, begin, last - begin);
+        out_align_.insert(out_align_.end(), align_.begin() + std::ptrdiff_t(begin),
+                          align_.begin() + std::ptrdiff_t(last));
+        pos_ = last;
+      } else {
+        for (size_t i = begin; i < last;) {
+          const int len = utf8_lead_length(p[i]);
+          make(utf8_decode(p + i, len), 0);
+          i += size_t(len);
+        }
+      }
+      make(utf8_decode(p + last, utf8_lead_length(p[last])), 0);
+    }
+    // replace_changes(old_part -> new_part).
+    void replace(std::string_view old_part, std::string_view new_part) {
+      const auto* o = reinterpret_cast<const unsigned char*>(old_part.data());
+      const auto* q = reinterpret_cast<const unsigned char*>(new_part.data());
+      int64_t old_count = 0, new_count = 0;
+      for (size_t i = 0; i < old_part.size(); ++i) old_count += (o[i] & 0xC0) != 0x80;
+      for (size_t i = 0; i < new_part.size(); ++i) new_count += (q[i] & 0xC0) != 0x80;
+      const int64_t diff = new_count - old_count;
+      int64_t k = 0;
+      for (size_t i = 0; i < new_part.size(); ++k) {
+        const int len = utf8_lead_length(q[i]);
+        make(utf8_decode(q + i, len), diff > 0 && k >= new_count - diff ? 1 : 0);
+        i += size_t(len);
+      }
+      if (diff < 0 && pending_) change_ += diff;
+    }
+    // false: a change HF would align to (0, 0) (the general path then).
+    bool finish(std::string& text, std::vector<ByteRange>& align) {
+      commit();
+      if (failed_) return false;
+      text.swap(out_);
+      align.swap(out_align_);
+      return true;
+    }
+
+   private:
+    void make(uint32_t cp, int64_t change) {
+      commit();
+      cp_ = cp, change_ = change, pending_ = true;
+    }
+    size_t next_char(size_t at) const { return at + size_t(utf8_lead_length(static_cast<unsigned char>(text_[at]))); }
+    // transform_range's step for one change: its alignment, then the replaced characters passed.
+    void commit() {
+      if (!pending_) return;
+      pending_ = false;
+      const size_t n = text_.size();
+      ByteRange a;
+      if (change_ > 0) {
+        if (pos_ < 1) failed_ = true;
+        a = pos_ < 1 ? ByteRange{0, 0} : align_[std::min(pos_, n) - 1];
+      } else {
+        a = pos_ < n ? align_[pos_] : align_.back();
+      }
+      if (change_ <= 0 && pos_ < n) pos_ = next_char(pos_);
+      for (int64_t k = 0; k < -change_ && pos_ < n; ++k) pos_ = next_char(pos_);
+      const size_t before = out_.size();
+      utf8_append(out_, cp_);
+      out_align_.insert(out_align_.end(), out_.size() - before, a);
+    }
+
+    const std::string& text_;
+    const std::vector<ByteRange>& align_;
+    std::string out_;
+    std::vector<ByteRange> out_align_;
+    size_t pos_ = 0;  // the next character of text_ not replaced yet (transform_range's offset)
+    uint32_t cp_ = 0;
+    int64_t change_ = 0;
+    bool pending_ = false, failed_ = false;
+  };
+
   PrecompiledCharsmap map_;
   std::array<std::optional<std::string>, 128> ascii_ = [this] {
     std::array<std::optional<std::string>, 128> t;
@@ -533,6 +800,13 @@ class PrecompiledNormalizer final : public Normalizer {
     for (const auto& r : ascii_)
       if (r) return true;
     return crlf_.has_value();
+  }();
+  // ASCII bytes where normalize_aligned starts its work: those the charsmap rewrites, and CR
+  // when CR LF is rewritten.
+  std::array<bool, 128> ascii_hit_ = [this] {
+    std::array<bool, 128> t{};
+    for (size_t c = 0; c < 128; ++c) t[c] = ascii_[c].has_value() || (c == '\r' && crlf_);
+    return t;
   }();
 };
 

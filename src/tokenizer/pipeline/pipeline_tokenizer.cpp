@@ -221,8 +221,7 @@ class PipelineTokenizer final : public Tokenizer {
   OffsetsEncoding encode_with_offsets(std::string_view text, int max_length) const override {
     RC_CHECK(text.size() < size_t(INT32_MAX), Errc::invalid_argument, "encode_with_offsets: a text of ", text.size(),
              " bytes is past what an int32 offset counts");
-    if (fast_offsets_ && max_length >= 0 &&
-        (max_length == 0 || size_t(max_length) >= fast_prefix_.size() + fast_suffix_.size())) {
+    if (offsets_fast_path_applies(max_length)) {
       OffsetsEncoding out;
       if (encode_offsets_fast(text, max_length, out)) return out;
     }
@@ -290,8 +289,17 @@ class PipelineTokenizer final : public Tokenizer {
   int32_t unk_id() const override { return unk_; }
   int32_t mask_id() const override { return mask_; }
   FastPaths fast_paths() const { return {fast_, fast_words_, fast_pair_, fast_offsets_}; }
+  bool offsets_fast_path_serves(std::string_view text, int max_length) const {
+    OffsetsEncoding out;
+    return text.size() < size_t(INT32_MAX) && offsets_fast_path_applies(max_length) &&
+           encode_offsets_fast(text, max_length, out);
+  }
 
  private:
+  bool offsets_fast_path_applies(int max_length) const {
+    return fast_offsets_ && max_length >= 0 &&
+           (max_length == 0 || size_t(max_length) >= fast_prefix_.size() + fast_suffix_.size());
+  }
   const std::string* token_of(int32_t id) const {
     if (id >= 0 && size_t(id) < added_by_id_.size() && !added_by_id_[size_t(id)].empty())
       return &added_by_id_[size_t(id)];
@@ -357,9 +365,10 @@ class PipelineTokenizer final : public Tokenizer {
       }
       std::string probe_text = "A b";
       std::vector<uint32_t> probe_src = {0, 1, 2};
-      fast_offsets_ = kept && (!normalizer_ || normalizer_->normalize_ascii_aligned(probe_text, probe_src)) &&
-                      (!pre_tokenizer_ || pre_tokenizer_->plain_keeps_text());
-      fast_offsets_unicode_ = fast_offsets_ && (!normalizer_ || normalizer_->has_aligned());
+      fast_offsets_ascii_ = !normalizer_ || normalizer_->normalize_ascii_aligned(probe_text, probe_src);
+      fast_offsets_unicode_ = !normalizer_ || normalizer_->has_aligned();
+      fast_offsets_ = kept && (fast_offsets_ascii_ || fast_offsets_unicode_) &&
+                      (!pre_tokenizer_ || pre_tokenizer_->plain_keeps_text() || pre_tokenizer_->has_aligned());
     }
     // encode_words: the specials have no word, the words' ids keep theirs.
     fast_words_ = single.word_ids[a] == 0 && single.word_ids[a + 1] == 0 &&
@@ -453,9 +462,11 @@ class PipelineTokenizer final : public Tokenizer {
   // its alignment (the original byte range NormalizedString would give it), each token's offsets
   // those of its first and last normalized bytes (NormalizedString::normalized_to_original), then
   // in code points as encode_sequence counts them. An ASCII text goes through
-  // normalize_ascii_aligned (src: each normalized byte's original byte), any other through
-  // normalize_aligned when the normalizer has it (fast_offsets_unicode_); false sends the text to
-  // the general path.
+  // normalize_ascii_aligned (src: each normalized byte's original byte) when the normalizer has
+  // it (fast_offsets_ascii_), any text through normalize_aligned when the normalizer has that
+  // (fast_offsets_unicode_). A pre-tokenizer that keeps the text splits it where it is; one
+  // that edits it (Metaspace) carries the alignments along (arena_align). false sends the text
+  // to the general path.
   bool encode_offsets_fast(std::string_view input, int max_length, OffsetsEncoding& out) const {
     bool ascii = true;
     for (char c : input)
@@ -463,7 +474,7 @@ class PipelineTokenizer final : public Tokenizer {
         ascii = false;
         break;
       }
-    if (!ascii && !fast_offsets_unicode_) return false;
+    if (!(ascii && fast_offsets_ascii_) && !fast_offsets_unicode_) return false;
     std::string repaired;
     if (!ascii && !is_valid_utf8(input)) {
       repaired = repair_utf8(input);
@@ -471,9 +482,10 @@ class PipelineTokenizer final : public Tokenizer {
     }
     thread_local std::vector<Segment> raw_segments, normalized_segments;
     thread_local std::string normalized, arena;
-    thread_local std::vector<ByteRange> words, align;
+    thread_local std::vector<ByteRange> words, align, spans;
+    thread_local std::vector<PreTokenizer::AlignRun> runs;
     thread_local std::vector<uint32_t> src;
-    thread_local std::vector<Token> tokens;
+    thread_local std::vector<int32_t> ids;
     thread_local std::vector<int32_t> char_of;  // code point index of each byte of input
     if (!ascii) {
       char_of.resize(input.size());
@@ -495,6 +507,10 @@ class PipelineTokenizer final : public Tokenizer {
       out.ids.push_back(id);
       out.offsets.push_back({int32_t(o.first), int32_t(o.second)});
     };
+    // Room for the tokens of a text of common words (about one per 4 bytes), without regrowth.
+    const size_t expected = fast_prefix_.size() + fast_suffix_.size() + input.size() / 3 + 4;
+    out.ids.reserve(expected);
+    out.offsets.reserve(expected);
     out.ids = fast_prefix_;
     out.offsets.assign(fast_prefix_.size(), TokenOffset{0, 0});
     raw_segments.clear();
@@ -506,52 +522,89 @@ class PipelineTokenizer final : public Tokenizer {
         continue;
       }
       normalized.assign(input.substr(raw.begin, raw.end - raw.begin));
-      if (ascii) {
+      bool aligned = false;
+      if (ascii && fast_offsets_ascii_) {
         src.resize(normalized.size());
         for (size_t i = 0; i < src.size(); ++i) src[i] = uint32_t(raw.begin + i);
-        if (normalizer_ && !normalizer_->normalize_ascii_aligned(normalized, src)) return false;
-        align.resize(src.size());
-        for (size_t i = 0; i < src.size(); ++i) align[i] = {src[i], size_t(src[i]) + 1};
-      } else {
-        align.resize(normalized.size());
-        const auto* p = reinterpret_cast<const unsigned char*>(normalized.data());
-        for (size_t i = 0; i < normalized.size();) {
-          const size_t len = std::min(normalized.size() - i, size_t(utf8_lead_length(p[i])));
-          std::fill_n(align.begin() + std::ptrdiff_t(i), len, ByteRange{raw.begin + i, raw.begin + i + len});
-          i += len;
+        aligned = !normalizer_ || normalizer_->normalize_ascii_aligned(normalized, src);
+        if (aligned) {
+          align.resize(src.size());
+          for (size_t i = 0; i < src.size(); ++i) align[i] = {src[i], size_t(src[i]) + 1};
+        } else {
+          if (!fast_offsets_unicode_) return false;
+          normalized.assign(input.substr(raw.begin, raw.end - raw.begin));
         }
-        if (normalizer_) normalizer_->normalize_aligned(normalized, align);
+      }
+      if (!aligned) {
+        align.resize(normalized.size());
+        if (ascii) {
+          for (size_t i = 0; i < normalized.size(); ++i) align[i] = {raw.begin + i, raw.begin + i + 1};
+        } else {
+          const auto* p = reinterpret_cast<const unsigned char*>(normalized.data());
+          for (size_t i = 0; i < normalized.size();) {
+            const size_t len = std::min(normalized.size() - i, size_t(utf8_lead_length(p[i])));
+            std::fill_n(align.begin() + std::ptrdiff_t(i), len, ByteRange{raw.begin + i, raw.begin + i + len});
+            i += len;
+          }
+        }
+        if (normalizer_ && !normalizer_->normalize_aligned(normalized, align)) return false;
       }
       if (normalized.empty()) continue;
       normalized_segments.clear();
       normalized_added_.split(normalized, normalized_segments);
-      auto original = [&](size_t begin, size_t end) { return ByteRange{align[begin].first, align[end - 1].second}; };
-      // The model's tokens of `word`, which starts at byte `at` of the normalized text.
-      auto model_on = [&](std::string_view word, size_t at) {
-        tokens.clear();
-        model_->tokenize(word, tokens);
-        for (const Token& t : tokens) {
-          if (t.end <= t.begin) return false;  // (no model makes one; the general path's rule if one did)
-          push(t.id, original(at + t.begin, at + t.end));
+      // The model's tokens of `word`; to_align(k, first) is the alignment of its byte k, the
+      // first byte of a token when `first` (tokens come in order of their first bytes).
+      auto model_on = [&](std::string_view word, auto&& to_align) {
+        ids.clear();
+        spans.clear();
+        model_->tokenize_spans(word, ids, spans);
+        for (size_t k = 0; k < ids.size(); ++k) {
+          const auto [begin, end] = spans[k];
+          if (end <= begin) return false;  // (no model makes one; the general path's rule if one did)
+          push(ids[k], {to_align(begin, true).first, to_align(end - 1, false).second});
         }
         return true;
       };
       for (const Segment& seg : normalized_segments) {
         if (seg.begin == seg.end) continue;
         if (seg.id >= 0) {
-          push(seg.id, original(seg.begin, seg.end));
+          push(seg.id, {align[seg.begin].first, align[seg.end - 1].second});
           continue;
         }
         const std::string_view piece = std::string_view(normalized).substr(seg.begin, seg.end - seg.begin);
+        const ByteRange* piece_align = align.data() + seg.begin;
         if (!pre_tokenizer_) {
-          if (!model_on(piece, seg.begin)) return false;
+          if (!model_on(piece, [&](size_t k, bool) { return piece_align[k]; })) return false;
           continue;
         }
         arena.clear();
         words.clear();
-        pre_tokenizer_->pre_tokenize_plain(piece, raw.begin == 0 && seg.begin == 0, arena, words);
-        for (const ByteRange& w : words)
-          if (!model_on(std::string_view(arena).substr(w.first, w.second - w.first), seg.begin + w.first)) return false;
+        const bool at_start = raw.begin == 0 && seg.begin == 0;
+        // A pre-tokenizer's pieces are in the normalized text itself, or in an edited copy
+        // whose bytes come from the piece's as `runs` say (the run of a token's first byte is
+        // found from the previous token's onward, of its last byte from its first's).
+        if (pre_tokenizer_->plain_keeps_text()) {
+          pre_tokenizer_->pre_tokenize_plain(piece, at_start, arena, words);
+          for (const ByteRange& w : words)
+            if (!model_on(std::string_view(arena).substr(w.first, w.second - w.first),
+                          [&](size_t k, bool) { return piece_align[w.first + k]; }))
+              return false;
+          continue;
+        }
+        runs.clear();
+        pre_tokenizer_->pre_tokenize_aligned(piece, at_start, arena, runs, words);
+        size_t run = 0;
+        for (const ByteRange& w : words) {
+          auto to_align = [&](size_t k, bool first) {
+            k += w.first;
+            size_t r = run;
+            while (r + 1 < runs.size() && runs[r + 1].arena <= k) ++r;
+            if (first) run = r;
+            const PreTokenizer::AlignRun& a = runs[r];
+            return piece_align[a.single ? a.from : a.from + (k - a.arena)];
+          };
+          if (!model_on(std::string_view(arena).substr(w.first, w.second - w.first), to_align)) return false;
+        }
       }
     }
     const size_t body = fast_prefix_.size();
@@ -746,7 +799,10 @@ class PipelineTokenizer final : public Tokenizer {
   std::unordered_set<std::string> special_contents_;
   int64_t id_bound_ = 0;
   int32_t bos_ = -1, eos_ = -1, pad_ = -1, unk_ = -1, mask_ = -1;
-  bool fast_ = false, fast_words_ = false, fast_pair_ = false, fast_offsets_ = false, fast_offsets_unicode_ = false;
+  bool fast_ = false, fast_words_ = false, fast_pair_ = false, fast_offsets_ = false;
+  // The offsets fast path's normalizer forms: for ASCII texts (normalize_ascii_aligned), for
+  // any text (normalize_aligned).
+  bool fast_offsets_ascii_ = false, fast_offsets_unicode_ = false;
   std::vector<int32_t> fast_prefix_, fast_suffix_;  // the post-processor's ids around one sequence
   struct PairTemplate {
     std::vector<int32_t> prefix, middle, suffix, prefix_types, middle_types, suffix_types;
@@ -769,6 +825,11 @@ std::unique_ptr<Tokenizer> make_pipeline_tokenizer(const json& doc, const std::s
 FastPaths fast_paths(const Tokenizer& t) {
   const auto* p = dynamic_cast<const PipelineTokenizer*>(&t);
   return p ? p->fast_paths() : FastPaths{};
+}
+
+bool offsets_fast_path_serves(const Tokenizer& t, std::string_view text, int max_length) {
+  const auto* p = dynamic_cast<const PipelineTokenizer*>(&t);
+  return p && p->offsets_fast_path_serves(text, max_length);
 }
 
 // The double serde_json's parser (de.rs: parse_integer / parse_decimal / parse_exponent, then

@@ -7,6 +7,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "roberta/tokenizer.h"
@@ -23,9 +24,10 @@ struct Roles {
 struct PipelineOptions {
   // encode() / encode_batch() (ids only, one sequence) on plain strings, without the
   // alignments offsets need, when every component of the chain has a plain form (BERT's and
-  // XLM-R's chains do), and encode_with_offsets() of ASCII texts on BERT-like chains: the same
-  // results (tests/tokenizer/test_tokenizer_fast_path.cpp compares the
-  // two). false: always the general path (the tests' reference).
+  // XLM-R's chains do), and encode_with_offsets() on chains whose steps keep HF's alignments in
+  // flat arrays (BERT's, XLM-R's, CamemBERT's): the same results
+  // (tests/tokenizer/test_tokenizer_fast_path.cpp compares the two). false: always the general
+  // path (the tests' reference).
   bool fast_path = true;
 };
 
@@ -33,12 +35,15 @@ struct PipelineOptions {
 std::unique_ptr<Tokenizer> make_pipeline_tokenizer(const nlohmann::json& doc, const std::string& file,
                                                    const Roles& roles = {}, const PipelineOptions& options = {});
 // Which calls of t take the fast path (for tests): encode() / encode_batch(), encode_words(),
-// encode_pair*(), encode_with_offsets() (of ASCII texts); all false when t is not a pipeline
-// tokenizer.
+// encode_pair*(), encode_with_offsets(); all false when t is not a pipeline tokenizer.
 struct FastPaths {
   bool single = false, words = false, pair = false, offsets = false;
 };
 FastPaths fast_paths(const Tokenizer& t);
+// Whether encode_with_offsets(text, max_length) of t is served by its fast path (for tests: a
+// text the fast path hands to the general path, which gives the same result, is otherwise
+// invisible); false when t is not a pipeline tokenizer.
+bool offsets_fast_path_serves(const Tokenizer& t, std::string_view text, int max_length = 0);
 // The double tokenizers' serde_json parser (no float_roundtrip: up to an ulp off) reads from the
 // shortest text of x, as a saved tokenizer.json holds it; Unigram scores are read through it.
 double serde_json_f64(double x);

@@ -180,6 +180,51 @@ class MetaspacePreTokenizer final : public PreTokenizer {
     if (!replaced.empty() && !starts &&
         (scheme_ == PrependScheme::always || (scheme_ == PrependScheme::first && at_start)))
       arena.insert(base, rep_);
+    cut(arena, base, pieces);
+  }
+  // The same with where each byte comes from, as NormalizedString's replace and prepend align
+  // it: a replacement character takes its space's alignment, a prefix the first character's.
+  // The pieces are cut as the text is copied: before each replacement character made of a
+  // space, and before each one the text holds (searched only when it holds one).
+  bool has_aligned() const override { return true; }
+  void pre_tokenize_aligned(std::string_view text, bool at_start, std::string& arena, std::vector<AlignRun>& runs,
+                            std::vector<ByteRange>& pieces) const override {
+    if (text.empty()) return;
+    const size_t base = arena.size();
+    size_t piece = base;
+    auto boundary = [&](size_t at) {
+      if (split_ && at > base) pieces.push_back({piece, at}), piece = at;
+    };
+    const bool starts = text[0] == ' ' || text.compare(0, rep_.size(), rep_) == 0;
+    if (!starts && (scheme_ == PrependScheme::always || (scheme_ == PrependScheme::first && at_start))) {
+      runs.push_back({arena.size(), 0, true});
+      arena += rep_;
+    }
+    const bool holds_replacement = text.find(rep_) != std::string_view::npos;
+    for (size_t i = 0; i < text.size();) {
+      const size_t space = std::min(text.find(' ', i), text.size());
+      if (space > i) {
+        const size_t at = arena.size();
+        runs.push_back({at, i, false});
+        arena.append(text, i, space - i);
+        if (holds_replacement) {
+          const std::string_view run = text.substr(i, space - i);
+          for (size_t r = run.find(rep_); r != std::string_view::npos; r = run.find(rep_, r + 1)) boundary(at + r);
+        }
+      }
+      if (space == text.size()) break;
+      boundary(arena.size());
+      runs.push_back({arena.size(), space, true});
+      arena += rep_;
+      i = space + 1;
+    }
+    pieces.push_back({split_ ? piece : base, arena.size()});
+  }
+
+ private:
+  // The pieces of arena[base, end) (split: one before each replacement character,
+  // merged_with_next); none when it is empty.
+  void cut(const std::string& arena, size_t base, std::vector<ByteRange>& pieces) const {
     const size_t end = arena.size();
     if (end == base) return;
     if (!split_) {
@@ -195,7 +240,6 @@ class MetaspacePreTokenizer final : public PreTokenizer {
     pieces.push_back({piece, end});
   }
 
- private:
   uint32_t replacement_;
   std::string rep_;
   PrependScheme scheme_;
