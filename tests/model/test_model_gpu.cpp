@@ -7,8 +7,12 @@
 // TOLERANCES: starting values, NOT yet measured on a GPU (no device was lent when this was
 // written). Each comparison prints a "[measured]" line; scripts/gpu-check.sh collects them in
 // measured.txt — write the measured value beside each bound after the first H200 run.
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
 #include <thread>
 
+#include "io/tensor_source.h"
 #include "kernels/gpu_test_util.h"
 #include "kernels/optimizer.h"
 #include "model/checkpoint.h"
@@ -271,6 +275,99 @@ TEST(ModelGpu, MaskedLmHeadMatchesCpuFp32) {
   std::vector<float> got_l(size_t(P * V));
   rc::kernels::download(g, got_l.data(), logits.f32(), got_l.size() * sizeof(float));
   expect_close("model.mlm.logits", got_l, want_l, rc::test::Tol{1e-4, 1e-4});
+}
+
+// Issue 30's families on CUDA: every tests/data/tiny_families case (BERT, DistilBERT, XLM-R,
+// CamemBERT; sequence, token and masked-LM heads; token types, gelu_new and relu), loaded by
+// its own config and names, run on each device from the same weights: the eval logits
+// (forward_logits; a masked LM through forward_mlm_logits, what fill-mask and bench run), then
+// the loss and every gradient of one forward + backward (dropout off), against the CPU fp32 path.
+TEST(ModelGpu, EveryFamilyAndHeadMatchesCpuFp32) {
+  RC_REQUIRE_GPU();
+  namespace fs = std::filesystem;
+  int cases = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(RC_TEST_DATA_DIR) / "tiny_families")) {
+    const fs::path dir = entry.path();
+    const std::string name = dir.filename().string();
+    const auto golden = rc::io::open_safetensors(dir / "golden.safetensors");
+    auto i32 = [&](const std::string& key) {
+      const rc::io::TensorInfo* t = golden->find(key);
+      std::vector<int32_t> v;
+      if (!t) return v;
+      v.resize(size_t(t->numel()));
+      std::memcpy(v.data(), golden->data(key).data(), v.size() * sizeof(int32_t));
+      return v;
+    };
+    const rc::io::TensorInfo* shape = golden->find("input_ids");
+    ASSERT_TRUE(shape) << name;
+    const int64_t B = shape->shape[0], T = shape->shape[1];
+    const std::vector<int32_t> ids = i32("input_ids"), mask = i32("attention_mask"), types = i32("token_type_ids"),
+                               labels = i32("labels");
+    std::vector<int32_t> lens;
+    for (int64_t b = 0; b < B; ++b)
+      lens.push_back(int32_t(std::count(mask.begin() + b * T, mask.begin() + (b + 1) * T, 1)));
+    const m::Batch batch{B, T, ids.data(), lens.data(), types.empty() ? nullptr : types.data()};
+    m::CheckpointLoadOptions lo;
+    lo.head = m::checkpoint_head_kind(dir);
+    auto cpu = m::load_checkpoint(dir, lo);
+    auto gpu = m::load_checkpoint(dir, lo);
+    const m::RobertaConfig& cfg = cpu->config();
+    const bool mlm = lo.head == m::HeadKind::masked_lm;
+    const ExecCtx g = cuda_ctx();
+    gpu->to_device(g);
+    ++cases;
+
+    // Eval logits, on host from both.
+    std::vector<float> want_l, got_l;
+    if (mlm) {
+      std::vector<int64_t> positions;
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t t = 0; t < lens[size_t(b)]; ++t) positions.push_back(b * T + t);
+      want_l.resize(positions.size() * size_t(cfg.vocab_size));
+      got_l.resize(want_l.size());
+      m::InferenceWorkspace cws(cfg, B, T), gws(g, cfg, B, T);
+      m::MlmWorkspace cmlm(cfg, int64_t(positions.size())), gmlm(g, cfg, int64_t(positions.size()));
+      m::forward_mlm_logits(ExecCtx{}, *cpu, batch, cws, positions, want_l.data(), cmlm);
+      m::forward_mlm_logits(g, *gpu, batch, gws, positions, got_l.data(), gmlm);
+    } else {
+      const int64_t rows = lo.head == m::HeadKind::token_classifier ? B * T : B;
+      want_l.resize(size_t(rows * cfg.num_labels()));
+      m::InferenceWorkspace cws(cfg, B, T), gws(g, cfg, B, T);
+      m::forward_logits(ExecCtx{}, *cpu, batch, cws, want_l.data());
+      rc::Buffer out = rc::kernels::alloc_floats(g, int64_t(want_l.size()));
+      m::forward_logits(g, *gpu, batch, gws, out.f32());
+      got_l.resize(want_l.size());
+      rc::kernels::download(g, got_l.data(), out.f32(), got_l.size() * sizeof(float));
+    }
+    // fp32 on both: summation order only (CPU vs PyTorch measures ~1e-7 on these logits).
+    expect_close("model.families." + name + ".logits", got_l, want_l, rc::test::Tol{1e-4, 1e-4});
+
+    // One forward + backward, dropout off: the loss and every gradient.
+    const int64_t n = cpu->num_params();
+    std::vector<float> want_g(static_cast<size_t>(n), 0.0f), got_g(static_cast<size_t>(n));
+    rc::Buffer grads = rc::kernels::alloc_floats(g, n);
+    rc::kernels::zero(g, grads.f32(), n);
+    m::TrainWorkspace cws(cfg, B, T, lo.head), gws(g, cfg, B, T, lo.head);
+    float want = 0, got = 0;
+    if (mlm) {
+      m::MlmWorkspace cmlm(cfg, B * T), gmlm(g, cfg, B * T);
+      want = float(m::mlm_forward_backward(ExecCtx{}, *cpu, batch, labels.data(), m::DropoutConfig{}, 7, 1.0f,
+                                           want_g.data(), cws, cmlm)
+                       .mean());
+      got = float(
+          m::mlm_forward_backward(g, *gpu, batch, labels.data(), m::DropoutConfig{}, 7, 1.0f, grads.f32(), gws, gmlm)
+              .mean());
+    } else {
+      want = m::forward_backward(ExecCtx{}, *cpu, batch, m::Targets(labels.data()), m::DropoutConfig{}, 7, 1.0f,
+                                 want_g.data(), cws, nullptr);
+      got = m::forward_backward(g, *gpu, batch, m::Targets(labels.data()), m::DropoutConfig{}, 7, 1.0f, grads.f32(),
+                                gws, nullptr);
+    }
+    rc::kernels::download(g, got_g.data(), grads.f32(), size_t(n) * sizeof(float));
+    expect_close("model.families." + name + ".loss", {got}, {want}, rc::test::Tol{1e-4, 1e-4});
+    expect_close("model.families." + name + ".grads", got_g, want_g, rc::test::Tol{1e-4, 1e-3});
+  }
+  EXPECT_GE(cases, 10);
 }
 
 }  // namespace
