@@ -222,4 +222,25 @@ write('bl-noregex-template', blDoc({ type: 'Sequence', pretokenizers: [{ type: '
   template('<s>', '</s>', blVocab)));
 write('bl-digits-punct', blDoc({ type: 'Sequence', pretokenizers: [{ type: 'Digits', individual_digits: true },
   { type: 'Punctuation', behavior: 'MergedWithNext' }, byteLevel(true, true)] }, byteLevel(true, true)));
+// The same model with the 256 byte symbols the trainer left out appended (as every real
+// byte-level vocabulary holds them): the byte-level fast path takes these (it leaves a
+// vocabulary without them to the pipeline). add_prefix_space=true only: the fast path's
+// encode_words puts a space before each word whatever the file says (docs/tokenizer.md).
+const fullVocab = { ...blVocab };
+const byteSymbols = [];
+for (let b = 0; b < 256; ++b) {
+  const printable = (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
+  if (printable) byteSymbols[b] = String.fromCodePoint(b);
+}
+let shifted = 0;
+for (let b = 0; b < 256; ++b) if (byteSymbols[b] === undefined) byteSymbols[b] = String.fromCodePoint(256 + shifted++);
+for (const sym of byteSymbols) if (!(sym in fullVocab)) fullVocab[sym] = Object.keys(fullVocab).length;
+const fullDoc = (pre, post) => ({
+  ...blDoc(pre, post), added_tokens: ['<s>', '</s>'].map((t) => added(t, fullVocab[t])),
+  model: { ...bl, vocab: fullVocab, unk_token: null, dropout: null },
+});
+const fullRoberta = (trim, aps) => ({ ...roberta(trim, aps), sep: ['</s>', fullVocab['</s>']], cls: ['<s>', fullVocab['<s>']] });
+write('bl-full-roberta', fullDoc(byteLevel(true, true), fullRoberta(true, true)));
+write('bl-full-roberta-notrim', fullDoc(byteLevel(true, true), fullRoberta(false, true)));
+write('bl-full-bytelevel-post-notrim', fullDoc(byteLevel(true, false), byteLevel(true, false)));
 console.log(`wrote ${fs.readdirSync(out).length} variants to ${out}`);

@@ -315,6 +315,13 @@ TokenizerSpec read_tokenizer_json(const fs::path& file) {
   for (const auto& [t, id] : spec.vocab) max_id = std::max<int64_t>(max_id, id);
   for (const AddedToken& a : spec.added) max_id = std::max<int64_t>(max_id, a.id);
   check_ids_dense(max_id, spec.vocab.size() + spec.added.size(), file);
+  // A vocabulary without some of the 256 byte symbols (HF's BPE trainer without the
+  // ByteLevel alphabet) goes to the pipeline, which follows tokenizers/src/models/bpe/model.rs
+  // merge_word: a byte it lacks is unk or dropped, and the offsets of the word's later tokens
+  // count only the symbols kept (word.rs Word::add), which this path's offsets do not.
+  for (int b = 0; b < 256; ++b)
+    if (!spec.vocab.contains(byte_to_token_string(uint8_t(b))))
+      unsupported(file, "a byte-level vocabulary without the byte symbol '" + byte_to_token_string(uint8_t(b)) + "'");
   if (spec.pad.empty()) spec.pad = "<pad>";
   if (spec.unk.empty()) spec.unk = "<unk>";
   if (spec.bos.empty()) spec.bos = "<s>";

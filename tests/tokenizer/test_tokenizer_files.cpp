@@ -11,6 +11,7 @@
 #include "golden_cases.h"
 #include "roberta/error.h"
 #include "roberta/tokenizer.h"
+#include "tokenizer/byte_level.h"
 
 namespace rc::test {
 namespace {
@@ -151,10 +152,13 @@ TEST(TokenizerFiles, HugeIdsAreRefusedBeforeAnythingIsSized) {
   j.write("tokenizer.json", R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []},
       "pre_tokenizer": {"type": "ByteLevel"}, "added_tokens": [{"id": 2000000000, "content": "<x>"}]})");
   expect_error([&] { Tokenizer::from_dir(j.path); }, Errc::format, {"tokenizer.json", "2000000000", "dense"});
-  // Dense ids with a gap for added tokens still load.
-  j.write("tokenizer.json", R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []},
-      "pre_tokenizer": {"type": "ByteLevel"}, "added_tokens": [{"id": 5, "content": "<x>"}]})");
-  EXPECT_EQ(Tokenizer::from_dir(j.path)->token_to_id("<x>"), 5);
+  // Dense ids with a gap for added tokens still load on the byte-level path (which takes only a
+  // vocabulary with all 256 byte symbols).
+  nlohmann::json bytes = nlohmann::json::object();
+  for (int b = 0; b < 256; ++b) bytes[tokenizer::byte_to_token_string(uint8_t(b))] = b;
+  j.write("tokenizer.json", R"({"model": {"type": "BPE", "vocab": )" + bytes.dump() + R"(, "merges": []},
+      "pre_tokenizer": {"type": "ByteLevel"}, "added_tokens": [{"id": 260, "content": "<x>"}]})");
+  EXPECT_EQ(Tokenizer::from_dir(j.path)->token_to_id("<x>"), 260);
 }
 
 // Hostile-input findings (files): each file is bounded before it is read or parsed (a 100 MB

@@ -166,7 +166,12 @@ INSTANTIATE_TEST_SUITE_P(
                       PipelineCase{"bpe-reassigned-ids", "bpe-reassigned-ids"},
                       PipelineCase{"xlmr-bytefallback", "xlmr-bytefallback"},
                       PipelineCase{"xlmr-bytefallback", "xlmr-bytefallback-slow"},
-                      PipelineCase{"bytelevel-post-only", "bytelevel-post-only"}),
+                      PipelineCase{"bytelevel-post-only", "bytelevel-post-only"},
+                      // Byte-level vocabularies without most byte symbols, no unk, no prefix
+                      // space (tools/make_partial_bytes_tokenizers.mjs): bytes dropped, offsets
+                      // counting only the symbols kept, words with no space put before them.
+                      PipelineCase{"bl-partial-bytes", "bl-partial-bytes"},
+                      PipelineCase{"bl-partial-bytes-notrim", "bl-partial-bytes-notrim"}),
     [](const auto& info) {
       std::string n = info.param.load_as;
       for (char& ch : n)
