@@ -22,6 +22,11 @@ void add_training_flags(CLI::App& cmd, TrainOptions& o, TrainingFlags& f) {
   cmd.add_option("--weight-decay", o.weight_decay,
                  "AdamW decoupled weight decay (biases and LayerNorm weights excluded, as HF)")
       ->capture_default_str();
+  cmd.add_option("--layer-lr-decay", o.layer_lr_decay,
+                 "Layer-wise lr decay d in (0, 1]: the head trains at --lr, the top encoder layer at lr*d, each layer "
+                 "below at d times the one above, the embeddings last (1: off; 0.8-0.95 is usual)")
+      ->check(CLI::Range(1e-6, 1.0))
+      ->capture_default_str();
   cmd.add_option("--adam-beta2", o.adam_beta2, "AdamW beta2 (RoBERTa's pretraining used 0.98)")->capture_default_str();
   cmd.add_option("--warmup-ratio", o.warmup_ratio, "Fraction of the steps spent warming the lr up from 0")
       ->capture_default_str();

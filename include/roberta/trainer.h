@@ -42,7 +42,10 @@ struct TrainOptions {
   double lr = 1e-5;
   double weight_decay = 0.0;
   double adam_beta1 = 0.9, adam_beta2 = 0.999, adam_epsilon = 1e-8;
-  double max_grad_norm = 1.0;           // 0 disables clipping
+  double max_grad_norm = 1.0;  // 0 disables clipping
+  // Layer-wise lr decay: encoder layer l of L trains at lr · d^(L-l), the embeddings at
+  // lr · d^(L+1), the head at lr (torch param groups, as ELECTRA and most recipes). 1: off.
+  double layer_lr_decay = 1.0;
   std::string lr_scheduler = "linear";  // linear | constant | cosine
   double warmup_ratio = 0.0;
   int64_t warmup_steps = 0;  // > 0 overrides warmup_ratio (as HF)

@@ -34,6 +34,7 @@ OptimConfig optim_config(const Options& o, LrSchedule schedule) {
   oc.beta2 = o.adam_beta2;
   oc.eps = o.adam_epsilon;
   oc.max_grad_norm = o.max_grad_norm;
+  if constexpr (requires { o.layer_lr_decay; }) oc.layer_lr_decay = o.layer_lr_decay;  // fine-tuning only
   oc.schedule = schedule;
   return oc;
 }

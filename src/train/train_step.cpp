@@ -1,6 +1,7 @@
 // The optimizer step (see train_step.h).
 #include "train/train_step.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/check.h"
@@ -23,6 +24,44 @@ std::vector<kernels::AdamWSegment> adamw_segments(const model::ParamLayout& layo
   return segs;
 }
 
+double layer_lr_scale(const model::ParamEntry& e, double layer_lr_decay, int64_t num_layers) {
+  if (layer_lr_decay == 1.0) return 1.0;
+  // Depth: the embeddings 0, encoder layer l at l + 1, everything above the encoder (the
+  // heads, BERT's pooler) at num_layers + 1 with the full lr.
+  int64_t depth = num_layers + 1;
+  if (e.layer >= 0)
+    depth = e.layer + 1;
+  else if (!e.is_head && (e.role == model::Role::word_embeddings || e.role == model::Role::position_embeddings ||
+                          e.role == model::Role::token_type_embeddings || e.role == model::Role::embeddings_ln_weight ||
+                          e.role == model::Role::embeddings_ln_bias))
+    depth = 0;
+  return std::pow(layer_lr_decay, double(num_layers + 1 - depth));
+}
+
+std::vector<LrGroup> adamw_lr_groups(const model::ParamLayout& layout, bool weight_decay, double layer_lr_decay,
+                                     int64_t num_layers) {
+  RC_CHECK(layer_lr_decay > 0 && layer_lr_decay <= 1, Errc::invalid_argument, "layer-wise lr decay ", layer_lr_decay,
+           " is outside (0, 1] (hint: 0.8-0.95 is usual; 1 turns it off)");
+  std::vector<LrGroup> groups;
+  for (const auto& e : layout.entries()) {
+    const double scale = layer_lr_scale(e, layer_lr_decay, num_layers);
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const LrGroup& x) { return x.lr_scale == scale; });
+    if (g == groups.end()) {
+      groups.push_back({scale, {}, {}});
+      g = groups.end() - 1;
+    }
+    const bool decay = weight_decay && e.decay;
+    auto& segs = g->segments;
+    if (!segs.empty() && segs.back().decay == decay && segs.back().offset + segs.back().n == e.offset) {
+      segs.back().n += e.numel;
+    } else {
+      segs.push_back({e.offset, e.numel, decay});
+      g->copies.push_back(nullptr);
+    }
+  }
+  return groups;
+}
+
 TrainEngine::TrainEngine(model::RobertaModel& model, const OptimConfig& optim, const kernels::ExecCtx& ctx,
                          const model::DropoutConfig& dropout, uint64_t seed, int64_t max_B, int64_t max_T)
     : model_(model),
@@ -33,7 +72,8 @@ TrainEngine::TrainEngine(model::RobertaModel& model, const OptimConfig& optim, c
       grads_(kernels::alloc_floats(ctx, model.num_params())),
       m_(kernels::alloc_floats(ctx, model.num_params())),
       v_(kernels::alloc_floats(ctx, model.num_params())),
-      segments_(adamw_segments(model.layout(), optim.weight_decay > 0)),
+      groups_(adamw_lr_groups(model.layout(), optim.weight_decay > 0, optim.layer_lr_decay,
+                              model.config().num_hidden_layers)),
       ws_(ctx, model.config(), max_B, max_T, model.head_kind()) {
   RC_CHECK(model.device() == ctx.device, Errc::invalid_argument,
            "TrainEngine: move the model to the training device first (RobertaModel::to_device)");
@@ -41,7 +81,7 @@ TrainEngine::TrainEngine(model::RobertaModel& model, const OptimConfig& optim, c
     mlm_ws_ = std::make_unique<model::MlmWorkspace>(ctx, model.config(), max_B * max_T);
   if (ctx.device == Device::cpu && ctx.matmul_precision == kernels::MatmulPrecision::bf16) {
     bf16_ = std::make_unique<model::Bf16WeightCopy>(model);
-    bf16_plan_ = bf16_->plan_adamw(segments_);
+    plan_bf16_copies();
     ws_.bf16_weights = bf16_.get();
   }
 }
@@ -58,10 +98,36 @@ void TrainEngine::set_extra_params(std::vector<ExtraParam> extra) {
   v_ = kernels::alloc_floats(ctx_, n);
 }
 
+void TrainEngine::plan_bf16_copies() {
+  // One plan over every group's segments (it must cover every bf16 copy), then its pieces back
+  // into their groups: plan_adamw emits each segment's pieces in the order of the segments.
+  std::vector<kernels::AdamWSegment> all;
+  for (const LrGroup& g : groups_) all.insert(all.end(), g.segments.begin(), g.segments.end());
+  const model::Bf16WeightCopy::AdamWPlan plan = bf16_->plan_adamw(all);
+  size_t piece = 0;
+  for (LrGroup& g : groups_) {
+    std::vector<kernels::AdamWSegment> segs;
+    std::vector<uint16_t*> copies;
+    for (const kernels::AdamWSegment& s : g.segments) {
+      for (int64_t pos = s.offset; pos < s.offset + s.n; ++piece) {
+        RC_CHECK(piece < plan.segments.size() && plan.segments[piece].offset == pos, Errc::internal,
+                 "bf16 AdamW plan out of step with its segments");
+        segs.push_back(plan.segments[piece]);
+        copies.push_back(plan.copies[piece]);
+        pos += plan.segments[piece].n;
+      }
+    }
+    g.segments = std::move(segs);
+    g.copies = std::move(copies);
+  }
+  RC_CHECK(piece == plan.segments.size(), Errc::internal, "bf16 AdamW plan pieces left without a group");
+}
+
 void TrainEngine::drop_bf16_weights() {
   ws_.bf16_weights = nullptr;
   bf16_.reset();
-  bf16_plan_ = {};
+  groups_ = adamw_lr_groups(model_.layout(), optim_.weight_decay > 0, optim_.layer_lr_decay,
+                            model_.config().num_hidden_layers);
 }
 
 StepResult TrainEngine::step(std::span<const model::Batch> micro, std::span<const int32_t* const> labels,
@@ -122,7 +188,6 @@ StepResult TrainEngine::step(std::span<const model::Batch> micro, std::span<cons
   }
   r.lr = optim_.schedule.lr(step_);
   kernels::AdamWHyper h;
-  h.lr = float(r.lr);
   h.beta1 = float(optim_.beta1);
   h.beta2 = float(optim_.beta2);
   h.eps = float(optim_.eps);
@@ -130,14 +195,20 @@ StepResult TrainEngine::step(std::span<const model::Batch> micro, std::span<cons
   h.step = step_ + 1;
   h.grad_scale = clip;
   float* params = model_.params();  // a write: bumps the version the bf16 copy is checked against
-  if (bf16_) {
-    // The new fp32 master and its bf16 copy in one pass: the copy is fresh for this version.
-    kernels::adamw_step_bf16_copy(ctx_, params, grads_.f32(), m_.f32(), v_.f32(), bf16_plan_.segments.data(),
-                                  bf16_plan_.copies.data(), int64_t(bf16_plan_.segments.size()), h);
-    bf16_->mark_fresh(model_);
-  } else {
-    kernels::adamw_step(ctx_, params, grads_.f32(), m_.f32(), v_.f32(), segments_.data(), int64_t(segments_.size()), h);
+  for (const LrGroup& g : groups_) {
+    // torch's param groups: the group's lr also scales its weight decay (p ← p·(1 - lr·wd)).
+    h.lr = float(r.lr * g.lr_scale);
+    if (bf16_) {
+      // The new fp32 master and its bf16 copy in one pass: the copy is fresh for this version.
+      kernels::adamw_step_bf16_copy(ctx_, params, grads_.f32(), m_.f32(), v_.f32(), g.segments.data(), g.copies.data(),
+                                    int64_t(g.segments.size()), h);
+    } else {
+      kernels::adamw_step(ctx_, params, grads_.f32(), m_.f32(), v_.f32(), g.segments.data(), int64_t(g.segments.size()),
+                          h);
+    }
   }
+  if (bf16_) bf16_->mark_fresh(model_);
+  h.lr = float(r.lr);  // the modules beside the model sit above the encoder: the full lr
   for (int64_t at = model_.num_params(); const ExtraParam& p : extra_) {
     const kernels::AdamWSegment seg{0, p.numel, optim_.weight_decay > 0 && p.decay};
     kernels::adamw_step(ctx_, p.data, grads_.f32() + at, m_.f32() + at, v_.f32() + at, &seg, 1, h);

@@ -28,12 +28,30 @@ namespace rc::train {
 struct OptimConfig {
   double weight_decay = 0.0, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   double max_grad_norm = 1.0;  // <= 0: no clipping
+  // Layer-wise lr decay (ELECTRA, and the usual torch param groups): the head keeps the lr,
+  // encoder layer l of L takes lr · d^(L-l), the embeddings lr · d^(L+1). 1: off (one group).
+  double layer_lr_decay = 1.0;
   LrSchedule schedule;
 };
 
 // AdamW segments from the layout's decay flags, adjacent runs merged. With weight_decay 0
 // every segment is decay = false (HF puts all parameters in the no-decay group then, too).
 std::vector<kernels::AdamWSegment> adamw_segments(const model::ParamLayout& layout, bool weight_decay);
+
+// The lr multiplier of a layout entry under layer-wise decay d over num_layers layers (above).
+double layer_lr_scale(const model::ParamEntry& e, double layer_lr_decay, int64_t num_layers);
+
+// The parameters that step with one lr (a torch param group): their AdamW segments and, for
+// bf16 on the CPU, each segment's bf16 copy (copies[i] for segments[i]; null: none).
+struct LrGroup {
+  double lr_scale = 1.0;
+  std::vector<kernels::AdamWSegment> segments;
+  std::vector<uint16_t*> copies;
+};
+// The layout's segments split into groups by layer_lr_scale, in order of first appearance
+// (one group of adamw_segments when the decay is 1).
+std::vector<LrGroup> adamw_lr_groups(const model::ParamLayout& layout, bool weight_decay, double layer_lr_decay,
+                                     int64_t num_layers);
 
 // A parameter trained beside the model's (a task's, task.h: an embedding model's Dense
 // modules), in host memory; decay: whether weight decay applies (not to biases, as HF Trainer).
@@ -113,6 +131,8 @@ class TrainEngine {
   const OptimConfig& optim() const { return optim_; }
 
  private:
+  void plan_bf16_copies();  // groups_' segments cut at bf16_'s ranges, each with its copy
+
   model::RobertaModel& model_;
   OptimConfig optim_;
   kernels::ExecCtx ctx_;
@@ -120,13 +140,12 @@ class TrainEngine {
   uint64_t seed_;
   int64_t step_ = 0;
   Buffer grads_, m_, v_;
-  std::vector<kernels::AdamWSegment> segments_;
+  std::vector<LrGroup> groups_;  // with bf16 on the CPU: segments cut at bf16_'s ranges
   std::vector<ExtraParam> extra_;
   int64_t extra_n_ = 0;
   model::TrainWorkspace ws_;
   std::unique_ptr<model::MlmWorkspace> mlm_ws_;  // masked-LM models only
   std::unique_ptr<model::Bf16WeightCopy> bf16_;  // bf16 on the CPU only
-  model::Bf16WeightCopy::AdamWPlan bf16_plan_;   // segments_ cut at bf16_'s ranges
   GradSync sync_;
   std::function<void(int64_t)> ready_;
   std::vector<model::Targets> label_targets_;  // step(labels)'s view as Targets
