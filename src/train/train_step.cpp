@@ -12,16 +12,8 @@
 namespace rc::train {
 
 std::vector<kernels::AdamWSegment> adamw_segments(const model::ParamLayout& layout, bool weight_decay) {
-  std::vector<kernels::AdamWSegment> segs;
-  for (const auto& e : layout.entries()) {
-    const bool decay = weight_decay && e.decay;
-    if (!segs.empty() && segs.back().decay == decay && segs.back().offset + segs.back().n == e.offset) {
-      segs.back().n += e.numel;
-    } else {
-      segs.push_back({e.offset, e.numel, decay});
-    }
-  }
-  return segs;
+  std::vector<LrGroup> one = adamw_lr_groups(layout, weight_decay, 1.0, 0);  // one group without decay
+  return one.empty() ? std::vector<kernels::AdamWSegment>{} : std::move(one.front().segments);
 }
 
 double layer_lr_scale(const model::ParamEntry& e, double layer_lr_decay, int64_t num_layers) {
@@ -31,9 +23,7 @@ double layer_lr_scale(const model::ParamEntry& e, double layer_lr_decay, int64_t
   int64_t depth = num_layers + 1;
   if (e.layer >= 0)
     depth = e.layer + 1;
-  else if (!e.is_head && (e.role == model::Role::word_embeddings || e.role == model::Role::position_embeddings ||
-                          e.role == model::Role::token_type_embeddings || e.role == model::Role::embeddings_ln_weight ||
-                          e.role == model::Role::embeddings_ln_bias))
+  else if (!e.is_head && int(e.role) < int(model::kFirstLayerRole))  // the embeddings' roles precede the layers'
     depth = 0;
   return std::pow(layer_lr_decay, double(num_layers + 1 - depth));
 }

@@ -49,7 +49,7 @@ struct LrGroup {
   std::vector<uint16_t*> copies;
 };
 // The layout's segments split into groups by layer_lr_scale, in order of first appearance
-// (one group of adamw_segments when the decay is 1).
+// (one group when the decay is 1: adamw_segments' segments).
 std::vector<LrGroup> adamw_lr_groups(const model::ParamLayout& layout, bool weight_decay, double layer_lr_decay,
                                      int64_t num_layers);
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "model/checkpoint.h"
+#include "support/model_batches.h"
 #include "train/train_step.h"
 
 using namespace rc;
@@ -31,31 +32,17 @@ train::OptimConfig llrd_optim(double peak, double decay) {
   return oc;
 }
 
-struct LlrdBatch {
-  std::vector<int32_t> ids, lens{24, 10, 3, 17}, labels{0, 1, 2, 1};
-  std::vector<model::Batch> micro;
-  std::vector<const int32_t*> label_ptrs;
-  LlrdBatch() {
-    const int64_t B = 4, T = 24;
-    ids.assign(size_t(B * T), 1);
-    for (int64_t b = 0; b < B; ++b) {
-      ids[size_t(b * T)] = 0;
-      for (int32_t t = 1; t + 1 < lens[size_t(b)]; ++t) ids[size_t(b * T + t)] = 100 + int32_t(b * 37 + t);
-      ids[size_t(b * T + lens[size_t(b)] - 1)] = 2;
-    }
-    micro = {{B, T, ids.data(), lens.data(), nullptr}};
-    label_ptrs = {labels.data()};
-  }
-};
-
 // The tiny checkpoint's parameters after one step with `oc` at `precision`.
 std::vector<float> llrd_one_step(const train::OptimConfig& oc, kernels::MatmulPrecision precision) {
   auto m = model::load_checkpoint(kLlrdTiny, {});
   kernels::ExecCtx ctx;
   ctx.matmul_precision = precision;
   train::TrainEngine engine(*m, oc, ctx, model::DropoutConfig{0.1f, 0.1f, 0.1f}, 11, 4, 24);
-  LlrdBatch b;
-  engine.step(b.micro, b.label_ptrs);
+  const test::Ids in = test::random_batch(m->config(), 4, 24, 5);
+  const std::vector<int32_t> labels{0, 1, 2, 1};
+  const model::Batch batch{in.B, in.T, in.ids.data(), in.lens.data(), nullptr};
+  const int32_t* label_ptr = labels.data();
+  engine.step(std::span(&batch, 1), std::span(&label_ptr, 1));
   return {m->params(), m->params() + m->num_params()};
 }
 
@@ -84,16 +71,19 @@ TEST(LayerLrDecay, ScalesFollowDepthAndGroupsCoverEveryParameterOnce) {
       for (int64_t i = s.offset; i < s.offset + s.n; ++i) ++seen[size_t(i)];
   for (size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i], 1) << "parameter " << i;
 
-  // Off: one group, exactly the segments without decay.
+  // Off: one group at the full lr, one segment per run of entries with the same decay flag.
   const auto off = train::adamw_lr_groups(m->layout(), true, 1.0, L);
   ASSERT_EQ(off.size(), 1u);
-  const auto plain = train::adamw_segments(m->layout(), true);
-  ASSERT_EQ(off[0].segments.size(), plain.size());
-  for (size_t i = 0; i < plain.size(); ++i) {
-    EXPECT_EQ(off[0].segments[i].offset, plain[i].offset);
-    EXPECT_EQ(off[0].segments[i].n, plain[i].n);
-    EXPECT_EQ(off[0].segments[i].decay, plain[i].decay);
+  EXPECT_EQ(off[0].lr_scale, 1.0);
+  size_t runs = 0;
+  bool last = false;
+  for (size_t i = 0; i < m->layout().entries().size(); ++i) {
+    const bool d = m->layout().entries()[i].decay;
+    if (i == 0 || d != last) ++runs;
+    last = d;
   }
+  ASSERT_EQ(off[0].segments.size(), runs);
+  for (const auto& seg : off[0].segments) EXPECT_GT(seg.n, 0);
   EXPECT_THROW(train::adamw_lr_groups(m->layout(), true, 0.0, L), Error);
   EXPECT_THROW(train::adamw_lr_groups(m->layout(), true, 1.5, L), Error);
 }
