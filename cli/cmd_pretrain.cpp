@@ -45,6 +45,9 @@ void add_pretrain_command(CLI::App& app) {
                 "line by line)");
   cmd->add_option("--mlm-probability", f->o.mlm_probability, "Fraction of tokens masked (then 80/10/10)")
       ->capture_default_str();
+  cmd->add_flag("--whole-word-mask", f->o.whole_word_mask,
+                "Mask whole words (DataCollatorForWholeWordMask): a row's words in random order until "
+                "--mlm-probability of its tokens; a word is what whitespace delimits");
   cmd->add_option("--max-length", f->o.max_length, "Tokens per example (line by line: truncation; blocks: size)")
       ->capture_default_str();
   cmd->add_option("--seed", f->o.seed, "Seeds data order, masks, dropout and a new lm_head")->capture_default_str();

@@ -8,24 +8,28 @@
 # STAGE continue: a second schedule from that asset (a fresh warmup and linear decay: the first
 # schedule ended at lr 0, and its optimizer state is not committed), 4,000 steps at peak lr 5e-4
 # with seed 43 (new masks and order), into OUT/mlm2. Resumable the same way.
+# STAGE wwm: the same second schedule with whole-word masking (--whole-word-mask), into
+# OUT/mlm-wwm: against `continue`, the masking is the only difference.
 set -euo pipefail
 bin=$1 tweets=$2 out=$3 threads=${4:-1} stage=${5:-scratch}
 root=$(cd "$(dirname "$0")/.." && pwd)
 tok="$root/assets/tokenizer/tweets-unigram-8k"
-if [[ $stage == continue ]]; then
+if [[ $stage == continue || $stage == wwm ]]; then
   if [[ ! -f "$out/start2/model.safetensors" ]]; then
     mkdir -p "$out/start2"
     cp "$root/assets/pretrained/tweets-small-mlm/config.json" \
       "$root/assets/pretrained/tweets-small-mlm/model.safetensors" "$tok/sentencepiece.bpe.model" "$out/start2/"
   fi
+  dest=$out/mlm2 masking=()
+  [[ $stage == wwm ]] && dest=$out/mlm-wwm masking=(--whole-word-mask)
   resume=()
-  compgen -G "$out/mlm2/checkpoint-*" >/dev/null && resume=(--resume)
-  OMP_WAIT_POLICY=PASSIVE exec nice -n 5 "$bin" pretrain --model "$out/start2" --data "$tweets" --output "$out/mlm2" \
-    --max-steps 4000 --batch-size 64 --max-length 64 --lr 5e-4 --adam-beta2 0.98 --weight-decay 0.01 \
+  compgen -G "$dest/checkpoint-*" >/dev/null && resume=(--resume)
+  OMP_WAIT_POLICY=PASSIVE exec nice -n 5 "$bin" pretrain --model "$out/start2" --data "$tweets" --output "$dest" \
+    "${masking[@]}" --max-steps 4000 --batch-size 64 --max-length 64 --lr 5e-4 --adam-beta2 0.98 --weight-decay 0.01 \
     --warmup-steps 200 --validation-split-percentage 1 --eval-every 250 --logging-steps 50 \
     --save-total-limit 2 --seed 43 --threads "$threads" --no-progress "${resume[@]}"
 fi
-[[ $stage == scratch ]] || { echo "STAGE is scratch or continue, not '$stage'" >&2; exit 2; }
+[[ $stage == scratch ]] || { echo "STAGE is scratch, continue or wwm, not '$stage'" >&2; exit 2; }
 if [[ ! -f "$out/init/model.safetensors" ]]; then
   mkdir -p "$out"
   cat > "$out/config-4x256.json" <<'JSON'

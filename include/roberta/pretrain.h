@@ -26,6 +26,7 @@ struct PretrainOptions : TrainOptions {
   int64_t validation_split_percentage = 5;  // run_mlm.py's default
   bool group_texts = false;                 // pack texts into blocks of max_length (run_mlm.py)
   double mlm_probability = 0.15;
+  bool whole_word_mask = false;  // DataCollatorForWholeWordMask's masking, words from the text
   PretrainOptions() {
     epochs = 3;
     batch_size = 32;

@@ -2,9 +2,11 @@
 #include "train/mlm_collator.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/check.h"
 #include "core/counter_rng.h"
+#include "core/utf8.h"
 
 namespace rc::train {
 
@@ -24,6 +26,86 @@ TokenizedSplit mlm_examples(const Tokenizer& tok, std::span<const std::string> t
   out.lengths.assign(size_t(blocks), max_length);
   out.labels.assign(size_t(blocks), 0);
   return out;
+}
+
+namespace {
+
+// Python's str.isspace() for the code points a tweet or web text holds.
+bool is_space(uint32_t cp) {
+  return (cp >= 0x09 && cp <= 0x0D) || (cp >= 0x1C && cp <= 0x20) || cp == 0x85 || cp == 0xA0 || cp == 0x1680 ||
+         (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
+}
+
+// The text's code points, after the repair encode() makes (offsets count these).
+std::vector<uint32_t> code_points(std::string_view text) {
+  std::string repaired;
+  if (!is_valid_utf8(text)) {
+    repaired = repair_utf8(text);
+    text = repaired;
+  }
+  std::vector<uint32_t> cps;
+  cps.reserve(text.size());
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  for (size_t b = 0; b < text.size();) {
+    int consumed = 1;
+    const int len = utf8_sequence_length(s + b, text.size() - b, &consumed);
+    cps.push_back(len > 0 ? utf8_decode(s + b, len) : 0xFFFD);
+    b += size_t(len > 0 ? len : consumed);
+  }
+  return cps;
+}
+
+// One text's flags (see mlm_word_starts): a token begins a word after a special token, after a
+// gap in the offsets (trimmed whitespace between), or when it covers whitespace itself
+// (SentencePiece's bare "▁" piece holds the space before a word it could not merge with).
+std::vector<uint8_t> text_word_starts(const OffsetsEncoding& e, std::string_view text) {
+  const std::vector<uint32_t> cps = code_points(text);
+  std::vector<uint8_t> flags(e.ids.size(), 1);
+  bool after_word = false;
+  int32_t prev_end = 0;
+  for (size_t t = 0; t < e.ids.size(); ++t) {
+    if (e.special_tokens_mask[t]) {
+      after_word = false;
+      continue;
+    }
+    const TokenOffset o = e.offsets[t];
+    const bool covers_space = o.start < int32_t(cps.size()) && o.start < o.end && is_space(cps[size_t(o.start)]);
+    flags[t] = !after_word || o.start > prev_end || covers_space;
+    after_word = true;
+    prev_end = std::max(prev_end, o.end);
+  }
+  return flags;
+}
+
+}  // namespace
+
+std::vector<uint8_t> mlm_word_starts(const Tokenizer& tok, std::span<const std::string> texts, int max_length,
+                                     bool group_texts, const TokenizedSplit& split) {
+  const int64_t n = int64_t(texts.size());
+  std::vector<std::vector<uint8_t>> rows(static_cast<size_t>(n));
+  std::vector<uint8_t> agrees(size_t(n), 1);
+  const int64_t* offsets = split.offsets.data();
+#pragma omp parallel for schedule(dynamic, 256)
+  for (int64_t i = 0; i < n; ++i) {
+    const std::string& text = texts[size_t(i)];
+    const OffsetsEncoding e = tok.encode_with_offsets(text, group_texts ? 0 : max_length);
+    rows[size_t(i)] = text_word_starts(e, text);
+    if (!group_texts)  // line by line: row i is example i
+      agrees[size_t(i)] =
+          std::equal(e.ids.begin(), e.ids.end(), split.ids.begin() + offsets[i], split.ids.begin() + offsets[i + 1]) &&
+          int64_t(e.ids.size()) == offsets[i + 1] - offsets[i];
+  }
+  std::vector<uint8_t> flags;
+  flags.reserve(split.ids.size());
+  for (auto& r : rows) flags.insert(flags.end(), r.begin(), r.end());
+  const bool same = std::all_of(agrees.begin(), agrees.end(), [](uint8_t a) { return a != 0; });
+  RC_CHECK(same && flags.size() >= split.ids.size() && (group_texts || flags.size() == split.ids.size()),
+           Errc::internal, "whole-word masking: the tokenizer's offsets encoding disagrees with its encode()");
+  flags.resize(split.ids.size());  // group_texts: the remainder that fills no block is dropped
+  // Each block begins a word (nothing before it in its row).
+  if (group_texts)
+    for (int64_t b = 0; b < split.size(); ++b) flags[size_t(split.offsets[size_t(b)])] = 1;
+  return flags;
 }
 
 MlmMasking MlmMasking::for_tokenizer(const Tokenizer& tok, double p) {
@@ -72,6 +154,69 @@ int64_t mask_batch(const MlmMasking& m, uint64_t seed, int64_t step, std::span<c
     }
   }
   return masked;
+}
+
+int64_t mask_batch_whole_words(const MlmMasking& m, uint64_t seed, int64_t step, std::span<const int64_t> example,
+                               const TokenizedSplit& split, std::span<const uint8_t> word_starts, PaddedBatch& batch,
+                               std::vector<int32_t>& labels) {
+  RC_ASSERT(int64_t(example.size()) == batch.B && word_starts.size() == split.ids.size());
+  const int64_t T = batch.T;
+  labels.assign(size_t(batch.B * T), -100);
+  int64_t masked = 0;
+  std::vector<std::pair<int32_t, int32_t>> words;  // [first, end) token ranges
+  std::vector<uint8_t> chosen;
+  for (int64_t b = 0; b < batch.B; ++b) {
+    const int64_t ex = example[size_t(b)];
+    const int64_t len = batch.seq_lens[size_t(b)];
+    RC_ASSERT(ex >= 0 && ex < split.size() && len == split.lengths[size_t(ex)]);
+    const uint8_t* starts = word_starts.data() + split.offsets[size_t(ex)];
+    int32_t* ids = batch.ids.data() + b * T;
+    auto special = [&](int32_t id) {
+      return std::find(m.special_ids.begin(), m.special_ids.end(), id) != m.special_ids.end();
+    };
+    words.clear();
+    for (int32_t t = 0; t < int32_t(len); ++t) {
+      if (special(ids[t])) continue;
+      if (starts[t] || words.empty() || words.back().second != t)
+        words.push_back({t, t + 1});
+      else
+        words.back().second = t + 1;
+    }
+    Stream rng{mix_seed(seed ^ 0x77776D5F6D61736Bull, uint64_t(step), uint64_t(ex))};
+    for (size_t i = words.size(); i > 1; --i) std::swap(words[i - 1], words[size_t(rng.below(i))]);
+    // HF: min(max_predictions=512, max(1, int(round(len(input_tokens) * mlm_probability))))
+    // (Python's round: half to even, as std::nearbyint in the default rounding mode).
+    const int64_t budget =
+        std::min<int64_t>(512, std::max<int64_t>(1, int64_t(std::nearbyint(double(len) * m.mlm_probability))));
+    chosen.assign(size_t(len), 0);
+    int64_t taken = 0;
+    for (const auto& [first, end] : words) {
+      if (taken >= budget) break;
+      if (taken + (end - first) > budget) continue;
+      for (int32_t t = first; t < end; ++t) chosen[size_t(t)] = 1;
+      taken += end - first;
+    }
+    // Then DataCollatorForLanguageModeling's 80/10/10, per token in order (three draws each).
+    for (int64_t t = 0; t < len; ++t) {
+      const bool to_mask = rng.uniform() < 0.8;
+      const bool to_random = rng.uniform() < 0.5;
+      const int32_t random_id = int32_t(rng.next() % uint64_t(m.random_vocab));
+      if (!chosen[size_t(t)]) continue;
+      labels[size_t(b * T + t)] = ids[t];
+      ++masked;
+      if (to_mask)
+        ids[t] = m.mask_id;
+      else if (to_random)
+        ids[t] = random_id;
+    }
+  }
+  return masked;
+}
+
+int64_t mask_split_batch(const MlmMasking& m, uint64_t seed, int64_t step, std::span<const int64_t> example,
+                         const MlmSplit& split, PaddedBatch& batch, std::vector<int32_t>& labels) {
+  if (split.word_starts.empty()) return mask_batch(m, seed, step, example, batch, labels);
+  return mask_batch_whole_words(m, seed, step, example, split.examples, split.word_starts, batch, labels);
 }
 
 }  // namespace rc::train

@@ -98,9 +98,11 @@ std::unique_ptr<Task> token_classification_task(TokenLabelledSplit train, std::v
 // Masked-LM pretraining (run_mlm.py): examples from mlm_examples (line by line or packed
 // blocks), masks from (seed, step, example) (mlm_collator.h), evaluation = the masked-LM loss
 // over the held-out examples with fixed masks, and its perplexity.
+// Whole-word masking when the splits carry word starts.
 struct MlmMasking;
-std::unique_ptr<Task> masked_lm_task(TokenizedSplit train, std::optional<TokenizedSplit> eval,
-                                     const MlmMasking& masking, uint64_t seed);
+struct MlmSplit;
+std::unique_ptr<Task> masked_lm_task(MlmSplit train, std::optional<MlmSplit> eval, const MlmMasking& masking,
+                                     uint64_t seed);
 
 // The token classifier's evaluation of one split: the mean cross-entropy over the labelled
 // tokens and seqeval's entity metrics (precision, recall, f1 overall and per entity type;

@@ -261,32 +261,40 @@ TaskSetup setup_masked_lm_task(const PretrainOptions& o, const fs::path& resume_
     eval_texts.assign(texts.end() - std::ptrdiff_t(n_eval), texts.end());
     texts.resize(texts.size() - n_eval);
   }
-  TokenizedSplit train = mlm_examples(*tokenizer, texts, max_len, o.group_texts);
-  std::optional<TokenizedSplit> eval;
-  if (!eval_texts.empty()) eval = mlm_examples(*tokenizer, eval_texts, max_len, o.group_texts);
+  auto split = [&](const std::vector<std::string>& t) {
+    MlmSplit s{mlm_examples(*tokenizer, t, max_len, o.group_texts), {}};
+    if (o.whole_word_mask) s.word_starts = mlm_word_starts(*tokenizer, t, max_len, o.group_texts, s.examples);
+    return s;
+  };
+  MlmSplit train = split(texts);
+  std::optional<MlmSplit> eval;
+  if (!eval_texts.empty()) eval = split(eval_texts);
   const MlmMasking masking = MlmMasking::for_tokenizer(*tokenizer, o.mlm_probability);
 
   TaskSetup t;
-  t.layout = o.group_texts ? "blocks of " + std::to_string(max_len) + " tokens" : "line by line";
+  t.layout = std::string(o.group_texts ? "blocks of " + std::to_string(max_len) + " tokens" : "line by line") +
+             (o.whole_word_mask ? ", whole-word masking" : "");
   t.problem_type = "masked_lm";
-  t.eval_counts = eval ? ", " + std::to_string(eval->size()) + " held-out" : "";
+  t.eval_counts = eval ? ", " + std::to_string(eval->examples.size()) + " held-out" : "";
   t.load_best_at_end = false;  // run_mlm.py's Trainer default: the last weights
   // run_mlm.py's arguments: a resume with other ones is refused.
-  const nlohmann::json args{{"model_name_or_path", o.model_dir.string()},
-                            {"train_file", o.data.string()},
-                            {"validation_file", o.eval_data.string()},
-                            {"validation_split_percentage", o.validation_split_percentage},
-                            {"line_by_line", !o.group_texts},
-                            {"max_seq_length", max_len},
-                            {"mlm_probability", o.mlm_probability},
-                            {"learning_rate", o.lr},
-                            {"weight_decay", o.weight_decay},
-                            {"max_grad_norm", o.max_grad_norm},
-                            {"lr_scheduler_type", o.lr_scheduler},
-                            {"warmup_ratio", o.warmup_ratio},
-                            {"warmup_steps", o.warmup_steps},
-                            {"adam_beta2", o.adam_beta2},
-                            {"bf16", o.bf16}};
+  nlohmann::json args{{"model_name_or_path", o.model_dir.string()},
+                      {"train_file", o.data.string()},
+                      {"validation_file", o.eval_data.string()},
+                      {"validation_split_percentage", o.validation_split_percentage},
+                      {"line_by_line", !o.group_texts},
+                      {"max_seq_length", max_len},
+                      {"mlm_probability", o.mlm_probability},
+                      {"learning_rate", o.lr},
+                      {"weight_decay", o.weight_decay},
+                      {"max_grad_norm", o.max_grad_norm},
+                      {"lr_scheduler_type", o.lr_scheduler},
+                      {"warmup_ratio", o.warmup_ratio},
+                      {"warmup_steps", o.warmup_steps},
+                      {"adam_beta2", o.adam_beta2},
+                      {"bf16", o.bf16}};
+  // Only when on, so that runs started before the flag existed still resume.
+  if (o.whole_word_mask) args["whole_word_mask"] = true;
   t.task_options = args.dump();
   t.task = masked_lm_task(std::move(train), std::move(eval), masking, o.seed);
   t.model = std::move(model);

@@ -91,6 +91,50 @@ TEST(PretrainResume, OutputIsMaskedLmAndResumeIsBitIdentical) {
   EXPECT_THROW(pretrain(oc), Error);
 }
 
+// --whole-word-mask: its own masks (other weights than token masking's), a bit-identical
+// resume, and part of the run's identity: a checkpoint of the other masking is not resumed.
+TEST(PretrainResume, WholeWordMaskResumesBitIdenticallyAndIsPartOfTheRun) {
+  ResumeTempDir tmp;
+  const fs::path data = tmp.path / "texts.txt";
+  {
+    std::ofstream f(data);
+    for (int i = 0; i < 40; ++i)
+      f << "supercalifragilistic tweet " << i << " antidisestablishment #covid" << (i % 7) << "\n";
+  }
+  PretrainOptions oa = options(data, tmp.path / "a");
+  oa.whole_word_mask = true;
+  const PretrainSummary a = pretrain(oa);
+  EXPECT_EQ(a.global_step, 6);
+  const PretrainSummary plain = pretrain(options(data, tmp.path / "plain"));
+  ASSERT_TRUE(a.eval_loss && plain.eval_loss);
+  EXPECT_NE(*a.eval_loss, *plain.eval_loss);
+
+  fs::create_directories(tmp.path / "b");
+  fs::copy(tmp.path / "a" / "checkpoint-3", tmp.path / "b" / "checkpoint-3", fs::copy_options::recursive);
+  PretrainOptions ob = options(data, tmp.path / "b");
+  ob.whole_word_mask = true;
+  ob.resume = true;
+  const PretrainSummary b = pretrain(ob);
+  model::CheckpointLoadOptions lo;
+  lo.head = model::HeadKind::masked_lm;
+  auto ma = model::load_checkpoint(tmp.path / "a", lo), mb = model::load_checkpoint(tmp.path / "b", lo),
+       mp = model::load_checkpoint(tmp.path / "plain", lo);
+  EXPECT_TRUE(std::equal(ma->params(), ma->params() + ma->num_params(), mb->params())) << "resume is not bit-identical";
+  EXPECT_FALSE(std::equal(ma->params(), ma->params() + ma->num_params(), mp->params()));
+  EXPECT_EQ(*a.eval_loss, *b.eval_loss);
+
+  // Resuming the whole-word run without the flag, or the plain run with it, is refused.
+  for (const auto& [from, wwm] : {std::pair{"a", false}, std::pair{"plain", true}}) {
+    const fs::path dir = tmp.path / (std::string("c-") + from);
+    fs::create_directories(dir);
+    fs::copy(tmp.path / from / "checkpoint-3", dir / "checkpoint-3", fs::copy_options::recursive);
+    PretrainOptions oc = options(data, dir);
+    oc.whole_word_mask = wwm;
+    oc.resume = true;
+    EXPECT_THROW(pretrain(oc), Error) << from;
+  }
+}
+
 TEST(PretrainResume, FillMaskOnThePretrainedFolder) {
   ResumeTempDir tmp;
   const fs::path data = tmp.path / "texts.txt";
