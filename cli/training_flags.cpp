@@ -27,6 +27,11 @@ void add_training_flags(CLI::App& cmd, TrainOptions& o, TrainingFlags& f) {
                  "below at d times the one above, the embeddings last (1: off; 0.8-0.95 is usual)")
       ->check(CLI::Range(1e-6, 1.0))
       ->capture_default_str();
+  cmd.add_option("--label-smoothing-factor", o.label_smoothing_factor,
+                 "HF's label_smoothing_factor e in [0, 1): cross-entropy against (1-e)*onehot + e/num_labels "
+                 "(single-label and token classification; 0: off)")
+      ->check(CLI::Range(0.0, 0.999999))
+      ->capture_default_str();
   cmd.add_option("--adam-beta2", o.adam_beta2, "AdamW beta2 (RoBERTa's pretraining used 0.98)")->capture_default_str();
   cmd.add_option("--warmup-ratio", o.warmup_ratio, "Fraction of the steps spent warming the lr up from 0")
       ->capture_default_str();

@@ -46,6 +46,9 @@ struct TrainOptions {
   // Layer-wise lr decay: encoder layer l of L trains at lr · d^(L-l), the embeddings at
   // lr · d^(L+1), the head at lr (torch param groups, as ELECTRA and most recipes). 1: off.
   double layer_lr_decay = 1.0;
+  // HF's label_smoothing_factor ε: cross-entropy against (1 - ε)·onehot + ε/K (single-label and
+  // token classification). 0: off.
+  double label_smoothing_factor = 0.0;
   std::string lr_scheduler = "linear";  // linear | constant | cosine
   double warmup_ratio = 0.0;
   int64_t warmup_steps = 0;  // > 0 overrides warmup_ratio (as HF)

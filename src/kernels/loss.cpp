@@ -18,28 +18,28 @@ void softmax_forward(const ExecCtx& ctx, float* probs, const float* logits, int6
 }
 
 void cross_entropy_forward(const ExecCtx& ctx, float* losses, float* probs, const float* logits, const int32_t* labels,
-                           int64_t B, int64_t K) {
-  RC_ASSERT(B >= 0 && K > 0 && (B == 0 || (losses && probs && logits && labels)));
+                           int64_t B, int64_t K, float smoothing) {
+  RC_ASSERT(B >= 0 && K > 0 && (B == 0 || (losses && probs && logits && labels)) && smoothing >= 0 && smoothing < 1);
   if (ctx.device == Device::cpu)  // host memory only: device arrays are not readable here
     for (int64_t b = 0; b < B; ++b) RC_ASSERT(labels[b] < K);
   switch (ctx.device) {
     case Device::cpu:
-      return cpu::cross_entropy_forward(losses, probs, logits, labels, B, K);
+      return cpu::cross_entropy_forward(losses, probs, logits, labels, B, K, smoothing);
     case Device::cuda:
-      RC_CUDA_RETURN(cross_entropy_forward, losses, probs, logits, labels, B, K, ctx.stream);
+      RC_CUDA_RETURN(cross_entropy_forward, losses, probs, logits, labels, B, K, smoothing, ctx.stream);
   }
 }
 
 void cross_entropy_backward(const ExecCtx& ctx, float* dlogits, const float* probs, const int32_t* labels, int64_t B,
-                            int64_t K, float scale) {
-  RC_ASSERT(B >= 0 && K > 0 && (B == 0 || (dlogits && probs && labels)));
+                            int64_t K, float scale, float smoothing) {
+  RC_ASSERT(B >= 0 && K > 0 && (B == 0 || (dlogits && probs && labels)) && smoothing >= 0 && smoothing < 1);
   if (ctx.device == Device::cpu)  // host memory only: device arrays are not readable here
     for (int64_t b = 0; b < B; ++b) RC_ASSERT(labels[b] < K);
   switch (ctx.device) {
     case Device::cpu:
-      return cpu::cross_entropy_backward(dlogits, probs, labels, B, K, scale);
+      return cpu::cross_entropy_backward(dlogits, probs, labels, B, K, scale, smoothing);
     case Device::cuda:
-      RC_CUDA_RETURN(cross_entropy_backward, dlogits, probs, labels, B, K, scale, ctx.stream);
+      RC_CUDA_RETURN(cross_entropy_backward, dlogits, probs, labels, B, K, scale, smoothing, ctx.stream);
   }
 }
 

@@ -16,14 +16,16 @@ namespace rc::kernels {
 void softmax_forward(const ExecCtx& ctx, float* probs, const float* logits, int64_t B, int64_t K);
 
 // losses(B) = -log softmax(logits)[label] (log-sum-exp form), 0 where label < 0; probs(B, K)
-// saved (every row).  OVERWRITES losses, probs.  Labels are trusted: the trainer checks them.
+// saved (every row).  With label smoothing ε (HF Trainer's LabelSmoother, torch's
+// label_smoothing): (1 - ε)·(-log p[label]) + ε·mean_k(-log p[k]).  OVERWRITES losses, probs.
+// Labels are trusted: the trainer checks them.
 void cross_entropy_forward(const ExecCtx& ctx, float* losses, float* probs, const float* logits, const int32_t* labels,
-                           int64_t B, int64_t K);
+                           int64_t B, int64_t K, float smoothing = 0.0f);
 
-// dlogits = scale · (probs - onehot(label)), 0 where label < 0.  scale is 1/rows for a mean
-// loss.  OVERWRITES.
+// dlogits = scale · (probs - (1 - ε)·onehot(label) - ε/K), 0 where label < 0.  scale is
+// 1/rows for a mean loss.  OVERWRITES.
 void cross_entropy_backward(const ExecCtx& ctx, float* dlogits, const float* probs, const int32_t* labels, int64_t B,
-                            int64_t K, float scale);
+                            int64_t K, float scale, float smoothing = 0.0f);
 
 enum class PointwiseLoss {
   bce_with_logits,  // max(x, 0) - x·y + log(1 + exp(-|x|))   (multi-label, y in [0, 1])
@@ -41,9 +43,9 @@ void pointwise_loss_backward(const ExecCtx& ctx, PointwiseLoss kind, float* dlog
 namespace ref {
 void softmax_forward(float* probs, const float* logits, int64_t B, int64_t K);
 void cross_entropy_forward(float* losses, float* probs, const float* logits, const int32_t* labels, int64_t B,
-                           int64_t K);
+                           int64_t K, float smoothing = 0.0f);
 void cross_entropy_backward(float* dlogits, const float* probs, const int32_t* labels, int64_t B, int64_t K,
-                            float scale);
+                            float scale, float smoothing = 0.0f);
 void pointwise_loss_forward(PointwiseLoss kind, float* losses, const float* logits, const float* targets, int64_t B,
                             int64_t K);
 void pointwise_loss_backward(PointwiseLoss kind, float* dlogits, const float* logits, const float* targets, int64_t B,

@@ -214,6 +214,9 @@ struct Targets {
   // A bare encoder (HeadKind::encoder_only) trained by MultipleNegativesRankingLoss: the batch's
   // anchor rows and how they are scored (mnrl.h); labels and values unused.
   const MnrlConfig* ranking = nullptr;
+  // Cross-entropy heads (single-label and token classification): HF Trainer's
+  // label_smoothing_factor ε, the target (1 - ε)·onehot + ε/K (kernels/loss.h). 0: plain.
+  float label_smoothing = 0;
   Targets() = default;
   Targets(const int32_t* labels_) : labels(labels_) {}  // NOLINT: implicit on purpose (the common case)
   static Targets of_values(const float* v) {

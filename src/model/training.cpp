@@ -278,6 +278,7 @@ struct ClassifierHead final : HiddenHead {
   const int32_t* host_labels;
   const float* host_values = nullptr;  // BCE / MSE targets (B, K)
   SequenceLoss loss_kind = SequenceLoss::cross_entropy;
+  float smoothing = 0;  // cross-entropy only (Targets::label_smoothing)
   float dropout_p;
   uint64_t seed0, seed1, row0;
   int64_t B, T;
@@ -334,7 +335,7 @@ struct ClassifierHead final : HiddenHead {
     const float* targets = host_values;
     profiled(ctx, F::loss, [&] {
       if (ce) {
-        kernels::cross_entropy_forward(ctx, ws.losses, ws.probs_out, ws.logits, labels, B, K);
+        kernels::cross_entropy_forward(ctx, ws.losses, ws.probs_out, ws.logits, labels, B, K, smoothing);
       } else {
         if (ctx.device != Device::cpu) {
           kernels::upload(ctx, ws.targets, host_values, size_t(B * K) * sizeof(float));
@@ -355,7 +356,7 @@ struct ClassifierHead final : HiddenHead {
     float* d_head_in = d_head_pre + B * C;
     profiled(ctx, F::loss, [&] {
       if (ce)
-        kernels::cross_entropy_backward(ctx, d_logits, ws.probs_out, labels, B, K, loss_scale / float(B));
+        kernels::cross_entropy_backward(ctx, d_logits, ws.probs_out, labels, B, K, loss_scale / float(B), smoothing);
       else
         kernels::pointwise_loss_backward(ctx, pointwise, d_logits, ws.logits, targets, B, K, loss_scale / float(B * K));
     });
@@ -389,6 +390,7 @@ struct TokenClassifierHead final : HiddenHead {
   const RobertaModel& model;
   TrainWorkspace::HeadBuffers ws;
   const int32_t* host_labels;  // (B·T)
+  float smoothing = 0;         // Targets::label_smoothing
   float dropout_p;
   uint64_t seed, row0;
   int64_t B, T;
@@ -429,7 +431,7 @@ struct TokenClassifierHead final : HiddenHead {
     });
     float mean_all = 0;
     profiled(ctx, F::loss, [&] {
-      kernels::cross_entropy_forward(ctx, ws.tok_losses, ws.tok_probs, ws.tok_logits, labels, BT, K);
+      kernels::cross_entropy_forward(ctx, ws.tok_losses, ws.tok_probs, ws.tok_logits, labels, BT, K, smoothing);
       kernels::mean_forward(ctx, ws.loss, ws.tok_losses, BT);
       kernels::download(ctx, &mean_all, ws.loss, sizeof(float));
     });
@@ -438,7 +440,8 @@ struct TokenClassifierHead final : HiddenHead {
     if (ctx.profiler) ctx.profiler->set_phase(kernels::Phase::backward);
     float* G = grads;
     profiled(ctx, F::loss, [&] {
-      kernels::cross_entropy_backward(ctx, ws.d_tok_logits, ws.tok_probs, labels, BT, K, loss_scale / float(counted));
+      kernels::cross_entropy_backward(ctx, ws.d_tok_logits, ws.tok_probs, labels, BT, K, loss_scale / float(counted),
+                                      smoothing);
     });
     profiled(ctx, F::gemm_head, [&] {
       kernels::linear_backward(ctx, d_x, G + o.head_out_w, G + o.head_out_b, ws.d_tok_logits, ws.tok_drop,
@@ -474,6 +477,8 @@ float forward_backward(const ExecCtx& ctx, const RobertaModel& model, const Batc
            "forward_backward needs a classifier; this model has a masked-LM head (mlm_forward_backward)");
   const int64_t K = c.num_labels();
   const int64_t head_site = 1 + 3 * c.num_hidden_layers;
+  RC_CHECK(targets.label_smoothing >= 0 && targets.label_smoothing < 1, Errc::invalid_argument,
+           "label smoothing must be in [0, 1), got ", targets.label_smoothing);
   if (model.head_kind() == HeadKind::token_classifier) {
     RC_CHECK(targets.labels && ws.head_buffers().tok_drop, Errc::invalid_argument,
              "forward_backward: a token classifier needs per-token labels and a workspace planned for it");
@@ -485,9 +490,12 @@ float forward_backward(const ExecCtx& ctx, const RobertaModel& model, const Batc
     TokenClassifierHead head(ctx, model, ws.head_buffers(), targets.labels, token_dropout,
                              dropout_site_seed(seed, uint64_t(head_site)), host_batch.first_sample, host_batch.B,
                              host_batch.T, loss_scale, grads);
+    head.smoothing = targets.label_smoothing;
     return forward_backward_hidden(ctx, model, host_batch, dropout, seed, grads, ws, head);
   }
   const SequenceLoss kind = sequence_loss_of(c);
+  RC_CHECK(targets.label_smoothing == 0 || kind == SequenceLoss::cross_entropy, Errc::invalid_argument,
+           "label smoothing is for cross-entropy (single-label or token classification), not ", c.problem_type);
   if (kind == SequenceLoss::cross_entropy) {
     RC_CHECK(targets.labels, Errc::invalid_argument, "forward_backward: single-label classification needs labels");
     for (int64_t b = 0; b < host_batch.B; ++b)
@@ -505,6 +513,7 @@ float forward_backward(const ExecCtx& ctx, const RobertaModel& model, const Batc
                       host_batch.first_sample, host_batch.B, host_batch.T, loss_scale, grads, logits_out);
   head.host_values = targets.values;
   head.loss_kind = kind;
+  head.smoothing = targets.label_smoothing;
   return forward_backward_hidden(ctx, model, host_batch, dropout, seed, grads, ws, head);
 }
 

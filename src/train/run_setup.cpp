@@ -94,7 +94,8 @@ json options_json(const TrainOptions& o, int64_t total_steps, int64_t warmup, bo
   j["adam_beta2"] = o.adam_beta2;
   j["adam_epsilon"] = o.adam_epsilon;
   j["max_grad_norm"] = o.max_grad_norm;
-  j["layer_lr_decay"] = o.layer_lr_decay;  // not a TrainingArguments field: the param groups it makes
+  j["layer_lr_decay"] = o.layer_lr_decay;
+  j["label_smoothing_factor"] = o.label_smoothing_factor;  // not a TrainingArguments field: the param groups it makes
   j["lr_scheduler_type"] = o.lr_scheduler;
   j["warmup_ratio"] = o.warmup_ratio;
   j["warmup_steps"] = warmup;

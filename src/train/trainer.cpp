@@ -82,6 +82,8 @@ void validate(const TrainOptions& o) {
   RC_CHECK(!o.dropout || (*o.dropout >= 0 && *o.dropout < 1), Errc::invalid_argument,
            "--dropout must be in [0, 1), got ", o.dropout.value_or(0));
   RC_CHECK(o.max_length >= 3, Errc::invalid_argument, "--max-length must be >= 3, got ", o.max_length);
+  RC_CHECK(o.label_smoothing_factor >= 0 && o.label_smoothing_factor < 1, Errc::invalid_argument,
+           "--label-smoothing-factor must be in [0, 1), got ", o.label_smoothing_factor);
   RC_CHECK(o.eval_batch_size > 0, Errc::invalid_argument, "eval batch size must be > 0");
   RC_CHECK(o.dist_timeout_s > 0 && o.dist_timeout_s <= 86400, Errc::invalid_argument,
            "--dist-timeout must be in (0, 86400] seconds, got ", o.dist_timeout_s);
@@ -181,6 +183,7 @@ class TrainingRun {
   const Task* task_ = nullptr;
   std::string metric_;
   bool has_val_ = false, has_test_ = false;
+  float label_smoothing_ = 0;  // --label-smoothing-factor, on every cross-entropy target
   std::optional<StepPlan> plan_;
   kernels::ExecCtx ctx_;
   json args_json_;
@@ -222,6 +225,12 @@ TrainingRun::TrainingRun(const TrainOptions& o, const TaskSetupFn& make_setup) :
   task_ = setup_.task.get();
   model::RobertaModel& model = *setup_.model;
   metric_ = o.metric.empty() ? task_->default_metric() : o.metric;
+  // HF's LabelSmoother would smooth any logits; only the cross-entropy heads have a meaning for it.
+  RC_CHECK(o.label_smoothing_factor == 0 || setup_.problem_type == "single_label_classification" ||
+               setup_.problem_type == "token_classification",
+           Errc::invalid_argument, "--label-smoothing-factor is for single-label or token classification, not ",
+           setup_.problem_type, "\nHINT: leave it at 0 for this task");
+  label_smoothing_ = float(o.label_smoothing_factor);
   has_val_ = main_rank_ && task_->has_split("val");
   has_test_ = main_rank_ && task_->has_split("test");
   const TokenizedSplit& train_examples = task_->train_examples();
@@ -379,6 +388,7 @@ StepDone TrainingRun::step(int64_t u, const std::vector<int64_t>& order) {
                    setup_.model->config().pad_token_id, mb);
     batches_[size_t(k)] = mb.batch();
     targets_[size_t(k)] = task_->targets(mb);
+    targets_[size_t(k)].label_smoothing = label_smoothing_;
     tokens += mb.pb.tokens;
   }
   dp_->before_step(tokens, train::StopSignalGuard::received() != 0);

@@ -95,6 +95,54 @@ TEST(Loss, IgnoredLabelsGiveZeroLossAndGradient) {
   RC_EXPECT_CLOSE(d.data(), rd.data(), B * K, (test::Tol{1e-7, 1e-6}));
 }
 
+// Label smoothing (HF Trainer's label_smoothing_factor, torch's CrossEntropyLoss(label_smoothing)):
+// CPU vs the reference with ignored rows, a hand value, and the reference backward vs finite
+// differences.
+TEST(Loss, LabelSmoothingMatchesRefHandValueAndFiniteDifferences) {
+  const ExecCtx ctx{};
+  for (auto [B, K] : {std::pair<int64_t, int64_t>{6, 3}, {7, 1000}}) {
+    auto logits = randn(B * K, 9, 3.0f);
+    auto labels = labels_for(B, K);
+    labels[1] = -100;
+    std::vector<float> l(static_cast<size_t>(B)), p(size_t(B * K)), d(size_t(B * K)), rl(static_cast<size_t>(B)),
+        rp(size_t(B * K)), rd(size_t(B * K)), plain(static_cast<size_t>(B));
+    cross_entropy_forward(ctx, l.data(), p.data(), logits.data(), labels.data(), B, K, 0.1f);
+    cross_entropy_backward(ctx, d.data(), p.data(), labels.data(), B, K, 0.5f, 0.1f);
+    ref::cross_entropy_forward(rl.data(), rp.data(), logits.data(), labels.data(), B, K, 0.1f);
+    ref::cross_entropy_backward(rd.data(), rp.data(), labels.data(), B, K, 0.5f, 0.1f);
+    RC_EXPECT_CLOSE(l.data(), rl.data(), B, (test::Tol{1e-6, 1e-6}));
+    RC_EXPECT_CLOSE(d.data(), rd.data(), B * K, (test::Tol{1e-7, 1e-6}));
+    EXPECT_EQ(l[1], 0.0f);
+    for (int64_t k = 0; k < K; ++k) EXPECT_EQ(d[size_t(K + k)], 0.0f);
+    cross_entropy_forward(ctx, plain.data(), p.data(), logits.data(), labels.data(), B, K);
+    EXPECT_NE(plain[0], l[0]);  // smoothing changes the loss
+  }
+  // logits (1, 2, 3), label 2, ε 0.1: 0.9·(lse - 3) + 0.1·(lse - 2), lse = 3.40760596444437.
+  const float logits[] = {1, 2, 3};
+  const int32_t label[] = {2};
+  float loss, probs[3], d[3];
+  cross_entropy_forward(ctx, &loss, probs, logits, label, 1, 3, 0.1f);
+  EXPECT_NEAR(loss, 0.9 * 0.40760596444437 + 0.1 * 1.40760596444437, 1e-6);
+  // The gradient is probs minus the smoothed target (0.1/3, 0.1/3, 0.9 + 0.1/3).
+  cross_entropy_backward(ctx, d, probs, label, 1, 3, 1.0f, 0.1f);
+  EXPECT_NEAR(d[0], 0.09003057317038 - 0.1 / 3, 1e-6);
+  EXPECT_NEAR(d[2], 0.66524095577 - 0.9 - 0.1 / 3, 1e-6);
+
+  const int64_t B = 4, K = 5;
+  auto x = randn(B * K, 2, 2.0f);
+  auto labels = labels_for(B, K);
+  std::vector<float> losses(static_cast<size_t>(B)), p(size_t(B * K)), g(size_t(B * K));
+  auto total = [&] {
+    ref::cross_entropy_forward(losses.data(), p.data(), x.data(), labels.data(), B, K, 0.2f);
+    double s = 0;
+    for (float v : losses) s += v;
+    return s / double(B);
+  };
+  total();
+  ref::cross_entropy_backward(g.data(), p.data(), labels.data(), B, K, 1.0f / float(B), 0.2f);
+  EXPECT_LE(RC_GRAD_ERROR(g, test::numeric_grad(x, total, 1e-2f)), 1e-4);  // as the unsmoothed check
+}
+
 TEST(PointwiseLoss, MatchesRefAndHandValues) {
   const ExecCtx ctx{};
   for (PointwiseLoss kind : {PointwiseLoss::bce_with_logits, PointwiseLoss::squared_error})

@@ -228,3 +228,35 @@ TEST_F(ProblemTypes, BadTargetsWriteNothing) {
   o.problem_type = "multi-label";
   EXPECT_NE(error_of([&] { fit(o); }).find("unknown problem type 'multi-label'"), std::string::npos);
 }
+
+// --label-smoothing-factor reaches the loss: a single-label run's first logged loss changes with
+// it (same data, seed and weights), training_args.json records it, and a regression or
+// multi-label run refuses it before writing anything.
+TEST_F(ProblemTypes, LabelSmoothingReachesTheLossAndIsRefusedWithoutCrossEntropy) {
+  std::string s;
+  for (int i = 0; i < 32; ++i) s += json{{"text", i % 2 ? "good day" : "bad day"}, {"label", i % 2}}.dump() + "\n";
+  write(root / "cls/train.jsonl", s);
+  write(root / "cls/val.jsonl", s);
+  auto first_loss = [&](const fs::path& out) {
+    std::ifstream f(out / "metrics.jsonl");
+    std::string line;
+    std::getline(f, line);
+    return json::parse(line).at("loss").get<double>();
+  };
+  TrainOptions o = options(root / "cls", root / "plain");
+  o.max_steps = 2;
+  fit(o);
+  o.output_dir = root / "smoothed";
+  o.label_smoothing_factor = 0.3;
+  fit(o);
+  EXPECT_NE(first_loss(root / "plain"), first_loss(root / "smoothed"));
+  const json args = json::parse(std::ifstream(root / "smoothed/training_args.json"));
+  EXPECT_DOUBLE_EQ(args["label_smoothing_factor"].get<double>(), 0.3);
+
+  multi_label_set(root / "ml");
+  TrainOptions m = options(root / "ml", root / "ml-out");
+  m.label_column = "labels";
+  m.label_smoothing_factor = 0.1;
+  EXPECT_THROW(fit(m), Error);
+  EXPECT_FALSE(fs::exists(root / "ml-out/config.json"));
+}

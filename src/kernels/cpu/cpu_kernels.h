@@ -63,9 +63,9 @@ void embedding_backward(float* dwte, float* dwpe, float* dtte, const float* dout
 // loss.h
 void softmax_forward(float* probs, const float* logits, int64_t B, int64_t K) noexcept;
 void cross_entropy_forward(float* losses, float* probs, const float* logits, const int32_t* labels, int64_t B,
-                           int64_t K) noexcept;
+                           int64_t K, float smoothing) noexcept;
 void cross_entropy_backward(float* dlogits, const float* probs, const int32_t* labels, int64_t B, int64_t K,
-                            float scale) noexcept;
+                            float scale, float smoothing) noexcept;
 void pointwise_loss_forward(PointwiseLoss kind, float* losses, const float* logits, const float* targets, int64_t B,
                             int64_t K) noexcept;
 void pointwise_loss_backward(PointwiseLoss kind, float* dlogits, const float* logits, const float* targets, int64_t B,

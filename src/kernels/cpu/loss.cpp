@@ -46,20 +46,27 @@ void softmax_forward(float* probs, const float* logits, int64_t B, int64_t K) no
 }
 
 void cross_entropy_forward(float* losses, float* probs, const float* logits, const int32_t* labels, int64_t B,
-                           int64_t K) noexcept {
+                           int64_t K, float smoothing) noexcept {
 #pragma omp parallel for schedule(static) if (B * K >= (1 << 14))
   for (int64_t b = 0; b < B; ++b) {
     const double lse = softmax_any(probs + b * K, logits + b * K, K);
-    losses[b] = labels[b] < 0 ? 0.0f : float(lse - double(logits[b * K + labels[b]]));
+    double loss = lse - double(logits[b * K + (labels[b] < 0 ? 0 : labels[b])]);
+    if (smoothing > 0) {  // + ε·(mean_k(-log p[k]) - nll); mean_k(-log p[k]) = lse - mean(logits)
+      double sum = 0;
+      for (int64_t k = 0; k < K; ++k) sum += double(logits[b * K + k]);
+      loss = (1.0 - double(smoothing)) * loss + double(smoothing) * (lse - sum / double(K));
+    }
+    losses[b] = labels[b] < 0 ? 0.0f : float(loss);
   }
 }
 
 void cross_entropy_backward(float* dlogits, const float* probs, const int32_t* labels, int64_t B, int64_t K,
-                            float scale) noexcept {
+                            float scale, float smoothing) noexcept {
+  const float hit = 1.0f - smoothing, floor = smoothing / float(K);  // the smoothed target: hit + floor, floor
 #pragma omp parallel for schedule(static) if (B * K >= (1 << 14))
   for (int64_t b = 0; b < B; ++b)
     for (int64_t k = 0; k < K; ++k)
-      dlogits[b * K + k] = labels[b] < 0 ? 0.0f : scale * (probs[b * K + k] - (k == labels[b] ? 1.0f : 0.0f));
+      dlogits[b * K + k] = labels[b] < 0 ? 0.0f : scale * (probs[b * K + k] - (k == labels[b] ? hit : 0.0f) - floor);
 }
 
 namespace {

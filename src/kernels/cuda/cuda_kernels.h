@@ -132,9 +132,9 @@ void embedding_backward(float* dwte, float* dwpe, float* dtte, const Bf16* dout,
 // ---- loss.h (loss.cu), fp32: logits are (B, K) with K the handful of labels -------------
 void softmax_forward(float* probs, const float* logits, int64_t B, int64_t K, void* stream);
 void cross_entropy_forward(float* losses, float* probs, const float* logits, const int32_t* labels, int64_t B,
-                           int64_t K, void* stream);
+                           int64_t K, float smoothing, void* stream);
 void cross_entropy_backward(float* dlogits, const float* probs, const int32_t* labels, int64_t B, int64_t K,
-                            float scale, void* stream);
+                            float scale, float smoothing, void* stream);
 void pointwise_loss_forward(PointwiseLoss kind, float* losses, const float* logits, const float* targets, int64_t B,
                             int64_t K, void* stream);
 void pointwise_loss_backward(PointwiseLoss kind, float* dlogits, const float* logits, const float* targets, int64_t B,

@@ -28,20 +28,28 @@ __global__ void softmax_forward_kernel(float* probs, const float* logits, int64_
 }
 
 __global__ void cross_entropy_forward_kernel(float* losses, float* probs, const float* logits, const int32_t* labels,
-                                             int64_t B, int64_t K) {
+                                             int64_t B, int64_t K, float smoothing) {
   const int64_t row = blockIdx.x * int64_t(kRowsPerBlock) + threadIdx.x / kWarp;
   if (row >= B) return;
   const int lane = threadIdx.x % kWarp;
   const float lse = softmax_row(probs + row * K, logits + row * K, K, lane);
-  if (lane == 0) losses[row] = labels[row] < 0 ? 0.0f : lse - logits[row * K + labels[row]];
+  float sum = 0.0f;  // of the row's logits, for the smoothed term lse - mean
+  if (smoothing > 0.0f) {
+    for (int64_t k = lane; k < K; k += kWarp) sum += logits[row * K + k];
+    sum = warp_sum(sum);
+  }
+  if (lane == 0 && labels[row] < 0) losses[row] = 0.0f;
+  if (lane == 0 && labels[row] >= 0)
+    losses[row] = (1.0f - smoothing) * (lse - logits[row * K + labels[row]]) + smoothing * (lse - sum / float(K));
 }
 
 __global__ void cross_entropy_backward_kernel(float* dlogits, const float* probs, const int32_t* labels, int64_t B,
-                                              int64_t K, float scale) {
+                                              int64_t K, float scale, float smoothing) {
   const int64_t total = B * K;
+  const float hit = 1.0f - smoothing, floor = smoothing / float(K);
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t b = i / K, k = i % K;
-    dlogits[i] = labels[b] < 0 ? 0.0f : scale * (probs[i] - (k == labels[b] ? 1.0f : 0.0f));
+    dlogits[i] = labels[b] < 0 ? 0.0f : scale * (probs[i] - (k == labels[b] ? hit : 0.0f) - floor);
   }
 }
 
@@ -84,19 +92,20 @@ void softmax_forward(float* probs, const float* logits, int64_t B, int64_t K, vo
 }
 
 void cross_entropy_forward(float* losses, float* probs, const float* logits, const int32_t* labels, int64_t B,
-                           int64_t K, void* stream) {
+                           int64_t K, float smoothing, void* stream) {
   const int64_t grid = grid_rows(B, kRowsPerBlock);
   if (grid == 0 || K == 0) return;
-  cross_entropy_forward_kernel<<<unsigned(grid), kRowsPerBlock * kWarp, 0, as_stream(stream)>>>(losses, probs, logits,
-                                                                                                labels, B, K);
+  cross_entropy_forward_kernel<<<unsigned(grid), kRowsPerBlock * kWarp, 0, as_stream(stream)>>>(
+      losses, probs, logits, labels, B, K, smoothing);
   RC_CUDA_CHECK_LAUNCH();
 }
 
 void cross_entropy_backward(float* dlogits, const float* probs, const int32_t* labels, int64_t B, int64_t K,
-                            float scale, void* stream) {
+                            float scale, float smoothing, void* stream) {
   const int64_t grid = grid_1d(B * K, 256);
   if (grid == 0) return;
-  cross_entropy_backward_kernel<<<unsigned(grid), 256, 0, as_stream(stream)>>>(dlogits, probs, labels, B, K, scale);
+  cross_entropy_backward_kernel<<<unsigned(grid), 256, 0, as_stream(stream)>>>(dlogits, probs, labels, B, K, scale,
+                                                                               smoothing);
   RC_CUDA_CHECK_LAUNCH();
 }
 

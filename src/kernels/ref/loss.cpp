@@ -23,19 +23,26 @@ void softmax_forward(float* probs, const float* logits, int64_t B, int64_t K) {
 }
 
 void cross_entropy_forward(float* losses, float* probs, const float* logits, const int32_t* labels, int64_t B,
-                           int64_t K) {
+                           int64_t K, float smoothing) {
   for (int64_t b = 0; b < B; ++b) {
     const double lse = softmax_row(probs + b * K, logits + b * K, K);
-    losses[b] = labels[b] < 0 ? 0.0f : float(lse - double(logits[b * K + labels[b]]));
+    double mean = 0;  // of the row's logits: mean_k(-log p[k]) = lse - mean
+    for (int64_t k = 0; k < K; ++k) mean += double(logits[b * K + k]) / double(K);
+    const double eps = smoothing;
+    losses[b] =
+        labels[b] < 0 ? 0.0f : float((1.0 - eps) * (lse - double(logits[b * K + labels[b]])) + eps * (lse - mean));
   }
 }
 
 void cross_entropy_backward(float* dlogits, const float* probs, const int32_t* labels, int64_t B, int64_t K,
-                            float scale) {
+                            float scale, float smoothing) {
+  const double eps = smoothing;
   for (int64_t b = 0; b < B; ++b)
     for (int64_t k = 0; k < K; ++k)
       dlogits[b * K + k] =
-          labels[b] < 0 ? 0.0f : float(double(scale) * (double(probs[b * K + k]) - (k == labels[b] ? 1.0 : 0.0)));
+          labels[b] < 0 ? 0.0f
+                        : float(double(scale) *
+                                (double(probs[b * K + k]) - (k == labels[b] ? 1.0 - eps : 0.0) - eps / double(K)));
 }
 
 // The textbook forms, in double: log(1 + exp(-x)) + (1 - y)·x is torch's BCEWithLogits
