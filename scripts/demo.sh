@@ -6,7 +6,8 @@
 #   RoBERTa from scratch) -> fill-mask with it ->
 #   fine-tune on the bundled TweetEval sentiment -> evaluate on val and test -> save ->
 #   predict "Covid cases are increasing fast!" -> serve the saved model, query it, stop it.
-# Sized for ~10 minutes on 2 cores with the build done (7.3 min measured) (DEMO_MAX_STEPS / DEMO_CONFIG / DEMO_THREADS override).
+# Sized for ~10 minutes on 2 cores with the build done (7.3 min measured on Ice Lake, 9.9 on Zen 3)
+# (DEMO_MAX_STEPS / DEMO_CONFIG / DEMO_THREADS override).
 # Usage: scripts/demo.sh [--no-deps] [--configure-only]      Output: $DEMO_DIR (default /tmp/roberta-demo)
 #   --configure-only  configure the build folder and stop (scripts/check-builds.sh runs it)
 set -euo pipefail
