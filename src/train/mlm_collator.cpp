@@ -7,6 +7,8 @@
 #include "core/check.h"
 #include "core/counter_rng.h"
 #include "core/utf8.h"
+#include "tokenizer/pipeline/normalized.h"
+#include "tokenizer/utf8.h"
 
 namespace rc::train {
 
@@ -30,36 +32,17 @@ TokenizedSplit mlm_examples(const Tokenizer& tok, std::span<const std::string> t
 
 namespace {
 
-// Python's str.isspace() for the code points a tweet or web text holds.
-bool is_space(uint32_t cp) {
-  return (cp >= 0x09 && cp <= 0x0D) || (cp >= 0x1C && cp <= 0x20) || cp == 0x85 || cp == 0xA0 || cp == 0x1680 ||
-         (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
-}
-
 // The text's code points, after the repair encode() makes (offsets count these).
-std::vector<uint32_t> code_points(std::string_view text) {
-  std::string repaired;
-  if (!is_valid_utf8(text)) {
-    repaired = repair_utf8(text);
-    text = repaired;
-  }
-  std::vector<uint32_t> cps;
-  cps.reserve(text.size());
-  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-  for (size_t b = 0; b < text.size();) {
-    int consumed = 1;
-    const int len = utf8_sequence_length(s + b, text.size() - b, &consumed);
-    cps.push_back(len > 0 ? utf8_decode(s + b, len) : 0xFFFD);
-    b += size_t(len > 0 ? len : consumed);
-  }
-  return cps;
+std::vector<uint32_t> repaired_code_points(std::string_view text) {
+  if (is_valid_utf8(text)) return tokenizer::pipeline::code_points(text);
+  return tokenizer::pipeline::code_points(repair_utf8(text));
 }
 
 // One text's flags (see mlm_word_starts): a token begins a word after a special token, after a
 // gap in the offsets (trimmed whitespace between), or when it covers whitespace itself
 // (SentencePiece's bare "▁" piece holds the space before a word it could not merge with).
 std::vector<uint8_t> text_word_starts(const OffsetsEncoding& e, std::string_view text) {
-  const std::vector<uint32_t> cps = code_points(text);
+  const std::vector<uint32_t> cps = repaired_code_points(text);
   std::vector<uint8_t> flags(e.ids.size(), 1);
   bool after_word = false;
   int32_t prev_end = 0;
@@ -69,7 +52,8 @@ std::vector<uint8_t> text_word_starts(const OffsetsEncoding& e, std::string_view
       continue;
     }
     const TokenOffset o = e.offsets[t];
-    const bool covers_space = o.start < int32_t(cps.size()) && o.start < o.end && is_space(cps[size_t(o.start)]);
+    const bool covers_space =
+        o.start < int32_t(cps.size()) && o.start < o.end && tokenizer::is_unicode_whitespace(cps[size_t(o.start)]);
     flags[t] = !after_word || o.start > prev_end || covers_space;
     after_word = true;
     prev_end = std::max(prev_end, o.end);
@@ -125,6 +109,26 @@ struct Stream : rng::SplitMix64 {
   double uniform() { return uniform53(); }
 };
 
+bool is_special(const MlmMasking& m, int32_t id) {
+  return std::find(m.special_ids.begin(), m.special_ids.end(), id) != m.special_ids.end();
+}
+
+// DataCollatorForLanguageModeling's 80/10/10 for one token: <mask>?, random?, the random id.
+// The three draws are made whether or not the token is chosen, so a row's masks do not
+// depend on its padding. A chosen token is labelled with its id, then replaced.
+bool mask_token(Stream& rng, const MlmMasking& m, bool chosen, int32_t& id, int32_t& label) {
+  const bool to_mask = rng.uniform() < 0.8;
+  const bool to_random = rng.uniform() < 0.5;
+  const int32_t random_id = int32_t(rng.next() % uint64_t(m.random_vocab));
+  if (!chosen) return false;
+  label = id;
+  if (to_mask)
+    id = m.mask_id;
+  else if (to_random)
+    id = random_id;
+  return true;
+}
+
 }  // namespace
 
 int64_t mask_batch(const MlmMasking& m, uint64_t seed, int64_t step, std::span<const int64_t> example,
@@ -140,17 +144,8 @@ int64_t mask_batch(const MlmMasking& m, uint64_t seed, int64_t step, std::span<c
     Stream rng{mix_seed(seed ^ 0x6D6C6D5F6D61736Bull, uint64_t(step), uint64_t(example[size_t(b)]))};
     for (int64_t t = 0; t < batch.seq_lens[size_t(b)]; ++t) {
       int32_t& id = batch.ids[size_t(b * T + t)];
-      const bool chosen = rng.uniform() < m.mlm_probability;
-      const bool to_mask = rng.uniform() < 0.8;
-      const bool to_random = rng.uniform() < 0.5;
-      const int32_t random_id = int32_t(rng.next() % uint64_t(m.random_vocab));
-      if (!chosen || std::find(m.special_ids.begin(), m.special_ids.end(), id) != m.special_ids.end()) continue;
-      labels[size_t(b * T + t)] = id;
-      ++masked;
-      if (to_mask)
-        id = m.mask_id;
-      else if (to_random)
-        id = random_id;
+      const bool chosen = rng.uniform() < m.mlm_probability && !is_special(m, id);
+      masked += mask_token(rng, m, chosen, id, labels[size_t(b * T + t)]);
     }
   }
   return masked;
@@ -171,12 +166,9 @@ int64_t mask_batch_whole_words(const MlmMasking& m, uint64_t seed, int64_t step,
     RC_ASSERT(ex >= 0 && ex < split.size() && len == split.lengths[size_t(ex)]);
     const uint8_t* starts = word_starts.data() + split.offsets[size_t(ex)];
     int32_t* ids = batch.ids.data() + b * T;
-    auto special = [&](int32_t id) {
-      return std::find(m.special_ids.begin(), m.special_ids.end(), id) != m.special_ids.end();
-    };
     words.clear();
     for (int32_t t = 0; t < int32_t(len); ++t) {
-      if (special(ids[t])) continue;
+      if (is_special(m, ids[t])) continue;
       if (starts[t] || words.empty() || words.back().second != t)
         words.push_back({t, t + 1});
       else
@@ -196,19 +188,9 @@ int64_t mask_batch_whole_words(const MlmMasking& m, uint64_t seed, int64_t step,
       for (int32_t t = first; t < end; ++t) chosen[size_t(t)] = 1;
       taken += end - first;
     }
-    // Then DataCollatorForLanguageModeling's 80/10/10, per token in order (three draws each).
-    for (int64_t t = 0; t < len; ++t) {
-      const bool to_mask = rng.uniform() < 0.8;
-      const bool to_random = rng.uniform() < 0.5;
-      const int32_t random_id = int32_t(rng.next() % uint64_t(m.random_vocab));
-      if (!chosen[size_t(t)]) continue;
-      labels[size_t(b * T + t)] = ids[t];
-      ++masked;
-      if (to_mask)
-        ids[t] = m.mask_id;
-      else if (to_random)
-        ids[t] = random_id;
-    }
+    // Then the 80/10/10, per token in order.
+    for (int64_t t = 0; t < len; ++t)
+      masked += mask_token(rng, m, chosen[size_t(t)] != 0, ids[t], labels[size_t(b * T + t)]);
   }
   return masked;
 }

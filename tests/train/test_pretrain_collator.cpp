@@ -33,6 +33,31 @@ train::PaddedBatch batch(int64_t B, int64_t T) {
   return pb;
 }
 
+// What masking did to each token: an unmasked one keeps its id; a masked one is labelled with
+// its original id and became <mask>, stayed, or became another id.
+struct MaskTally {
+  int64_t masked = 0, to_mask = 0, kept = 0, random = 0;
+  void add(int32_t label, int32_t now, int32_t was) {
+    if (label == -100) {
+      EXPECT_EQ(now, was);
+      return;
+    }
+    EXPECT_EQ(label, was);
+    ++masked;
+    if (now == 50264)
+      ++to_mask;
+    else if (now == was)
+      ++kept;
+    else
+      ++random;
+  }
+  void expect_eighty_ten_ten() const {
+    EXPECT_NEAR(double(to_mask) / double(masked), 0.80, 0.03);
+    EXPECT_NEAR(double(random) / double(masked), 0.10, 0.03);
+    EXPECT_NEAR(double(kept) / double(masked), 0.10, 0.03);
+  }
+};
+
 }  // namespace
 
 TEST(MlmCollator, RatesAre15ThenEightyTenTen) {
@@ -43,32 +68,19 @@ TEST(MlmCollator, RatesAre15ThenEightyTenTen) {
   for (int64_t i = 0; i < B; ++i) ex[size_t(i)] = i;
   std::vector<int32_t> labels;
   const int64_t masked = train::mask_batch(masking(), 42, 7, ex, pb, labels);
-  int64_t to_mask = 0, kept = 0, random = 0;
+  MaskTally tally;
   for (size_t i = 0; i < labels.size(); ++i) {
     const bool special = orig.ids[i] == 0 || orig.ids[i] == 2;
     if (special) {
       EXPECT_EQ(labels[i], -100);
-      EXPECT_EQ(pb.ids[i], orig.ids[i]);
-      continue;
     }
-    if (labels[i] == -100) {
-      EXPECT_EQ(pb.ids[i], orig.ids[i]);
-      continue;
-    }
-    EXPECT_EQ(labels[i], orig.ids[i]);
-    if (pb.ids[i] == 50264)
-      ++to_mask;
-    else if (pb.ids[i] == orig.ids[i])
-      ++kept;
-    else
-      ++random;
+    tally.add(labels[i], pb.ids[i], orig.ids[i]);
   }
+  EXPECT_EQ(tally.masked, masked);
   const double eligible = double(B * (T - 2));
   // 39,200 eligible tokens: binomial sd of the 15% rate is 0.18 points; bars at ~5 sd.
   EXPECT_NEAR(double(masked) / eligible, 0.15, 0.01);
-  EXPECT_NEAR(double(to_mask) / double(masked), 0.80, 0.03);
-  EXPECT_NEAR(double(random) / double(masked), 0.10, 0.03);
-  EXPECT_NEAR(double(kept) / double(masked), 0.10, 0.03);
+  tally.expect_eighty_ten_ten();
 }
 
 TEST(MlmCollator, SameSeedStepExampleSameMasksAndNewOnesEachStep) {
@@ -181,9 +193,9 @@ TEST(WholeWordMask, ChoosesWholeWordsUpToTheBudgetThenEightyTenTen) {
   const int64_t masked = train::mask_split_batch(masking(), 42, 5, ex, s, pb, labels);
   const int64_t T = pb.T;
   const int64_t budget = 4;  // round(26 · 0.15 = 3.9)
-  int64_t to_mask = 0, random = 0, kept = 0, total = 0;
+  MaskTally tally;
   for (int64_t r = 0; r < rows; ++r) {
-    int64_t row_masked = 0;
+    const int64_t masked_before = tally.masked;
     size_t t = 1;  // after <s>
     EXPECT_EQ(labels[size_t(r * T)], -100);
     EXPECT_EQ(labels[size_t(r * T + 25)], -100);
@@ -193,29 +205,15 @@ TEST(WholeWordMask, ChoosesWholeWordsUpToTheBudgetThenEightyTenTen) {
       EXPECT_TRUE(chosen == 0 || chosen == n) << "row " << r << " splits a word of " << n;
       for (int k = 0; k < n; ++k, ++t) {
         const size_t i = size_t(r * T) + t;
-        if (labels[i] == -100) {
-          EXPECT_EQ(pb.ids[i], orig.ids[i]);
-          continue;
-        }
-        EXPECT_EQ(labels[i], orig.ids[i]);
-        ++row_masked;
-        if (pb.ids[i] == 50264)
-          ++to_mask;
-        else if (pb.ids[i] == orig.ids[i])
-          ++kept;
-        else
-          ++random;
+        tally.add(labels[i], pb.ids[i], orig.ids[i]);
       }
     }
     // Single-token words are always there to top the budget up: it is met exactly.
-    EXPECT_EQ(row_masked, budget) << "row " << r;
-    total += row_masked;
+    EXPECT_EQ(tally.masked - masked_before, budget) << "row " << r;
   }
-  EXPECT_EQ(masked, total);
+  EXPECT_EQ(masked, tally.masked);
   // 12,000 masked tokens: binomial sd of the 80% share is 0.37 points; bars at ~8 sd.
-  EXPECT_NEAR(double(to_mask) / double(masked), 0.80, 0.03);
-  EXPECT_NEAR(double(random) / double(masked), 0.10, 0.03);
-  EXPECT_NEAR(double(kept) / double(masked), 0.10, 0.03);
+  tally.expect_eighty_ten_ten();
 }
 
 TEST(WholeWordMask, AWordThatWouldOvershootIsSkippedNotCut) {
