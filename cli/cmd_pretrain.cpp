@@ -48,6 +48,11 @@ void add_pretrain_command(CLI::App& app) {
   cmd->add_flag("--whole-word-mask", f->o.whole_word_mask,
                 "Mask whole words (DataCollatorForWholeWordMask): a row's words in random order until "
                 "--mlm-probability of its tokens; a word is what whitespace delimits");
+  cmd->add_option("--generator", f->o.generator,
+                  "ELECTRA's replaced-token detection instead of masked LM: this masked-LM folder (same "
+                  "tokenizer), frozen, fills the masked positions with sampled tokens, and --model becomes a "
+                  "two-label token classifier (original, replaced) over every token; fine-tune its output with "
+                  "`train --task text-classification`");
   cmd->add_option("--max-length", f->o.max_length, "Tokens per example (line by line: truncation; blocks: size)")
       ->capture_default_str();
   cmd->add_option("--seed", f->o.seed, "Seeds data order, masks, dropout and a new lm_head")->capture_default_str();

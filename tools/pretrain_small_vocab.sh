@@ -10,11 +10,15 @@
 # with seed 43 (new masks and order), into OUT/mlm2. Resumable the same way.
 # STAGE wwm: the same second schedule with whole-word masking (--whole-word-mask), into
 # OUT/mlm-wwm: against `continue`, the masking is the only difference.
+# STAGE rtd: the same second schedule with ELECTRA's replaced-token detection (--generator: the
+# asset itself, frozen, fills the masked positions), into OUT/rtd: against `continue`, the
+# objective is the only difference. Its output is a two-label token classifier; fine-tune it
+# with `train --task text-classification`.
 set -euo pipefail
 bin=$1 tweets=$2 out=$3 threads=${4:-1} stage=${5:-scratch}
 root=$(cd "$(dirname "$0")/.." && pwd)
 tok="$root/assets/tokenizer/tweets-unigram-8k"
-if [[ $stage == continue || $stage == wwm ]]; then
+if [[ $stage == continue || $stage == wwm || $stage == rtd ]]; then
   if [[ ! -f "$out/start2/model.safetensors" ]]; then
     mkdir -p "$out/start2"
     cp "$root/assets/pretrained/tweets-small-mlm/config.json" \
@@ -22,6 +26,7 @@ if [[ $stage == continue || $stage == wwm ]]; then
   fi
   dest=$out/mlm2 masking=()
   [[ $stage == wwm ]] && dest=$out/mlm-wwm masking=(--whole-word-mask)
+  [[ $stage == rtd ]] && dest=$out/rtd masking=(--generator "$out/start2")
   resume=()
   compgen -G "$dest/checkpoint-*" >/dev/null && resume=(--resume)
   OMP_WAIT_POLICY=PASSIVE exec nice -n 5 "$bin" pretrain --model "$out/start2" --data "$tweets" --output "$dest" \
@@ -29,7 +34,7 @@ if [[ $stage == continue || $stage == wwm ]]; then
     --warmup-steps 200 --validation-split-percentage 1 --eval-every 250 --logging-steps 50 \
     --save-total-limit 2 --seed 43 --threads "$threads" --no-progress "${resume[@]}"
 fi
-[[ $stage == scratch ]] || { echo "STAGE is scratch, continue or wwm, not '$stage'" >&2; exit 2; }
+[[ $stage == scratch ]] || { echo "STAGE is scratch, continue, wwm or rtd, not '$stage'" >&2; exit 2; }
 if [[ ! -f "$out/init/model.safetensors" ]]; then
   mkdir -p "$out"
   cat > "$out/config-4x256.json" <<'JSON'

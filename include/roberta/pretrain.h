@@ -27,6 +27,10 @@ struct PretrainOptions : TrainOptions {
   bool group_texts = false;                 // pack texts into blocks of max_length (run_mlm.py)
   double mlm_probability = 0.15;
   bool whole_word_mask = false;  // DataCollatorForWholeWordMask's masking, words from the text
+  // ELECTRA's replaced-token detection instead of masked LM: this masked-LM folder, frozen,
+  // fills the masked positions with sampled tokens and the model (a two-label token classifier,
+  // original / replaced) learns which were replaced (train/replaced_tokens.h). Empty: masked LM.
+  std::filesystem::path generator;
   PretrainOptions() {
     epochs = 3;
     batch_size = 32;

@@ -36,7 +36,7 @@ PretrainSummary pretrain(const PretrainOptions& p) {
   r.train_tokens_per_second = s.train_tokens_per_second;
   if (s.best_eval) {
     r.eval_loss = s.best_eval->loss;
-    r.perplexity = std::exp(s.best_eval->loss);
+    if (p.generator.empty()) r.perplexity = std::exp(s.best_eval->loss);  // masked LM's
   }
   r.interrupted = s.interrupted;
   r.world_process_zero = s.world_process_zero;

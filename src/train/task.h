@@ -104,6 +104,14 @@ struct MlmSplit;
 std::unique_ptr<Task> masked_lm_task(MlmSplit train, std::optional<MlmSplit> eval, const MlmMasking& masking,
                                      uint64_t seed);
 
+// ELECTRA's replaced-token detection (replaced_tokens.h): the model is a two-label token
+// classifier (original, replaced) trained on the texts as `replacer`'s frozen generator
+// corrupts them; evaluation scores the held-out texts corrupted once (step -1): the loss, token
+// accuracy and the replaced class's precision, recall and F1.
+class TokenReplacer;
+std::unique_ptr<Task> replaced_token_task(MlmSplit train, std::optional<MlmSplit> eval,
+                                          std::unique_ptr<TokenReplacer> replacer, int32_t pad_id, int64_t eval_batch);
+
 // The token classifier's evaluation of one split: the mean cross-entropy over the labelled
 // tokens and seqeval's entity metrics (precision, recall, f1 overall and per entity type;
 // token accuracy), as transformers' run_ner.py reports them. Shared by fit() and evaluate().

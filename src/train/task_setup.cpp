@@ -10,6 +10,7 @@
 #include "train/run_setup.h"
 #include "train/token_data.h"
 #include "train/mlm_collator.h"
+#include "train/replaced_tokens.h"
 #include "core/json_depth.h"
 #include "io/text_lines.h"
 
@@ -238,12 +239,34 @@ TaskSetup setup_token_task(const TrainOptions& o, const fs::path& resume_dir, bo
 TaskSetup setup_masked_lm_task(const PretrainOptions& o, const fs::path& resume_dir) {
   RC_CHECK(o.validation_split_percentage >= 0 && o.validation_split_percentage < 100, Errc::invalid_argument,
            "--validation-split-percentage must be in [0, 100)");
-  model::CheckpointLoadOptions lo;
-  lo.head = model::HeadKind::masked_lm;
-  lo.init_head = true;
-  lo.seed = o.seed;
+  const bool rtd = !o.generator.empty();
   const bool resume = !resume_dir.empty();
-  auto model = model::load_checkpoint(resume ? resume_dir : o.model_dir, lo);
+  std::unique_ptr<model::RobertaModel> model;
+  if (!rtd) {
+    model::CheckpointLoadOptions lo;
+    lo.head = model::HeadKind::masked_lm;
+    lo.init_head = true;
+    lo.seed = o.seed;
+    model = model::load_checkpoint(resume ? resume_dir : o.model_dir, lo);
+  } else {
+    // Replaced-token detection: a two-label token classifier over the start's encoder.
+    const std::vector<std::string> labels{"original", "replaced"};
+    model::CheckpointLoadOptions lo;
+    lo.head = model::HeadKind::token_classifier;
+    lo.init_head = !resume;
+    lo.labels = labels;
+    lo.seed = o.seed;
+    model = model::load_checkpoint(resume ? resume_dir : o.model_dir, lo);
+    if (!resume) {
+      if (model->config().id2label != labels) model = reheaded(*model, labels, o.seed);
+      model::RobertaConfig c = model->config();
+      c.problem_type.clear();
+      c.architectures = {"RobertaForTokenClassification"};
+      model = with_config(*model, c);
+    }
+    RC_CHECK(model->config().id2label == labels, Errc::invalid_argument, (resume ? resume_dir : o.model_dir).string(),
+             ": not a replaced-token detector (labels original, replaced)");
+  }
   const model::RobertaConfig& cfg = model->config();
   const auto tokenizer = Tokenizer::from_dir(o.model_dir);
   RC_CHECK(tokenizer->vocab_size() <= cfg.vocab_size, Errc::invalid_argument, "the tokenizer has ",
@@ -270,11 +293,38 @@ TaskSetup setup_masked_lm_task(const PretrainOptions& o, const fs::path& resume_
   std::optional<MlmSplit> eval;
   if (!eval_texts.empty()) eval = split(eval_texts);
   const MlmMasking masking = MlmMasking::for_tokenizer(*tokenizer, o.mlm_probability);
+  std::unique_ptr<TokenReplacer> replacer;
+  if (rtd) {
+    const fs::path gen_dir = o.generator;
+    RC_CHECK(fs::is_regular_file(gen_dir / "config.json"), Errc::not_found, gen_dir.string(),
+             ": no config.json\nHINT: --generator takes a masked-LM folder (a `roberta pretrain` output)");
+    const model::RobertaConfig gc = model::RobertaConfig::from_file(gen_dir / "config.json");
+    RC_CHECK(model::head_kind_of(gc.architectures) == model::HeadKind::masked_lm, Errc::invalid_argument,
+             gen_dir.string(), ": not a masked-LM model (architectures ",
+             gc.architectures.empty() ? std::string("none") : gc.architectures.front(),
+             ")\nHINT: --generator takes a masked-LM folder (a `roberta pretrain` output)");
+    model::CheckpointLoadOptions glo;
+    glo.head = model::HeadKind::masked_lm;
+    std::shared_ptr<const model::RobertaModel> gen = model::load_checkpoint(gen_dir, glo);
+    RC_CHECK(gen->config().vocab_size == cfg.vocab_size && gen->config().pad_token_id == cfg.pad_token_id,
+             Errc::invalid_argument, "the generator's vocabulary (", gen->config().vocab_size,
+             " tokens) is not the model's (", cfg.vocab_size,
+             ")\nHINT: the generator and the model must share one tokenizer");
+    const auto gen_tok = Tokenizer::from_dir(gen_dir);
+    RC_CHECK(gen_tok->vocab_size() == tokenizer->vocab_size() && gen_tok->mask_id() == tokenizer->mask_id(),
+             Errc::invalid_argument, "the generator's tokenizer (", gen_dir.string(),
+             ") is not the model's\nHINT: the generator and the model must share one tokenizer");
+    const int64_t max_T =
+        std::max<int64_t>(std::max<int64_t>(1, train.examples.max_length()), eval ? eval->examples.max_length() : 1);
+    replacer = std::make_unique<TokenReplacer>(std::move(gen), masking, o.seed,
+                                               std::max<int64_t>(o.batch_size, o.eval_batch_size), max_T);
+  }
 
   TaskSetup t;
   t.layout = std::string(o.group_texts ? "blocks of " + std::to_string(max_len) + " tokens" : "line by line") +
              (o.whole_word_mask ? ", whole-word masking" : "");
-  t.problem_type = "masked_lm";
+  t.problem_type = rtd ? "replaced_token_detection" : "masked_lm";
+  if (rtd) t.layout += ", replaced-token detection (generator " + o.generator.string() + ")";
   t.eval_counts = eval ? ", " + std::to_string(eval->examples.size()) + " held-out" : "";
   t.load_best_at_end = false;  // run_mlm.py's Trainer default: the last weights
   // run_mlm.py's arguments: a resume with other ones is refused.
@@ -295,8 +345,11 @@ TaskSetup setup_masked_lm_task(const PretrainOptions& o, const fs::path& resume_
                       {"bf16", o.bf16}};
   // Only when on, so that runs started before the flag existed still resume.
   if (o.whole_word_mask) args["whole_word_mask"] = true;
+  if (rtd) args["generator"] = o.generator.string();
   t.task_options = args.dump();
-  t.task = masked_lm_task(std::move(train), std::move(eval), masking, o.seed);
+  t.task = rtd ? replaced_token_task(std::move(train), std::move(eval), std::move(replacer), cfg.pad_token_id,
+                                     o.eval_batch_size)
+               : masked_lm_task(std::move(train), std::move(eval), masking, o.seed);
   t.model = std::move(model);
   return t;
 }

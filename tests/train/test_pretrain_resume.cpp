@@ -173,3 +173,73 @@ TEST(PretrainResume, FillMaskOnThePretrainedFolder) {
   // A classifier folder is not a masked LM.
   EXPECT_THROW(FillMasker::load(fs::path(RC_TEST_DATA_DIR) / "tiny"), Error);
 }
+
+// --generator: ELECTRA's replaced-token detection. The output is a two-label token classifier
+// (original, replaced) that `train --task text-classification` starts from; the eval loss is
+// the detector's (no perplexity); resume is bit-identical; the generator is part of the run's
+// identity; a generator that is not a masked LM, or has another vocabulary, is refused.
+TEST(PretrainResume, ReplacedTokenDetectionWithAFrozenGenerator) {
+  ResumeTempDir tmp;
+  const fs::path data = tmp.path / "texts.txt";
+  {
+    std::ofstream f(data);
+    for (int i = 0; i < 40; ++i) f << "tweet number " << i << " about covid cases and the weather #" << (i % 7) << "\n";
+  }
+  PretrainOptions og = options(data, tmp.path / "gen");
+  og.max_steps = 2;
+  pretrain(og);  // a masked-LM folder to generate with
+
+  PretrainOptions oa = options(data, tmp.path / "a");
+  oa.generator = tmp.path / "gen";
+  const PretrainSummary a = pretrain(oa);
+  EXPECT_EQ(a.global_step, 6);
+  ASSERT_TRUE(a.eval_loss.has_value());
+  EXPECT_GT(*a.eval_loss, 0);
+  EXPECT_LT(*a.eval_loss, 2.0);  // two classes: ln 2 = 0.69 at chance
+  EXPECT_FALSE(a.perplexity.has_value());
+  const auto cfg = nlohmann::json::parse(io::read_file(tmp.path / "a" / "config.json"));
+  EXPECT_EQ(cfg.at("architectures").at(0).get<std::string>(), "RobertaForTokenClassification");
+  EXPECT_EQ(cfg.at("id2label").at("0").get<std::string>(), "original");
+  EXPECT_EQ(cfg.at("id2label").at("1").get<std::string>(), "replaced");
+  {
+    const auto r = nlohmann::json::parse(io::read_file(tmp.path / "a" / "eval_results.json"));
+    EXPECT_EQ(r.at("eval_loss").get<double>(), *a.eval_loss);
+    EXPECT_TRUE(r.contains("eval_replaced_f1")) << r.dump();
+  }
+
+  fs::create_directories(tmp.path / "b");
+  fs::copy(tmp.path / "a" / "checkpoint-3", tmp.path / "b" / "checkpoint-3", fs::copy_options::recursive);
+  PretrainOptions ob = oa;
+  ob.output_dir = tmp.path / "b";
+  ob.resume = true;
+  const PretrainSummary b = pretrain(ob);
+  model::CheckpointLoadOptions lo;
+  lo.head = model::HeadKind::token_classifier;
+  auto ma = model::load_checkpoint(tmp.path / "a", lo), mb = model::load_checkpoint(tmp.path / "b", lo);
+  ASSERT_EQ(ma->num_params(), mb->num_params());
+  EXPECT_TRUE(std::equal(ma->params(), ma->params() + ma->num_params(), mb->params())) << "resume is not bit-identical";
+  EXPECT_EQ(*a.eval_loss, *b.eval_loss);
+
+  // Resuming it as masked LM is refused.
+  fs::create_directories(tmp.path / "c");
+  fs::copy(tmp.path / "a" / "checkpoint-3", tmp.path / "c" / "checkpoint-3", fs::copy_options::recursive);
+  PretrainOptions oc = options(data, tmp.path / "c");
+  oc.resume = true;
+  EXPECT_THROW(pretrain(oc), Error);
+
+  // A classifier is no generator; nor is a masked LM with another vocabulary.
+  PretrainOptions od = options(data, tmp.path / "d");
+  od.generator = fs::path(RC_TEST_DATA_DIR) / "tiny";
+  EXPECT_THROW(pretrain(od), Error);
+  EXPECT_FALSE(fs::exists(tmp.path / "d" / "model.safetensors"));
+  {
+    auto j = nlohmann::json::parse(io::read_file(tmp.path / "gen" / "config.json"));
+    j["vocab_size"] = j.at("vocab_size").get<int64_t>() + 8;
+    fs::create_directories(tmp.path / "gen-other");
+    for (const auto& e : fs::directory_iterator(tmp.path / "gen"))
+      if (e.is_regular_file()) fs::copy(e.path(), tmp.path / "gen-other" / e.path().filename());
+    std::ofstream(tmp.path / "gen-other" / "config.json") << j.dump();
+  }
+  od.generator = tmp.path / "gen-other";
+  EXPECT_THROW(pretrain(od), Error);
+}
