@@ -47,6 +47,9 @@ TokenReplacer::TokenReplacer(std::shared_ptr<const model::RobertaModel> generato
   original_.reserve(size_t(max_B * max_T));
   mlm_labels_.reserve(size_t(max_B * max_T));
   positions_.reserve(size_t(max_B * max_T));
+  streams_.reserve(size_t(max_B));
+  chunk_.reserve(size_t(model::MlmWorkspace::kChunkRows));
+  hidden_.reserve(size_t(max_B * max_T * gen_->config().hidden_size));
   logits_.resize(size_t(model::MlmWorkspace::kChunkRows * V));
 }
 
@@ -64,23 +67,22 @@ int64_t TokenReplacer::corrupt(int64_t step, std::span<const int64_t> example, c
     // The generator reads the masked batch; its hidden states once, its decoder in chunks.
     hidden_.resize(size_t(B * T * C));
     const kernels::ExecCtx cpu{};
-    model::forward_hidden_states(cpu, *gen_, model::Batch{B, T, batch.ids.data(), batch.seq_lens.data(), nullptr},
-                                 ws_, hidden_.data());
+    model::forward_hidden_states(cpu, *gen_, model::Batch{B, T, batch.ids.data(), batch.seq_lens.data(), nullptr}, ws_,
+                                 hidden_.data());
     // One stream per (seed, step, example), one draw per chosen position in order: a row's
     // draws do not depend on the rest of the batch.
-    std::vector<rng::SplitMix64> streams;
-    streams.reserve(size_t(B));
+    streams_.clear();
     for (int64_t b = 0; b < B; ++b)
-      streams.push_back(rng::SplitMix64{rng::derive(rng::derive(seed_ ^ 0x454C45435452415Full, uint64_t(step)),
-                                                    uint64_t(example[size_t(b)]))});
-    std::vector<int64_t> chunk;
+      streams_.push_back(rng::SplitMix64{
+          rng::derive(rng::derive(seed_ ^ 0x454C45435452415Full, uint64_t(step)), uint64_t(example[size_t(b)]))});
+    std::vector<int64_t>& chunk = chunk_;
     for (size_t i0 = 0; i0 < positions_.size(); i0 += size_t(model::MlmWorkspace::kChunkRows)) {
       const size_t i1 = std::min(positions_.size(), i0 + size_t(model::MlmWorkspace::kChunkRows));
       chunk.assign(positions_.begin() + std::ptrdiff_t(i0), positions_.begin() + std::ptrdiff_t(i1));
       model::mlm_head_logits(cpu, *gen_, hidden_.data(), chunk, logits_.data(), mlm_);
       for (size_t k = 0; k < chunk.size(); ++k) {
         const int64_t p = chunk[k];
-        const double u = streams[size_t(p / T)].uniform53();
+        const double u = streams_[size_t(p / T)].uniform53();
         batch.ids[size_t(p)] =
             sample_from_logits(std::span<const float>(logits_.data() + k * size_t(V), size_t(V)), allowed_, u);
       }

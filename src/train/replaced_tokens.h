@@ -24,6 +24,7 @@
 #include <span>
 #include <vector>
 
+#include "core/counter_rng.h"
 #include "model/mlm_head.h"
 #include "model/roberta_model.h"
 #include "train/data_order.h"
@@ -41,8 +42,8 @@ class TokenReplacer {
  public:
   // generator: a masked-LM model (HeadKind::masked_lm) whose vocabulary is the
   // discriminator's; batches up to (max_B, max_T).
-  TokenReplacer(std::shared_ptr<const model::RobertaModel> generator, MlmMasking masking, uint64_t seed,
-                int64_t max_B, int64_t max_T);
+  TokenReplacer(std::shared_ptr<const model::RobertaModel> generator, MlmMasking masking, uint64_t seed, int64_t max_B,
+                int64_t max_T);
   // Corrupts batch.ids in place (filled from split's examples `example`) for optimizer step
   // `step` (-1: the fixed held-out corruption) and writes labels (B·T) as described above.
   // Returns the number of replaced tokens.
@@ -57,7 +58,8 @@ class TokenReplacer {
   model::InferenceWorkspace ws_;
   model::MlmWorkspace mlm_;
   std::vector<int32_t> original_, mlm_labels_;
-  std::vector<int64_t> positions_;
+  std::vector<int64_t> positions_, chunk_;
+  std::vector<rng::SplitMix64> streams_;  // one per row of the batch
   std::vector<float> hidden_, logits_;
 };
 

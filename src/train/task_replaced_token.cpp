@@ -127,8 +127,7 @@ class ReplacedTokenTask final : public Task {
 }  // namespace
 
 std::unique_ptr<Task> replaced_token_task(MlmSplit train, std::optional<MlmSplit> eval,
-                                          std::unique_ptr<TokenReplacer> replacer, int32_t pad_id,
-                                          int64_t eval_batch) {
+                                          std::unique_ptr<TokenReplacer> replacer, int32_t pad_id, int64_t eval_batch) {
   return std::make_unique<ReplacedTokenTask>(std::move(train), std::move(eval), std::move(replacer), pad_id,
                                              eval_batch);
 }

@@ -27,10 +27,8 @@ std::shared_ptr<model::RobertaModel> tiny_generator() {
 
 struct RtdFixture {
   std::unique_ptr<Tokenizer> tok = Tokenizer::from_dir(std::string(RC_TEST_DATA_DIR) + "/tiny");
-  std::vector<std::string> texts{"covid cases are increasing fast in the city today",
-                                 "i love this phone",
-                                 "the weather is bad and the trains are late again this morning",
-                                 "ok"};
+  std::vector<std::string> texts{"covid cases are increasing fast in the city today", "i love this phone",
+                                 "the weather is bad and the trains are late again this morning", "ok"};
   MlmSplit split{mlm_examples(*tok, texts, 32, false), {}};
   std::vector<int64_t> idx{0, 1, 2, 3};
   PaddedBatch batch(int32_t pad) const {
