@@ -14,10 +14,13 @@ shift 5
 root=$(cd "$(dirname "$0")/.." && pwd)
 data=$out/sentiment-notest
 if [[ ! -f $data/val_text.txt ]]; then
-  mkdir -p "$data"
+  # Built aside and renamed into place: two runs started together must not both write it.
+  mkdir -p "$out"
+  tmp=$(mktemp -d "$out/.sentiment-notest.XXXXXX")
   for f in mapping.txt train_text.txt train_labels.txt val_text.txt val_labels.txt; do
-    cp "$root/data/tweeteval/sentiment/$f" "$data/"
+    cp "$root/data/tweeteval/sentiment/$f" "$tmp/"
   done
+  mv -T "$tmp" "$data" 2>/dev/null || rm -rf "$tmp"
 fi
 OMP_WAIT_POLICY=PASSIVE exec "$bin" train --model "$start" --data "$data" --output "$out/$name" \
   --max-steps "${FT_MAX_STEPS:-3000}" --batch-size 32 --lr 5e-4 --warmup-ratio 0.06 --weight-decay 0.01 \
