@@ -28,6 +28,12 @@ struct ResumeTempDir {
   ~ResumeTempDir() { fs::remove_all(path); }
 };
 
+// A fresh output folder holding only `from`'s checkpoint-3: what --resume continues from.
+void copy_checkpoint3(const fs::path& from, const fs::path& to) {
+  fs::create_directories(to);
+  fs::copy(from / "checkpoint-3", to / "checkpoint-3", fs::copy_options::recursive);
+}
+
 PretrainOptions options(const fs::path& data, const fs::path& out) {
   PretrainOptions o;
   o.model_dir = fs::path(RC_TEST_DATA_DIR) / "tiny";
@@ -69,8 +75,7 @@ TEST(PretrainResume, OutputIsMaskedLmAndResumeIsBitIdentical) {
   ASSERT_TRUE(fs::exists(tmp.path / "a" / "checkpoint-3" / "optimizer.safetensors"));
 
   // Resume from checkpoint-3 in a fresh folder.
-  fs::create_directories(tmp.path / "b");
-  fs::copy(tmp.path / "a" / "checkpoint-3", tmp.path / "b" / "checkpoint-3", fs::copy_options::recursive);
+  copy_checkpoint3(tmp.path / "a", tmp.path / "b");
   PretrainOptions ob = options(data, tmp.path / "b");
   ob.resume = true;
   const PretrainSummary b = pretrain(ob);
@@ -83,8 +88,7 @@ TEST(PretrainResume, OutputIsMaskedLmAndResumeIsBitIdentical) {
   EXPECT_EQ(*a.eval_loss, *b.eval_loss);
 
   // Other flags than the checkpoint's are refused.
-  fs::create_directories(tmp.path / "c");
-  fs::copy(tmp.path / "a" / "checkpoint-3", tmp.path / "c" / "checkpoint-3", fs::copy_options::recursive);
+  copy_checkpoint3(tmp.path / "a", tmp.path / "c");
   PretrainOptions oc = options(data, tmp.path / "c");
   oc.resume = true;
   oc.lr = 2e-3;
@@ -109,8 +113,7 @@ TEST(PretrainResume, WholeWordMaskResumesBitIdenticallyAndIsPartOfTheRun) {
   ASSERT_TRUE(a.eval_loss && plain.eval_loss);
   EXPECT_NE(*a.eval_loss, *plain.eval_loss);
 
-  fs::create_directories(tmp.path / "b");
-  fs::copy(tmp.path / "a" / "checkpoint-3", tmp.path / "b" / "checkpoint-3", fs::copy_options::recursive);
+  copy_checkpoint3(tmp.path / "a", tmp.path / "b");
   PretrainOptions ob = options(data, tmp.path / "b");
   ob.whole_word_mask = true;
   ob.resume = true;
@@ -207,8 +210,7 @@ TEST(PretrainResume, ReplacedTokenDetectionWithAFrozenGenerator) {
     EXPECT_TRUE(r.contains("eval_replaced_f1")) << r.dump();
   }
 
-  fs::create_directories(tmp.path / "b");
-  fs::copy(tmp.path / "a" / "checkpoint-3", tmp.path / "b" / "checkpoint-3", fs::copy_options::recursive);
+  copy_checkpoint3(tmp.path / "a", tmp.path / "b");
   PretrainOptions ob = oa;
   ob.output_dir = tmp.path / "b";
   ob.resume = true;
@@ -221,8 +223,7 @@ TEST(PretrainResume, ReplacedTokenDetectionWithAFrozenGenerator) {
   EXPECT_EQ(*a.eval_loss, *b.eval_loss);
 
   // Resuming it as masked LM is refused.
-  fs::create_directories(tmp.path / "c");
-  fs::copy(tmp.path / "a" / "checkpoint-3", tmp.path / "c" / "checkpoint-3", fs::copy_options::recursive);
+  copy_checkpoint3(tmp.path / "a", tmp.path / "c");
   PretrainOptions oc = options(data, tmp.path / "c");
   oc.resume = true;
   EXPECT_THROW(pretrain(oc), Error);
