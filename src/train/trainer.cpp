@@ -556,7 +556,10 @@ TrainSummary TrainingRun::finish(bool interrupted) {
   model::save_checkpoint(out_, model);
   model::copy_tokenizer_files(o_.model_dir, out_);
   task_->save_files(out_);
-  st_.update_in_epoch = 0;
+  // The position the run ended at: the loop's increment has already moved st_.epoch past an
+  // epoch that --max-steps cut short (HF writes 2.10 for 3,000 steps of 1,426, not 3.0).
+  st_.epoch = s.global_step / p.updates_per_epoch;
+  st_.update_in_epoch = s.global_step % p.updates_per_epoch;
   st_.train_time = train_time;
   const json state = state_to_json(st_, *identity_, *state_layout_);
   write_json_atomic(out_ / "trainer_state.json", state);

@@ -88,6 +88,20 @@ class TrainerCli : public ::testing::Test {
   }
 };
 
+// --max-steps that ends mid-epoch: trainer_state.json's epoch is where the run stopped (HF's
+// fractional epoch), the same figure as the last log_history entry.
+TEST_F(TrainerCli, FinalEpochIsFractionalWhenMaxStepsEndsMidEpoch) {
+  const fs::path out = root / "out";
+  ASSERT_EQ(run("train --model " + kTiny.string() + " --data " + data.string() + " --output " + out.string() +
+                " --max-steps 6 --batch-size 8 --threads 1 --no-progress"),
+            0)
+      << slurp(root / "log.txt");
+  const json state = json::parse(slurp(out / "trainer_state.json"));
+  EXPECT_EQ(state["global_step"], 6);
+  EXPECT_DOUBLE_EQ(state["epoch"].get<double>(), 0.5);  // 6 of 12 updates (96 texts, batch 8)
+  EXPECT_DOUBLE_EQ(state["log_history"].back()["epoch"].get<double>(), 0.5);
+}
+
 TEST_F(TrainerCli, OutputLayoutEvalAndTensorBoard) {
   const fs::path out = root / "out";
   ASSERT_EQ(run(train_args(out) + " --tensorboard " + (root / "tb").string() + " --save-total-limit 2"), 0)
