@@ -3,7 +3,11 @@
 de-duplicated, with every text equal to a sentiment val or test text removed — so a model
 pretrained on it has never seen the texts its fine-tune is scored on.
 
-  scripts/prepare_pretrain_corpus.py [--tweeteval DIR] [--output FILE]
+  scripts/prepare_pretrain_corpus.py [--tweeteval DIR] [--output FILE] [--tasks a,b,...]
+
+--tasks picks the tasks whose train texts go in (default: all seven). `--tasks sentiment` is the
+task-adaptive corpus (Gururangan et al. 2020, "Don't Stop Pretraining": more masked-LM on the
+fine-tune's own unlabelled texts); the held-out check is the same.
 
 Writes one text a line (the line as in the TweetEval file, trailing space kept), in first-seen
 order, then re-reads the output and checks the exclusion (exit 1 if any held-out text leaked).
@@ -20,8 +24,8 @@ def read_lines(path):
         return [l[:-1] if l.endswith("\n") else l for l in f]
 
 
-def train_files(root):
-    for task in TASKS:
+def train_files(root, tasks):
+    for task in tasks:
         d = os.path.join(root, task)
         if os.path.exists(os.path.join(d, "train_text.txt")):
             yield os.path.join(d, "train_text.txt")
@@ -41,12 +45,19 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tweeteval", default=os.path.join(here, "..", "..", "shared", "data", "tweeteval"))
     ap.add_argument("--output", default="pretrain_tweets.txt")
+    ap.add_argument("--tasks", default=",".join(TASKS), help="comma-separated, from " + ",".join(TASKS))
     a = ap.parse_args()
+    tasks = [t for t in a.tasks.split(",") if t]
+    unknown = [t for t in tasks if t not in TASKS]
+    if unknown or not tasks:
+        print(f"error: --tasks {a.tasks!r}: unknown task(s) {unknown} (hint: pick from {','.join(TASKS)})",
+              file=sys.stderr)
+        return 2
     held_out = set()
     for split in ("val", "test"):
         held_out.update(key(t) for t in read_lines(os.path.join(a.tweeteval, "sentiment", f"{split}_text.txt")))
     seen, out, dropped_held, dups = set(), [], 0, 0
-    files = list(train_files(a.tweeteval))
+    files = list(train_files(a.tweeteval, tasks))
     for path in files:
         for t in read_lines(path):
             k = key(t)

@@ -14,27 +14,31 @@
 # asset itself, frozen, fills the masked positions), into OUT/rtd: against `continue`, the
 # objective is the only difference. Its output is a two-label token classifier; fine-tune it
 # with `train --task text-classification`.
+# STAGE tapt: task-adaptive pretraining (Gururangan et al. 2020): the same second schedule, but
+# 3,000 steps on the sentiment train texts alone (TWEETS_TXT from
+# `scripts/prepare_pretrain_corpus.py --tasks sentiment`, ~4.2 epochs of them), into OUT/tapt.
 set -euo pipefail
 bin=$1 tweets=$2 out=$3 threads=${4:-1} stage=${5:-scratch}
 root=$(cd "$(dirname "$0")/.." && pwd)
 tok="$root/assets/tokenizer/tweets-unigram-8k"
-if [[ $stage == continue || $stage == wwm || $stage == rtd ]]; then
+if [[ $stage == continue || $stage == wwm || $stage == rtd || $stage == tapt ]]; then
   if [[ ! -f "$out/start2/model.safetensors" ]]; then
     mkdir -p "$out/start2"
     cp "$root/assets/pretrained/tweets-small-mlm/config.json" \
       "$root/assets/pretrained/tweets-small-mlm/model.safetensors" "$tok/sentencepiece.bpe.model" "$out/start2/"
   fi
-  dest=$out/mlm2 masking=()
+  dest=$out/mlm2 masking=() steps=4000
   [[ $stage == wwm ]] && dest=$out/mlm-wwm masking=(--whole-word-mask)
   [[ $stage == rtd ]] && dest=$out/rtd masking=(--generator "$out/start2")
+  [[ $stage == tapt ]] && dest=$out/tapt steps=3000
   resume=()
   compgen -G "$dest/checkpoint-*" >/dev/null && resume=(--resume)
   OMP_WAIT_POLICY=PASSIVE exec nice -n 5 "$bin" pretrain --model "$out/start2" --data "$tweets" --output "$dest" \
-    "${masking[@]}" --max-steps 4000 --batch-size 64 --max-length 64 --lr 5e-4 --adam-beta2 0.98 --weight-decay 0.01 \
+    "${masking[@]}" --max-steps "$steps" --batch-size 64 --max-length 64 --lr 5e-4 --adam-beta2 0.98 --weight-decay 0.01 \
     --warmup-steps 200 --validation-split-percentage 1 --eval-every 250 --logging-steps 50 \
     --save-total-limit 2 --seed 43 --threads "$threads" --no-progress "${resume[@]}"
 fi
-[[ $stage == scratch ]] || { echo "STAGE is scratch, continue, wwm or rtd, not '$stage'" >&2; exit 2; }
+[[ $stage == scratch ]] || { echo "STAGE is scratch, continue, wwm, rtd or tapt, not '$stage'" >&2; exit 2; }
 if [[ ! -f "$out/init/model.safetensors" ]]; then
   mkdir -p "$out"
   cat > "$out/config-4x256.json" <<'JSON'
