@@ -11,6 +11,8 @@
 #include "commands.h"
 #include "core/check.h"
 #include "device/device_choice.h"
+#include "model/param_layout.h"
+#include "model/roberta_config.h"
 #include "model/sentence_transformer.h"
 #include "model_source.h"
 #include "roberta/classifier.h"
@@ -76,6 +78,18 @@ void add_embed_command(CLI::App& app) {
   });
 }
 
+// Refused from config.json alone, before the weights load: a token classifier or a masked LM
+// would otherwise load as a sequence classifier first (HF's semantics: a BERT token head fits
+// BertForSequenceClassification's shapes, so only a warning about the fresh pooler is printed).
+static void require_cross_encoder(const std::string& dir) {
+  const model::RobertaConfig c = model::RobertaConfig::from_file(std::filesystem::path(dir) / "config.json");
+  const std::string arch = c.architectures.empty() ? std::string("no architectures") : c.architectures[0];
+  RC_CHECK(model::head_kind_of(c.architectures) == model::HeadKind::classifier && c.num_labels() == 1,
+           Errc::invalid_argument, "--model ", dir, " is ", arch, " with ", c.num_labels(),
+           " labels: a cross-encoder (reranker) is a sequence classifier with one",
+           "\nHINT: rerank with a model trained with one label, e.g. a cross-encoder/ms-marco-* checkpoint");
+}
+
 void add_rerank_command(CLI::App& app) {
   struct Flags {
     std::string model, query, input, precision, device = "cpu", revision;
@@ -107,10 +121,9 @@ void add_rerank_command(CLI::App& app) {
     load.max_length = f->max_length;
     load.device = f->device;
     load.function_to_apply = ScoreFunction::none;  // the logits; the sigmoid is applied below
-    const auto model = Classifier::load(resolve_model_source(f->model, f->revision), load);
-    RC_CHECK(model->labels().size() == 1, Errc::invalid_argument, "--model has ", model->labels().size(),
-             " labels: a cross-encoder (reranker) has one",
-             "\nHINT: rerank with a model trained with one label, e.g. a cross-encoder/ms-marco-* checkpoint");
+    const std::string dir = resolve_model_source(f->model, f->revision);
+    require_cross_encoder(dir);
+    const auto model = Classifier::load(dir, load);
     const std::vector<std::string> docs = gather_texts(f->texts, f->input);
     const std::vector<std::string> queries(docs.size(), f->query);
     const std::vector<Prediction> preds = model->predict_pairs(queries, docs, f->batch_size);

@@ -144,6 +144,13 @@ TEST(CliRerank, DocumentsBestFirst) {
   // A three-label classifier is no cross-encoder.
   r = run_roberta("rerank --model " + kTiny.string() + " --threads 1 --query q a b");
   EXPECT_EQ(r.code, 2) << r.err;
+  // Nor is a token classifier, even with the shapes of BERT's sequence head: refused from its
+  // config, before any weight loads (no warning about a freshly initialised pooler).
+  r = run_roberta("rerank --model " + (fs::path(RC_SOURCE_DIR) / "tests/data/tiny_families/bert-token").string() +
+                  " --threads 1 --query q a b");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("BertForTokenClassification"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("newly initialized"), std::string::npos) << r.err;
   fs::remove_all(dir);
 }
 
