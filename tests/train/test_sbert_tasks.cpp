@@ -378,6 +378,33 @@ class SbertTaskFit : public ::testing::Test {
     o.progress = 0;
     return o;
   }
+  // The resume contract's two runs: 6 steps of (anchor, positive) rows into root/a, saving every
+  // 3; then root/b holding only a's checkpoint-3, resumed to step 6. Returns b's final step.
+  int64_t run_and_resume_from_step3(const fs::path& start) {
+    const fs::path data = tmp.root / "data";
+    fs::create_directories(data);
+    std::vector<std::string> train;
+    for (int rep = 0; rep < 4; ++rep)
+      for (const char* t : kTopics)
+        train.push_back(json{{"anchor", std::string("tell me about ") + t + " " + std::to_string(rep)},
+                             {"positive", std::string(t) + " are described here"}}
+                            .dump());
+    write_lines(data / "train.jsonl", train);
+    auto run = [&](const fs::path& out) {
+      TrainOptions o = options(start, data, out, "embedding", 6);
+      o.batch_size = 4;
+      o.lr = 1e-3;
+      o.eval_every = 3;
+      return o;
+    };
+    fit(run(tmp.root / "a"));
+    EXPECT_TRUE(fs::exists(tmp.root / "a" / "checkpoint-3"));
+    fs::create_directories(tmp.root / "b");
+    fs::copy(tmp.root / "a" / "checkpoint-3", tmp.root / "b" / "checkpoint-3", fs::copy_options::recursive);
+    TrainOptions ob = run(tmp.root / "b");
+    ob.resume = true;
+    return fit(ob).global_step;
+  }
 };
 
 }  // namespace
@@ -447,31 +474,13 @@ TEST_F(SbertTaskFit, EmbeddingTrainsAndSavesASentenceTransformersFolder) {
 // checkpoint-3 ends with the same bits as the uninterrupted run, dropout on.
 TEST_F(SbertTaskFit, EmbeddingResumeIsBitIdentical) {
   const fs::path start = trainable_st_folder(tmp.root / "start");
-  fs::create_directories(tmp.root / "data");
-  std::vector<std::string> train, val;
-  for (int rep = 0; rep < 4; ++rep)
-    for (const char* t : kTopics)
-      train.push_back(json{{"anchor", std::string("tell me about ") + t + " " + std::to_string(rep)},
-                           {"positive", std::string(t) + " are described here"}}
-                          .dump());
-  write_lines(tmp.root / "data" / "train.jsonl", train);
+  // Held-out rows too: the output is then the best checkpoint's, chosen alike in both runs.
+  std::vector<std::string> val;
   for (const char* t : kTopics)
     val.push_back(json{{"anchor", std::string("what about ") + t}, {"positive", std::string("all about ") + t}}.dump());
+  fs::create_directories(tmp.root / "data");
   write_lines(tmp.root / "data" / "val.jsonl", val);
-  auto run = [&](const fs::path& out) {
-    TrainOptions o = options(start, tmp.root / "data", out, "embedding", 6);
-    o.batch_size = 4;
-    o.lr = 1e-3;
-    o.eval_every = 3;
-    return o;
-  };
-  fit(run(tmp.root / "a"));
-  ASSERT_TRUE(fs::exists(tmp.root / "a" / "checkpoint-3"));
-  fs::create_directories(tmp.root / "b");
-  fs::copy(tmp.root / "a" / "checkpoint-3", tmp.root / "b" / "checkpoint-3", fs::copy_options::recursive);
-  TrainOptions ob = run(tmp.root / "b");
-  ob.resume = true;
-  EXPECT_EQ(fit(ob).global_step, 6);
+  EXPECT_EQ(run_and_resume_from_step3(start), 6);
   model::CheckpointLoadOptions lo;
   lo.head = model::HeadKind::encoder_only;
   const auto ma = model::load_checkpoint(tmp.root / "a", lo), mb = model::load_checkpoint(tmp.root / "b", lo);
@@ -569,33 +578,13 @@ TEST_F(SbertTaskFit, EmbeddingTrainsDenseModulesAndSavesThem) {
 // The resume contract with Dense modules: their weights and AdamW moments are in each
 // checkpoint, so a run resumed from checkpoint-3 ends with the same bits, dropout on.
 TEST_F(SbertTaskFit, EmbeddingWithDenseResumeIsBitIdentical) {
-  fs::create_directories(tmp.root / "data");
-  std::vector<std::string> train;
-  for (int rep = 0; rep < 4; ++rep)
-    for (const char* t : kTopics)
-      train.push_back(json{{"anchor", std::string("tell me about ") + t + " " + std::to_string(rep)},
-                           {"positive", std::string(t) + " are described here"}}
-                          .dump());
-  write_lines(tmp.root / "data" / "train.jsonl", train);
-  auto run = [&](const fs::path& out) {
-    TrainOptions o = options(kSt, tmp.root / "data", out, "embedding", 6);
-    o.batch_size = 4;
-    o.lr = 1e-3;
-    o.eval_every = 3;
-    return o;
-  };
-  fit(run(tmp.root / "a"));
+  EXPECT_EQ(run_and_resume_from_step3(kSt), 6);
   ASSERT_TRUE(fs::exists(tmp.root / "a" / "checkpoint-3" / "2_Dense" / "model.safetensors"));
   model::CheckpointLoadOptions lo;
   lo.head = model::HeadKind::encoder_only;
   const auto ma = model::load_checkpoint(tmp.root / "a", lo);
   const auto moments = io::open_safetensors(tmp.root / "a" / "checkpoint-3" / "optimizer.safetensors");
   EXPECT_EQ(moments->find("exp_avg")->numel(), ma->num_params() + 8 * 16 + 8) << "the Dense moments are saved";
-  fs::create_directories(tmp.root / "b");
-  fs::copy(tmp.root / "a" / "checkpoint-3", tmp.root / "b" / "checkpoint-3", fs::copy_options::recursive);
-  TrainOptions ob = run(tmp.root / "b");
-  ob.resume = true;
-  EXPECT_EQ(fit(ob).global_step, 6);
   const auto mb = model::load_checkpoint(tmp.root / "b", lo);
   ASSERT_EQ(ma->num_params(), mb->num_params());
   EXPECT_EQ(std::memcmp(ma->params(), mb->params(), size_t(ma->num_params()) * sizeof(float)), 0);
