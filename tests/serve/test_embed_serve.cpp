@@ -10,12 +10,12 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "model/checkpoint.h"
 #include "model/sentence_transformer.h"
 #include "model/splade.h"
 #include "roberta/classifier.h"
 #include "serve/embed_request.h"
 #include "serve/serve_fixture.h"
+#include "support/cross_encoder.h"
 #include "support/files.h"
 
 using namespace rc::serve;
@@ -290,32 +290,12 @@ TEST_F(EmbedServer, KServeV2AnswersAnEmbeddingsTensor) {
   EXPECT_EQ(server().post("/v2/models/m/infer", wrong).status, 400);
 }
 
-// A one-label cross-encoder: the tiny classifier's body and dense layer with a fresh one-label
-// out_proj (seeded), saved as a RobertaForSequenceClassification folder.
-fs::path write_cross_encoder(const fs::path& dir) {
-  auto three = rc::model::load_checkpoint(kTiny, {});
-  rc::model::RobertaConfig c = three->config();
-  c.id2label = {"LABEL_0"};
-  c.problem_type.clear();
-  rc::model::RobertaModel one(c);
-  one.init_weights(11);
-  for (const auto& e : one.layout().entries()) {
-    if (e.name.rfind("classifier.out_proj", 0) == 0) continue;
-    const auto src = three->param(e.name);
-    std::copy(src.begin(), src.end(), one.param(e.name).begin());
-  }
-  for (float& w : one.param("classifier.out_proj.weight")) w *= 50.0f;  // spread the scores
-  rc::model::save_checkpoint(dir, one);
-  rc::model::copy_tokenizer_files(kTiny, dir);
-  return dir;
-}
-
 struct RerankServer : ::testing::Test {
   static inline std::unique_ptr<TempDir> models;
   static inline std::unique_ptr<RealModelServer> live;
   static void SetUpTestSuite() {
     models = std::make_unique<TempDir>();
-    live = std::make_unique<RealModelServer>(write_cross_encoder(models->path() / "ce"));
+    live = std::make_unique<RealModelServer>(rc::test::write_cross_encoder(models->path() / "ce", 11));
   }
   static void TearDownTestSuite() {
     live.reset();

@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "model/checkpoint.h"
 #include "model/sentence_transformer.h"
 #include "roberta/classifier.h"
+#include "support/cross_encoder.h"
 #include "support/files.h"
 #include "support/run_cli.h"
 
@@ -91,28 +91,10 @@ TEST(CliEmbed, RefusalsAreUsageErrors) {
   }
 }
 
-fs::path write_cross_encoder(const fs::path& dir) {
-  auto three = rc::model::load_checkpoint(kTiny, {});
-  rc::model::RobertaConfig c = three->config();
-  c.id2label = {"LABEL_0"};
-  c.problem_type.clear();
-  rc::model::RobertaModel one(c);
-  one.init_weights(5);
-  for (const auto& e : one.layout().entries()) {
-    if (e.name.rfind("classifier.out_proj", 0) == 0) continue;
-    const auto src = three->param(e.name);
-    std::copy(src.begin(), src.end(), one.param(e.name).begin());
-  }
-  for (float& w : one.param("classifier.out_proj.weight")) w *= 50.0f;  // spread the scores
-  rc::model::save_checkpoint(dir, one);
-  rc::model::copy_tokenizer_files(kTiny, dir);
-  return dir;
-}
-
 TEST(CliRerank, DocumentsBestFirst) {
   const fs::path dir = fs::temp_directory_path() / ("rc_cli_rerank_" + std::to_string(::getpid()));
   fs::remove_all(dir);
-  const fs::path ce = write_cross_encoder(dir / "ce");
+  const fs::path ce = rc::test::write_cross_encoder(dir / "ce", 5);
   const std::vector<std::string> docs{"the weather is nice", "covid cases rise", "I love it", "stocks fell"};
   {
     std::ofstream f(dir / "docs.jsonl");
