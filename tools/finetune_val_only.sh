@@ -24,7 +24,7 @@ if [[ ! -f $data/val_text.txt ]]; then
   mv -T "$tmp" "$data" 2>/dev/null || rm -rf "$tmp"
 fi
 OMP_WAIT_POLICY=PASSIVE exec "$bin" train --model "$start" --data "$data" --output "$out/$name" \
-  --max-steps "${FT_MAX_STEPS:-2400}" --batch-size 32 --lr 5e-4 --warmup-ratio 0.06 --weight-decay 0.01 \
+  --max-steps "${FT_MAX_STEPS:-2000}" --batch-size 32 --lr 5e-4 --warmup-ratio 0.06 --weight-decay 0.01 \
   --label-smoothing-factor "${FT_LABEL_SMOOTHING:-0.1}" \
   --max-length 128 --eval-every "${FT_EVAL_EVERY:-300}" --eval-batch-size 128 --group-by-length --save-total-limit 2 \
   --threads 1 --logging-steps 50 --seed "$seed" --no-progress "$@"
