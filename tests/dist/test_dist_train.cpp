@@ -251,8 +251,7 @@ TEST_F(DistTrain, EmbeddingDenseModulesTrainAcrossRanks) {
   // The 1-process run resumed from checkpoint-2 with 2 ranks: rank 1 built its Dense from the
   // start folder and takes rank 0's trained one (and its moments), as the encoder's weights.
   // Measured 0; without that broadcast 2.3e-5.
-  fs::create_directories(root / "resumed");
-  fs::copy(root / "one/checkpoint-2", root / "resumed/checkpoint-2", fs::copy_options::recursive);
+  rc::test::copy_checkpoint(root / "one", root / "resumed", 2);
   const int port2 = free_port();
   const auto [r0, r1] = two_ranks(torchrun_env(0, port2) + embed(root / "resumed", "--resume"),
                                   torchrun_env(1, port2) + embed(root / "resumed_rank1", "--resume"));

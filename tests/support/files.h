@@ -38,4 +38,12 @@ inline void head_lines(const std::filesystem::path& from, const std::filesystem:
     if (i >= skip) out << line << '\n';
 }
 
+// A fresh output folder `to_run` holding only `from_run`'s checkpoint-N: what --resume
+// continues from in the resume tests.
+inline void copy_checkpoint(const std::filesystem::path& from_run, const std::filesystem::path& to_run, int step) {
+  const std::string name = "checkpoint-" + std::to_string(step);
+  std::filesystem::create_directories(to_run);
+  std::filesystem::copy(from_run / name, to_run / name, std::filesystem::copy_options::recursive);
+}
+
 }  // namespace rc::test

@@ -16,6 +16,7 @@
 #include "roberta/fill_mask.h"
 #include "roberta/tokenizer.h"
 #include "roberta/pretrain.h"
+#include "support/files.h"
 
 namespace fs = std::filesystem;
 using namespace rc;
@@ -27,12 +28,6 @@ struct ResumeTempDir {
   ResumeTempDir() { fs::create_directories(path); }
   ~ResumeTempDir() { fs::remove_all(path); }
 };
-
-// A fresh output folder holding only `from`'s checkpoint-3: what --resume continues from.
-void copy_checkpoint3(const fs::path& from, const fs::path& to) {
-  fs::create_directories(to);
-  fs::copy(from / "checkpoint-3", to / "checkpoint-3", fs::copy_options::recursive);
-}
 
 PretrainOptions options(const fs::path& data, const fs::path& out) {
   PretrainOptions o;
@@ -75,7 +70,7 @@ TEST(PretrainResume, OutputIsMaskedLmAndResumeIsBitIdentical) {
   ASSERT_TRUE(fs::exists(tmp.path / "a" / "checkpoint-3" / "optimizer.safetensors"));
 
   // Resume from checkpoint-3 in a fresh folder.
-  copy_checkpoint3(tmp.path / "a", tmp.path / "b");
+  rc::test::copy_checkpoint(tmp.path / "a", tmp.path / "b", 3);
   PretrainOptions ob = options(data, tmp.path / "b");
   ob.resume = true;
   const PretrainSummary b = pretrain(ob);
@@ -88,7 +83,7 @@ TEST(PretrainResume, OutputIsMaskedLmAndResumeIsBitIdentical) {
   EXPECT_EQ(*a.eval_loss, *b.eval_loss);
 
   // Other flags than the checkpoint's are refused.
-  copy_checkpoint3(tmp.path / "a", tmp.path / "c");
+  rc::test::copy_checkpoint(tmp.path / "a", tmp.path / "c", 3);
   PretrainOptions oc = options(data, tmp.path / "c");
   oc.resume = true;
   oc.lr = 2e-3;
@@ -113,7 +108,7 @@ TEST(PretrainResume, WholeWordMaskResumesBitIdenticallyAndIsPartOfTheRun) {
   ASSERT_TRUE(a.eval_loss && plain.eval_loss);
   EXPECT_NE(*a.eval_loss, *plain.eval_loss);
 
-  copy_checkpoint3(tmp.path / "a", tmp.path / "b");
+  rc::test::copy_checkpoint(tmp.path / "a", tmp.path / "b", 3);
   PretrainOptions ob = options(data, tmp.path / "b");
   ob.whole_word_mask = true;
   ob.resume = true;
@@ -129,8 +124,7 @@ TEST(PretrainResume, WholeWordMaskResumesBitIdenticallyAndIsPartOfTheRun) {
   // Resuming the whole-word run without the flag, or the plain run with it, is refused.
   for (const auto& [from, wwm] : {std::pair{"a", false}, std::pair{"plain", true}}) {
     const fs::path dir = tmp.path / (std::string("c-") + from);
-    fs::create_directories(dir);
-    fs::copy(tmp.path / from / "checkpoint-3", dir / "checkpoint-3", fs::copy_options::recursive);
+    rc::test::copy_checkpoint(tmp.path / from, dir, 3);
     PretrainOptions oc = options(data, dir);
     oc.whole_word_mask = wwm;
     oc.resume = true;
@@ -210,7 +204,7 @@ TEST(PretrainResume, ReplacedTokenDetectionWithAFrozenGenerator) {
     EXPECT_TRUE(r.contains("eval_replaced_f1")) << r.dump();
   }
 
-  copy_checkpoint3(tmp.path / "a", tmp.path / "b");
+  rc::test::copy_checkpoint(tmp.path / "a", tmp.path / "b", 3);
   PretrainOptions ob = oa;
   ob.output_dir = tmp.path / "b";
   ob.resume = true;
@@ -223,7 +217,7 @@ TEST(PretrainResume, ReplacedTokenDetectionWithAFrozenGenerator) {
   EXPECT_EQ(*a.eval_loss, *b.eval_loss);
 
   // Resuming it as masked LM is refused.
-  copy_checkpoint3(tmp.path / "a", tmp.path / "c");
+  rc::test::copy_checkpoint(tmp.path / "a", tmp.path / "c", 3);
   PretrainOptions oc = options(data, tmp.path / "c");
   oc.resume = true;
   EXPECT_THROW(pretrain(oc), Error);

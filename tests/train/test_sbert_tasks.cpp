@@ -399,8 +399,7 @@ class SbertTaskFit : public ::testing::Test {
     };
     fit(run(tmp.root / "a"));
     EXPECT_TRUE(fs::exists(tmp.root / "a" / "checkpoint-3"));
-    fs::create_directories(tmp.root / "b");
-    fs::copy(tmp.root / "a" / "checkpoint-3", tmp.root / "b" / "checkpoint-3", fs::copy_options::recursive);
+    test::copy_checkpoint(tmp.root / "a", tmp.root / "b", 3);
     TrainOptions ob = run(tmp.root / "b");
     ob.resume = true;
     return fit(ob).global_step;
