@@ -83,10 +83,11 @@ void add_embed_command(CLI::App& app) {
 // BertForSequenceClassification's shapes, so only a warning about the fresh pooler is printed).
 static void require_cross_encoder(const std::string& dir) {
   const model::RobertaConfig c = model::RobertaConfig::from_file(std::filesystem::path(dir) / "config.json");
-  const std::string arch = c.architectures.empty() ? std::string("no architectures") : c.architectures[0];
+  const std::string what = c.architectures.empty() ? std::string("a config.json without \"architectures\"")
+                                                    : "a " + c.architectures[0];
   RC_CHECK(model::head_kind_of(c.architectures) == model::HeadKind::classifier && c.num_labels() == 1,
-           Errc::invalid_argument, "--model ", dir, " is ", arch, " with ", c.num_labels(),
-           " labels: a cross-encoder (reranker) is a sequence classifier with one",
+           Errc::invalid_argument, "--model ", dir, " holds ", what, " with ", c.num_labels(),
+           c.num_labels() == 1 ? " label" : " labels", ": a cross-encoder (reranker) is a sequence classifier with one",
            "\nHINT: rerank with a model trained with one label, e.g. a cross-encoder/ms-marco-* checkpoint");
 }
 
