@@ -83,8 +83,8 @@ void add_embed_command(CLI::App& app) {
 // BertForSequenceClassification's shapes, so only a warning about the fresh pooler is printed).
 static void require_cross_encoder(const std::string& dir) {
   const model::RobertaConfig c = model::RobertaConfig::from_file(std::filesystem::path(dir) / "config.json");
-  const std::string what = c.architectures.empty() ? std::string("a config.json without \"architectures\"")
-                                                    : "a " + c.architectures[0];
+  const std::string what =
+      c.architectures.empty() ? std::string("a config.json without \"architectures\"") : "a " + c.architectures[0];
   RC_CHECK(model::head_kind_of(c.architectures) == model::HeadKind::classifier && c.num_labels() == 1,
            Errc::invalid_argument, "--model ", dir, " holds ", what, " with ", c.num_labels(),
            c.num_labels() == 1 ? " label" : " labels", ": a cross-encoder (reranker) is a sequence classifier with one",
