@@ -132,9 +132,11 @@ uint16_t* to_bf16(std::vector<uint16_t>& buf, const float* src, int64_t n) {
   return buf.data();
 }
 
+#if defined(__x86_64__)
 // True when this CPU (or the RC_CPU_ISA cap) has no bf16 matmul kernel in oneDNN, or only its
 // reference one (x86-64 without AVX512-core: AMD Zen 2/3, older Intel). Probed once on a small
-// shape: oneDNN 2.6 decides bf16 support by ISA, not by shape.
+// shape: oneDNN 2.6 decides bf16 support by ISA, not by shape. x86 only: on aarch64 the bf16
+// GEMMs are our own BFMMLA kernels, and an unused function fails the RC_WERROR build there.
 bool bf16_gemm_missing() {
   static const bool missing = [] {
     bool m = false;
@@ -154,6 +156,7 @@ bool bf16_gemm_missing() {
   }();
   return missing;
 }
+#endif
 
 // The operand of the fp32 GEMM standing in for a bf16 one: the caller's bf16 copy widened, or
 // the fp32 operand rounded through bf16.
