@@ -6,11 +6,15 @@
 #   neon_bf16  QEMU_CPU=max,sve=off     + BF16, I8MM (BFMMLA, SMMLA), no SVE
 #   sve        QEMU_CPU=max,sve256=on   + SVE at 256 bits, as Graviton3 (Neoverse V1)
 #   generic    QEMU_CPU=max,sve256=on with RC_CPU_ISA=generic (the portable loops)
-# No binfmt_misc is needed: ctest runs each test binary through qemu-aarch64-static
-# (cmake/toolchain-aarch64.cmake), and tests that start our binaries through /bin/sh prefix
-# RC_TEST_EMULATOR (tests/support/emulator.h).
-# Usage: scripts/test-arm64.sh [--build] [--paths "neon sve ..."] [extra ctest args]
+# No binfmt_misc is needed for the test binaries: ctest runs each through qemu-aarch64-static
+# (cmake/toolchain-aarch64.cmake), and tests that start our binaries through /bin/sh or
+# test::Subprocess prefix RC_TEST_EMULATOR (tests/support/emulator.h). The tests whose launcher
+# or script execs `roberta` itself (torchrun, mpirun, the node clients, death tests) need the
+# kernel to run an aarch64 ELF: --binfmt registers Debian's qemu-aarch64 handler for that.
+# Usage: scripts/test-arm64.sh [--build] [--binfmt] [--paths "neon sve ..."] [extra ctest args]
 #   --build   run scripts/build-arm64.sh --no-deps first
+#   --binfmt  (root) mount binfmt_misc if needed and register /usr/lib/binfmt.d/qemu-aarch64.conf
+#             unless an aarch64 handler is there; it stays registered until reboot
 # Env:  BUILD_DIR (default build-arm64), JOBS (ctest -j, default nproc),
 #       LABELS (ctest -L regex; default: every CPU suite, as scripts/test.sh),
 #       OMP_NUM_THREADS (default 1: see below).
@@ -20,11 +24,13 @@ cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build-arm64}
 JOBS=${JOBS:-$(nproc)}
 paths="neon neon_bf16 sve generic"
+binfmt=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) scripts/build-arm64.sh --no-deps "$BUILD_DIR"; shift ;;
+    --binfmt) binfmt=1; shift ;;
     --paths) paths=$2; shift 2 ;;
-    --help|-h) sed -n '2,18p' "$0"; exit 0 ;;
+    --help|-h) sed -n '2,20p' "$0"; exit 0 ;;
     *) break ;;
   esac
 done
@@ -37,6 +43,18 @@ fi
 if [ ! -f "$BUILD_DIR/CTestTestfile.cmake" ]; then
   echo "test-arm64: no arm64 build in $BUILD_DIR; run scripts/build-arm64.sh first (or pass --build)" >&2
   exit 2
+fi
+
+if [ "$binfmt" = 1 ]; then
+  misc=/proc/sys/fs/binfmt_misc
+  conf=/usr/lib/binfmt.d/qemu-aarch64.conf
+  [ -f "$conf" ] || { echo "test-arm64: no $conf; install qemu-user-static" >&2; exit 2; }
+  [ -e "$misc/register" ] || mount -t binfmt_misc binfmt_misc "$misc" ||
+    { echo "test-arm64: cannot mount binfmt_misc (needs root, and a VM rather than a container)" >&2; exit 2; }
+  if [ ! -e "$misc/qemu-aarch64" ]; then
+    cat "$conf" > "$misc/register" || { echo "test-arm64: cannot register $conf (needs root)" >&2; exit 2; }
+  fi
+  echo "test-arm64: binfmt_misc runs aarch64 ELF files through $(sed -n 's/^interpreter //p' "$misc/qemu-aarch64")"
 fi
 
 label_args=(-LE "gpu|slow")

@@ -24,6 +24,7 @@
 #include "roberta/classifier.h"
 #include "roberta/error.h"
 #include "support/golden.h"
+#include "support/emulator.h"
 #include "support/f16_bits.h"
 #include "support/model_batches.h"
 #include "tensor/bf16.h"
@@ -313,7 +314,7 @@ TEST(PackedLoad, PeakAndResidentMemoryDropByTheFp32GemmWeights) {
   exe[n] = 0;
   auto child = [&](const char* mode) {
     const std::string cmd = "RC_PACKED_LOAD_CHILD='" + folder.dir().string() + "' RC_PACKED_LOAD_MODE=" + mode + " " +
-                            exe + " --gtest_filter=PackedLoad.MemoryChild 2>&1";
+                            test::emulator_prefix() + exe + " --gtest_filter=PackedLoad.MemoryChild 2>&1";
     std::string out;
     FILE* p = popen(cmd.c_str(), "r");
     EXPECT_NE(p, nullptr);

@@ -18,8 +18,9 @@
 #include <thread>
 #include <vector>
 
-#include "support/files.h"  // slurp
-#include "support/ports.h"  // free_port
+#include "support/emulator.h"  // emulator_prefix
+#include "support/files.h"     // slurp
+#include "support/ports.h"     // free_port
 
 extern char** environ;
 
@@ -35,8 +36,17 @@ class Subprocess {
   Subprocess& operator=(const Subprocess&) = delete;
 
   bool start(const std::vector<std::string>& argv, const std::string& log = "") {
+    // One of our binaries (it lives in the build folder) runs through the emulator in a
+    // cross-build's test run (emulator.h); host programs (python3, node, nginx) do not.
+    std::vector<std::string> full;
+    const std::string emulator = emulator_prefix();
+#ifdef RC_BINARY_DIR
+    if (!emulator.empty() && !argv.empty() && argv[0].rfind(std::string(RC_BINARY_DIR) + "/", 0) == 0)
+      full.push_back(emulator.substr(0, emulator.size() - 1));
+#endif
+    full.insert(full.end(), argv.begin(), argv.end());
     std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    for (const auto& a : full) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/golden.h"
+#include "support/emulator.h"
 #include "support/run_cli.h"
 
 namespace rc {
@@ -19,7 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 
 std::pair<int, std::string> run_quiet(const std::string& args) {
-  const std::string cmd = test::roberta_binary() + " " + args + " </dev/null 2>/dev/null";
+  const std::string cmd = test::emulator_prefix() + test::roberta_binary() + " " + args + " </dev/null 2>/dev/null";
   std::string out;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return {-1, ""};
