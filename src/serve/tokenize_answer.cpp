@@ -39,6 +39,16 @@ std::string render_tokenize(const InferenceBackend& backend, const std::vector<s
                             bool add_special_tokens, int max_length, size_t max_answer_bytes) {
   std::string out = "[";
   for (size_t t = 0; t < texts.size(); ++t) {
+    // Checked after every token, not every text: one long untruncated text would otherwise build
+    // its whole answer (~60 bytes a token, ~150 MB for a 5 MB body) before the bound refused it.
+    const auto check_size = [&] {
+      if (out.size() > max_answer_bytes)
+        throw HttpError(413, "PayloadTooLarge",
+                        "the answer would exceed " + std::to_string(max_answer_bytes) + " bytes (at input " +
+                            std::to_string(t) + " of " + std::to_string(texts.size()) +
+                            "); send fewer or shorter texts, or \"truncate\": true",
+                        Errc::invalid_argument);
+    };
     const std::vector<int32_t> ids = backend.tokenize(texts[t], max_length);
     if (t) out += ',';
     out += '[';
@@ -55,14 +65,10 @@ std::string render_tokenize(const InferenceBackend& backend, const std::vector<s
       out += nlohmann::json(backend.token_text(ids[i])).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       out += special ? ",\"special\":true" : ",\"special\":false";
       out += ",\"start\":null,\"stop\":null}";
+      check_size();
     }
     out += ']';
-    if (out.size() > max_answer_bytes)
-      throw HttpError(413, "PayloadTooLarge",
-                      "the answer would exceed " + std::to_string(max_answer_bytes) + " bytes (at input " +
-                          std::to_string(t) + " of " + std::to_string(texts.size()) +
-                          "); send fewer or shorter texts, or \"truncate\": true",
-                      Errc::invalid_argument);
+    check_size();
   }
   out += ']';
   return out;
