@@ -9,10 +9,16 @@
 
 namespace rc::test {
 
-// "" natively; "<emulator> " under a cross-build's test run.
-inline std::string emulator_prefix() {
+// "" natively; the emulator's program name under a cross-build's test run (an argv[0]).
+inline std::string emulator() {
   const char* e = std::getenv("RC_TEST_EMULATOR");
-  return e && *e ? std::string(e) + " " : std::string();
+  return e ? std::string(e) : std::string();
+}
+
+// "" natively; "<emulator> " under a cross-build's test run (a shell command's start).
+inline std::string emulator_prefix() {
+  const std::string e = emulator();
+  return e.empty() ? e : e + " ";
 }
 
 }  // namespace rc::test

@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "support/emulator.h"  // emulator_prefix
+#include "support/emulator.h"  // emulator
 #include "support/files.h"     // slurp
 #include "support/ports.h"     // free_port
 
@@ -39,10 +39,9 @@ class Subprocess {
     // One of our binaries (it lives in the build folder) runs through the emulator in a
     // cross-build's test run (emulator.h); host programs (python3, node, nginx) do not.
     std::vector<std::string> full;
-    const std::string emulator = emulator_prefix();
 #ifdef RC_BINARY_DIR
-    if (!emulator.empty() && !argv.empty() && argv[0].rfind(std::string(RC_BINARY_DIR) + "/", 0) == 0)
-      full.push_back(emulator.substr(0, emulator.size() - 1));
+    if (!emulator().empty() && !argv.empty() && argv[0].rfind(std::string(RC_BINARY_DIR) + "/", 0) == 0)
+      full.push_back(emulator());
 #endif
     full.insert(full.end(), argv.begin(), argv.end());
     std::vector<char*> args;

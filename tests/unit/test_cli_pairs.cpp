@@ -1,35 +1,19 @@
 // Text pairs through the roberta command: predict (--text-pair, JSONL "text_pair") and eval
 // on a JSONL dataset with a text_pair field.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "support/golden.h"
-#include "support/emulator.h"
 #include "support/run_cli.h"
 
 namespace rc {
 namespace {
 namespace fs = std::filesystem;
-
-std::pair<int, std::string> run_quiet(const std::string& args) {
-  const std::string cmd = test::emulator_prefix() + test::roberta_binary() + " " + args + " </dev/null 2>/dev/null";
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return {-1, ""};
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
 
 class CliPairs : public ::testing::Test {
  protected:
@@ -45,20 +29,21 @@ class CliPairs : public ::testing::Test {
 TEST_F(CliPairs, PredictArgumentsAndJsonlAgree) {
   std::ofstream(dir_ / "pairs.jsonl") << "{\"text\": \"good day\", \"text_pair\": \"bad night\"}\n"
                                          "{\"text\": \"meh\", \"text_pair\": \"fine\"}\n";
-  const auto args = run_quiet("predict --logits --model " + test::tiny_dir() +
-                              " 'good day' meh --text-pair 'bad night' --text-pair fine");
+  const auto args = test::run_roberta("predict --logits --model " + test::tiny_dir() +
+                                      " 'good day' meh --text-pair 'bad night' --text-pair fine");
   const auto jsonl =
-      run_quiet("predict --logits --model " + test::tiny_dir() + " --input " + (dir_ / "pairs.jsonl").string());
-  const auto singles = run_quiet("predict --logits --model " + test::tiny_dir() + " 'good day' meh");
-  ASSERT_EQ(args.first, 0);
-  ASSERT_EQ(jsonl.first, 0);
-  EXPECT_EQ(args.second, jsonl.second);
-  EXPECT_NE(args.second, singles.second);  // the second text changes the logits
-  EXPECT_EQ(std::count(args.second.begin(), args.second.end(), '\n'), 2);
+      test::run_roberta("predict --logits --model " + test::tiny_dir() + " --input " + (dir_ / "pairs.jsonl").string());
+  const auto singles = test::run_roberta("predict --logits --model " + test::tiny_dir() + " 'good day' meh");
+  ASSERT_EQ(args.code, 0);
+  ASSERT_EQ(jsonl.code, 0);
+  EXPECT_EQ(args.out, jsonl.out);
+  EXPECT_NE(args.out, singles.out);  // the second text changes the logits
+  EXPECT_EQ(std::count(args.out.begin(), args.out.end(), '\n'), 2);
   // One --text-pair per text; a JSONL file mixing pairs and singles is bad input.
-  EXPECT_EQ(run_quiet("predict --model " + test::tiny_dir() + " a b --text-pair x").first, 2);
+  EXPECT_EQ(test::run_roberta("predict --model " + test::tiny_dir() + " a b --text-pair x").code, 2);
   std::ofstream(dir_ / "mixed.jsonl") << "{\"text\": \"a\", \"text_pair\": \"b\"}\n{\"text\": \"c\"}\n";
-  EXPECT_EQ(run_quiet("predict --model " + test::tiny_dir() + " --input " + (dir_ / "mixed.jsonl").string()).first, 3);
+  EXPECT_EQ(
+      test::run_roberta("predict --model " + test::tiny_dir() + " --input " + (dir_ / "mixed.jsonl").string()).code, 3);
 }
 
 TEST_F(CliPairs, EvalOnAPairDataset) {
@@ -66,15 +51,16 @@ TEST_F(CliPairs, EvalOnAPairDataset) {
       << "{\"text\": \"good day\", \"text_pair\": \"bad night\", \"label\": \"negative\"}\n"
          "{\"text\": \"meh\", \"text_pair\": \"fine\", \"label\": \"positive\"}\n"
          "{\"text\": \"ok\", \"text_pair\": \"so so\", \"label\": \"neutral\"}\n";
-  const auto pairs = run_quiet("eval --model " + test::tiny_dir() + " --data " + (dir_ / "nli.jsonl").string());
-  ASSERT_EQ(pairs.first, 0) << pairs.second;
+  const auto pairs = test::run_roberta("eval --model " + test::tiny_dir() + " --data " + (dir_ / "nli.jsonl").string());
+  ASSERT_EQ(pairs.code, 0) << pairs.out;
   std::ofstream(dir_ / "singles.jsonl") << "{\"text\": \"good day\", \"label\": \"negative\"}\n"
                                            "{\"text\": \"meh\", \"label\": \"positive\"}\n"
                                            "{\"text\": \"ok\", \"label\": \"neutral\"}\n";
-  const auto singles = run_quiet("eval --model " + test::tiny_dir() + " --data " + (dir_ / "singles.jsonl").string());
-  ASSERT_EQ(singles.first, 0);
-  const auto jp = nlohmann::json::parse(pairs.second), js = nlohmann::json::parse(singles.second);
-  ASSERT_TRUE(jp.contains("test_loss") || jp.contains("eval_loss")) << pairs.second;
+  const auto singles =
+      test::run_roberta("eval --model " + test::tiny_dir() + " --data " + (dir_ / "singles.jsonl").string());
+  ASSERT_EQ(singles.code, 0);
+  const auto jp = nlohmann::json::parse(pairs.out), js = nlohmann::json::parse(singles.out);
+  ASSERT_TRUE(jp.contains("test_loss") || jp.contains("eval_loss")) << pairs.out;
   const std::string key = jp.contains("test_loss") ? "test_loss" : "eval_loss";
   EXPECT_NE(jp[key].get<double>(), js[key].get<double>());  // the pairs reached the model
 }
@@ -86,9 +72,9 @@ TEST_F(CliPairs, TrainOnAPairDataset) {
       f << "{\"text\": \"good day " << i << "\", \"text_pair\": \"bad night\", \"label\": \"negative\"}\n"
         << "{\"text\": \"meh " << i << "\", \"text_pair\": \"fine\", \"label\": \"positive\"}\n";
   }
-  const auto r = run_quiet("train --model " + test::tiny_dir() + " --data " + (dir_ / "nli.jsonl").string() +
-                           " --output " + (dir_ / "out").string() + " --max-steps 2 --batch-size 4");
-  ASSERT_EQ(r.first, 0) << r.second;
+  const auto r = test::run_roberta("train --model " + test::tiny_dir() + " --data " + (dir_ / "nli.jsonl").string() +
+                                   " --output " + (dir_ / "out").string() + " --max-steps 2 --batch-size 4");
+  ASSERT_EQ(r.code, 0) << r.out;
   std::ifstream in(dir_ / "out/train_results.json");
   const auto j = nlohmann::json::parse(in);
   // Tokens per example: pairs are <s> a </s></s> b </s> (7-9 ids here); the first texts
